@@ -1,0 +1,64 @@
+// The composition root: opens the store, applies migrations, wires the kernel
+// with its adapters and starts the roles this process plays.
+import type { Express } from 'express';
+import { createHttpApp } from '../adapters/http/app.js';
+import { FakeModel } from '../adapters/models/fake/fake-model.js';
+import type { PalaiConfig } from '../core/config.js';
+import { Wakeups } from '../core/journal/wakeups.js';
+import type { Kernel } from '../core/kernel.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { ModelRegistry } from '../core/models/model-port.js';
+import type { Db } from '../core/store/db.js';
+import { migrate } from '../core/store/migrate.js';
+import { openDb } from '../core/store/open-db.js';
+import { Worker } from '../core/runner/worker.js';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Hub {
+  kernel: Kernel;
+  app: Express;
+  worker: Worker | null;
+  close(): Promise<void>;
+}
+
+export function defaultModels(): ModelRegistry {
+  return new ModelRegistry().register(new FakeModel());
+}
+
+export interface HubOptions {
+  config: PalaiConfig;
+  role?: Role;
+  /** An already-open store (tests); otherwise one is opened from the config. */
+  db?: Db;
+  logger?: Logger;
+  models?: ModelRegistry;
+}
+
+export async function startHub(options: HubOptions): Promise<Hub> {
+  const { config, role = 'all' } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = options.db ?? (await openDb(config));
+  try {
+    await migrate(db);
+    const wakeups = new Wakeups(db);
+    await wakeups.start();
+    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(), config, logger };
+    const worker = role === 'api' ? null : new Worker(kernel);
+    worker?.start();
+    const app = createHttpApp(kernel);
+    return {
+      kernel,
+      app,
+      worker,
+      async close() {
+        await worker?.stop();
+        await wakeups.stop();
+        if (!options.db) await db.close();
+      },
+    };
+  } catch (error) {
+    if (!options.db) await db.close().catch(() => undefined);
+    throw error;
+  }
+}

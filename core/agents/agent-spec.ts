@@ -1,0 +1,24 @@
+// Checks on an agent spec that a JSON Schema cannot express: the shape itself
+// was already validated against the OpenAPI document at the edge.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { AgentSpecFields } from '../../generated/schemas.js';
+import { PalaiError, type FieldError } from '../errors/palai-error.js';
+
+const schemaCompiler = new Ajv2020({ strict: false, allErrors: true });
+
+export function checkAgentSpec(spec: AgentSpecFields): void {
+  const errors: FieldError[] = [];
+  if (spec.output_schema) {
+    try {
+      schemaCompiler.compile(spec.output_schema);
+    } catch (error) {
+      errors.push({ pointer: '/output_schema', detail: `is not a usable JSON Schema: ${(error as Error).message}` });
+    }
+  }
+  const seen = new Set<string>();
+  (spec.tools ?? []).forEach((tool, index) => {
+    if (seen.has(tool.name)) errors.push({ pointer: `/tools/${index}/name`, detail: `duplicate tool name ${JSON.stringify(tool.name)}` });
+    seen.add(tool.name);
+  });
+  if (errors.length > 0) throw new PalaiError('validation-failed', 'The agent spec is not usable.', { errors });
+}

@@ -1,0 +1,151 @@
+// Agents are named, versioned specs. Every change writes a new immutable
+// revision; responses pin the revision they were admitted with.
+import type { Agent, AgentRevision, AgentSpecFields, CreateAgentRequest, UpdateAgentRequest } from '../../generated/schemas.js';
+import { canonicalJson, unixSeconds } from '../json.js';
+import { newId } from '../ids.js';
+import { PalaiError } from '../errors/palai-error.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
+import type { Db, Queryable } from '../store/db.js';
+import { checkAgentSpec } from './agent-spec.js';
+
+export interface AgentRow {
+  id: string;
+  project_id: string;
+  name: string;
+  current_revision: number;
+  revision_id: string;
+  spec: AgentSpecFields;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface RevisionRow {
+  id: string;
+  agent_id: string;
+  revision: number;
+  spec: AgentSpecFields;
+  created_at: Date;
+}
+
+const SELECT_AGENT = `SELECT a.id, a.project_id, a.name, a.current_revision, a.created_at, a.updated_at,
+  r.id AS revision_id, r.spec
+  FROM agents a JOIN agent_revisions r ON r.agent_id = a.id AND r.revision = a.current_revision`;
+
+export function agentView(row: AgentRow): Agent {
+  return {
+    ...row.spec,
+    id: row.id,
+    object: 'agent',
+    name: row.name,
+    revision: row.current_revision,
+    revision_id: row.revision_id,
+    model: row.spec.model!,
+    tools: row.spec.tools ?? [],
+    metadata: row.spec.metadata ?? {},
+    created_at: unixSeconds(row.created_at)!,
+    updated_at: unixSeconds(row.updated_at)!,
+  };
+}
+
+function revisionView(row: RevisionRow): AgentRevision {
+  return { id: row.id, object: 'agent.revision', agent_id: row.agent_id, revision: row.revision, spec: row.spec, created_at: unixSeconds(row.created_at)! };
+}
+
+function specOf(request: CreateAgentRequest | UpdateAgentRequest): AgentSpecFields {
+  const { name: _name, ...spec } = request;
+  checkAgentSpec(spec);
+  return spec;
+}
+
+/** The agent named by id (`agt_…`) or name, or null. */
+export async function findAgent(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<AgentRow | null> {
+  const column = ref.startsWith('agt_') ? 'a.id' : 'a.name';
+  const { rows } = await db.query<AgentRow>(
+    `${SELECT_AGENT} WHERE a.project_id = $1 AND ${column} = $2${forUpdate ? ' FOR UPDATE OF a' : ''}`,
+    [projectId, ref],
+  );
+  return rows[0] ?? null;
+}
+
+export async function requireAgent(db: Queryable, projectId: string, ref: string): Promise<AgentRow> {
+  const agent = await findAgent(db, projectId, ref);
+  if (!agent) throw new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
+  return agent;
+}
+
+export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest): Promise<Agent> {
+  const spec = specOf(request);
+  return db.transaction(async (tx) => {
+    if (await findAgent(tx, projectId, request.name)) {
+      throw new PalaiError('conflict', `An agent named ${JSON.stringify(request.name)} already exists; update it instead.`);
+    }
+    const agentId = newId('agt');
+    await tx.query('INSERT INTO agents (id, project_id, name, current_revision) VALUES ($1, $2, $3, 1)', [agentId, projectId, request.name]);
+    await insertRevision(tx, projectId, agentId, 1, spec);
+    return agentView((await findAgent(tx, projectId, agentId))!);
+  });
+}
+
+/** Replaces the spec; an identical spec leaves the agent at its current revision. */
+export async function updateAgent(db: Db, projectId: string, ref: string, request: UpdateAgentRequest): Promise<{ agent: Agent; changed: boolean }> {
+  const spec = specOf(request);
+  return db.transaction(async (tx) => {
+    const current = await findAgent(tx, projectId, ref, true);
+    if (!current) throw new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
+    if (request.name !== undefined && request.name !== current.name) {
+      throw new PalaiError('invalid-request', 'An agent cannot be renamed.', { errors: [{ pointer: '/name', detail: `must be ${JSON.stringify(current.name)}` }] });
+    }
+    if (canonicalJson(spec) === canonicalJson(current.spec)) return { agent: agentView(current), changed: false };
+    const revision = current.current_revision + 1;
+    await insertRevision(tx, projectId, current.id, revision, spec);
+    await tx.query('UPDATE agents SET current_revision = $2, updated_at = now() WHERE id = $1', [current.id, revision]);
+    return { agent: agentView((await findAgent(tx, projectId, current.id))!), changed: true };
+  });
+}
+
+/** Declarative create-or-update by name (`palai agents apply`). */
+export async function applyAgent(db: Db, projectId: string, request: CreateAgentRequest): Promise<{ agent: Agent; action: 'created' | 'updated' | 'unchanged' }> {
+  if (!(await findAgent(db, projectId, request.name))) {
+    try {
+      return { agent: await createAgent(db, projectId, request), action: 'created' };
+    } catch (error) {
+      // Created concurrently by someone else: fall through to an update.
+      if (!(error instanceof PalaiError && error.slug === 'conflict')) throw error;
+    }
+  }
+  const { agent, changed } = await updateAgent(db, projectId, request.name, request);
+  return { agent, action: changed ? 'updated' : 'unchanged' };
+}
+
+async function insertRevision(tx: Queryable, projectId: string, agentId: string, revision: number, spec: AgentSpecFields): Promise<void> {
+  await tx.query('INSERT INTO agent_revisions (id, project_id, agent_id, revision, spec) VALUES ($1, $2, $3, $4, $5)', [
+    newId('agtrev'),
+    projectId,
+    agentId,
+    revision,
+    JSON.stringify(spec),
+  ]);
+}
+
+export async function listAgents(db: Db, projectId: string, page: PageRequest): Promise<Page<Agent>> {
+  const { rows } = await db.query<AgentRow>(
+    `${SELECT_AGENT} WHERE a.project_id = $1 AND ($2::text IS NULL OR a.id > $2) ORDER BY a.id LIMIT $3`,
+    [projectId, page.after ?? null, fetchSize(page)],
+  );
+  return toPage(rows, page, agentView);
+}
+
+export async function listRevisions(db: Db, projectId: string, ref: string, page: PageRequest): Promise<Page<AgentRevision>> {
+  const agent = await requireAgent(db, projectId, ref);
+  const { rows } = await db.query<RevisionRow>(
+    `SELECT id, agent_id, revision, spec, created_at FROM agent_revisions
+     WHERE agent_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3`,
+    [agent.id, page.after ?? null, fetchSize(page)],
+  );
+  return toPage(rows, page, revisionView);
+}
+
+export async function getRevision(db: Queryable, revisionId: string): Promise<RevisionRow> {
+  const { rows } = await db.query<RevisionRow>('SELECT id, agent_id, revision, spec, created_at FROM agent_revisions WHERE id = $1', [revisionId]);
+  return rows[0];
+}

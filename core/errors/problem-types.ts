@@ -1,0 +1,32 @@
+// The one problem vocabulary. Every surface maps a PalaiError through this table
+// (HTTP: RFC 9457 problem+json; later JSON-RPC codes, MCP isError, Slack text).
+// Slugs are stable: they become the `type` URI and clients may branch on them.
+
+export const PROBLEM_TYPE_PREFIX = 'urn:palai:problem:';
+
+export const problemTypes = {
+  'malformed-json': { status: 400, title: 'The request body is not valid JSON' },
+  'validation-failed': { status: 400, title: 'The request does not match the schema' },
+  'invalid-request': { status: 400, title: 'The request cannot be carried out as written' },
+  unauthorized: { status: 401, title: 'A valid API key is required' },
+  forbidden: { status: 403, title: 'The API key may not do this' },
+  'not-found': { status: 404, title: 'No such resource' },
+  'agent-not-found': { status: 404, title: 'No such agent' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed on this resource' },
+  'not-acceptable': { status: 406, title: 'No acceptable representation' },
+  conflict: { status: 409, title: 'The resource already exists or changed' },
+  'payload-too-large': { status: 413, title: 'The request body is too large' },
+  'unsupported-media-type': { status: 415, title: 'The request body must be application/json' },
+  'idempotency-conflict': { status: 422, title: 'The Idempotency-Key was used with a different request' },
+  'model-provider-error': { status: 502, title: 'The model provider answered with an error' },
+  'tool-unavailable': { status: 502, title: 'The model called a tool that cannot be run' },
+  'not-ready': { status: 503, title: 'The service is not ready' },
+  'store-busy': { status: 503, title: 'The store is in use by another process' },
+  internal: { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemSlug = keyof typeof problemTypes;
+
+export function problemTypeUri(slug: ProblemSlug): string {
+  return PROBLEM_TYPE_PREFIX + slug;
+}

@@ -1,0 +1,84 @@
+// The append-only event journal of each response. Sequence numbers come from the
+// response row inside the writing transaction, so they are gap-free; a writer
+// holding a stale lease token gets no sequence and its transaction rolls back.
+import type { ResponseStreamEvent } from '../../generated/schemas.js';
+import type { Db, Queryable } from '../store/db.js';
+import { TERMINAL_EVENT_TYPES } from '../responses/status.js';
+import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
+
+export type JournalEvent = ResponseStreamEvent;
+
+/** Who may append: admission (no lease yet) or the worker holding `leaseToken`. */
+export interface JournalWriter {
+  projectId: string;
+  responseId: string;
+  leaseToken: number | null;
+}
+
+export class LeaseLostError extends Error {
+  constructor(responseId: string) {
+    super(`lease on ${responseId} is no longer held by this worker`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** Appends one event in `tx`; the NOTIFY is delivered when `tx` commits. */
+export async function appendEvent(tx: Queryable, writer: JournalWriter, type: string, payload: Record<string, unknown>): Promise<number> {
+  const { rows } = await tx.query<{ sequence: number }>(
+    `UPDATE responses SET next_sequence = next_sequence + 1
+     WHERE id = $1 AND ($2::integer IS NULL OR lease_token = $2)
+     RETURNING next_sequence - 1 AS sequence`,
+    [writer.responseId, writer.leaseToken],
+  );
+  if (rows.length === 0) throw new LeaseLostError(writer.responseId);
+  const sequence = rows[0].sequence;
+  await tx.query('INSERT INTO response_events (project_id, response_id, sequence, type, data) VALUES ($1, $2, $3, $4, $5)', [
+    writer.projectId,
+    writer.responseId,
+    sequence,
+    type,
+    JSON.stringify(payload),
+  ]);
+  await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, writer.responseId]);
+  return sequence;
+}
+
+export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEvent[]> {
+  const { rows } = await db.query<{ sequence: number; type: string; data: Record<string, unknown> }>(
+    'SELECT sequence, type, data FROM response_events WHERE response_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3',
+    [responseId, afterSequence, limit],
+  );
+  return rows.map((row) => ({ type: row.type, sequence_number: row.sequence, ...row.data }) as JournalEvent);
+}
+
+export const isTerminalEvent = (event: JournalEvent): boolean => TERMINAL_EVENT_TYPES.has(event.type);
+
+export interface FollowOptions {
+  /** Replay events with a sequence greater than this (-1: from the start). */
+  after: number;
+  signal?: AbortSignal;
+  /** Stop after an event for which this returns true (default: a terminal event). */
+  until?: (event: JournalEvent) => boolean;
+  pollMs?: number;
+}
+
+/** Replays the journal from `after`, then follows it live until `until` or abort. */
+export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string, options: FollowOptions): AsyncGenerator<JournalEvent> {
+  const until = options.until ?? isTerminalEvent;
+  let last = options.after;
+  while (!options.signal?.aborted) {
+    // Register interest before reading, so an append between read and wait still wakes us.
+    const woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
+    const events = await readEvents(db, responseId, last);
+    if (events.length === 0) {
+      await woken.promise;
+      continue;
+    }
+    woken.cancel();
+    for (const event of events) {
+      last = event.sequence_number;
+      yield event;
+      if (until(event)) return;
+    }
+  }
+}

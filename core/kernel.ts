@@ -1,0 +1,15 @@
+// What every surface receives from the composition root: the store, the
+// wake-up fan-out, the model registry, configuration and the logger.
+import type { PalaiConfig } from './config.js';
+import type { Wakeups } from './journal/wakeups.js';
+import type { Logger } from './logger.js';
+import type { ModelRegistry } from './models/model-port.js';
+import type { Db } from './store/db.js';
+
+export interface Kernel {
+  db: Db;
+  wakeups: Wakeups;
+  models: ModelRegistry;
+  config: PalaiConfig;
+  logger: Logger;
+}

@@ -1,0 +1,48 @@
+// Conversation items in OpenAI's Responses shapes. Input as callers send it
+// (a string, or items whose content may be a plain string) becomes stored items
+// with ids and typed content parts.
+import type { CreateResponseRequest, InputItem, Item, MessageItem } from '../../generated/schemas.js';
+import { newId } from '../ids.js';
+
+export function normalizeInput(input: CreateResponseRequest['input']): Item[] {
+  if (typeof input === 'string') return [userMessage(input)];
+  return input.map(normalizeItem);
+}
+
+export function userMessage(text: string): MessageItem {
+  return { id: newId('msg'), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text }] };
+}
+
+function normalizeItem(item: InputItem): Item {
+  if ('role' in item) {
+    const partType = item.role === 'assistant' ? 'output_text' : 'input_text';
+    const parts = typeof item.content === 'string' ? [{ type: partType, text: item.content }] : item.content;
+    return {
+      id: newId('msg'),
+      type: 'message',
+      role: item.role,
+      status: 'completed',
+      content: parts.map((p) => (p.type === 'output_text' ? { type: 'output_text', text: p.text, annotations: [] } : { type: 'input_text', text: p.text })),
+    };
+  }
+  if (item.type === 'function_call') {
+    return { id: newId('fc'), type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
+  }
+  return { id: newId('fc'), type: 'function_call_output', call_id: item.call_id, output: item.output, status: 'completed' };
+}
+
+/** Text of the completed assistant messages, joined (OpenAI's `output_text`). */
+export function outputText(items: Item[]): string {
+  return items
+    .flatMap((item) => (item.type === 'message' && item.role === 'assistant' && item.status !== 'incomplete' ? item.content : []))
+    .map((part) => (part.type === 'output_text' ? part.text : ''))
+    .join('');
+}
+
+/** All the text of a message item (input or output parts). */
+export function messageText(item: MessageItem): string {
+  return item.content.map((part) => part.text).join('');
+}
+
+/** Items a model should see: an incomplete (cut-off) item was retried and is not part of the conversation. */
+export const conversationItems = (items: Item[]): Item[] => items.filter((item) => item.status !== 'incomplete');

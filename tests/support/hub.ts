@@ -1,0 +1,77 @@
+// Starts a hub (HTTP app + worker) on a test store, with its own project and key.
+import { describe, before, after } from 'node:test';
+import request from 'supertest';
+import { startHub, type Hub } from '../../cli/hub.js';
+import { createApiKey } from '../../core/auth/api-keys.js';
+import { createProject } from '../../core/auth/projects.js';
+import { loadConfig, type PalaiConfig } from '../../core/config.js';
+import { createLogger } from '../../core/logger.js';
+import type { StoreKind } from '../../core/store/db.js';
+import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from './stores.js';
+
+export interface TestHub {
+  kind: StoreKind;
+  hub: Hub;
+  apiKey: string;
+  projectId: string;
+  /** supertest against the app; `auth` adds the bearer header. */
+  http: ReturnType<typeof request>;
+  auth: { Authorization: string };
+  /** Another project's key on the same hub, for tenancy checks. */
+  newProjectKey(): Promise<string>;
+}
+
+export function testConfig(overrides: Partial<PalaiConfig> = {}): PalaiConfig {
+  return { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, ...overrides };
+}
+
+async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>): Promise<TestHub> {
+  const config = testConfig(overrides);
+  const hub = await startHub({ config, db: database.db, logger: createLogger('silent') });
+  const newProjectKey = async () => {
+    const project = await createProject(database.db, `test-${Math.random().toString(36).slice(2)}`);
+    return (await createApiKey(database.db, project.id, 'test')).secret;
+  };
+  const project = await createProject(database.db, 'test');
+  const key = await createApiKey(database.db, project.id, 'test');
+  return {
+    kind,
+    hub,
+    apiKey: key.secret,
+    projectId: project.id,
+    http: request(hub.app),
+    auth: { Authorization: `Bearer ${key.secret}` },
+    newProjectKey,
+  };
+}
+
+/**
+ * Runs `suite` once per store kind. `ctx()` returns the running hub inside tests.
+ * PostgreSQL suites skip (with the reason) when it is unreachable, unless
+ * PALAI_REQUIRE_SERVICES=1, which turns that into a failure.
+ */
+export async function describeEachStore(
+  name: string,
+  suite: (ctx: () => TestHub) => void,
+  overrides: Partial<PalaiConfig> = {},
+): Promise<void> {
+  for (const kind of storeKinds) {
+    const unavailable = kind === 'postgres' ? await postgresUnavailable() : null;
+    describe(`${name} [${kind}]`, { skip: unavailable ?? false }, () => {
+      let current: TestHub | null = null;
+      let database: TestDatabase | null = null;
+      before(async () => {
+        database = await openTestDatabase(kind);
+        current = await startTestHub(kind, database, overrides);
+      });
+      after(async () => {
+        await current?.hub.close();
+        await database?.drop();
+      });
+      suite(() => {
+        if (!current) throw new Error('hub not started');
+        return current;
+      });
+    });
+  }
+}
