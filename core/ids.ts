@@ -1,5 +1,6 @@
 // Ids are a prefix plus a time-ordered, Crockford base32 body (48-bit ms clock,
-// 80 random bits), so sorting by id is sorting by creation: cursors are just ids.
+// 80 random bits, counting up within a millisecond), so sorting by id is sorting
+// by creation: cursors are just ids.
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -15,7 +16,14 @@ function encode(value: bigint, length: number): string {
   return out;
 }
 
+const RANDOM_MAX = (1n << 80n) - 1n;
+let lastMs = -1;
+let lastRandom = 0n;
+
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
-  const random = BigInt('0x' + randomBytes(10).toString('hex'));
+  // Within one millisecond the random part counts up, so this process's ids still sort in minting order.
+  const random = now === lastMs && lastRandom < RANDOM_MAX ? lastRandom + 1n : BigInt('0x' + randomBytes(10).toString('hex'));
+  lastMs = now;
+  lastRandom = random;
   return `${prefix}_${encode(BigInt(now), 10)}${encode(random, 16)}`;
 }

@@ -4,7 +4,7 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 
 export const Agent = validate21;
 const schema32 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}},"unevaluatedProperties":false};
-const schema48 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most."};
+const schema48 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
 const schema49 = {"type":"integer","description":"Seconds since the Unix epoch."};
 const schema33 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 const schema45 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"description":"Auto-deny after this long."}}};
@@ -1578,7 +1578,7 @@ return errors === 0;
 validate22.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
 const pattern6 = new RegExp("^agt_", "u");
-const pattern7 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern7 = new RegExp("^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern8 = new RegExp("^agtrev_", "u");
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1737,7 +1737,7 @@ if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 === "string"){
 if(!pattern7.test(data2)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2181,7 +2181,7 @@ evaluated0.items = undefined;
 }
 if(typeof data === "string"){
 if(!pattern7.test(data)){
-const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3772,7 +3772,7 @@ if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
 if(!pattern7.test(data0)){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10012,7 +10012,7 @@ export const Response = validate89;
 const schema118 = {"type":"object","required":["id","object","created_at","status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"type":"null"},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array"},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"type":"string"}}};
 const schema120 = {"enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
 const schema121 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema122 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model_provider_error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema122 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 const func47 = Object.prototype.hasOwnProperty;
 const pattern14 = new RegExp("^resp_", "u");
 
@@ -12300,7 +12300,7 @@ if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
 if(!pattern7.test(data0)){
-const err1 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
+const err1 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
 }

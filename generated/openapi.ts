@@ -232,7 +232,7 @@ export interface components {
             /** @constant */
             object: "list";
         };
-        /** @description Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most. */
+        /** @description Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id. */
         AgentName: string;
         AgentRevision: {
             agent_id: string;
@@ -260,7 +260,7 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             model?: components["schemas"]["ModelSpec"];
             /** @description JSON Schema the final output must satisfy. */
-            output_schema?: Record<string, never>;
+            output_schema?: Record<string, unknown>;
             tools?: components["schemas"]["ToolSpec"][];
         };
         ApprovalPolicy: {
@@ -340,7 +340,7 @@ export interface components {
         FakeToolCallsStep: {
             delay_ms?: number;
             tool_calls: {
-                arguments?: Record<string, never>;
+                arguments?: Record<string, unknown>;
                 name: string;
             }[];
         };
@@ -369,7 +369,7 @@ export interface components {
             description?: string;
             name: string;
             /** @description JSON Schema of the arguments. */
-            parameters?: Record<string, never>;
+            parameters?: Record<string, unknown>;
             risk?: components["schemas"]["ToolRisk"];
             strict?: boolean;
             /** @constant */
@@ -542,7 +542,7 @@ export interface components {
             usage: components["schemas"]["Usage"] | null;
         };
         ResponseError: {
-            /** @description A problem slug from Palai's registry, e.g. model_provider_error. */
+            /** @description A problem slug from Palai's registry, e.g. model-provider-error. */
             code: string;
             message: string;
             /** @description HTTP status the model provider answered, when it did. */
@@ -652,7 +652,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": Record<string, unknown>;
                 };
             };
         };

@@ -170,7 +170,7 @@ export const operations: readonly OperationDescriptor[] = ${JSON.stringify(opera
 async function render(): Promise<Record<string, string>> {
   const { operations, querySchemas } = collectOperations();
   const { bodyCode, queryCode } = validatorModules(querySchemas);
-  const ast = await openapiTS(doc as any, { alphabetize: true });
+  const ast = await openapiTS(doc as any, { alphabetize: true, emptyObjectsUnknown: true });
   const validatorDts = (names: string[]) =>
     `${HEADER}import type { ValidateFunction } from 'ajv';\n${names.map((n) => `export declare const ${n}: ValidateFunction;`).join('\n')}\n`;
   return {

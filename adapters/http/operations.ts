@@ -19,7 +19,8 @@ export type OperationHandler = (req: Request, res: Response, ctx: OperationConte
 export type OperationHandlers = Partial<Record<OperationId, OperationHandler>>;
 
 function requireJsonBody(req: Request): void {
-  if (!req.is('application/json')) {
+  // No body at all is left to the schema check ("a JSON request body is required").
+  if (req.is('application/json') === false) {
     const got = req.get('content-type');
     throw new PalaiError('unsupported-media-type', got ? `Content-Type ${got} is not accepted; send application/json.` : 'Send the body as application/json.');
   }

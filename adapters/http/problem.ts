@@ -32,7 +32,7 @@ export function problemBody(error: PalaiError, instance?: string): ProblemBody {
 function fromBodyParser(error: { type?: string; limit?: number }): PalaiError | null {
   switch (error.type) {
     case 'entity.parse.failed':
-      return new PalaiError('malformed-json', 'The request body could not be parsed as JSON.');
+      return new PalaiError('malformed-json', 'The request body is not valid JSON, or its top level is not an object or array.');
     case 'entity.too.large':
       return new PalaiError('payload-too-large', `The request body exceeds the limit of ${error.limit} bytes.`);
     case 'encoding.unsupported':

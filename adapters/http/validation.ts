@@ -28,8 +28,8 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, prefix = ''): Fie
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const error of errors ?? []) {
-    // "must match exactly one schema in oneOf" only repeats what the branch errors say.
-    if ((error.keyword === 'oneOf' || error.keyword === 'anyOf') && (errors?.length ?? 0) > 1) continue;
+    // "must match exactly one schema in oneOf" or "must match "then" schema" only repeats what the branch errors say.
+    if ((error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'if') && (errors?.length ?? 0) > 1) continue;
     const described = describe(error);
     const entry = { pointer: prefix + described.pointer, detail: described.detail };
     const key = `${entry.pointer} ${entry.detail}`;

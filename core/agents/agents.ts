@@ -5,7 +5,7 @@ import { canonicalJson, unixSeconds } from '../json.js';
 import { newId } from '../ids.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import type { Db, Queryable } from '../store/db.js';
+import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { checkAgentSpec } from './agent-spec.js';
 
 export interface AgentRow {
@@ -75,15 +75,20 @@ export async function requireAgent(db: Queryable, projectId: string, ref: string
 
 export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest): Promise<Agent> {
   const spec = specOf(request);
-  return db.transaction(async (tx) => {
-    if (await findAgent(tx, projectId, request.name)) {
-      throw new PalaiError('conflict', `An agent named ${JSON.stringify(request.name)} already exists; update it instead.`);
-    }
-    const agentId = newId('agt');
-    await tx.query('INSERT INTO agents (id, project_id, name, current_revision) VALUES ($1, $2, $3, 1)', [agentId, projectId, request.name]);
-    await insertRevision(tx, projectId, agentId, 1, spec);
-    return agentView((await findAgent(tx, projectId, agentId))!);
-  });
+  const taken = () => new PalaiError('conflict', `An agent named ${JSON.stringify(request.name)} already exists; update it instead.`);
+  try {
+    return await db.transaction(async (tx) => {
+      if (await findAgent(tx, projectId, request.name)) throw taken();
+      const agentId = newId('agt');
+      await tx.query('INSERT INTO agents (id, project_id, name, current_revision) VALUES ($1, $2, $3, 1)', [agentId, projectId, request.name]);
+      await insertRevision(tx, projectId, agentId, 1, spec);
+      return agentView((await findAgent(tx, projectId, agentId))!);
+    });
+  } catch (error) {
+    // A concurrent create of the same name got past the check and committed first.
+    if (isUniqueViolation(error)) throw taken();
+    throw error;
+  }
 }
 
 /** Replaces the spec; an identical spec leaves the agent at its current revision. */

@@ -22,25 +22,25 @@ export class LeaseLostError extends Error {
   }
 }
 
-/** Appends one event in `tx`; the NOTIFY is delivered when `tx` commits. */
-export async function appendEvent(tx: Queryable, writer: JournalWriter, type: string, payload: Record<string, unknown>): Promise<number> {
-  const { rows } = await tx.query<{ sequence: number }>(
-    `UPDATE responses SET next_sequence = next_sequence + 1
-     WHERE id = $1 AND ($2::integer IS NULL OR lease_token = $2)
-     RETURNING next_sequence - 1 AS sequence`,
-    [writer.responseId, writer.leaseToken],
+/**
+ * Appends one event as a single atomic statement: take the next sequence (only
+ * with a current lease token), insert the event, NOTIFY followers. Inside a
+ * transaction the NOTIFY is delivered at commit.
+ */
+export async function appendEvent(db: Queryable, writer: JournalWriter, type: string, payload: Record<string, unknown>): Promise<number> {
+  const { rows } = await db.query<{ sequence: number }>(
+    `WITH next AS (
+       UPDATE responses SET next_sequence = next_sequence + 1
+       WHERE id = $1 AND ($2::integer IS NULL OR lease_token = $2)
+       RETURNING next_sequence - 1 AS sequence),
+     inserted AS (
+       INSERT INTO response_events (project_id, response_id, sequence, type, data)
+       SELECT $3, $1, sequence, $4, $5 FROM next RETURNING sequence)
+     SELECT sequence, pg_notify($6, $1) FROM inserted`,
+    [writer.responseId, writer.leaseToken, writer.projectId, type, JSON.stringify(payload), EVENTS_CHANNEL],
   );
   if (rows.length === 0) throw new LeaseLostError(writer.responseId);
-  const sequence = rows[0].sequence;
-  await tx.query('INSERT INTO response_events (project_id, response_id, sequence, type, data) VALUES ($1, $2, $3, $4, $5)', [
-    writer.projectId,
-    writer.responseId,
-    sequence,
-    type,
-    JSON.stringify(payload),
-  ]);
-  await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, writer.responseId]);
-  return sequence;
+  return rows[0].sequence;
 }
 
 export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEvent[]> {
@@ -62,6 +62,15 @@ export interface FollowOptions {
   pollMs?: number;
 }
 
+/** True when the response's terminal event has a sequence ≤ `sequence`: nothing follows it. */
+async function endedBy(db: Queryable, responseId: string, sequence: number): Promise<boolean> {
+  const { rows } = await db.query<{ ended: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM response_events WHERE response_id = $1 AND sequence <= $2 AND type = ANY($3::text[])) AS ended',
+    [responseId, sequence, [...TERMINAL_EVENT_TYPES]],
+  );
+  return rows[0]?.ended === true;
+}
+
 /** Replays the journal from `after`, then follows it live until `until` or abort. */
 export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string, options: FollowOptions): AsyncGenerator<JournalEvent> {
   const until = options.until ?? isTerminalEvent;
@@ -71,6 +80,11 @@ export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string
     const woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
     const events = await readEvents(db, responseId, last);
     if (events.length === 0) {
+      // A reader resuming at or past the terminal event would otherwise wait forever.
+      if (!options.until && last >= 0 && (await endedBy(db, responseId, last))) {
+        woken.cancel();
+        return;
+      }
       await woken.promise;
       continue;
     }

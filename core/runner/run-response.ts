@@ -53,7 +53,7 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
   const row = await requireResponse(db, claim.projectId, claim.responseId);
   if (claim.previousStatus === 'queued') {
-    await db.transaction((tx) => appendEvent(tx, writer, 'response.in_progress', { response: responseView(row) }));
+    await appendEvent(db, writer, 'response.in_progress', { response: responseView(row) });
   }
   const { spec } = await getRevision(db, row.agent_revision_id);
   const model = spec.model!;

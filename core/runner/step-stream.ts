@@ -27,7 +27,7 @@ export class StepStream {
   }
 
   private append(type: string, payload: Record<string, unknown>): Promise<number> {
-    return this.db.transaction((tx) => appendEvent(tx, this.writer, type, payload));
+    return appendEvent(this.db, this.writer, type, payload);
   }
 
   async textDelta(delta: string): Promise<void> {

@@ -22,3 +22,7 @@ export interface Db extends Queryable {
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
+
+/** PostgreSQL's unique_violation (SQLSTATE 23505), raised by both stores. */
+export const isUniqueViolation = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';

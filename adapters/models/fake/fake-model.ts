@@ -41,6 +41,7 @@ export class FakeModel implements ModelAdapter {
       request.signal.throwIfAborted();
     };
     const inputTokens = promptTokens(request);
+    request.signal.throwIfAborted();
 
     if ('error' in step) {
       throw new ModelProviderError('fake', step.error.message, step.error.status);

@@ -36,7 +36,7 @@ CREATE TABLE agent_revisions (
   project_id  text NOT NULL REFERENCES projects(id),
   agent_id    text NOT NULL REFERENCES agents(id),
   revision    integer NOT NULL,
-  spec        jsonb NOT NULL,
+  spec        json NOT NULL,  -- json, not jsonb: keeps the author's key order (output schemas, scripts)
   created_at  timestamptz NOT NULL DEFAULT now(),
   UNIQUE (agent_id, revision)
 );
@@ -55,7 +55,7 @@ CREATE TABLE responses (
   project_id            text NOT NULL REFERENCES projects(id),
   agent_id              text NOT NULL REFERENCES agents(id),
   agent_revision_id     text NOT NULL REFERENCES agent_revisions(id),
-  session_id            text REFERENCES sessions(id) ON DELETE SET NULL,
+  session_id            text,  -- kept after the session is deleted: the response still says where it ran
   previous_response_id  text REFERENCES responses(id),
   status                text NOT NULL,
   input                 jsonb NOT NULL,

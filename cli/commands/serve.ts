@@ -1,0 +1,137 @@
+// `palai serve`: runs the hub (HTTP API and/or worker) until SIGINT or SIGTERM,
+// then shuts down gracefully so leases are handed back and the store is closed.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Express } from 'express';
+import type { Hub, Role } from '../hub.js';
+import { bootstrapIfEmpty } from '../../core/auth/projects.js';
+import { loadConfig, type PalaiConfig } from '../../core/config.js';
+import { PalaiError } from '../../core/errors/palai-error.js';
+import { CliError } from './errors.js';
+import { explainStoreError, storeLabel } from './store.js';
+
+/** How long in-flight requests (and SSE streams) may finish after a shutdown signal. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) throw new InvalidArgumentError('must be an integer from 0 to 65535.');
+  return port;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the hub: the HTTP API and the worker, on one store')
+    .option('-p, --port <port>', 'port to listen on; 0 picks a free one (default: $PORT, else 8080)', parsePort)
+    .addOption(
+      new Option('--role <role>', 'api: HTTP only; worker: runs responses, no HTTP listener; all: both').choices(['api', 'worker', 'all']).default('all'),
+    )
+    .action(serve);
+}
+
+async function serve(options: { port?: number; role: Role }): Promise<void> {
+  const loaded = loadConfig();
+  const config: PalaiConfig = { ...loaded, port: options.port ?? loaded.port };
+  // Checked before the store is touched: the config loader bounds PORT below only.
+  if (config.port > 65_535) throw new CliError(`PORT must be an integer from 0 to 65535, got ${config.port}.`);
+  // Listening from the start: a signal during start-up (say, mid-initdb) shuts down once started instead of killing it.
+  const stop = nextSignal();
+  let hub: Hub;
+  try {
+    // Loaded here so the other commands skip the HTTP stack's start-up cost.
+    const { startHub } = await import('../hub.js');
+    hub = await startHub({ config, role: options.role });
+  } catch (error) {
+    throw explainStoreError(error, config);
+  }
+  let server: Server | null = null;
+  try {
+    await bootstrap(hub, config);
+    console.log(`Store: ${storeLabel(config)}${config.databaseUrl ? '' : ' (one process at a time; use PostgreSQL in production)'}`);
+    if (options.role === 'worker') {
+      console.log('Palai worker running (role worker: no HTTP listener)');
+    } else {
+      server = await listen(hub.app, config.host, config.port);
+      console.log(`Palai listening on ${printableUrl(config.host, (server.address() as AddressInfo).port)}`);
+    }
+  } catch (error) {
+    await hub.close().catch(() => undefined);
+    throw error;
+  }
+  const signal = await stop;
+  console.error(`Received ${signal}; shutting down (send it again to stop at once).`);
+  await shutdown(hub, server);
+  console.error('Palai stopped.');
+}
+
+/** First start on an empty store: one project and one key; the key is printed this once. */
+async function bootstrap(hub: Hub, config: PalaiConfig): Promise<void> {
+  let created;
+  try {
+    created = await bootstrapIfEmpty(hub.kernel.db, config.bootstrapApiKey);
+  } catch (error) {
+    throw config.bootstrapApiKey && error instanceof PalaiError ? new CliError(`PALAI_BOOTSTRAP_API_KEY was not accepted: ${error.message}`) : error;
+  }
+  if (!created) return;
+  if (config.bootstrapApiKey) {
+    console.log(`Created project ${created.project.id} with the API key from PALAI_BOOTSTRAP_API_KEY (key ${created.key.id}).`);
+  } else {
+    console.log(`Created project ${created.project.id} and API key (shown once): ${created.key.secret}`);
+  }
+}
+
+function listen(app: Express, host: string, port: number): Promise<Server> {
+  const server = createServer(app);
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is already in use; choose another with --port or PORT.`));
+      else if (error.code === 'EACCES') reject(new CliError(`Not allowed to listen on port ${port} on ${host}; choose a port above 1023.`));
+      else reject(error);
+    });
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+/** A URL someone can open: a wildcard bind address is shown as the loopback one. */
+export function printableUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? 'localhost' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}
+
+/** Resolves on the first SIGINT/SIGTERM; a second one means "stop now". */
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+      process.once('SIGINT', forceExit).once('SIGTERM', forceExit);
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  });
+}
+
+function forceExit(): void {
+  console.error('Stopping immediately; running responses are taken over once their leases expire.');
+  process.exit(1);
+}
+
+/**
+ * Stops accepting connections, lets in-flight requests finish for a grace period
+ * (streams are cut after it; clients resume from the journal elsewhere), then
+ * stops the worker, which hands its leases back, and closes the store.
+ */
+async function shutdown(hub: Hub, server: Server | null): Promise<void> {
+  if (server) {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const grace = new AbortController();
+    await Promise.race([closed, sleep(SHUTDOWN_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined)]);
+    grace.abort();
+    server.closeAllConnections();
+    await closed;
+  }
+  await hub.close();
+}

@@ -1,0 +1,62 @@
+// Opening the store for a one-shot command, with the failures a user can act on
+// (unreachable database, embedded store held by `palai serve`) said plainly.
+import { join } from 'node:path';
+import type { PalaiConfig } from '../../core/config.js';
+import { redactUrl } from '../../core/logger.js';
+import type { Db } from '../../core/store/db.js';
+import { migrate } from '../../core/store/migrate.js';
+import { openDb } from '../../core/store/open-db.js';
+import { CliError, messageOf } from './errors.js';
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** True for errors that mean "cannot get a working connection", not "a query failed". */
+function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof AggregateError) return error.errors.some(isConnectionFailure);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  // SQLSTATE classes 08 (connection exception) and 28 (authorization), 3D000: no such database.
+  return NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('28') || code === '3D000';
+}
+
+/** Where the store lives, safe to print: the URL's password is redacted. */
+export function storeLabel(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): string {
+  return config.databaseUrl ? `PostgreSQL at ${redactUrl(config.databaseUrl)}` : `embedded store at ${join(config.home, 'db')}`;
+}
+
+/** Rephrases a connection failure with the (redacted) database it was for; passes anything else through. */
+export function explainStoreError(error: unknown, config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): unknown {
+  if (config.databaseUrl && isConnectionFailure(error)) {
+    return new CliError(`Cannot reach the database (${storeLabel(config)}): ${messageOf(error)}`);
+  }
+  return error;
+}
+
+/**
+ * Runs `work` on the store and closes it afterwards. Like `palai serve`, commands
+ * bring the schema up to date first unless told not to (`palai migrate` reports
+ * what it applied itself).
+ */
+export async function withStore<T>(
+  config: Pick<PalaiConfig, 'databaseUrl' | 'home'>,
+  work: (db: Db) => Promise<T>,
+  options: { migrate?: boolean } = {},
+): Promise<T> {
+  let db: Db;
+  try {
+    db = await openDb(config);
+  } catch (error) {
+    throw explainStoreError(error, config);
+  }
+  try {
+    if (options.migrate ?? true) {
+      const applied = await migrate(db).catch((error) => {
+        throw explainStoreError(error, config);
+      });
+      if (applied.length > 0) console.error(`Applied migration(s) ${applied.join(', ')} (${storeLabel(config)}).`);
+    }
+    return await work(db);
+  } finally {
+    await db.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// `npm test`: every tests/**/*.test.ts through Node's own runner (TypeScript via
+// tsx). Node 20's runner takes no globs, so the files are listed here.
+// The store matrix is PALAI_TEST_STORES (default "pglite,postgres").
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function findTests(dir) {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return name === 'fixtures' || name === 'support' ? [] : findTests(path);
+      return name.endsWith('.test.ts') ? [relative(root, path)] : [];
+    });
+}
+
+const filters = process.argv.slice(2);
+const files = findTests(join(root, 'tests')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files];
+const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: process.env });
+process.exit(result.status ?? 1);

@@ -1,0 +1,207 @@
+// The one-shot `palai` commands, run as a user runs them (child processes of
+// bin/palai.mjs) against a temporary embedded store, plus the PostgreSQL cases.
+// Steps share one store and run in order: an embedded store admits one process at a time.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { listAgents } from '../../core/agents/agents.js';
+import { listProjects } from '../../core/auth/projects.js';
+import { PgliteDb } from '../../core/store/pglite-db.js';
+import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Generous: the first open of an embedded store runs initdb in WASM. */
+const COMMAND_TIMEOUT_MS = 90_000;
+
+const children = new Set<ChildProcess>();
+let dir = '';
+let home = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'palai-cli-'));
+  home = join(dir, 'home');
+});
+after(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/palai.mjs …` to completion (killed after the timeout) in a user's environment. */
+function palai(args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
+  const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('PALAI_') && name !== 'PORT' && !name.startsWith('NODE_TEST'));
+  const env = { ...Object.fromEntries(inherited), PALAI_HOME: home, PALAI_LOG_LEVEL: 'warn', ...extraEnv };
+  const child = spawn(process.execPath, ['bin/palai.mjs', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: COMMAND_TIMEOUT_MS });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      children.delete(child);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+const noStack = (result: Result) => assert.doesNotMatch(result.stderr, /\n\s+at /, `no stack trace: ${result.stderr}`);
+
+function writeYaml(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('palai commands on an embedded store', { timeout: 300_000 }, () => {
+  // Running it again is covered on PostgreSQL below and by the e2e serve test.
+  test('migrate creates the store and says which migrations it applied', async () => {
+    const migrate = await palai(['migrate']);
+    assert.equal(migrate.code, 0, migrate.stderr);
+    assert.match(migrate.stdout, /Applied migration 0001_\w+\nUp to date/);
+  });
+
+  test('keys create shows the secret once, list never shows it, revoke marks the key revoked', async () => {
+    const first = await palai(['keys', 'create']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stderr, /Created project proj_\w+ \(default\)/, 'an empty store gets its default project');
+    const firstSecret = first.stdout.match(/palai_sk_\S+/)?.[0];
+    assert.ok(firstSecret, first.stdout);
+
+    const second = await palai(['keys', 'create', '--project', 'default', '--name', 'ci']);
+    assert.equal(second.code, 0, second.stderr);
+    const ciKey = second.stdout.match(/Created API key (key_\w+) \(ci\)/)?.[1];
+    const ciSecret = second.stdout.match(/palai_sk_\S+/)?.[0];
+    assert.ok(ciKey && ciSecret, second.stdout);
+
+    const revoke = await palai(['keys', 'revoke', ciKey]);
+    assert.equal(revoke.code, 0, revoke.stderr);
+    assert.match(revoke.stdout, new RegExp(`Revoked API key ${ciKey}`));
+
+    const list = await palai(['keys', 'list']);
+    assert.equal(list.code, 0, list.stderr);
+    assert.ok(!list.stdout.includes(firstSecret) && !list.stdout.includes(ciSecret), 'no secret in the list');
+    const rows = list.stdout.trim().split('\n');
+    assert.match(rows[0], /^ID\s+PROJECT\s+NAME\s+PREFIX\s+CREATED\s+REVOKED$/);
+    assert.equal(rows.length, 3);
+    const ciRow = rows.find((row) => row.startsWith(ciKey));
+    const otherRow = rows.slice(1).find((row) => !row.startsWith(ciKey));
+    assert.match(ciRow ?? '', /\d{4}-\d\d-\d\dT\S+Z$/, 'the revoked key shows when it was revoked');
+    assert.match(otherRow ?? '', /\s-$/, 'the other key is active');
+  });
+
+  test('doctor passes on a migrated store with a project and an active key', async () => {
+    const doctor = await palai(['doctor']);
+    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    assert.doesNotMatch(doctor.stdout, /✗/);
+    for (const check of [/✓ Node\.js/, /✓ configuration loads/, /✓ store: embedded store at /, /✓ PALAI_HOME .* is writable/, /✓ migrations applied/, /✓ 1 project\(s\), 1 active API key\(s\)/]) {
+      assert.match(doctor.stdout, check);
+    }
+  });
+
+  test('agents apply creates, then leaves unchanged, then updates after an edit', async () => {
+    const example = join(ROOT, 'examples/agents/echo.yaml');
+    const created = await palai(['agents', 'apply', '-f', example]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.deepEqual(created.stdout.trim().split('\n'), ['created echo (revision 1)', 'created storyteller (revision 1)']);
+
+    const unchanged = await palai(['agents', 'apply', '-f', example]);
+    assert.equal(unchanged.code, 0, unchanged.stderr);
+    assert.deepEqual(unchanged.stdout.trim().split('\n'), ['unchanged echo (revision 1)', 'unchanged storyteller (revision 1)']);
+
+    const edited = writeYaml('edited.yaml', '- name: echo\n  model: { provider: fake }\n  instructions: Answer twice.\n');
+    const updated = await palai(['agents', 'apply', '-f', edited]);
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.equal(updated.stdout.trim(), 'updated echo (revision 2)');
+  });
+
+  test('agents apply rejects a file with any invalid spec, names the JSON pointers and applies nothing', async () => {
+    const invalid = writeYaml(
+      'invalid.yaml',
+      ['- name: fresh-agent', '  model: { provider: fake }', '- name: broken', '  model: { provider: no-such-provider }', '  temperature: 3', ''].join('\n'),
+    );
+    const result = await palai(['agents', 'apply', '-f', invalid]);
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /nothing was applied/);
+    assert.match(result.stderr, /\/1\/model\/provider: /);
+    assert.match(result.stderr, /\/1\/temperature: is not a known field/);
+    noStack(result);
+  });
+
+  test('a store held by another process: serve exits 1 with one clean line, doctor reports it as information', async () => {
+    const db = await PgliteDb.open(join(home, 'db'));
+    try {
+      // While holding the store, confirm the rejected file above left no trace.
+      const [project] = await listProjects(db);
+      const names = (await listAgents(db, project.id, { limit: 100 })).data.map((a) => a.name).sort();
+      assert.deepEqual(names, ['echo', 'storyteller']);
+
+      const serve = await palai(['serve', '--port', '0']);
+      assert.equal(serve.code, 1);
+      assert.match(serve.stderr, /^palai: The embedded store is open in process \d+/);
+      assert.equal(serve.stderr.trim().split('\n').length, 1, serve.stderr);
+      assert.doesNotMatch(serve.stdout, /listening/);
+
+      const doctor = await palai(['doctor']);
+      assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+      assert.match(doctor.stdout, /ℹ the embedded store is in use by another process/);
+      noStack(doctor);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('palai startup failures', { timeout: 120_000 }, () => {
+  test('a bad setting or an unreachable database stops serve with one line, no stack and no password', async () => {
+    const [badConfig, unreachable] = await Promise.all([
+      palai(['serve'], { PALAI_LEASE_SECONDS: 'abc' }),
+      palai(['serve', '--port', '0'], { PALAI_DATABASE_URL: 'postgres://palai:topsecret@127.0.0.1:1/palai' }),
+    ]);
+    assert.equal(badConfig.code, 1);
+    assert.equal(badConfig.stderr, 'palai: Invalid configuration: PALAI_LEASE_SECONDS must be an integer ≥ 1, got "abc"\n');
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^palai: Cannot reach the database \(PostgreSQL at postgres:\/\/palai:\*\*\*@127\.0\.0\.1:1\/palai\): /);
+    assert.equal(unreachable.stderr.trim().split('\n').length, 1, unreachable.stderr);
+    assert.ok(!unreachable.stdout.includes('topsecret') && !unreachable.stderr.includes('topsecret'));
+  });
+});
+
+const postgresReason = await postgresUnavailable();
+
+describe('palai doctor and migrate on PostgreSQL', { skip: postgresReason ?? false, timeout: 120_000 }, () => {
+  test('doctor fails on a database without migrations and says to run palai migrate; after it, to create a key; migrate is idempotent', async () => {
+    const database = await freshPostgresDatabase();
+    try {
+      const env = { PALAI_DATABASE_URL: database.url };
+      const before = await palai(['doctor'], env);
+      assert.equal(before.code, 1);
+      assert.match(before.stdout, /✓ database reachable/);
+      assert.match(before.stdout, /✗ 1 migration\(s\) not applied: 0001_\w+\n\s+fix: run palai migrate/);
+
+      const migrate = await palai(['migrate'], env);
+      assert.equal(migrate.code, 0, migrate.stderr);
+      const again = await palai(['migrate'], env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /Up to date/);
+
+      const [after, unknownKey] = await Promise.all([palai(['doctor'], env), palai(['keys', 'revoke', 'key_doesnotexist'], env)]);
+      assert.equal(after.code, 1);
+      assert.match(after.stdout, /✓ migrations applied/);
+      assert.match(after.stdout, /✗ no project yet\n\s+fix: run palai keys create/);
+      assert.equal(unknownKey.code, 1);
+      assert.equal(unknownKey.stderr, 'palai: No API key "key_doesnotexist"; see palai keys list.\n');
+    } finally {
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,79 @@
+// The official `openai` SDK (6.x: 7.x needs Node 22) as a Palai client, over real HTTP.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI from 'openai';
+import { describeEachStore } from '../support/hub.js';
+
+await describeEachStore('OpenAI SDK as a client', (ctx) => {
+  let server: Server;
+  let client: OpenAI;
+
+  before(async () => {
+    const { hub, apiKey, http, auth } = ctx();
+    server = hub.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+    client = new OpenAI({ apiKey, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+    const res = await http.post('/v1/agents').set(auth).send({ name: 'sdk-echo', model: { provider: 'fake' } });
+    assert.equal(res.status, 201, res.text);
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('responses.create returns a completed response with output_text', async () => {
+    const response = await client.responses.create({ model: 'sdk-echo', input: 'hello from the sdk' });
+    assert.equal(response.status, 'completed');
+    assert.equal(response.output_text, 'hello from the sdk');
+  });
+
+  test('responses.create with stream yields typed events ending in response.completed', async () => {
+    const stream = await client.responses.create({ model: 'sdk-echo', input: 'streamed words here', stream: true });
+    const types: string[] = [];
+    let text = '';
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+    }
+    assert.equal(text, 'streamed words here');
+    assert.equal(types[0], 'response.created');
+    assert.equal(types.at(-1), 'response.completed');
+  });
+
+  test('responses.stream accumulates the final response', async () => {
+    const stream = client.responses.stream({ model: 'sdk-echo', input: 'accumulate me' });
+    const final = await stream.finalResponse();
+    assert.equal(final.output_text, 'accumulate me');
+  });
+
+  test('a background response can be polled with responses.retrieve', async () => {
+    const queued = await client.responses.create({ model: 'sdk-echo', input: 'later', background: true });
+    assert.equal(queued.status, 'queued');
+    let current = queued;
+    for (let i = 0; i < 100 && current.status !== 'completed'; i++) {
+      await sleep(50);
+      current = await client.responses.retrieve(queued.id);
+    }
+    assert.equal(current.status, 'completed');
+    assert.equal(current.output_text, 'later');
+  });
+
+  test('previous_response_id continues the conversation', async () => {
+    const first = await client.responses.create({ model: 'sdk-echo', input: 'first turn' });
+    const second = await client.responses.create({ model: 'sdk-echo', input: 'second turn', previous_response_id: first.id });
+    assert.equal(second.previous_response_id, first.id);
+    assert.equal(second.output_text, 'second turn');
+    // The model saw the first turn too: more input tokens than the second turn alone.
+    assert.ok(second.usage!.input_tokens > first.usage!.input_tokens + 1, JSON.stringify(second.usage));
+  });
+
+  test('errors surface as the SDK error class with the problem status', async () => {
+    await assert.rejects(client.responses.create({ model: 'no-such-agent', input: 'x' }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.NotFoundError, String(error));
+      return true;
+    });
+    const anonymous = new OpenAI({ apiKey: 'palai_sk_wrong_key_value', baseURL: client.baseURL, maxRetries: 0 });
+    await assert.rejects(anonymous.responses.create({ model: 'sdk-echo', input: 'x' }), OpenAI.AuthenticationError);
+  });
+});

@@ -1,0 +1,113 @@
+// The one problem vocabulary: a registry of stable slugs, mapped once to RFC 9457
+// problem+json for HTTP.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { problemBody, toPalaiError } from '../../adapters/http/problem.js';
+import { matchesSchema } from '../../adapters/http/validation.js';
+import { PalaiError, isPalaiError, notFound } from '../../core/errors/palai-error.js';
+import { PROBLEM_TYPE_PREFIX, problemTypeUri, problemTypes, type ProblemSlug } from '../../core/errors/problem-types.js';
+
+const slugs = Object.keys(problemTypes) as ProblemSlug[];
+
+test('slugs are lowercase kebab-case words and their type URIs are unique', () => {
+  for (const slug of slugs) assert.match(slug, /^[a-z]+(-[a-z]+)*$/, slug);
+  assert.equal(new Set(slugs.map(problemTypeUri)).size, slugs.length);
+});
+
+test('every problem type has a 4xx or 5xx status and a title', () => {
+  for (const slug of slugs) {
+    const { status, title } = problemTypes[slug];
+    assert.ok(Number.isInteger(status) && status >= 400 && status <= 599, `${slug}: ${status}`);
+    assert.ok(title.trim().length > 0, slug);
+  }
+});
+
+test('the registry holds the statuses clients branch on', () => {
+  const expected: Partial<Record<ProblemSlug, number>> = {
+    'malformed-json': 400,
+    'validation-failed': 400,
+    unauthorized: 401,
+    'not-found': 404,
+    'agent-not-found': 404,
+    'method-not-allowed': 405,
+    conflict: 409,
+    'payload-too-large': 413,
+    'unsupported-media-type': 415,
+    'idempotency-conflict': 422,
+    'not-ready': 503,
+    internal: 500,
+  };
+  for (const [slug, status] of Object.entries(expected)) assert.equal(problemTypes[slug as ProblemSlug].status, status, slug);
+});
+
+test('a problem type URI is the stable urn:palai:problem: prefix followed by the slug', () => {
+  assert.equal(PROBLEM_TYPE_PREFIX, 'urn:palai:problem:');
+  assert.equal(problemTypeUri('validation-failed'), 'urn:palai:problem:validation-failed');
+  for (const slug of slugs) assert.equal(problemTypeUri(slug), `urn:palai:problem:${slug}`);
+});
+
+test('a PalaiError takes its status and title from the registry; its detail defaults to the title', () => {
+  const plain = new PalaiError('conflict');
+  assert.equal(plain.status, 409);
+  assert.equal(plain.title, problemTypes.conflict.title);
+  assert.equal(plain.message, problemTypes.conflict.title);
+  assert.equal(plain.slug, 'conflict');
+  assert.ok(plain instanceof Error);
+  assert.ok(isPalaiError(plain));
+  assert.ok(!isPalaiError(new Error('x')));
+  assert.equal(new PalaiError('conflict', 'name taken').message, 'name taken');
+});
+
+test('problemBody maps a PalaiError to an RFC 9457 body with its field errors and the instance', () => {
+  const error = new PalaiError('validation-failed', 'The request body does not match the schema.', {
+    errors: [{ pointer: '/name', detail: 'must be string' }],
+  });
+  const body = problemBody(error, '/v1/agents');
+  assert.deepEqual(body, {
+    type: 'urn:palai:problem:validation-failed',
+    title: problemTypes['validation-failed'].title,
+    status: 400,
+    detail: 'The request body does not match the schema.',
+    instance: '/v1/agents',
+    errors: [{ pointer: '/name', detail: 'must be string' }],
+  });
+  assert.ok(matchesSchema('Problem', body).ok);
+});
+
+test('problemBody leaves out errors and instance when there are none', () => {
+  const body = problemBody(notFound('session', 'ses_x'));
+  assert.deepEqual(Object.keys(body).sort(), ['detail', 'status', 'title', 'type']);
+  assert.equal(body.type, 'urn:palai:problem:not-found');
+  assert.equal(body.detail, 'No session with id "ses_x" in this project.');
+  assert.ok(matchesSchema('Problem', body).ok);
+});
+
+test('extensions become problem members but cannot overwrite the standard ones', () => {
+  const error = new PalaiError('method-not-allowed', 'no', { extensions: { allow: 'GET', status: 200, type: 'evil' } });
+  const body = problemBody(error);
+  assert.equal(body.allow, 'GET');
+  assert.equal(body.status, 405);
+  assert.equal(body.type, 'urn:palai:problem:method-not-allowed');
+});
+
+test("every PalaiError's body matches the Problem schema of the OpenAPI document", () => {
+  for (const slug of slugs) {
+    const body = problemBody(new PalaiError(slug), '/x');
+    const check = matchesSchema('Problem', body);
+    assert.ok(check.ok, `${slug}: ${JSON.stringify(check.errors)}`);
+  }
+});
+
+test("the JSON body parser's failures map to problems; anything else is not a known problem", () => {
+  const slugOf = (type: string) => toPalaiError(Object.assign(new Error('parser'), { type }))?.slug;
+  assert.equal(slugOf('entity.parse.failed'), 'malformed-json');
+  assert.equal(slugOf('entity.too.large'), 'payload-too-large');
+  assert.equal(slugOf('charset.unsupported'), 'unsupported-media-type');
+  assert.equal(slugOf('encoding.unsupported'), 'unsupported-media-type');
+  assert.equal(slugOf('request.aborted'), 'invalid-request');
+  assert.equal(slugOf('something.else'), undefined);
+  assert.equal(toPalaiError(new Error('boom')), null);
+  assert.equal(toPalaiError('a string'), null);
+  const known = new PalaiError('forbidden');
+  assert.equal(toPalaiError(known), known);
+});
