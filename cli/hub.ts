@@ -7,6 +7,8 @@ import type { PalaiConfig } from '../core/config.js';
 import { Wakeups } from '../core/journal/wakeups.js';
 import type { Kernel } from '../core/kernel.js';
 import { createLogger, type Logger } from '../core/logger.js';
+import { Metrics } from '../core/metrics.js';
+import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
 import { ModelRegistry } from '../core/models/model-port.js';
 import type { Db } from '../core/store/db.js';
 import { migrate } from '../core/store/migrate.js';
@@ -14,6 +16,8 @@ import { openDb } from '../core/store/open-db.js';
 import { Worker } from '../core/runner/worker.js';
 
 export type Role = 'api' | 'worker' | 'all';
+
+const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface Hub {
   kernel: Kernel;
@@ -43,15 +47,21 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     await migrate(db);
     const wakeups = new Wakeups(db);
     await wakeups.start();
-    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(), config, logger };
+    const metrics = new Metrics(db);
+    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(), config, logger, metrics };
     const worker = role === 'api' ? null : new Worker(kernel);
-    worker?.start();
+    await worker?.start();
     const app = createHttpApp(kernel);
+    // Expired idempotency keys are ignored already; deleting them only keeps the table small.
+    const housekeeping = setInterval(() => {
+      purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
+    }, HOUSEKEEPING_INTERVAL_MS).unref();
     return {
       kernel,
       app,
       worker,
       async close() {
+        clearInterval(housekeeping);
         await worker?.stop();
         await wakeups.stop();
         if (!options.db) await db.close();

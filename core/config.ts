@@ -23,18 +23,23 @@ export interface PalaiConfig {
   pollIntervalMs: number;
   /** Responses one process runs at once. Default 8. */
   workerConcurrency: number;
+  /** Hosts outbound tool calls may reach although they resolve to private or loopback addresses. Default none. */
+  egressAllowHosts: string[];
+  /** How long an Idempotency-Key is remembered, in hours. Default 24. */
+  idempotencyRetentionHours: number;
   /** Longest a synchronous POST /v1/responses waits before answering with the current state, in seconds. Default 600. */
   syncWaitSeconds: number;
 }
 
 type Env = Record<string, string | undefined>;
 
-function int(env: Env, name: string, fallback: number, min = 0): number {
+function int(env: Env, name: string, fallback: number, min = 0, max?: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new ConfigError(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
+    const range = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(`${name} must be an integer ${range}, got ${JSON.stringify(raw)}`);
   }
   return value;
 }
@@ -48,7 +53,7 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: Env = process.env): PalaiConfig {
   return {
-    port: int(env, 'PORT', 8080),
+    port: int(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'PALAI_HOST') ?? '0.0.0.0',
     home: resolve(text(env, 'PALAI_HOME') ?? './.palai'),
     databaseUrl: text(env, 'PALAI_DATABASE_URL'),
@@ -59,5 +64,7 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     pollIntervalMs: int(env, 'PALAI_POLL_INTERVAL_MS', 1000, 10),
     workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 8, 1),
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
+    egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    idempotencyRetentionHours: int(env, 'PALAI_IDEMPOTENCY_RETENTION_HOURS', 24, 1),
   };
 }

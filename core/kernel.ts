@@ -3,6 +3,7 @@
 import type { PalaiConfig } from './config.js';
 import type { Wakeups } from './journal/wakeups.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { ModelRegistry } from './models/model-port.js';
 import type { Db } from './store/db.js';
 
@@ -12,4 +13,5 @@ export interface Kernel {
   models: ModelRegistry;
   config: PalaiConfig;
   logger: Logger;
+  metrics: Metrics;
 }

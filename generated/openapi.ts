@@ -17,6 +17,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics of this process (and queue depth of the store). */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -151,6 +168,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/responses/{response_id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve or deny a tool call that waits for a human decision. */
+        post: operations["decideApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{response_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a response; idempotent. A running step is interrupted. */
+        post: operations["cancelResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{response_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The response's journal as SSE, resumable with `Last-Event-ID`.
+         * @description Replays every event after the `Last-Event-ID` header (or `starting_after`),
+         *     then follows the response live until it is terminal or waiting.
+         */
+        get: operations["getResponseEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{response_id}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer the question the agent asked (`ask_user`). */
+        post: operations["submitInput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{response_id}/tool_outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Supply the outputs of client-side function calls the response waits for. */
+        post: operations["submitToolOutputs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -262,6 +378,12 @@ export interface components {
             /** @description JSON Schema the final output must satisfy. */
             output_schema?: Record<string, unknown>;
             tools?: components["schemas"]["ToolSpec"][];
+        };
+        ApprovalDecisionRequest: {
+            call_id: string;
+            /** @enum {unknown} */
+            decision: "approve" | "deny";
+            reason?: string;
         };
         ApprovalPolicy: {
             /** @description Risks whose calls need a human decision. */
@@ -484,6 +606,19 @@ export interface components {
             /** @constant */
             type: "output_text";
         };
+        PendingToolCall: {
+            /** @description For `approval`: when it is denied automatically (Unix seconds). */
+            approval_deadline?: number | null;
+            /** @description The arguments as a JSON text. */
+            arguments: string;
+            call_id: string;
+            name: string;
+            /** @description For `input`: the question to answer. */
+            question?: string;
+            risk: components["schemas"]["ToolRisk"];
+            /** @enum {unknown} */
+            waiting_for: "approval" | "tool_output" | "input";
+        };
         /** @description RFC 9457 problem details. `type` is a stable URI from Palai's registry. */
         Problem: {
             detail?: string;
@@ -510,6 +645,12 @@ export interface components {
             /** @enum {unknown} */
             store: "postgres" | "pglite";
         };
+        /** @description What the response waits for (status `waiting_for_*`). */
+        RequiredAction: {
+            calls: components["schemas"]["PendingToolCall"][];
+            /** @enum {unknown} */
+            type: "approve_tool_calls" | "submit_tool_outputs" | "answer_question";
+        };
         Response: {
             /** @description The agent revision this response ran (pinned at admission). */
             agent: {
@@ -523,7 +664,13 @@ export interface components {
             created_at: components["schemas"]["UnixSeconds"];
             error: components["schemas"]["ResponseError"] | null;
             id: string;
-            incomplete_details: null;
+            incomplete_details: null | {
+                /**
+                 * @description Why a `response.incomplete` ended the run.
+                 * @enum {unknown}
+                 */
+                reason: "timed_out" | "budget_exceeded";
+            };
             instructions: string | null;
             metadata: components["schemas"]["Metadata"];
             /** @description The agent's name. */
@@ -535,6 +682,7 @@ export interface components {
             output_text?: string;
             parallel_tool_calls: boolean;
             previous_response_id: string | null;
+            required_action: components["schemas"]["RequiredAction"] | null;
             session_id: string | null;
             status: components["schemas"]["ResponseStatus"];
             tool_choice: string;
@@ -554,7 +702,7 @@ export interface components {
             response: components["schemas"]["Response"];
             sequence_number: number;
             /** @enum {unknown} */
-            type: "response.created" | "response.queued" | "response.in_progress" | "response.completed" | "response.failed" | "response.incomplete" | "response.cancelled";
+            type: "response.created" | "response.queued" | "response.in_progress" | "response.completed" | "response.failed" | "response.incomplete" | "response.cancelled" | "response.waiting_for_approval" | "response.waiting_for_tool" | "response.waiting_for_input";
         };
         /** @enum {unknown} */
         ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
@@ -569,6 +717,15 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             /** @constant */
             object: "session";
+        };
+        SubmitInputRequest: {
+            input: string | components["schemas"]["InputMessage"][];
+        };
+        SubmitToolOutputsRequest: {
+            outputs: {
+                call_id: string;
+                output: string;
+            }[];
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
@@ -606,6 +763,13 @@ export interface components {
         After: string;
         /** @description The agent's id (`agt_…`) or name. */
         AgentRef: string;
+        /**
+         * @description Makes the POST safe to retry: the same key with the same request returns the
+         *     original result (also while the first is still running) and never does the work
+         *     twice; the same key with a different request answers 422 idempotency-conflict.
+         *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+         */
+        IdempotencyKey: string;
         /** @description Page size. Default 20. */
         Limit: number;
         ResponseId: string;
@@ -633,6 +797,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
         };
@@ -707,7 +891,15 @@ export interface operations {
     createAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -756,7 +948,15 @@ export interface operations {
     updateAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The agent's id (`agt_…`) or name. */
                 agent: components["parameters"]["AgentRef"];
@@ -813,7 +1013,15 @@ export interface operations {
     createResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -865,10 +1073,179 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    decideApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The response after the decision was recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    cancelResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response, canceled (or still finishing its cancellation). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getResponseEvents: {
+        parameters: {
+            query?: {
+                starting_after?: number;
+            };
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ResponseStreamEvent"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    submitInput: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitInputRequest"];
+            };
+        };
+        responses: {
+            /** @description The response after the answer was recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    submitToolOutputs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitToolOutputsRequest"];
+            };
+        };
+        responses: {
+            /** @description The response after the outputs were recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
     createSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };

@@ -4,6 +4,7 @@ export type OperationId =
   | 'getHealth'
   | 'getReadiness'
   | 'getOpenApiDocument'
+  | 'getMetrics'
   | 'listAgents'
   | 'createAgent'
   | 'getAgent'
@@ -14,7 +15,12 @@ export type OperationId =
   | 'deleteSession'
   | 'listSessionItems'
   | 'createResponse'
-  | 'getResponse';
+  | 'getResponse'
+  | 'getResponseEvents'
+  | 'cancelResponse'
+  | 'submitToolOutputs'
+  | 'decideApproval'
+  | 'submitInput';
 
 export interface OperationDescriptor {
   operationId: OperationId;
@@ -63,6 +69,18 @@ export const operations: readonly OperationDescriptor[] = [
     "method": "GET",
     "path": "/openapi.json",
     "expressPath": "/openapi.json",
+    "authenticated": false,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": null
+    }
+  },
+  {
+    "operationId": "getMetrics",
+    "method": "GET",
+    "path": "/metrics",
+    "expressPath": "/metrics",
     "authenticated": false,
     "bodySchema": null,
     "querySchema": null,
@@ -208,6 +226,71 @@ export const operations: readonly OperationDescriptor[] = [
     "authenticated": true,
     "bodySchema": null,
     "querySchema": "getResponseQuery",
+    "responses": {
+      "200": "Response",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getResponseEvents",
+    "method": "GET",
+    "path": "/v1/responses/{response_id}/events",
+    "expressPath": "/v1/responses/:response_id/events",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "getResponseEventsQuery",
+    "responses": {
+      "200": null,
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "cancelResponse",
+    "method": "POST",
+    "path": "/v1/responses/{response_id}/cancel",
+    "expressPath": "/v1/responses/:response_id/cancel",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Response",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "submitToolOutputs",
+    "method": "POST",
+    "path": "/v1/responses/{response_id}/tool_outputs",
+    "expressPath": "/v1/responses/:response_id/tool_outputs",
+    "authenticated": true,
+    "bodySchema": "SubmitToolOutputsRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "Response",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "decideApproval",
+    "method": "POST",
+    "path": "/v1/responses/{response_id}/approvals",
+    "expressPath": "/v1/responses/:response_id/approvals",
+    "authenticated": true,
+    "bodySchema": "ApprovalDecisionRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "Response",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "submitInput",
+    "method": "POST",
+    "path": "/v1/responses/{response_id}/input",
+    "expressPath": "/v1/responses/:response_id/input",
+    "authenticated": true,
+    "bodySchema": "SubmitInputRequest",
+    "querySchema": null,
     "responses": {
       "200": "Response",
       "default": "Problem"

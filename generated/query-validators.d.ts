@@ -4,3 +4,4 @@ export declare const listAgentsQuery: ValidateFunction;
 export declare const listAgentRevisionsQuery: ValidateFunction;
 export declare const listSessionItemsQuery: ValidateFunction;
 export declare const getResponseQuery: ValidateFunction;
+export declare const getResponseEventsQuery: ValidateFunction;

@@ -7,12 +7,24 @@ import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Kernel } from '../../core/kernel.js';
 import { requireApiKey } from './auth.js';
 import { validateBody, validateQuery } from './validation.js';
+import {
+  assertSameRequest,
+  DuplicateIdempotencyKey,
+  findKey,
+  fingerprint,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+} from '../../core/idempotency/idempotency.js';
 
 export interface OperationContext {
   projectId: string;
   body: any;
   query: any;
   params: Record<string, string>;
+  /** Set when the request carries an Idempotency-Key: pass it to the core operation. */
+  idempotency?: IdempotencyClaim;
+  /** Set when this request repeats an earlier one: answer for that resource, change nothing. */
+  replay?: { resourceId: string };
 }
 
 export type OperationHandler = (req: Request, res: Response, ctx: OperationContext) => Promise<void> | void;
@@ -23,6 +35,48 @@ function requireJsonBody(req: Request): void {
   if (req.is('application/json') === false) {
     const got = req.get('content-type');
     throw new PalaiError('unsupported-media-type', got ? `Content-Type ${got} is not accepted; send application/json.` : 'Send the body as application/json.');
+  }
+}
+
+/**
+ * Runs a POST carrying an Idempotency-Key at most once: a repeat of a finished or
+ * still-running request answers for the same resource; a different request
+ * with the same key is refused.
+ */
+async function handleIdempotently(
+  kernel: Kernel,
+  op: OperationDescriptor,
+  handler: OperationHandler,
+  req: Request,
+  res: Response,
+  ctx: OperationContext,
+  key: string,
+): Promise<void> {
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new PalaiError('invalid-request', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
+  }
+  const claim: IdempotencyClaim = {
+    key,
+    operation: op.operationId,
+    fingerprint: fingerprint(op.operationId, ctx.params, ctx.body),
+    retentionHours: kernel.config.idempotencyRetentionHours,
+  };
+  const replay = async (record: IdempotencyRecord) => {
+    assertSameRequest(record, claim);
+    res.setHeader('Idempotent-Replayed', 'true');
+    if (record.body !== null && record.status !== null) return void res.status(record.status).json(record.body);
+    await handler(req, res, { ...ctx, replay: { resourceId: record.resource_id! } });
+  };
+  const earlier = await findKey(kernel.db, ctx.projectId, key);
+  if (earlier) return replay(earlier);
+  try {
+    await handler(req, res, { ...ctx, idempotency: claim });
+  } catch (error) {
+    if (!(error instanceof DuplicateIdempotencyKey)) throw error;
+    // A concurrent duplicate committed first: answer as it did.
+    const winner = await findKey(kernel.db, ctx.projectId, key);
+    if (!winner) throw error;
+    await replay(winner);
   }
 }
 
@@ -45,7 +99,9 @@ export function bindOperations(kernel: Kernel, handlers: OperationHandlers): Rou
         query: op.querySchema ? validateQuery(op.querySchema, req.query as Record<string, unknown>) : {},
         params: req.params as Record<string, string>,
       };
-      await handler(req, res, ctx);
+      const key = op.method === 'POST' && op.authenticated ? req.get('idempotency-key') : undefined;
+      if (key === undefined) return handler(req, res, ctx);
+      await handleIdempotently(kernel, op, handler, req, res, ctx, key);
     });
     router[op.method.toLowerCase() as 'get' | 'post' | 'delete'](op.expressPath, ...chain);
     byPath.set(op.expressPath, [...(byPath.get(op.expressPath) ?? []), op]);

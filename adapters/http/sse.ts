@@ -18,6 +18,7 @@ export async function streamResponseEvents(kernel: Kernel, req: Request, res: Re
   const closed = new AbortController();
   res.on('close', () => closed.abort());
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+  kernel.metrics.activeStreams.inc();
   try {
     for await (const event of followEvents(kernel.db, kernel.wakeups, responseId, { after, signal: closed.signal })) {
       const frame = `id: ${event.sequence_number}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -25,6 +26,7 @@ export async function streamResponseEvents(kernel: Kernel, req: Request, res: Re
       if (closed.signal.aborted) break;
     }
   } finally {
+    kernel.metrics.activeStreams.dec();
     clearInterval(keepalive);
     res.end();
   }

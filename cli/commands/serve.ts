@@ -35,8 +35,6 @@ export function registerServe(program: Command): void {
 async function serve(options: { port?: number; role: Role }): Promise<void> {
   const loaded = loadConfig();
   const config: PalaiConfig = { ...loaded, port: options.port ?? loaded.port };
-  // Checked before the store is touched: the config loader bounds PORT below only.
-  if (config.port > 65_535) throw new CliError(`PORT must be an integer from 0 to 65535, got ${config.port}.`);
   // Listening from the start: a signal during start-up (say, mid-initdb) shuts down once started instead of killing it.
   const stop = nextSignal();
   let hub: Hub;

@@ -14,6 +14,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMED
 function isConnectionFailure(error: unknown): boolean {
   if (error instanceof AggregateError) return error.errors.some(isConnectionFailure);
   const code = (error as { code?: unknown } | null)?.code;
+  // node-postgres reports its own connect timeout without a code.
+  if (error instanceof Error && /connection timeout/i.test(error.message)) return true;
   if (typeof code !== 'string') return false;
   // SQLSTATE classes 08 (connection exception) and 28 (authorization), 3D000: no such database.
   return NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('28') || code === '3D000';

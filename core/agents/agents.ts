@@ -7,6 +7,7 @@ import { PalaiError } from '../errors/palai-error.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { checkAgentSpec } from './agent-spec.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 
 export interface AgentRow {
   id: string;
@@ -73,16 +74,19 @@ export async function requireAgent(db: Queryable, projectId: string, ref: string
   return agent;
 }
 
-export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest): Promise<Agent> {
+export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest, idem?: IdempotencyClaim): Promise<Agent> {
   const spec = specOf(request);
   const taken = () => new PalaiError('conflict', `An agent named ${JSON.stringify(request.name)} already exists; update it instead.`);
   try {
     return await db.transaction(async (tx) => {
-      if (await findAgent(tx, projectId, request.name)) throw taken();
       const agentId = newId('agt');
+      await reserveKey(tx, projectId, idem, agentId);
+      if (await findAgent(tx, projectId, request.name)) throw taken();
       await tx.query('INSERT INTO agents (id, project_id, name, current_revision) VALUES ($1, $2, $3, 1)', [agentId, projectId, request.name]);
       await insertRevision(tx, projectId, agentId, 1, spec);
-      return agentView((await findAgent(tx, projectId, agentId))!);
+      const agent = agentView((await findAgent(tx, projectId, agentId))!);
+      await recordAnswer(tx, projectId, idem, 201, agent, agentId);
+      return agent;
     });
   } catch (error) {
     // A concurrent create of the same name got past the check and committed first.
@@ -92,19 +96,30 @@ export async function createAgent(db: Db, projectId: string, request: CreateAgen
 }
 
 /** Replaces the spec; an identical spec leaves the agent at its current revision. */
-export async function updateAgent(db: Db, projectId: string, ref: string, request: UpdateAgentRequest): Promise<{ agent: Agent; changed: boolean }> {
+export async function updateAgent(
+  db: Db,
+  projectId: string,
+  ref: string,
+  request: UpdateAgentRequest,
+  idem?: IdempotencyClaim,
+): Promise<{ agent: Agent; changed: boolean }> {
   const spec = specOf(request);
   return db.transaction(async (tx) => {
+    await reserveKey(tx, projectId, idem);
     const current = await findAgent(tx, projectId, ref, true);
     if (!current) throw new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
     if (request.name !== undefined && request.name !== current.name) {
       throw new PalaiError('invalid-request', 'An agent cannot be renamed.', { errors: [{ pointer: '/name', detail: `must be ${JSON.stringify(current.name)}` }] });
     }
-    if (canonicalJson(spec) === canonicalJson(current.spec)) return { agent: agentView(current), changed: false };
-    const revision = current.current_revision + 1;
-    await insertRevision(tx, projectId, current.id, revision, spec);
-    await tx.query('UPDATE agents SET current_revision = $2, updated_at = now() WHERE id = $1', [current.id, revision]);
-    return { agent: agentView((await findAgent(tx, projectId, current.id))!), changed: true };
+    const changed = canonicalJson(spec) !== canonicalJson(current.spec);
+    if (changed) {
+      const revision = current.current_revision + 1;
+      await insertRevision(tx, projectId, current.id, revision, spec);
+      await tx.query('UPDATE agents SET current_revision = $2, updated_at = now() WHERE id = $1', [current.id, revision]);
+    }
+    const agent = agentView((await findAgent(tx, projectId, current.id))!);
+    await recordAnswer(tx, projectId, idem, 200, agent, agent.id);
+    return { agent, changed };
   });
 }
 

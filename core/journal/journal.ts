@@ -52,13 +52,13 @@ export async function readEvents(db: Queryable, responseId: string, afterSequenc
 }
 
 export const isTerminalEvent = (event: JournalEvent): boolean => TERMINAL_EVENT_TYPES.has(event.type);
+const WAITING_EVENT_TYPES = new Set(['response.waiting_for_approval', 'response.waiting_for_tool', 'response.waiting_for_input']);
+const BATCH = 500;
 
 export interface FollowOptions {
   /** Replay events with a sequence greater than this (-1: from the start). */
   after: number;
   signal?: AbortSignal;
-  /** Stop after an event for which this returns true (default: a terminal event). */
-  until?: (event: JournalEvent) => boolean;
   pollMs?: number;
 }
 
@@ -71,17 +71,20 @@ async function endedBy(db: Queryable, responseId: string, sequence: number): Pro
   return rows[0]?.ended === true;
 }
 
-/** Replays the journal from `after`, then follows it live until `until` or abort. */
+/**
+ * Replays the journal from `after`, then follows it live. It ends after the
+ * terminal event, or after a waiting event that is the latest one (the response
+ * now waits for the reader's side to act), or when `signal` aborts.
+ */
 export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string, options: FollowOptions): AsyncGenerator<JournalEvent> {
-  const until = options.until ?? isTerminalEvent;
   let last = options.after;
   while (!options.signal?.aborted) {
     // Register interest before reading, so an append between read and wait still wakes us.
     const woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
-    const events = await readEvents(db, responseId, last);
+    const events = await readEvents(db, responseId, last, BATCH);
     if (events.length === 0) {
       // A reader resuming at or past the terminal event would otherwise wait forever.
-      if (!options.until && last >= 0 && (await endedBy(db, responseId, last))) {
+      if (last >= 0 && (await endedBy(db, responseId, last))) {
         woken.cancel();
         return;
       }
@@ -89,10 +92,12 @@ export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string
       continue;
     }
     woken.cancel();
-    for (const event of events) {
+    for (const [index, event] of events.entries()) {
       last = event.sequence_number;
       yield event;
-      if (until(event)) return;
+      if (isTerminalEvent(event)) return;
+      const latest = index === events.length - 1 && events.length < BATCH;
+      if (latest && WAITING_EVENT_TYPES.has(event.type)) return;
     }
   }
 }

@@ -5,6 +5,8 @@ import type { Db } from '../store/db.js';
 
 export const EVENTS_CHANNEL = 'palai_events';
 export const WORK_CHANNEL = 'palai_work';
+/** Payload: a response id whose cancellation was requested; its worker interrupts the run. */
+export const CANCEL_CHANNEL = 'palai_cancel';
 
 type Waiter = () => void;
 

@@ -1,19 +1,26 @@
 // Admission: the response, its input items (and session items) and its
 // `response.created` event commit in one transaction before any surface
 // acknowledges; a NOTIFY in the same transaction wakes a worker.
-import type { CreateResponseRequest } from '../../generated/schemas.js';
+import type { CreateResponseRequest, Item } from '../../generated/schemas.js';
 import { requireAgent } from '../agents/agents.js';
+import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { appendEvent } from '../journal/journal.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { appendSessionItems, requireSession } from '../sessions/sessions.js';
-import type { Db } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
+import { completeCall, openToolCalls } from '../tools/tool-calls.js';
+import { finishResponse } from './state.js';
+import { isWaiting } from './status.js';
 import { normalizeInput } from './items.js';
 import { requireResponse, responseView, type ResponseRow } from './responses.js';
 
-export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest): Promise<ResponseRow> {
+export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
   return db.transaction(async (tx) => {
+    const id = newId('resp');
+    // First, so a concurrent duplicate waits here and then replays this response.
+    await reserveKey(tx, projectId, idem, id);
     const session = request.session_id ? await requireSession(tx, projectId, request.session_id) : null;
     const agent = await requireAgent(tx, projectId, request.model ?? session!.agent_id);
     if (session && agent.id !== session.agent_id) {
@@ -21,14 +28,14 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
         errors: [{ pointer: '/model', detail: `must name the session's agent "${session.agent}"` }],
       });
     }
-    if (request.previous_response_id) await requireResponse(tx, projectId, request.previous_response_id);
-
-    const id = newId('resp');
     const input = normalizeInput(request.input);
+    if (request.previous_response_id) await continueFrom(tx, projectId, request.previous_response_id, input);
+    const timeout = agent.spec.limits?.timeout_seconds ?? null;
     await tx.query(
       `INSERT INTO responses (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
-         input, instructions, metadata, background)
-       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10)`,
+         input, instructions, metadata, background, deadline_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10,
+         CASE WHEN $11::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $11::integer) END)`,
       [
         id,
         projectId,
@@ -40,6 +47,7 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
         request.instructions ?? null,
         JSON.stringify(request.metadata ?? {}),
         request.background === true,
+        timeout,
       ],
     );
     if (session) await appendSessionItems(tx, projectId, session.id, id, input);
@@ -48,4 +56,26 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
     await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, id]);
     return row;
   });
+}
+
+/**
+ * OpenAI-style continuation: a response waiting for client tool outputs is
+ * answered by a new response whose input carries them as function_call_output
+ * items. The outputs are recorded on the waiting response, which ends completed;
+ * the new response carries the conversation on.
+ */
+async function continueFrom(tx: Queryable, projectId: string, previousId: string, input: Item[]): Promise<void> {
+  const previous = await requireResponse(tx, projectId, previousId, true);
+  if (!isWaiting(previous.status)) return;
+  const awaiting = (await openToolCalls(tx, previous.id, true)).filter((c) => c.status === 'awaiting_output');
+  const outputs = new Map(input.flatMap((item) => (item.type === 'function_call_output' ? [[item.call_id, item.output] as const] : [])));
+  const missing = awaiting.filter((c) => !outputs.has(c.call_id)).map((c) => c.call_id);
+  if (previous.status !== 'waiting_for_tool' || missing.length > 0) {
+    throw new PalaiError('invalid-state', `Response ${previous.id} is ${previous.status}; ${missing.length > 0 ? `send function_call_output items for ${missing.join(', ')}` : 'answer it with its own endpoint'} first.`, {
+      errors: [{ pointer: '/previous_response_id', detail: `the response is ${previous.status}` }],
+    });
+  }
+  for (const call of awaiting) await completeCall(tx, previous.id, call.call_id, outputs.get(call.call_id)!);
+  const writer = { projectId, responseId: previous.id, leaseToken: null };
+  await finishResponse(tx, writer, { status: 'completed', output: previous.output, usage: previous.usage, error: null });
 }

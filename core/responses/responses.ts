@@ -1,9 +1,20 @@
 // Reading responses and projecting a row to the OpenAI-shaped Response object.
-import type { Item, Response, ResponseError, ResponseStatus, Usage } from '../../generated/schemas.js';
+import type { Item, PendingToolCall, RequiredAction, Response, ResponseError, ResponseStatus, ToolRisk, Usage } from '../../generated/schemas.js';
 import { notFound } from '../errors/palai-error.js';
 import { unixSeconds } from '../json.js';
 import type { Queryable } from '../store/db.js';
 import { outputText } from './items.js';
+import { isWaiting } from './status.js';
+
+interface PendingCallRow {
+  call_id: string;
+  name: string;
+  arguments: string;
+  risk: ToolRisk;
+  status: 'awaiting_approval' | 'awaiting_output' | 'awaiting_input';
+  question: string | null;
+  approval_deadline: string | null;
+}
 
 export interface ResponseRow {
   id: string;
@@ -23,25 +34,60 @@ export interface ResponseRow {
   usage: Usage | null;
   error: ResponseError | null;
   model_calls: number;
+  tool_call_count: number;
+  repair_attempts: number;
+  /** Messages the kernel added to the model's view (an output repair request), after the first `after` output items. */
+  kernel_items: { after: number; item: Item }[];
   lease_token: number;
+  cancel_requested_at: Date | null;
+  deadline_at: Date | null;
   created_at: Date;
   completed_at: Date | null;
+  pending_calls: PendingCallRow[] | null;
 }
 
 const SELECT_RESPONSE = `SELECT r.id, r.project_id, r.agent_id, a.name AS agent_name, r.agent_revision_id,
   rev.revision AS agent_revision, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
-  r.metadata, r.background, r.output, r.usage, r.error, r.model_calls, r.lease_token, r.created_at, r.completed_at
+  r.metadata, r.background, r.output, r.usage, r.error, r.model_calls, r.tool_call_count, r.repair_attempts,
+  r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at,
+  (SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
+     'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline) ORDER BY c.position)
+   FROM tool_calls c WHERE c.response_id = r.id AND c.status IN ('awaiting_approval', 'awaiting_output', 'awaiting_input')) AS pending_calls
   FROM responses r JOIN agents a ON a.id = r.agent_id JOIN agent_revisions rev ON rev.id = r.agent_revision_id`;
 
-export async function findResponse(db: Queryable, projectId: string, responseId: string): Promise<ResponseRow | null> {
-  const { rows } = await db.query<ResponseRow>(`${SELECT_RESPONSE} WHERE r.project_id = $1 AND r.id = $2`, [projectId, responseId]);
+export async function findResponse(db: Queryable, projectId: string, responseId: string, forUpdate = false): Promise<ResponseRow | null> {
+  const { rows } = await db.query<ResponseRow>(`${SELECT_RESPONSE} WHERE r.project_id = $1 AND r.id = $2${forUpdate ? ' FOR UPDATE OF r' : ''}`, [
+    projectId,
+    responseId,
+  ]);
   return rows[0] ?? null;
 }
 
-export async function requireResponse(db: Queryable, projectId: string, responseId: string): Promise<ResponseRow> {
-  const row = await findResponse(db, projectId, responseId);
+export async function requireResponse(db: Queryable, projectId: string, responseId: string, forUpdate = false): Promise<ResponseRow> {
+  const row = await findResponse(db, projectId, responseId, forUpdate);
   if (!row) throw notFound('response', responseId);
   return row;
+}
+
+const WAITING_FOR = { awaiting_approval: 'approval', awaiting_output: 'tool_output', awaiting_input: 'input' } as const;
+const ACTION_FOR: Record<string, RequiredAction['type']> = {
+  waiting_for_approval: 'approve_tool_calls',
+  waiting_for_tool: 'submit_tool_outputs',
+  waiting_for_input: 'answer_question',
+};
+
+function requiredAction(row: ResponseRow): RequiredAction | null {
+  if (!isWaiting(row.status)) return null;
+  const calls: PendingToolCall[] = (row.pending_calls ?? []).map((c) => ({
+    call_id: c.call_id,
+    name: c.name,
+    arguments: c.arguments,
+    risk: c.risk,
+    waiting_for: WAITING_FOR[c.status],
+    ...(c.question !== null ? { question: c.question } : {}),
+    ...(c.status === 'awaiting_approval' ? { approval_deadline: c.approval_deadline === null ? null : unixSeconds(c.approval_deadline) } : {}),
+  }));
+  return { type: ACTION_FOR[row.status], calls };
 }
 
 export function responseView(row: ResponseRow): Response {
@@ -61,7 +107,8 @@ export function responseView(row: ResponseRow): Response {
     output_text: outputText(row.output),
     usage: row.usage,
     error: row.error,
-    incomplete_details: null,
+    incomplete_details: row.status === 'timed_out' || row.status === 'budget_exceeded' ? { reason: row.status } : null,
+    required_action: requiredAction(row),
     metadata: row.metadata,
     tools: [],
     parallel_tool_calls: true,

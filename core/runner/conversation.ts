@@ -1,5 +1,6 @@
 // The conversation a model call sees: a session's earlier items, or else the
-// chain of previous responses, then this response's input and committed output.
+// chain of previous responses, then this response's input and committed output,
+// with any message the kernel added (an output repair request) in its place.
 import type { Item } from '../../generated/schemas.js';
 import { conversationItems } from '../responses/items.js';
 import { findResponse, type ResponseRow } from '../responses/responses.js';
@@ -8,8 +9,15 @@ import type { Queryable } from '../store/db.js';
 
 const MAX_CHAIN = 1000;
 
-export async function conversationFor(db: Queryable, row: ResponseRow): Promise<Item[]> {
+export interface Conversation {
+  items: Item[];
+  /** Model calls already made by earlier responses of a previous_response_id chain (the fake script continues). */
+  earlierModelCalls: number;
+}
+
+export async function conversationFor(db: Queryable, row: ResponseRow): Promise<Conversation> {
   const earlier: Item[] = [];
+  let earlierModelCalls = 0;
   if (row.session_id) {
     earlier.push(...(await sessionHistory(db, row.session_id, row.id)));
   } else {
@@ -18,8 +26,16 @@ export async function conversationFor(db: Queryable, row: ResponseRow): Promise<
       const previous = await findResponse(db, row.project_id, previousId);
       if (!previous) break;
       earlier.unshift(...previous.input, ...previous.output);
+      earlierModelCalls += previous.model_calls;
       previousId = previous.previous_response_id;
     }
   }
-  return conversationItems([...earlier, ...row.input, ...row.output]);
+  const output: Item[] = [];
+  const inserted = row.kernel_items;
+  row.output.forEach((item, index) => {
+    for (const k of inserted) if (k.after === index) output.push(k.item);
+    output.push(item);
+  });
+  for (const k of inserted) if (k.after >= row.output.length) output.push(k.item);
+  return { items: conversationItems([...earlier, ...row.input, ...output]), earlierModelCalls };
 }

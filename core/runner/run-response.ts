@@ -1,21 +1,28 @@
-// Runs one claimed response: model step after model step, each streamed into the
-// journal and committed under the lease's fencing token, until a final answer.
-import type { Item, ResponseError, Usage } from '../../generated/schemas.js';
+// Runs one claimed response: check stops and limits, run the tool calls that may
+// run, park the response when it waits for someone, otherwise take a model step —
+// each result committed under the lease's fencing token before the next step reads it.
+import type { AgentSpecFields, Item, ResponseError, Usage } from '../../generated/schemas.js';
 import { getRevision } from '../agents/agents.js';
 import { problemTypeUri, type ProblemSlug } from '../errors/problem-types.js';
 import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
+import type { Logger } from '../logger.js';
 import { ModelProviderError, type ModelEvent } from '../models/model-port.js';
 import { requireResponse, responseView, type ResponseRow } from '../responses/responses.js';
-import { terminalEventType, type TERMINAL_STATUSES } from '../responses/status.js';
-import { appendSessionItems } from '../sessions/sessions.js';
+import { enterWaiting, finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/state.js';
+import type { ResponseStatus } from '../responses/status.js';
+import { argumentProblems, needsApproval, resolveTools } from '../tools/broker.js';
+import { insertToolCalls, openToolCalls, type NewToolCall } from '../tools/tool-calls.js';
+import type { ResolvedTool } from '../tools/tool-port.js';
 import type { Claim } from './claim.js';
 import { conversationFor } from './conversation.js';
+import { interruptReason } from './interrupt.js';
+import { outputViolations, repairRequest } from './output-contract.js';
+import { closeDanglingItems } from './recovery.js';
 import { StepStream } from './step-stream.js';
+import { executeToolCall, expireApprovals } from './tool-execution.js';
 
-type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
-
-const ZERO_USAGE: Usage = {
+export const ZERO_USAGE: Usage = {
   input_tokens: 0,
   output_tokens: 0,
   total_tokens: 0,
@@ -42,40 +49,151 @@ export const responseError = (slug: ProblemSlug, message: string, providerStatus
   ...(providerStatus !== undefined ? { provider_status: providerStatus } : {}),
 });
 
-interface Progress {
-  output: Item[];
-  usage: Usage;
-  modelCalls: number;
+export interface RunContext {
+  kernel: Kernel;
+  writer: JournalWriter;
+  spec: AgentSpecFields;
+  tools: Map<string, ResolvedTool>;
+  signal: AbortSignal;
+  log: Logger;
+}
+
+/** Ends the response; `stream` carries a cut-off step's items and held events. */
+async function end(ctx: RunContext, status: TerminalStatus, error: ResponseError | null, stream?: StepStream, usage?: Usage): Promise<void> {
+  await ctx.kernel.db.transaction(async (tx) => {
+    const row = await requireResponse(tx, ctx.writer.projectId, ctx.writer.responseId, true);
+    if (row.lease_token !== ctx.writer.leaseToken) throw new LeaseLostError(row.id);
+    await stream?.flush(tx);
+    const output = [...row.output, ...(stream?.items ?? [])];
+    await finishResponse(tx, ctx.writer, { status, output, usage: usage ?? row.usage, error });
+  });
+  ctx.kernel.metrics.responsesFinished.inc({ status });
+  ctx.log.info({ status, error_code: error?.code }, 'response finished');
+}
+
+/** The reason a response must stop before its next step, if any. */
+function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: TerminalStatus; error: ResponseError | null } | null {
+  const limits = spec.limits ?? {};
+  if (row.cancel_requested_at) return { status: 'canceled', error: null };
+  if (row.deadline_at && new Date(row.deadline_at).getTime() <= Date.now()) return { status: 'timed_out', error: deadlineError(spec) };
+  if (limits.max_total_tokens !== undefined && (row.usage?.total_tokens ?? 0) > limits.max_total_tokens) {
+    return { status: 'budget_exceeded', error: responseError('limit-exceeded', `The token budget of ${limits.max_total_tokens} was used up.`) };
+  }
+  if (limits.max_tool_calls !== undefined && row.tool_call_count > limits.max_tool_calls) {
+    return { status: 'failed', error: responseError('limit-exceeded', `The model asked for more than max_tool_calls (${limits.max_tool_calls}) tool calls.`) };
+  }
+  return null;
 }
 
 export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSignal): Promise<void> {
   const { db } = kernel;
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
-  const row = await requireResponse(db, claim.projectId, claim.responseId);
-  if (claim.previousStatus === 'queued') {
-    await appendEvent(db, writer, 'response.in_progress', { response: responseView(row) });
+  const log = kernel.logger.child({ response_id: claim.responseId });
+  const first = await requireResponse(db, claim.projectId, claim.responseId);
+  if (claim.takeover) {
+    const closed = await closeDanglingItems(db, writer);
+    if (closed > 0) log.warn({ closed }, 'closed output items a crashed worker left open');
+  } else if (claim.previousStatus !== 'in_progress') {
+    await appendEvent(db, writer, 'response.in_progress', { response: responseView(first) });
   }
-  const { spec } = await getRevision(db, row.agent_revision_id);
-  const model = spec.model!;
-  const instructions = [spec.instructions, row.instructions].filter(Boolean).join('\n\n') || null;
-  const progress: Progress = { output: row.output, usage: row.usage ?? ZERO_USAGE, modelCalls: row.model_calls };
+  const { spec } = await getRevision(db, first.agent_revision_id);
+  const ctx: RunContext = { kernel, writer, spec, tools: resolveTools(spec, { egressAllowHosts: kernel.config.egressAllowHosts }), signal, log };
 
-  const stream = new StepStream(db, writer, progress.output.length);
-  const toolCalls: string[] = [];
+  try {
+    await runSteps(ctx, claim);
+  } catch (error) {
+    // Interrupted between model steps (a tool was running, say): same meaning as inside one.
+    const reason = interruptReason(signal);
+    if (reason === 'cancel') return end(ctx, 'canceled', null);
+    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec));
+    throw error;
+  }
+}
+
+const deadlineError = (spec: AgentSpecFields): ResponseError =>
+  responseError('limit-exceeded', `The agent's timeout of ${spec.limits?.timeout_seconds}s passed.`);
+
+async function runSteps(ctx: RunContext, claim: Claim): Promise<void> {
+  const { kernel, spec, signal, writer } = ctx;
+  const { db } = kernel;
+  for (;;) {
+    signal.throwIfAborted();
+    const row = await requireResponse(db, claim.projectId, claim.responseId);
+    const stop = stopBefore(row, spec);
+    if (stop) return end(ctx, stop.status, stop.error);
+
+    await expireApprovals(ctx, row);
+    const open = await openToolCalls(db, row.id);
+    if (open.length > 0) {
+      await Promise.all(open.filter((c) => c.status === 'ready' || c.status === 'running').map((call) => executeToolCall(ctx, call)));
+      const waiting = waitingStatusFor(await openToolCalls(db, row.id));
+      if (waiting) return db.transaction((tx) => enterWaiting(tx, writer, waiting));
+      continue;
+    }
+
+    const maxSteps = spec.limits?.max_steps;
+    if (maxSteps !== undefined && row.model_calls >= maxSteps) {
+      return end(ctx, 'failed', responseError('limit-exceeded', `The agent reached max_steps (${maxSteps}) without a final answer.`));
+    }
+    const step = await modelStep(ctx, row);
+    if (step === null) return;
+    if (step.calls.length > 0) continue;
+
+    if (spec.output_schema) {
+      const violations = outputViolations(spec.output_schema, step.text);
+      if (violations.length > 0) {
+        if (row.repair_attempts === 0) {
+          await requestRepair(ctx, step.text, violations);
+          continue;
+        }
+        return end(ctx, 'failed', responseError('output-invalid', `The output does not satisfy the agent's output_schema: ${violations.join('; ')}`));
+      }
+    }
+    return end(ctx, 'completed', null);
+  }
+}
+
+interface StepResult {
+  calls: StepStream['calls'];
+  text: string;
+}
+
+/** One model call, streamed into the journal and committed; null when the run ended inside it. */
+async function modelStep(ctx: RunContext, row: ResponseRow): Promise<StepResult | null> {
+  const { kernel, writer, spec, signal } = ctx;
+  const model = spec.model!;
+  const stream = new StepStream(kernel.db, writer, row.output.length);
+  const stepTimer = kernel.metrics.stepLatency.startTimer({ provider: model.provider });
+  let usage = row.usage ?? ZERO_USAGE;
   try {
     const adapter = kernel.models.get(model.provider);
-    const items = await conversationFor(db, { ...row, output: progress.output });
-    for await (const event of adapter.stream({ model, instructions, items, tools: [], stepIndex: progress.modelCalls, signal })) {
+    const conversation = await conversationFor(kernel.db, row);
+    const instructions = [spec.instructions, row.instructions].filter(Boolean).join('\n\n') || null;
+    const tools = [...ctx.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    const events = adapter.stream({
+      model,
+      instructions,
+      items: conversation.items,
+      tools,
+      outputSchema: spec.output_schema,
+      maxOutputTokens: model.max_output_tokens,
+      temperature: model.temperature,
+      stepIndex: conversation.earlierModelCalls + row.model_calls,
+      signal,
+    });
+    for await (const event of events) {
       switch (event.type) {
         case 'text_delta':
           await stream.textDelta(event.text);
           break;
         case 'tool_call':
-          await stream.toolCall(event.callId, event.name, event.arguments);
-          toolCalls.push(event.name);
+          stream.toolCall(event.callId, event.name, event.arguments);
           break;
         case 'usage':
-          progress.usage = addUsage(progress.usage, event);
+          usage = addUsage(usage, event);
+          kernel.metrics.tokens.inc({ kind: 'input' }, event.inputTokens);
+          kernel.metrics.tokens.inc({ kind: 'output' }, event.outputTokens);
+          kernel.metrics.tokens.inc({ kind: 'cached' }, event.cachedTokens);
           break;
         case 'finish':
           break;
@@ -85,47 +203,79 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
         }
       }
     }
-    await stream.finish();
+    stream.finish();
   } catch (error) {
+    stream.interrupt();
     if (error instanceof LeaseLostError) throw error;
-    await stream.abandon().catch(() => undefined);
-    if (signal.aborted) throw error;
+    const reason = interruptReason(signal);
+    if (reason === 'cancel') return end(ctx, 'canceled', null, stream, usage).then(() => null);
+    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), stream, usage).then(() => null);
+    // Shutdown or a lost lease: the next owner closes the open item and retries the step.
+    if (reason) throw error;
     if (!(error instanceof ModelProviderError)) throw error;
-    progress.output = [...progress.output, ...stream.items];
-    const message = `${error.provider}: ${error.message}`;
-    return finish(kernel, writer, row, { ...progress, modelCalls: progress.modelCalls + 1 }, 'failed', responseError('model-provider-error', message, error.providerStatus));
+    await end(ctx, 'failed', responseError('model-provider-error', `${error.provider}: ${error.message}`, error.providerStatus), stream, usage);
+    return null;
   }
-  progress.output = [...progress.output, ...stream.items];
-  progress.modelCalls += 1;
-  if (toolCalls.length === 0) return finish(kernel, writer, row, progress, 'completed', null);
-  // Tool execution belongs to the tool broker; this build has none, so the run ends here.
-  return finish(kernel, writer, row, progress, 'failed', responseError('tool-unavailable', `The model called tool "${toolCalls[0]}", which this deployment cannot run.`));
-}
 
-/** Commits the terminal state, the session's new items and the one terminal event together. */
-async function finish(kernel: Kernel, writer: JournalWriter, row: ResponseRow, progress: Progress, status: TerminalStatus, error: ResponseError | null): Promise<void> {
+  const calls: NewToolCall[] = stream.calls.map((call) => {
+    const tool = ctx.tools.get(call.name);
+    const approval = tool !== undefined && needsApproval(spec, tool);
+    return {
+      callId: call.callId,
+      itemId: call.itemId,
+      name: call.name,
+      kind: tool?.kind ?? 'unknown',
+      arguments: call.arguments,
+      risk: tool?.risk ?? 'read',
+      status: approval ? 'awaiting_approval' : 'ready',
+      approvalTimeoutSeconds: approval ? spec.approval?.timeout_seconds : undefined,
+    };
+  });
   await kernel.db.transaction(async (tx) => {
     const { rowCount } = await tx.query(
-      `UPDATE responses SET status = $3, output = $4, usage = $5, error = $6, model_calls = $7, completed_at = now(),
-         lease_owner = NULL, lease_expires_at = NULL
+      `UPDATE responses SET output = output || $3::jsonb, usage = $4, model_calls = model_calls + 1, tool_call_count = tool_call_count + $5
        WHERE id = $1 AND lease_token = $2`,
-      [row.id, writer.leaseToken, status, JSON.stringify(progress.output), JSON.stringify(progress.usage), error && JSON.stringify(error), progress.modelCalls],
+      [writer.responseId, writer.leaseToken, JSON.stringify(stream.items), JSON.stringify(usage), calls.length],
     );
-    if (rowCount === 0) throw new LeaseLostError(row.id);
-    if (row.session_id) {
-      const newItems = progress.output.slice(row.output.length).filter((item) => item.status !== 'incomplete');
-      await appendSessionItems(tx, row.project_id, row.session_id, row.id, newItems);
-    }
-    const final = await requireResponse(tx, row.project_id, row.id);
-    await appendEvent(tx, writer, terminalEventType(status), { response: responseView(final) });
+    if (rowCount === 0) throw new LeaseLostError(writer.responseId);
+    await stream.flush(tx);
+    await insertToolCalls(tx, writer.projectId, writer.responseId, calls);
   });
-  kernel.logger.info({ response_id: row.id, status, error_code: error?.code }, 'response finished');
+  stepTimer();
+  return { calls: stream.calls, text: stream.text };
+}
+
+/** Hides the invalid answer from the output text and asks the model once more, with the violations. */
+async function requestRepair(ctx: RunContext, answer: string, violations: string[]): Promise<void> {
+  await ctx.kernel.db.transaction(async (tx) => {
+    const row = await requireResponse(tx, ctx.writer.projectId, ctx.writer.responseId, true);
+    if (row.lease_token !== ctx.writer.leaseToken) throw new LeaseLostError(row.id);
+    const last = row.output.at(-1);
+    const answered = last?.type === 'message' && last.role === 'assistant';
+    const output: Item[] = row.output.map((item, index) => (answered && index === row.output.length - 1 ? { ...item, status: 'incomplete' } : item));
+    const kernelItems = [...row.kernel_items, { after: row.output.length, item: repairRequest(answer, violations) }];
+    await tx.query('UPDATE responses SET output = $2, kernel_items = $3, repair_attempts = repair_attempts + 1 WHERE id = $1', [
+      row.id,
+      JSON.stringify(output),
+      JSON.stringify(kernelItems),
+    ]);
+  });
+  ctx.log.info({ violations }, 'output did not satisfy the schema; asking for a repair');
 }
 
 /** A run that threw something unexpected ends failed instead of being retried forever. */
 export async function failRun(kernel: Kernel, claim: Claim): Promise<void> {
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
-  const row = await requireResponse(kernel.db, claim.projectId, claim.responseId);
-  const progress: Progress = { output: row.output, usage: row.usage ?? ZERO_USAGE, modelCalls: row.model_calls };
-  await finish(kernel, writer, row, progress, 'failed', responseError('internal', 'The run stopped on an internal error; see the server log.'));
+  await kernel.db.transaction(async (tx) => {
+    const row = await requireResponse(tx, claim.projectId, claim.responseId, true);
+    if (row.lease_token !== claim.leaseToken) return;
+    await finishResponse(tx, writer, {
+      status: 'failed',
+      output: row.output,
+      usage: row.usage,
+      error: responseError('internal', 'The run stopped on an internal error; see the server log.'),
+    });
+  });
 }
+
+export type { ResponseStatus };

@@ -1,10 +1,24 @@
-// Streams one model step into the journal as OpenAI-shaped output events: a
-// message item opened on the first text delta, one delta event per delta, and
-// the item closed when the step ends (as `incomplete` when it was cut off).
+// Streams one model step into the journal: a message item is opened (and its
+// deltas journaled) live; everything that finishes the step — the item's done
+// events, the function_call items — is held back and journaled in the same
+// transaction that commits the step. A step cut off by a crash therefore leaves
+// an open item, which the next worker closes as `incomplete`.
 import type { FunctionCallItem, Item, MessageItem } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
 import { appendEvent, type JournalWriter } from '../journal/journal.js';
-import type { Db } from '../store/db.js';
+import type { Queryable } from '../store/db.js';
+
+export interface HeldEvent {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+export interface ProposedCall {
+  callId: string;
+  itemId: string;
+  name: string;
+  arguments: string;
+}
 
 interface OpenMessage {
   id: string;
@@ -13,54 +27,78 @@ interface OpenMessage {
 }
 
 export class StepStream {
-  /** Items this step finished, in output order. */
+  /** Items of this step, in output order. */
   readonly items: Item[] = [];
+  /** Events to journal when the step commits. */
+  readonly held: HeldEvent[] = [];
+  readonly calls: ProposedCall[] = [];
   private message: OpenMessage | null = null;
   private nextIndex: number;
 
   constructor(
-    private readonly db: Db,
+    private readonly db: Queryable,
     private readonly writer: JournalWriter,
     firstOutputIndex: number,
   ) {
     this.nextIndex = firstOutputIndex;
   }
 
-  private append(type: string, payload: Record<string, unknown>): Promise<number> {
-    return appendEvent(this.db, this.writer, type, payload);
+  get text(): string {
+    return this.items.map((item) => (item.type === 'message' ? item.content.map((p) => p.text).join('') : '')).join('');
   }
 
   async textDelta(delta: string): Promise<void> {
     const message = this.message ?? (await this.openMessage());
     message.text += delta;
-    await this.append('response.output_text.delta', { item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] });
+    await appendEvent(this.db, this.writer, 'response.output_text.delta', {
+      item_id: message.id,
+      output_index: message.outputIndex,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
   }
 
-  async toolCall(callId: string, name: string, args: string): Promise<void> {
-    await this.closeMessage('completed');
+  toolCall(callId: string, name: string, args: string): void {
+    this.closeMessage('completed');
     const item: FunctionCallItem = { id: newId('fc'), type: 'function_call', call_id: callId, name, arguments: args, status: 'completed' };
     const outputIndex = this.nextIndex++;
-    await this.append('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress' } });
-    await this.append('response.output_item.done', { output_index: outputIndex, item });
+    this.held.push({ type: 'response.output_item.added', payload: { output_index: outputIndex, item: { ...item, status: 'in_progress' } } });
+    this.held.push({ type: 'response.output_item.done', payload: { output_index: outputIndex, item } });
     this.items.push(item);
+    this.calls.push({ callId, itemId: item.id, name, arguments: args });
   }
 
   /** The step ended normally. */
-  finish(): Promise<void> {
-    return this.closeMessage('completed');
+  finish(): void {
+    this.closeMessage('completed');
   }
 
-  /** The step was cut off: an open message is closed as incomplete; a retry streams into a new item. */
-  async abandon(): Promise<void> {
-    await this.closeMessage('incomplete');
+  /**
+   * The step was cut off (cancel, deadline, provider error): an open message is
+   * closed as incomplete, and proposed calls are dropped — they were never committed.
+   */
+  interrupt(): void {
+    this.closeMessage('incomplete');
+    const callItems = new Set(this.calls.map((c) => c.itemId));
+    const keep = (e: HeldEvent) => !callItems.has((e.payload.item as Item | undefined)?.id ?? '');
+    this.held.splice(0, this.held.length, ...this.held.filter(keep));
+    this.items.splice(0, this.items.length, ...this.items.filter((item) => !callItems.has(item.id)));
+    this.calls.length = 0;
+  }
+
+  /** Journals the held events; call inside the committing transaction. */
+  async flush(tx: Queryable): Promise<void> {
+    for (const event of this.held) await appendEvent(tx, this.writer, event.type, event.payload);
+    this.held.length = 0;
   }
 
   private async openMessage(): Promise<OpenMessage> {
     const message: OpenMessage = { id: newId('msg'), outputIndex: this.nextIndex++, text: '' };
     this.message = message;
     const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
-    await this.append('response.output_item.added', { output_index: message.outputIndex, item });
-    await this.append('response.content_part.added', {
+    await appendEvent(this.db, this.writer, 'response.output_item.added', { output_index: message.outputIndex, item });
+    await appendEvent(this.db, this.writer, 'response.content_part.added', {
       item_id: message.id,
       output_index: message.outputIndex,
       content_index: 0,
@@ -69,7 +107,7 @@ export class StepStream {
     return message;
   }
 
-  private async closeMessage(status: 'completed' | 'incomplete'): Promise<void> {
+  private closeMessage(status: 'completed' | 'incomplete'): void {
     const message = this.message;
     if (!message) return;
     this.message = null;
@@ -77,10 +115,10 @@ export class StepStream {
     const where = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };
     const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status, content: [part] };
     if (status === 'completed') {
-      await this.append('response.output_text.done', { ...where, text: message.text, logprobs: [] });
-      await this.append('response.content_part.done', { ...where, part });
+      this.held.push({ type: 'response.output_text.done', payload: { ...where, text: message.text, logprobs: [] } });
+      this.held.push({ type: 'response.content_part.done', payload: { ...where, part } });
     }
-    await this.append('response.output_item.done', { output_index: message.outputIndex, item });
+    this.held.push({ type: 'response.output_item.done', payload: { output_index: message.outputIndex, item } });
     this.items.push(item);
   }
 }

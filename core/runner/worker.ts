@@ -1,24 +1,37 @@
 // The worker: claims runnable responses up to its concurrency, keeps their leases
-// alive with a heartbeat, and stops a run whose lease it lost. A NOTIFY wakes it;
-// polling every PALAI_POLL_INTERVAL_MS is the backstop.
+// alive with a heartbeat, and interrupts a run when it is cancelled, passes its
+// deadline or loses its lease. A NOTIFY wakes it; polling is the backstop.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { LeaseLostError } from '../journal/journal.js';
-import { anyWorkKey } from '../journal/wakeups.js';
+import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Kernel } from '../kernel.js';
 import { claimNext, releaseLease, renewLease, type Claim } from './claim.js';
+import { RunInterrupted } from './interrupt.js';
 import { failRun, runResponse } from './run-response.js';
+
+interface Running {
+  claim: Claim;
+  abort: AbortController;
+  done: Promise<void>;
+}
 
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  private readonly running = new Map<string, { claim: Claim; abort: AbortController; done: Promise<void> }>();
+  private readonly running = new Map<string, Running>();
   private readonly stopping = new AbortController();
   private loop: Promise<void> | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
 
   constructor(private readonly kernel: Kernel) {}
 
-  start(): void {
+  async start(): Promise<void> {
+    this.unlisten = await this.kernel.db.listen(CANCEL_CHANNEL, (responseId) => this.interrupt(responseId, 'cancel'));
     this.loop ??= this.claimLoop();
+  }
+
+  private interrupt(responseId: string, reason: RunInterrupted['reason']): void {
+    this.running.get(responseId)?.abort.abort(new RunInterrupted(reason));
   }
 
   private async claimLoop(): Promise<void> {
@@ -39,21 +52,38 @@ export class Worker {
     }
   }
 
+  private async deadlineOf(claim: Claim): Promise<number | null> {
+    const { rows } = await this.kernel.db.query<{ deadline_at: Date | null }>('SELECT deadline_at FROM responses WHERE id = $1', [claim.responseId]);
+    return rows[0]?.deadline_at ? new Date(rows[0].deadline_at).getTime() : null;
+  }
+
   private launch(claim: Claim): void {
-    const { config, logger, wakeups } = this.kernel;
+    const { config, logger, wakeups, metrics } = this.kernel;
     const abort = new AbortController();
     const log = logger.child({ response_id: claim.responseId, lease_token: claim.leaseToken });
-    if (claim.previousStatus === 'in_progress') log.warn('took over a response whose lease expired');
+    if (claim.takeover) {
+      metrics.leaseTakeovers.inc();
+      log.warn('took over a response whose lease expired');
+    }
     const heartbeat = setInterval(() => {
       renewLease(this.kernel.db, claim, config.leaseSeconds)
-        .then((held) => {
-          if (!held) abort.abort(new LeaseLostError(claim.responseId));
+        .then(({ held, cancelRequested }) => {
+          if (!held) abort.abort(new RunInterrupted('lease_lost'));
+          else if (cancelRequested) abort.abort(new RunInterrupted('cancel'));
         })
         .catch((error) => log.warn({ err: error }, 'lease renewal failed'));
     }, Math.max(100, (config.leaseSeconds * 1000) / 3));
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    void this.deadlineOf(claim).then((deadline) => {
+      if (deadline !== null && !abort.signal.aborted) {
+        deadlineTimer = setTimeout(() => abort.abort(new RunInterrupted('deadline')), Math.max(0, deadline - Date.now()));
+      }
+    });
+
     const done = runResponse(this.kernel, claim, abort.signal)
       .catch(async (error) => {
-        if (error instanceof LeaseLostError || abort.signal.reason instanceof LeaseLostError) {
+        const reason = abort.signal.reason instanceof RunInterrupted ? abort.signal.reason.reason : null;
+        if (error instanceof LeaseLostError || reason === 'lease_lost') {
           log.warn('lease lost; another worker owns this response now');
         } else if (this.stopping.signal.aborted) {
           await releaseLease(this.kernel.db, claim).catch(() => undefined);
@@ -64,6 +94,7 @@ export class Worker {
       })
       .finally(() => {
         clearInterval(heartbeat);
+        clearTimeout(deadlineTimer);
         this.running.delete(claim.responseId);
         wakeups.wake(anyWorkKey);
       });
@@ -73,8 +104,9 @@ export class Worker {
   /** Stops claiming, interrupts running responses and hands their leases back. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    for (const run of this.running.values()) run.abort.abort(new Error('worker stopping'));
+    for (const run of this.running.values()) run.abort.abort(new RunInterrupted('shutdown'));
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
     await this.loop;
+    await this.unlisten?.();
   }
 }

@@ -7,6 +7,7 @@ import { newId } from '../ids.js';
 import { unixSeconds } from '../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import type { Db, Queryable } from '../store/db.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 
 interface SessionRow {
   id: string;
@@ -40,16 +41,21 @@ export async function requireSession(db: Queryable, projectId: string, sessionId
   return sessionView(row);
 }
 
-export async function createSession(db: Db, projectId: string, request: CreateSessionRequest): Promise<Session> {
-  const agent = await requireAgent(db, projectId, request.agent);
-  const id = newId('ses');
-  await db.query('INSERT INTO sessions (id, project_id, agent_id, metadata) VALUES ($1, $2, $3, $4)', [
-    id,
-    projectId,
-    agent.id,
-    JSON.stringify(request.metadata ?? {}),
-  ]);
-  return requireSession(db, projectId, id);
+export async function createSession(db: Db, projectId: string, request: CreateSessionRequest, idem?: IdempotencyClaim): Promise<Session> {
+  return db.transaction(async (tx) => {
+    const id = newId('ses');
+    await reserveKey(tx, projectId, idem, id);
+    const agent = await requireAgent(tx, projectId, request.agent);
+    await tx.query('INSERT INTO sessions (id, project_id, agent_id, metadata) VALUES ($1, $2, $3, $4)', [
+      id,
+      projectId,
+      agent.id,
+      JSON.stringify(request.metadata ?? {}),
+    ]);
+    const session = await requireSession(tx, projectId, id);
+    await recordAnswer(tx, projectId, idem, 201, session, id);
+    return session;
+  });
 }
 
 export async function deleteSession(db: Db, projectId: string, sessionId: string): Promise<void> {

@@ -5,6 +5,8 @@ import type { Db, Queryable, QueryResult } from './db.js';
 
 type Listener = (payload: string) => void;
 
+const CONNECT_TIMEOUT_MS = 10_000;
+
 export class PgDb implements Db {
   readonly kind = 'postgres' as const;
   private readonly pool: pg.Pool;
@@ -14,7 +16,8 @@ export class PgDb implements Db {
   private closed = false;
 
   constructor(private readonly url: string, poolSize = 10) {
-    this.pool = new pg.Pool({ connectionString: url, max: poolSize });
+    // A bound on connecting, so an unreachable host fails in seconds, not after the OS TCP timeout.
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     // An idle client dying (e.g. a database restart) must not crash the process.
     this.pool.on('error', () => undefined);
   }
@@ -78,7 +81,7 @@ export class PgDb implements Db {
   }
 
   private async connectListener(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     client.on('notification', (msg) => {
       for (const listener of this.listeners.get(msg.channel) ?? []) listener(msg.payload ?? '');
     });

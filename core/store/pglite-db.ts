@@ -31,7 +31,7 @@ export class PgliteDb implements Db {
 
   async query<Row>(sql: string, params: unknown[] = []): Promise<QueryResult<Row>> {
     const result = await this.pg.query<Row>(sql, params);
-    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
   }
 
   async exec(sql: string): Promise<void> {
@@ -43,7 +43,7 @@ export class PgliteDb implements Db {
       work({
         query: async <Row>(sql: string, params: unknown[] = []) => {
           const result = await t.query<Row>(sql, params);
-          return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+          return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
         },
         exec: async (sql: string) => {
           await t.exec(sql);

@@ -1,90 +1,21 @@
 // `palai serve` as a user runs it: the real binary in a child process, spoken to
 // over real HTTP, stopped with SIGTERM, on the embedded store and on PostgreSQL.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
+import { cleanUpProcesses, startPalai, tempDir, userEnv, within, type Running } from '../support/cli.js';
 import { parseSse } from '../support/sse.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const API_KEY = 'palai_sk_e2e_bootstrap_key_0123456789';
 /** The first start of an embedded store runs initdb in WASM, which takes several seconds. */
 const STARTUP_TIMEOUT_MS = 90_000;
 
-const children = new Set<ChildProcess>();
-const tempDirs: string[] = [];
-after(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
+after(cleanUpProcesses);
 
 function tempHome(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'palai-e2e-'));
-  tempDirs.push(dir);
-  return join(dir, 'home');
-}
-
-/** A user's environment: none of the runner's PALAI_* or node:test settings leak into the child. */
-function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('PALAI_') && name !== 'PORT' && !name.startsWith('NODE_TEST'));
-  return { ...Object.fromEntries(inherited), PALAI_LOG_LEVEL: 'warn', ...extra };
-}
-
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-  /** Resolves with the first match of `pattern` in stdout; rejects on exit or timeout. */
-  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
-}
-
-/** Starts `node bin/palai.mjs …` from the repository root, exactly as the README runs it. */
-function palai(args: string[], env: NodeJS.ProcessEnv): Running {
-  const child = spawn(process.execPath, ['bin/palai.mjs', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  child.stderr!.on('data', (chunk) => (err += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  void exited.then(() => children.delete(child));
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    waitFor: (pattern, timeoutMs) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const match = out.match(pattern);
-          if (match) done(() => resolve(match));
-        };
-        const timer = setTimeout(() => done(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`))), timeoutMs);
-        const onExit = (code: number | null) => done(() => reject(new Error(`palai exited (${code}) before ${pattern}; stdout: ${out} stderr: ${err}`)));
-        const done = (settle: () => void) => {
-          clearTimeout(timer);
-          child.stdout!.off('data', check);
-          child.off('exit', onExit);
-          settle();
-        };
-        child.stdout!.on('data', check);
-        child.once('exit', onExit);
-        check();
-      }),
-  };
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))),
-  ]).finally(() => clearTimeout(timer));
+  return join(tempDir('palai-e2e-'), 'home');
 }
 
 async function call(base: string, path: string, body?: unknown): Promise<Response> {
@@ -124,7 +55,7 @@ async function exerciseHub(base: string): Promise<void> {
 
 /** Starts serve, runs the scenario, stops it with SIGTERM and expects a clean exit. */
 async function serveScenario(env: NodeJS.ProcessEnv): Promise<Running> {
-  const serve = palai(['serve', '--port', '0'], env);
+  const serve = startPalai(['serve', '--port', '0'], env);
   const [, base] = await serve.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
   assert.doesNotMatch(base, /:0$/, 'the printed URL carries the real port');
   assert.match(serve.stdout(), /Created project proj_\w+ with the API key from PALAI_BOOTSTRAP_API_KEY/);
@@ -147,7 +78,7 @@ test('palai serve on the embedded store answers over HTTP and releases the store
   assert.deepEqual(readdirSync(home).filter((name) => name.endsWith('.lock')), [], 'the lock file was removed');
 
   // The lock is gone: another process can open the same store right away.
-  const migrate = palai(['migrate'], env);
+  const migrate = startPalai(['migrate'], env);
   assert.equal(await within(migrate.exited, 60_000, 'palai migrate'), 0, migrate.stderr());
   assert.match(migrate.stdout(), /Up to date/);
 });
@@ -161,7 +92,7 @@ test('palai serve on PostgreSQL answers over HTTP and exits 0 on SIGTERM', { ski
     const serve = await serveScenario(env);
     assert.match(serve.stdout(), /Store: PostgreSQL at postgres:\/\//);
 
-    const keys = palai(['keys', 'list'], env);
+    const keys = startPalai(['keys', 'list'], env);
     assert.equal(await within(keys.exited, 30_000, 'palai keys list'), 0, keys.stderr());
     assert.match(keys.stdout(), /bootstrap/);
   } finally {

@@ -3,22 +3,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type request from 'supertest';
+import { createAgent } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
 await describeEachStore('agents', (ctx) => {
   const fake = { provider: 'fake' };
 
-  const create = async (body: Record<string, unknown>) => {
-    const { http, auth } = ctx();
-    const res = await http.post('/v1/agents').set(auth).send(body);
-    assertMatchesSpec(res, 'createAgent');
-    assert.equal(res.status, 201, res.text);
-    return res.body;
-  };
-
   test('creating an agent answers 201 with an agt_ id at revision 1', async () => {
-    const agent = await create({ name: 'creator', model: fake, instructions: 'Be brief.', metadata: { team: 'core' } });
+    const agent = await createAgent(ctx, { name: 'creator', model: fake, instructions: 'Be brief.', metadata: { team: 'core' } });
     assert.match(agent.id, /^agt_/);
     assert.equal(agent.object, 'agent');
     assert.equal(agent.name, 'creator');
@@ -33,7 +26,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('an agent can be read by its id and by its name, with the same body', async () => {
     const { http, auth } = ctx();
-    const agent = await create({ name: 'readable', model: fake });
+    const agent = await createAgent(ctx, { name: 'readable', model: fake });
     const byId = await http.get(`/v1/agents/${agent.id}`).set(auth);
     assertMatchesSpec(byId, 'getAgent');
     assert.equal(byId.status, 200);
@@ -59,9 +52,7 @@ await describeEachStore('agents', (ctx) => {
     const other = { Authorization: `Bearer ${key}` };
     const created = [];
     for (const name of ['page-a', 'page-b', 'page-c', 'page-d', 'page-e']) {
-      const res = await http.post('/v1/agents').set(other).send({ name, model: fake });
-      assert.equal(res.status, 201, res.text);
-      created.push(res.body.id);
+      created.push((await createAgent(ctx, { name, model: fake }, other)).id);
     }
     const seen: string[] = [];
     const pages: boolean[] = [];
@@ -97,7 +88,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('updating an agent writes revision 2; the same body again writes no revision', async () => {
     const { http, auth } = ctx();
-    const agent = await create({ name: 'evolving', model: fake, instructions: 'v1' });
+    const agent = await createAgent(ctx, { name: 'evolving', model: fake, instructions: 'v1' });
     const body = { model: fake, instructions: 'v2', description: 'second' };
     const updated = await http.post(`/v1/agents/${agent.id}`).set(auth).send(body);
     assertMatchesSpec(updated, 'updateAgent');
@@ -121,7 +112,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('an update replaces the whole spec: fields left out are gone', async () => {
     const { http, auth } = ctx();
-    await create({ name: 'replaced', model: fake, instructions: 'keep?', metadata: { a: '1' } });
+    await createAgent(ctx, { name: 'replaced', model: fake, instructions: 'keep?', metadata: { a: '1' } });
     const res = await http.post('/v1/agents/replaced').set(auth).send({ model: fake });
     assertMatchesSpec(res, 'updateAgent');
     assert.equal(res.body.revision, 2);
@@ -131,7 +122,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('renaming an agent through an update is refused with 400 and a /name pointer', async () => {
     const { http, auth } = ctx();
-    const agent = await create({ name: 'fixed-name', model: fake });
+    const agent = await createAgent(ctx, { name: 'fixed-name', model: fake });
     const res = await http.post(`/v1/agents/${agent.id}`).set(auth).send({ name: 'new-name', model: fake, instructions: 'x' });
     assertMatchesSpec(res, 'updateAgent');
     assertProblem(res, 400, 'invalid-request');
@@ -151,7 +142,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('listAgentRevisions lists every revision oldest first with its spec, paginated', async () => {
     const { http, auth } = ctx();
-    const agent = await create({ name: 'revised', model: fake, instructions: 'r1' });
+    const agent = await createAgent(ctx, { name: 'revised', model: fake, instructions: 'r1' });
     for (const instructions of ['r2', 'r3']) {
       const res = await http.post('/v1/agents/revised').set(auth).send({ model: fake, instructions });
       assert.equal(res.status, 200, res.text);
@@ -188,7 +179,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('a second agent with the same name is a 409 conflict and the first is untouched', async () => {
     const { http, auth } = ctx();
-    const first = await create({ name: 'twin', model: fake, instructions: 'original' });
+    const first = await createAgent(ctx, { name: 'twin', model: fake, instructions: 'original' });
     const res = await http.post('/v1/agents').set(auth).send({ name: 'twin', model: fake, instructions: 'impostor' });
     assertMatchesSpec(res, 'createAgent');
     assertProblem(res, 409, 'conflict');
@@ -216,18 +207,15 @@ await describeEachStore('agents', (ctx) => {
   });
 
   test('the same name may exist in two projects', async () => {
-    const { http } = ctx();
-    const mine = await create({ name: 'shared-name', model: fake });
+    const mine = await createAgent(ctx, { name: 'shared-name', model: fake });
     const other = { Authorization: `Bearer ${await ctx().newProjectKey()}` };
-    const theirs = await http.post('/v1/agents').set(other).send({ name: 'shared-name', model: fake });
-    assertMatchesSpec(theirs, 'createAgent');
-    assert.equal(theirs.status, 201);
-    assert.notEqual(theirs.body.id, mine.id);
+    const theirs = await createAgent(ctx, { name: 'shared-name', model: fake }, other);
+    assert.notEqual(theirs.id, mine.id);
   });
 
   test("a response pins the revision it ran; an update does not rewrite old responses", async () => {
     const { http, auth } = ctx();
-    const agent = await create({ name: 'pinned', model: { provider: 'fake', script: [{ text: 'from revision one' }] } });
+    const agent = await createAgent(ctx, { name: 'pinned', model: { provider: 'fake', script: [{ text: 'from revision one' }] } });
     const first = await http.post('/v1/responses').set(auth).send({ model: 'pinned', input: 'hi' });
     assertMatchesSpec(first, 'createResponse');
     assert.deepEqual(first.body.agent, { id: agent.id, name: 'pinned', revision: 1, revision_id: agent.revision_id });
@@ -251,7 +239,7 @@ await describeEachStore('agents', (ctx) => {
 
   test("another project's key cannot see, update, list or run this project's agent", async () => {
     const { http } = ctx();
-    const agent = await create({ name: 'private', model: fake });
+    const agent = await createAgent(ctx, { name: 'private', model: fake });
     const other = { Authorization: `Bearer ${await ctx().newProjectKey()}` };
     for (const ref of [agent.id, 'private']) {
       const get = await http.get(`/v1/agents/${ref}`).set(other);

@@ -10,6 +10,7 @@ import { createLogger } from '../../core/logger.js';
 import { ModelRegistry } from '../../core/models/model-port.js';
 import type { Db } from '../../core/store/db.js';
 import { operations } from '../../generated/operations.js';
+import { createAgent } from '../support/api.js';
 import { describeEachStore, testConfig } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
@@ -46,9 +47,7 @@ await describeEachStore(
       const { http, auth } = ctx();
       const existing = await http.get(`/v1/agents/${name}`).set(auth);
       if (existing.status === 200) return existing.body;
-      const res = await http.post('/v1/agents').set(auth).send({ name, model });
-      assert.equal(res.status, 201, res.text);
-      return res.body;
+      return createAgent(ctx, { name, model });
     };
 
     test('malformed JSON is a 400 malformed-json problem', async () => {

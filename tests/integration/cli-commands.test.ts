@@ -2,55 +2,29 @@
 // bin/palai.mjs) against a temporary embedded store, plus the PostgreSQL cases.
 // Steps share one store and run in order: an embedded store admits one process at a time.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { listAgents } from '../../core/agents/agents.js';
 import { listProjects } from '../../core/auth/projects.js';
 import { PgliteDb } from '../../core/store/pglite-db.js';
+import { cleanUpProcesses, ROOT, runPalai, tempDir, userEnv, type Result } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Generous: the first open of an embedded store runs initdb in WASM. */
 const COMMAND_TIMEOUT_MS = 90_000;
 
-const children = new Set<ChildProcess>();
 let dir = '';
 let home = '';
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'palai-cli-'));
+  dir = tempDir('palai-cli-');
   home = join(dir, 'home');
 });
-after(() => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+after(cleanUpProcesses);
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node bin/palai.mjs …` to completion (killed after the timeout) in a user's environment. */
+/** Runs `node bin/palai.mjs …` to completion (killed after the timeout) in a user's environment on the test store. */
 function palai(args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
-  const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('PALAI_') && name !== 'PORT' && !name.startsWith('NODE_TEST'));
-  const env = { ...Object.fromEntries(inherited), PALAI_HOME: home, PALAI_LOG_LEVEL: 'warn', ...extraEnv };
-  const child = spawn(process.execPath, ['bin/palai.mjs', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: COMMAND_TIMEOUT_MS });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      children.delete(child);
-      resolve({ code, stdout, stderr });
-    }),
-  );
+  return runPalai(args, userEnv({ PALAI_HOME: home, ...extraEnv }), COMMAND_TIMEOUT_MS);
 }
 
 const noStack = (result: Result) => assert.doesNotMatch(result.stderr, /\n\s+at /, `no stack trace: ${result.stderr}`);
@@ -66,7 +40,7 @@ describe('palai commands on an embedded store', { timeout: 300_000 }, () => {
   test('migrate creates the store and says which migrations it applied', async () => {
     const migrate = await palai(['migrate']);
     assert.equal(migrate.code, 0, migrate.stderr);
-    assert.match(migrate.stdout, /Applied migration 0001_\w+\nUp to date/);
+    assert.match(migrate.stdout, /Applied migration 0001_\w+\n(Applied migration \d{4}_\w+\n)*Up to date/);
   });
 
   test('keys create shows the secret once, list never shows it, revoke marks the key revoked', async () => {
@@ -186,7 +160,7 @@ describe('palai doctor and migrate on PostgreSQL', { skip: postgresReason ?? fal
       const before = await palai(['doctor'], env);
       assert.equal(before.code, 1);
       assert.match(before.stdout, /✓ database reachable/);
-      assert.match(before.stdout, /✗ 1 migration\(s\) not applied: 0001_\w+\n\s+fix: run palai migrate/);
+      assert.match(before.stdout, /✗ \d+ migration\(s\) not applied: 0001_\w+(, \d{4}_\w+)*\n\s+fix: run palai migrate/);
 
       const migrate = await palai(['migrate'], env);
       assert.equal(migrate.code, 0, migrate.stderr);

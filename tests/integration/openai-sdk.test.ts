@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
+import { createAgent } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 
 await describeEachStore('OpenAI SDK as a client', (ctx) => {
@@ -12,13 +13,12 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
   let client: OpenAI;
 
   before(async () => {
-    const { hub, apiKey, http, auth } = ctx();
+    const { hub, apiKey } = ctx();
     server = hub.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
     client = new OpenAI({ apiKey, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
-    const res = await http.post('/v1/agents').set(auth).send({ name: 'sdk-echo', model: { provider: 'fake' } });
-    assert.equal(res.status, 201, res.text);
+    await createAgent(ctx, { name: 'sdk-echo', model: { provider: 'fake' } });
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 

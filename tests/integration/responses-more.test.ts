@@ -2,27 +2,13 @@
 // journal replayed as SSE, and what each step of the fake model's script does.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { createAgent, createSession, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 import { parseSse, type SseFrame } from '../support/sse.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 
 await describeEachStore('responses (more)', (ctx) => {
-  const createAgent = async (name: string, model: Record<string, unknown> = { provider: 'fake' }, extra = {}) => {
-    const { http, auth } = ctx();
-    const res = await http.post('/v1/agents').set(auth).send({ name, model, ...extra });
-    assert.equal(res.status, 201, res.text);
-    return res.body;
-  };
-
-  const respond = async (body: Record<string, unknown>) => {
-    const { http, auth } = ctx();
-    const res = await http.post('/v1/responses').set(auth).send(body);
-    assertMatchesSpec(res, 'createResponse');
-    assert.equal(res.status, 200, res.text);
-    return res.body;
-  };
-
   /** The journal of a response as SSE, checked frame by frame against the document. */
   const replay = async (responseId: string, query: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<SseFrame[]> => {
     const { http, auth } = ctx();
@@ -40,24 +26,24 @@ await describeEachStore('responses (more)', (ctx) => {
   };
 
   before(async () => {
-    await createAgent('echo');
+    await createAgent(ctx, { name: 'echo', model: { provider: 'fake' } });
   });
 
   test('previous_response_id continues a conversation: the model sees the earlier turns', async () => {
-    const first = await respond({ model: 'echo', input: 'alpha beta' });
+    const first = await respond(ctx, { model: 'echo', input: 'alpha beta' });
     assert.equal(first.usage.input_tokens, 2);
-    const second = await respond({ model: 'echo', input: 'gamma', previous_response_id: first.id });
+    const second = await respond(ctx, { model: 'echo', input: 'gamma', previous_response_id: first.id });
     assert.equal(second.previous_response_id, first.id);
     assert.equal(second.output_text, 'gamma');
     // alpha beta (asked) + alpha beta (answered) + gamma.
     assert.equal(second.usage.input_tokens, 5);
-    const third = await respond({ model: 'echo', input: 'delta', previous_response_id: second.id });
+    const third = await respond(ctx, { model: 'echo', input: 'delta', previous_response_id: second.id });
     assert.equal(third.usage.input_tokens, 7, 'the whole chain, not only the last turn');
     assert.equal(third.session_id, null);
   });
 
   test('previous_response_id: null starts a fresh conversation', async () => {
-    const res = await respond({ model: 'echo', input: 'fresh start', previous_response_id: null });
+    const res = await respond(ctx, { model: 'echo', input: 'fresh start', previous_response_id: null });
     assert.equal(res.previous_response_id, null);
     assert.equal(res.usage.input_tokens, 2);
   });
@@ -71,9 +57,9 @@ await describeEachStore('responses (more)', (ctx) => {
 
   test("another project's response cannot be continued or read", async () => {
     const { http } = ctx();
-    const mine = await respond({ model: 'echo', input: 'secret words' });
+    const mine = await respond(ctx, { model: 'echo', input: 'secret words' });
     const other = { Authorization: `Bearer ${await ctx().newProjectKey()}` };
-    assert.equal((await http.post('/v1/agents').set(other).send({ name: 'echo', model: { provider: 'fake' } })).status, 201);
+    await createAgent(ctx, { name: 'echo', model: { provider: 'fake' } }, other);
     const cont = await http.post('/v1/responses').set(other).send({ model: 'echo', input: 'x', previous_response_id: mine.id });
     assertProblem(cont, 404, 'not-found');
     const read = await http.get(`/v1/responses/${mine.id}`).set(other);
@@ -91,11 +77,11 @@ await describeEachStore('responses (more)', (ctx) => {
   });
 
   test("instructions are recorded and reach the model after the agent's own", async () => {
-    await createAgent('instructed', { provider: 'fake' }, { instructions: 'Be kind.' });
-    const plain = await respond({ model: 'instructed', input: 'hello' });
+    await createAgent(ctx, { name: 'instructed', model: { provider: 'fake' }, instructions: 'Be kind.' });
+    const plain = await respond(ctx, { model: 'instructed', input: 'hello' });
     assert.equal(plain.instructions, null);
     assert.equal(plain.usage.input_tokens, 3);
-    const res = await respond({ model: 'instructed', input: 'hello', instructions: 'Answer in French.' });
+    const res = await respond(ctx, { model: 'instructed', input: 'hello', instructions: 'Answer in French.' });
     assert.equal(res.instructions, 'Answer in French.');
     assert.equal(res.usage.input_tokens, 6);
     const read = await ctx().http.get(`/v1/responses/${res.id}`).set(ctx().auth);
@@ -105,17 +91,17 @@ await describeEachStore('responses (more)', (ctx) => {
   test('metadata round-trips through create and get; left out or null it is {}', async () => {
     const { http, auth } = ctx();
     const metadata = { order: '42', customer: 'ada' };
-    const res = await respond({ model: 'echo', input: 'x', metadata });
+    const res = await respond(ctx, { model: 'echo', input: 'x', metadata });
     assert.deepEqual(res.metadata, metadata);
     const read = await http.get(`/v1/responses/${res.id}`).set(auth);
     assertMatchesSpec(read, 'getResponse');
     assert.deepEqual(read.body.metadata, metadata);
-    assert.deepEqual((await respond({ model: 'echo', input: 'x' })).metadata, {});
-    assert.deepEqual((await respond({ model: 'echo', input: 'x', metadata: null })).metadata, {});
+    assert.deepEqual((await respond(ctx, { model: 'echo', input: 'x' })).metadata, {});
+    assert.deepEqual((await respond(ctx, { model: 'echo', input: 'x', metadata: null })).metadata, {});
   });
 
   test('OpenAI request fields Palai does not use are tolerated', async () => {
-    const res = await respond({
+    const res = await respond(ctx, {
       model: 'echo',
       input: 'tolerant',
       temperature: 0.2,
@@ -140,10 +126,10 @@ await describeEachStore('responses (more)', (ctx) => {
 
   test('a string input becomes one user message', async () => {
     const { http, auth } = ctx();
-    const session = await http.post('/v1/sessions').set(auth).send({ agent: 'echo' });
-    const res = await respond({ session_id: session.body.id, input: 'just a string' });
+    const session = await createSession(ctx, { agent: 'echo' });
+    const res = await respond(ctx, { session_id: session.id, input: 'just a string' });
     assert.equal(res.output_text, 'just a string');
-    const items = await http.get(`/v1/sessions/${session.body.id}/items`).set(auth);
+    const items = await http.get(`/v1/sessions/${session.id}/items`).set(auth);
     const [user] = items.body.data;
     assert.equal(user.type, 'message');
     assert.equal(user.role, 'user');
@@ -152,9 +138,9 @@ await describeEachStore('responses (more)', (ctx) => {
 
   test('array input takes messages with string content or content parts, and earlier turns', async () => {
     const { http, auth } = ctx();
-    const session = await http.post('/v1/sessions').set(auth).send({ agent: 'echo' });
-    const res = await respond({
-      session_id: session.body.id,
+    const session = await createSession(ctx, { agent: 'echo' });
+    const res = await respond(ctx, {
+      session_id: session.id,
       input: [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'first' },
@@ -167,7 +153,7 @@ await describeEachStore('responses (more)', (ctx) => {
     assert.equal(res.output_text, 'last one', 'the fake model echoes the last user message');
     // sys + first + answer + {"q":1} + found + "last one".
     assert.equal(res.usage.input_tokens, 7);
-    const items = await http.get(`/v1/sessions/${session.body.id}/items`).set(auth);
+    const items = await http.get(`/v1/sessions/${session.id}/items`).set(auth);
     assertMatchesSpec(items, 'listSessionItems');
     assert.deepEqual(
       items.body.data.map((i: { type: string; role?: string }) => i.role ?? i.type),
@@ -179,7 +165,7 @@ await describeEachStore('responses (more)', (ctx) => {
 
   test('GET with stream=true replays every event of a finished response, the same as the live stream', async () => {
     const { http, auth } = ctx();
-    await createAgent('replayed', { provider: 'fake', script: [{ text: 'one two three' }] });
+    await createAgent(ctx, { name: 'replayed', model: { provider: 'fake', script: [{ text: 'one two three' }] } });
     const live = await http.post('/v1/responses').set(auth).send({ model: 'replayed', input: 'go', stream: true });
     const liveFrames = parseSse(live.text);
     const id = liveFrames[0].data.response.id;
@@ -191,7 +177,7 @@ await describeEachStore('responses (more)', (ctx) => {
   });
 
   test('starting_after=N replays only the events after sequence N', async () => {
-    const done = await respond({ model: 'echo', input: 'a b c d' });
+    const done = await respond(ctx, { model: 'echo', input: 'a b c d' });
     const all = await replay(done.id);
     const later = await replay(done.id, { starting_after: 3 });
     assert.deepEqual(later.map((f) => f.data), all.slice(4).map((f) => f.data));
@@ -200,7 +186,7 @@ await describeEachStore('responses (more)', (ctx) => {
   });
 
   test('a Last-Event-ID header resumes after that event; starting_after wins over it', async () => {
-    const done = await respond({ model: 'echo', input: 'resume me please' });
+    const done = await respond(ctx, { model: 'echo', input: 'resume me please' });
     const all = await replay(done.id);
     const resumed = await replay(done.id, {}, { 'Last-Event-ID': '5' });
     assert.deepEqual(resumed.map((f) => f.data.sequence_number), all.slice(6).map((f) => f.data.sequence_number));
@@ -209,7 +195,7 @@ await describeEachStore('responses (more)', (ctx) => {
   });
 
   test('resuming after the final event ends the stream at once with no events', async () => {
-    const done = await respond({ model: 'echo', input: 'finished' });
+    const done = await respond(ctx, { model: 'echo', input: 'finished' });
     const all = await replay(done.id);
     const last = all.at(-1)!.data.sequence_number;
     assert.deepEqual(await replay(done.id, { starting_after: last }), []);
@@ -218,17 +204,17 @@ await describeEachStore('responses (more)', (ctx) => {
   });
 
   test('a text step with delay_ms pauses between words', async () => {
-    await createAgent('slow-words', { provider: 'fake', script: [{ text: 'w1 w2 w3 w4', delay_ms: 40 }] });
+    await createAgent(ctx, { name: 'slow-words', model: { provider: 'fake', script: [{ text: 'w1 w2 w3 w4', delay_ms: 40 }] } });
     const started = Date.now();
-    const res = await respond({ model: 'slow-words', input: 'x' });
+    const res = await respond(ctx, { model: 'slow-words', input: 'x' });
     assert.equal(res.output_text, 'w1 w2 w3 w4');
     assert.ok(Date.now() - started >= 3 * 40, 'three pauses between four words');
   });
 
   test("a json step's output text is the JSON text of its value", async () => {
     const value = { answer: 42, tags: ['a', 'b'], nested: { ok: true } };
-    await createAgent('jsonish', { provider: 'fake', script: [{ json: value }] });
-    const res = await respond({ model: 'jsonish', input: 'x' });
+    await createAgent(ctx, { name: 'jsonish', model: { provider: 'fake', script: [{ json: value }] } });
+    const res = await respond(ctx, { model: 'jsonish', input: 'x' });
     assert.equal(res.status, 'completed');
     // The value, as compact JSON text (the store may order object keys its own way).
     assert.deepEqual(JSON.parse(res.output_text), value);
@@ -237,8 +223,8 @@ await describeEachStore('responses (more)', (ctx) => {
 
   for (const status of [429, 400]) {
     test(`a provider error ${status} ends the response failed with the error recorded, answered with HTTP 200`, async () => {
-      await createAgent(`err-${status}`, { provider: 'fake', script: [{ error: { status, message: `provider said ${status}` } }] });
-      const res = await respond({ model: `err-${status}`, input: 'x' });
+      await createAgent(ctx, { name: `err-${status}`, model: { provider: 'fake', script: [{ error: { status, message: `provider said ${status}` } }] } });
+      const res = await respond(ctx, { model: `err-${status}`, input: 'x' });
       assert.equal(res.status, 'failed');
       assert.deepEqual(res.error, {
         code: 'model-provider-error',
@@ -255,27 +241,26 @@ await describeEachStore('responses (more)', (ctx) => {
     });
   }
 
-  test('a tool_calls step ends the response failed with tool-unavailable and a function_call output item', async () => {
-    await createAgent('caller', { provider: 'fake', script: [{ tool_calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }] });
-    const res = await respond({ model: 'caller', input: 'weather?' });
-    assert.equal(res.status, 'failed');
-    assert.equal(res.error.code, 'tool-unavailable');
-    assert.equal(res.error.type, 'urn:palai:problem:tool-unavailable');
-    assert.match(res.error.message, /get_weather/);
-    assert.equal(res.output.length, 1);
-    const [call] = res.output;
+  test('a call to a tool the agent does not have is answered to the model as an error, and the run goes on', async () => {
+    await createAgent(ctx, { name: 'caller', model: { provider: 'fake', script: [{ tool_calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }] } });
+    const res = await respond(ctx, { model: 'caller', input: 'weather?' });
+    assert.equal(res.status, 'completed');
+    const [call, result, answer] = res.output;
     assert.equal(call.type, 'function_call');
     assert.equal(call.name, 'get_weather');
     assert.deepEqual(JSON.parse(call.arguments), { city: 'Oslo' });
-    assert.equal(typeof call.call_id, 'string');
-    assert.equal(call.status, 'completed');
-    assert.equal(res.output_text, '');
+    assert.equal(result.type, 'function_call_output');
+    assert.equal(result.call_id, call.call_id);
+    assert.match(JSON.parse(result.output).error, /no tool named "get_weather"/);
+    // Past the end of the script the fake model echoes the last user message.
+    assert.equal(answer.type, 'message');
+    assert.equal(res.output_text, 'weather?');
   });
 
   test('text streams word by word: each delta is one word with its leading whitespace, concatenating to the text', async () => {
     const { http, auth } = ctx();
     const text = '  Hello,  world!\nNew line\there  ';
-    await createAgent('wordy', { provider: 'fake', script: [{ text }] });
+    await createAgent(ctx, { name: 'wordy', model: { provider: 'fake', script: [{ text }] } });
     const live = await http.post('/v1/responses').set(auth).send({ model: 'wordy', input: 'x', stream: true });
     const deltas = parseSse(live.text)
       .filter((f) => f.data.type === 'response.output_text.delta')

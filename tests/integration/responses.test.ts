@@ -1,22 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createAgent } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 import { parseSse } from '../support/sse.js';
 
 await describeEachStore('responses', (ctx) => {
-  const createAgent = async (name: string, model: Record<string, unknown> = { provider: 'fake' }, extra = {}) => {
-    const { http, auth } = ctx();
-    const res = await http.post('/v1/agents').set(auth).send({ name, model, ...extra });
-    assert.equal(res.status, 201, res.text);
-    return res.body;
-  };
-
   test('a synchronous response echoes the last user message and completes', async () => {
     const { http, auth } = ctx();
-    await createAgent('echo');
+    await createAgent(ctx, { name: 'echo', model: { provider: 'fake' } });
     const res = await http.post('/v1/responses').set(auth).send({ model: 'echo', input: 'hello durable world' });
     assertMatchesSpec(res, 'createResponse');
     assert.equal(res.status, 200);
@@ -33,7 +27,7 @@ await describeEachStore('responses', (ctx) => {
 
   test('a streamed response emits typed events with gap-free sequence numbers as SSE ids', async () => {
     const { http, auth } = ctx();
-    await createAgent('streamer', { provider: 'fake', script: [{ text: 'one two three', delay_ms: 5 }] });
+    await createAgent(ctx, { name: 'streamer', model: { provider: 'fake', script: [{ text: 'one two three', delay_ms: 5 }] } });
     const res = await http.post('/v1/responses').set(auth).send({ model: 'streamer', input: 'go', stream: true });
     assert.equal(res.status, 200);
     assert.match(String(res.headers['content-type']), /^text\/event-stream/);
@@ -56,7 +50,7 @@ await describeEachStore('responses', (ctx) => {
 
   test('a background response answers queued at once and completes later', async () => {
     const { http, auth } = ctx();
-    await createAgent('slow', { provider: 'fake', script: [{ text: 'a b c', delay_ms: 50 }] });
+    await createAgent(ctx, { name: 'slow', model: { provider: 'fake', script: [{ text: 'a b c', delay_ms: 50 }] } });
     const res = await http.post('/v1/responses').set(auth).send({ model: 'slow', input: 'x', background: true });
     assertMatchesSpec(res, 'createResponse');
     assert.equal(res.body.status, 'queued');
@@ -74,7 +68,7 @@ await describeEachStore('responses', (ctx) => {
 
   test('a model provider error ends the response failed with the error recorded', async () => {
     const { http, auth } = ctx();
-    await createAgent('broken', { provider: 'fake', script: [{ error: { status: 500, message: 'upstream exploded' } }] });
+    await createAgent(ctx, { name: 'broken', model: { provider: 'fake', script: [{ error: { status: 500, message: 'upstream exploded' } }] } });
     const res = await http.post('/v1/responses').set(auth).send({ model: 'broken', input: 'x' });
     assertMatchesSpec(res, 'createResponse');
     assert.equal(res.status, 200);

@@ -2,6 +2,7 @@
 // session reads before its own input.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { createAgent, createSession, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
@@ -9,30 +10,12 @@ await describeEachStore('sessions', (ctx) => {
   let agentId = '';
 
   before(async () => {
-    const { http, auth } = ctx();
     // No script: the fake model echoes the last user message.
-    const echo = await http.post('/v1/agents').set(auth).send({ name: 'chat', model: { provider: 'fake' } });
-    assert.equal(echo.status, 201, echo.text);
-    agentId = echo.body.id;
-    const other = await http.post('/v1/agents').set(auth).send({ name: 'other-agent', model: { provider: 'fake' } });
-    assert.equal(other.status, 201, other.text);
+    agentId = (await createAgent(ctx, { name: 'chat', model: { provider: 'fake' } })).id;
+    await createAgent(ctx, { name: 'other-agent', model: { provider: 'fake' } });
   });
 
-  const newSession = async (body: Record<string, unknown> = { agent: 'chat' }) => {
-    const { http, auth } = ctx();
-    const res = await http.post('/v1/sessions').set(auth).send(body);
-    assertMatchesSpec(res, 'createSession');
-    assert.equal(res.status, 201, res.text);
-    return res.body;
-  };
-
-  const respond = async (body: Record<string, unknown>) => {
-    const { http, auth } = ctx();
-    const res = await http.post('/v1/responses').set(auth).send(body);
-    assertMatchesSpec(res, 'createResponse');
-    assert.equal(res.status, 200, res.text);
-    return res.body;
-  };
+  const newSession = (body: Record<string, unknown> = { agent: 'chat' }) => createSession(ctx, body);
 
   const listItems = async (sessionId: string, query = '') => {
     const { http, auth } = ctx();
@@ -96,8 +79,8 @@ await describeEachStore('sessions', (ctx) => {
 
   test('after two responses the items are user, assistant, user, assistant in order, and paginate', async () => {
     const session = await newSession();
-    const first = await respond({ model: 'chat', session_id: session.id, input: 'first question' });
-    const second = await respond({ session_id: session.id, input: 'second question' });
+    const first = await respond(ctx, { model: 'chat', session_id: session.id, input: 'first question' });
+    const second = await respond(ctx, { session_id: session.id, input: 'second question' });
     assert.equal(first.session_id, session.id);
     assert.equal(second.session_id, session.id);
 
@@ -127,7 +110,7 @@ await describeEachStore('sessions', (ctx) => {
 
   test('an array input appends every input item to the session, in order', async () => {
     const session = await newSession();
-    await respond({
+    await respond(ctx, {
       session_id: session.id,
       input: [
         { role: 'developer', content: 'be terse' },
@@ -144,32 +127,32 @@ await describeEachStore('sessions', (ctx) => {
 
   test('a response in a session sees the earlier items: its input tokens count the whole history', async () => {
     const session = await newSession();
-    const first = await respond({ session_id: session.id, input: 'alpha beta' });
+    const first = await respond(ctx, { session_id: session.id, input: 'alpha beta' });
     assert.equal(first.usage.input_tokens, 2);
     assert.equal(first.output_text, 'alpha beta');
-    const second = await respond({ session_id: session.id, input: 'gamma' });
+    const second = await respond(ctx, { session_id: session.id, input: 'gamma' });
     // Two words asked, two echoed, one asked now.
     assert.equal(second.usage.input_tokens, 5);
     assert.equal(second.output_text, 'gamma');
-    const third = await respond({ session_id: session.id, input: 'delta' });
+    const third = await respond(ctx, { session_id: session.id, input: 'delta' });
     // 2 + 2 + 1 + 1 earlier, 1 now.
     assert.equal(third.usage.input_tokens, 7);
-    const alone = await respond({ model: 'chat', input: 'gamma' });
+    const alone = await respond(ctx, { model: 'chat', input: 'gamma' });
     assert.equal(alone.usage.input_tokens, 1, 'outside the session there is no history');
   });
 
   test('sessions do not share history with each other', async () => {
     const a = await newSession();
     const b = await newSession();
-    await respond({ session_id: a.id, input: 'one two three four' });
-    const inB = await respond({ session_id: b.id, input: 'five' });
+    await respond(ctx, { session_id: a.id, input: 'one two three four' });
+    const inB = await respond(ctx, { session_id: b.id, input: 'five' });
     assert.equal(inB.usage.input_tokens, 1);
     assert.equal((await listItems(b.id)).data.length, 2);
   });
 
   test('model may be left out when session_id is given; the session names the agent', async () => {
     const session = await newSession();
-    const res = await respond({ session_id: session.id, input: 'no model field' });
+    const res = await respond(ctx, { session_id: session.id, input: 'no model field' });
     assert.equal(res.status, 'completed');
     assert.equal(res.model, 'chat');
     assert.equal(res.agent.id, agentId);
@@ -177,8 +160,8 @@ await describeEachStore('sessions', (ctx) => {
 
   test("model naming the session's own agent, by id or name, is accepted", async () => {
     const session = await newSession();
-    assert.equal((await respond({ model: agentId, session_id: session.id, input: 'by id' })).status, 'completed');
-    assert.equal((await respond({ model: 'chat', session_id: session.id, input: 'by name' })).status, 'completed');
+    assert.equal((await respond(ctx, { model: agentId, session_id: session.id, input: 'by id' })).status, 'completed');
+    assert.equal((await respond(ctx, { model: 'chat', session_id: session.id, input: 'by name' })).status, 'completed');
   });
 
   test("a model other than the session's agent is a 400 with a /model pointer, and nothing is written", async () => {
@@ -201,7 +184,7 @@ await describeEachStore('sessions', (ctx) => {
   test('deleting a session answers 200; afterwards get, items and delete are 404', async () => {
     const { http, auth } = ctx();
     const session = await newSession();
-    await respond({ session_id: session.id, input: 'to be forgotten' });
+    await respond(ctx, { session_id: session.id, input: 'to be forgotten' });
     const del = await http.delete(`/v1/sessions/${session.id}`).set(auth);
     assertMatchesSpec(del, 'deleteSession');
     assert.equal(del.status, 200);
@@ -216,7 +199,7 @@ await describeEachStore('sessions', (ctx) => {
   test('the responses of a deleted session stay readable with their output', async () => {
     const { http, auth } = ctx();
     const session = await newSession();
-    const done = await respond({ session_id: session.id, input: 'keep my answer' });
+    const done = await respond(ctx, { session_id: session.id, input: 'keep my answer' });
     const del = await http.delete(`/v1/sessions/${session.id}`).set(auth);
     assert.equal(del.status, 200);
     const res = await http.get(`/v1/responses/${done.id}`).set(auth);

@@ -1,4 +1,4 @@
-// The request body limit: 10 MiB unless PALAI_MAX_BODY_BYTES says otherwise.
+// Configuration bounds: the request body limit (10 MiB unless PALAI_MAX_BODY_BYTES says otherwise) and the port.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../core/config.js';
@@ -17,6 +17,19 @@ test('a body limit that is not a positive integer is a configuration error namin
     assert.throws(() => loadConfig({ PALAI_MAX_BODY_BYTES: value }), (error: unknown) => {
       assert.ok(error instanceof ConfigError);
       assert.match((error as Error).message, /PALAI_MAX_BODY_BYTES/);
+      return true;
+    }, value);
+  }
+});
+
+test('PORT is a TCP port: 0 to 65535, and anything above is a configuration error saying the range', () => {
+  assert.equal(loadConfig({}).port, 8080);
+  assert.equal(loadConfig({ PORT: '0' }).port, 0);
+  assert.equal(loadConfig({ PORT: '65535' }).port, 65535);
+  for (const value of ['65536', '100000', '-1', '80.5', 'http']) {
+    assert.throws(() => loadConfig({ PORT: value }), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal((error as Error).message, `PORT must be an integer from 0 to 65535, got ${JSON.stringify(value)}`);
       return true;
     }, value);
   }

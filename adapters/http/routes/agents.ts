@@ -4,8 +4,8 @@ import type { OperationHandlers } from '../operations.js';
 
 export function agentHandlers({ db }: Kernel): OperationHandlers {
   return {
-    createAgent: async (_req, res, { projectId, body }) => {
-      res.status(201).json(await createAgent(db, projectId, body));
+    createAgent: async (_req, res, { projectId, body, idempotency }) => {
+      res.status(201).json(await createAgent(db, projectId, body, idempotency));
     },
     listAgents: async (_req, res, { projectId, query }) => {
       res.json(await listAgents(db, projectId, query));
@@ -13,8 +13,8 @@ export function agentHandlers({ db }: Kernel): OperationHandlers {
     getAgent: async (_req, res, { projectId, params }) => {
       res.json(agentView(await requireAgent(db, projectId, params.agent)));
     },
-    updateAgent: async (_req, res, { projectId, params, body }) => {
-      res.json((await updateAgent(db, projectId, params.agent, body)).agent);
+    updateAgent: async (_req, res, { projectId, params, body, idempotency }) => {
+      res.json((await updateAgent(db, projectId, params.agent, body, idempotency)).agent);
     },
     listAgentRevisions: async (_req, res, { projectId, params, query }) => {
       res.json(await listRevisions(db, projectId, params.agent, query));

@@ -6,7 +6,7 @@ import type { OperationHandlers } from '../operations.js';
 
 const openApiDocument = readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8');
 
-export function healthHandlers({ db }: Kernel): OperationHandlers {
+export function healthHandlers({ db, metrics }: Kernel): OperationHandlers {
   return {
     getHealth: (_req, res) => {
       res.json({ status: 'ok' });
@@ -22,6 +22,9 @@ export function healthHandlers({ db }: Kernel): OperationHandlers {
         throw new PalaiError('not-ready', `${status.pending.length} migration(s) are not applied yet; run \`palai migrate\`.`);
       }
       res.json({ status: 'ready', store: db.kind, migrations: status.applied });
+    },
+    getMetrics: async (_req, res) => {
+      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     },
     getOpenApiDocument: (_req, res) => {
       res.type('application/json').send(openApiDocument);

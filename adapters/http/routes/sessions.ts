@@ -4,8 +4,8 @@ import type { OperationHandlers } from '../operations.js';
 
 export function sessionHandlers({ db }: Kernel): OperationHandlers {
   return {
-    createSession: async (_req, res, { projectId, body }) => {
-      res.status(201).json(await createSession(db, projectId, body));
+    createSession: async (_req, res, { projectId, body, idempotency }) => {
+      res.status(201).json(await createSession(db, projectId, body, idempotency));
     },
     getSession: async (_req, res, { projectId, params }) => {
       res.json(await requireSession(db, projectId, params.session_id));

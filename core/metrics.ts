@@ -1,0 +1,41 @@
+// Prometheus metrics (prom-client), one registry per hub so tests and several
+// hubs in one process do not collide. Served at GET /metrics.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Db } from './store/db.js';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly responsesFinished = new Counter({ name: 'palai_responses_finished_total', help: 'Responses that reached a terminal status, by status.', labelNames: ['status'], registers: [this.registry] });
+  readonly stepLatency = new Histogram({ name: 'palai_model_step_seconds', help: 'Duration of one model step, first request to committed result.', labelNames: ['provider'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] });
+  readonly toolLatency = new Histogram({ name: 'palai_tool_call_seconds', help: 'Duration of one tool execution.', labelNames: ['tool'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30], registers: [this.registry] });
+  readonly leaseTakeovers = new Counter({ name: 'palai_lease_takeovers_total', help: 'Responses taken over from a worker whose lease expired.', registers: [this.registry] });
+  readonly activeStreams = new Gauge({ name: 'palai_active_streams', help: 'Open SSE streams in this process.', registers: [this.registry] });
+  readonly tokens = new Counter({ name: 'palai_model_tokens_total', help: 'Model tokens used, by kind (input, output, cached).', labelNames: ['kind'], registers: [this.registry] });
+
+  constructor(db: Db) {
+    new Gauge({
+      name: 'palai_queue_depth',
+      help: 'Responses waiting for a worker (queued, or runnable again).',
+      registers: [this.registry],
+      async collect() {
+        const { rows } = await db.query<{ depth: number }>(
+          `SELECT count(*)::integer AS depth FROM responses
+           WHERE status = 'queued' OR (status = 'in_progress' AND (lease_expires_at IS NULL OR lease_expires_at < now()))`,
+        );
+        this.set(rows[0]?.depth ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'palai_responses',
+      help: 'Responses by current status (all projects).',
+      labelNames: ['status'],
+      registers: [this.registry],
+      async collect() {
+        const { rows } = await db.query<{ status: string; count: number }>('SELECT status, count(*)::integer AS count FROM responses GROUP BY status');
+        this.reset();
+        for (const row of rows) this.set({ status: row.status }, row.count);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'palai_process_' });
+  }
+}

@@ -1,0 +1,41 @@
+// The output contract: an agent with `output_schema` must answer with JSON that
+// satisfies it. A violation earns one repair turn carrying the validation errors.
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { MessageItem } from '../../generated/schemas.js';
+import { newId } from '../ids.js';
+
+const compiler = new Ajv2020({ strict: false, allErrors: true });
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = compiler.compile(schema);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
+/** The violations of `text` against `schema` (empty when it satisfies it). */
+export function outputViolations(schema: Record<string, unknown>, text: string): string[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return [`the answer is not valid JSON (${(error as Error).message})`];
+  }
+  const validate = validatorFor(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
+}
+
+export function repairRequest(answer: string, violations: string[]): MessageItem {
+  const text = [
+    'Your previous answer does not satisfy the required output JSON Schema.',
+    `Answer: ${answer}`,
+    `Violations: ${violations.join('; ')}`,
+    'Reply again with only a JSON value that satisfies the schema.',
+  ].join('\n');
+  return { id: newId('msg'), type: 'message', role: 'developer', status: 'completed', content: [{ type: 'input_text', text }] };
+}

@@ -1,0 +1,88 @@
+// Running the tool calls a response may run now. Each call is marked `running`
+// (committed) before it executes and `completed` with its output (committed)
+// after, individually, so parallel calls commit as they finish and a crash
+// between the two retries the call with the same idempotency key.
+import { LeaseLostError } from '../journal/journal.js';
+import type { ResponseRow } from '../responses/responses.js';
+import { appendOutputItems } from '../responses/state.js';
+import type { Queryable } from '../store/db.js';
+import { argumentProblems } from '../tools/broker.js';
+import { completeCall, markRunning, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
+import { ToolError, type ToolOutcome } from '../tools/tool-port.js';
+import type { RunContext } from './run-response.js';
+
+async function fenced<T>(ctx: RunContext, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  return ctx.kernel.db.transaction(async (tx) => {
+    const { rowCount } = await tx.query('SELECT 1 FROM responses WHERE id = $1 AND lease_token = $2 FOR UPDATE', [
+      ctx.writer.responseId,
+      ctx.writer.leaseToken,
+    ]);
+    if (rowCount === 0) throw new LeaseLostError(ctx.writer.responseId);
+    return work(tx);
+  });
+}
+
+/** Commits a call's output and carries it into the conversation as a function_call_output item. */
+export async function commitOutput(ctx: RunContext, call: Pick<ToolCallRow, 'call_id'>, output: string, decision?: Record<string, unknown>): Promise<void> {
+  await fenced(ctx, async (tx) => {
+    const item = await completeCall(tx, ctx.writer.responseId, call.call_id, output, decision);
+    await appendOutputItems(tx, ctx.writer, [item]);
+  });
+}
+
+const errorOutput = (message: string): string => JSON.stringify({ error: message });
+
+export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promise<void> {
+  const tool = ctx.tools.get(call.name);
+  if (!tool) return commitOutput(ctx, call, errorOutput(`There is no tool named "${call.name}".`));
+  let args: unknown;
+  try {
+    args = JSON.parse(call.arguments);
+  } catch {
+    return commitOutput(ctx, call, errorOutput('The arguments are not valid JSON.'));
+  }
+  const problems = argumentProblems(tool, args);
+  if (problems) return commitOutput(ctx, call, errorOutput(`Invalid arguments: ${problems}`));
+
+  await fenced(ctx, (tx) => markRunning(tx, ctx.writer.responseId, call.call_id));
+  const started = performance.now();
+  let outcome: ToolOutcome;
+  try {
+    outcome = await tool.run(args, {
+      responseId: ctx.writer.responseId,
+      callId: call.call_id,
+      idempotencyKey: `${ctx.writer.responseId}:${call.call_id}`,
+      signal: ctx.signal,
+    });
+  } catch (error) {
+    ctx.signal.throwIfAborted();
+    if (!(error instanceof ToolError)) ctx.log.warn({ err: error, tool: call.name }, 'tool threw');
+    outcome = { kind: 'output', output: errorOutput(error instanceof ToolError ? error.message : 'The tool failed.') };
+  }
+  ctx.kernel.metrics.toolLatency.observe({ tool: call.name }, (performance.now() - started) / 1000);
+  switch (outcome.kind) {
+    case 'output':
+      return commitOutput(ctx, call, outcome.output);
+    case 'await_client':
+      return fenced(ctx, (tx) => setCallStatus(tx, ctx.writer.responseId, call.call_id, 'awaiting_output'));
+    case 'await_input':
+      return fenced(ctx, (tx) => setCallStatus(tx, ctx.writer.responseId, call.call_id, 'awaiting_input', outcome.question));
+    default: {
+      const unknown: never = outcome;
+      throw new Error(`unknown tool outcome ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** Approvals whose deadline passed are denied, and the denial is the tool's result. */
+export async function expireApprovals(ctx: RunContext, row: ResponseRow): Promise<void> {
+  const { rows } = await ctx.kernel.db.query<{ call_id: string }>(
+    `SELECT call_id FROM tool_calls WHERE response_id = $1 AND status = 'awaiting_approval' AND approval_deadline <= now() ORDER BY position`,
+    [row.id],
+  );
+  for (const call of rows) {
+    await commitOutput(ctx, call, denialOutput('No decision was made before the approval timed out.'), { decision: 'deny', reason: 'approval timed out', automatic: true });
+  }
+}
+
+export const denialOutput = (reason: string): string => JSON.stringify({ denied: true, reason });

@@ -1,0 +1,92 @@
+// Tool calls have a lifecycle of their own, committed row by row:
+//
+//   awaiting_approval → ready (approved) | completed (denied, or approval timed out)
+//   ready → running → completed | awaiting_output | awaiting_input
+//   awaiting_output | awaiting_input → completed (the caller or the human answered)
+//
+// `running` is committed before a tool executes, so after a crash the next worker
+// knows the call may have run and retries it with the same idempotency key;
+// `completed` is committed with the output, so a completed call never runs again.
+import type { FunctionCallOutputItem, ToolRisk } from '../../generated/schemas.js';
+import { newId } from '../ids.js';
+import type { Queryable } from '../store/db.js';
+
+export type ToolCallStatus = 'awaiting_approval' | 'ready' | 'running' | 'awaiting_output' | 'awaiting_input' | 'completed';
+
+export const AWAITING_STATUSES: readonly ToolCallStatus[] = ['awaiting_approval', 'awaiting_output', 'awaiting_input'];
+
+export interface ToolCallRow {
+  response_id: string;
+  call_id: string;
+  item_id: string;
+  position: number;
+  name: string;
+  kind: string;
+  arguments: string;
+  risk: ToolRisk;
+  status: ToolCallStatus;
+  question: string | null;
+  approval_deadline: Date | null;
+  output: string | null;
+  attempts: number;
+}
+
+export interface NewToolCall {
+  callId: string;
+  itemId: string;
+  name: string;
+  kind: string;
+  arguments: string;
+  risk: ToolRisk;
+  status: ToolCallStatus;
+  output?: string;
+  approvalTimeoutSeconds?: number;
+}
+
+const COLUMNS = 'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts';
+
+export async function insertToolCalls(tx: Queryable, projectId: string, responseId: string, calls: NewToolCall[]): Promise<void> {
+  const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(max(position) + 1, 0) AS next FROM tool_calls WHERE response_id = $1', [responseId]);
+  let position = rows[0].next;
+  for (const call of calls) {
+    await tx.query(
+      `INSERT INTO tool_calls (project_id, response_id, call_id, item_id, position, name, kind, arguments, risk, status, output,
+         approval_deadline, completed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+         CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
+         CASE WHEN $10 = 'completed' THEN now() END)`,
+      [projectId, responseId, call.callId, call.itemId, position++, call.name, call.kind, call.arguments, call.risk, call.status, call.output ?? null, call.approvalTimeoutSeconds ?? null],
+    );
+  }
+}
+
+/** Calls of the response that are not completed, in the order the model made them. */
+export async function openToolCalls(db: Queryable, responseId: string, forUpdate = false): Promise<ToolCallRow[]> {
+  const { rows } = await db.query<ToolCallRow>(
+    `SELECT ${COLUMNS} FROM tool_calls WHERE response_id = $1 AND status <> 'completed' ORDER BY position${forUpdate ? ' FOR UPDATE' : ''}`,
+    [responseId],
+  );
+  return rows;
+}
+
+export async function setCallStatus(tx: Queryable, responseId: string, callId: string, status: ToolCallStatus, question: string | null = null): Promise<void> {
+  await tx.query('UPDATE tool_calls SET status = $3, question = $4 WHERE response_id = $1 AND call_id = $2', [responseId, callId, status, question]);
+}
+
+export async function markRunning(tx: Queryable, responseId: string, callId: string): Promise<void> {
+  await tx.query(`UPDATE tool_calls SET status = 'running', attempts = attempts + 1 WHERE response_id = $1 AND call_id = $2`, [responseId, callId]);
+}
+
+/** Records the output and returns the function_call_output item that carries it into the conversation. */
+export async function completeCall(tx: Queryable, responseId: string, callId: string, output: string, decision?: Record<string, unknown>): Promise<FunctionCallOutputItem> {
+  await tx.query(
+    `UPDATE tool_calls SET status = 'completed', output = $3, completed_at = now(), decision = COALESCE($4, decision)
+     WHERE response_id = $1 AND call_id = $2`,
+    [responseId, callId, output, decision ? JSON.stringify(decision) : null],
+  );
+  return { id: newId('fc'), type: 'function_call_output', call_id: callId, output, status: 'completed' };
+}
+
+export async function recordDecision(tx: Queryable, responseId: string, callId: string, decision: Record<string, unknown>): Promise<void> {
+  await tx.query(`UPDATE tool_calls SET status = 'ready', decision = $3 WHERE response_id = $1 AND call_id = $2`, [responseId, callId, JSON.stringify(decision)]);
+}
