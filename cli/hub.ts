@@ -2,12 +2,16 @@
 // with its adapters and starts the roles this process plays.
 import type { Express } from 'express';
 import { createHttpApp } from '../adapters/http/app.js';
+import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
+import { OpenAIChatModel } from '../adapters/models/openai-chat/openai-chat.js';
+import { OpenAIResponsesModel } from '../adapters/models/openai/openai-responses.js';
 import type { PalaiConfig } from '../core/config.js';
 import { Wakeups } from '../core/journal/wakeups.js';
 import type { Kernel } from '../core/kernel.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { Metrics } from '../core/metrics.js';
+import { secretBoxFrom } from '../core/secrets/secret-box.js';
 import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
 import { ModelRegistry } from '../core/models/model-port.js';
 import type { Db } from '../core/store/db.js';
@@ -26,8 +30,13 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-export function defaultModels(): ModelRegistry {
-  return new ModelRegistry().register(new FakeModel());
+export function defaultModels(config: Pick<PalaiConfig, 'modelTimeoutSeconds'>): ModelRegistry {
+  const timeoutMs = config.modelTimeoutSeconds * 1000;
+  return new ModelRegistry()
+    .register(new FakeModel())
+    .register(new OpenAIResponsesModel({ timeoutMs }))
+    .register(new OpenAIChatModel({ timeoutMs }))
+    .register(new AnthropicModel({ timeoutMs }));
 }
 
 export interface HubOptions {
@@ -48,10 +57,11 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const wakeups = new Wakeups(db);
     await wakeups.start();
     const metrics = new Metrics(db);
-    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(), config, logger, metrics };
+    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(config), config, logger, metrics, secrets: secretBoxFrom(config.secretKey) };
+    // The app first: if building it throws, no worker is left claiming work on a store being closed.
+    const app = createHttpApp(kernel);
     const worker = role === 'api' ? null : new Worker(kernel);
     await worker?.start();
-    const app = createHttpApp(kernel);
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));

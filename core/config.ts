@@ -25,6 +25,14 @@ export interface PalaiConfig {
   workerConcurrency: number;
   /** Hosts outbound tool calls may reach although they resolve to private or loopback addresses. Default none. */
   egressAllowHosts: string[];
+  /** Encrypts stored provider keys; without it keys can only come from environment variables. Default unset. */
+  secretKey: string | null;
+  /** Retries of a model call that failed with 429, 5xx, a timeout or a broken stream. Default 4. */
+  modelMaxRetries: number;
+  /** First retry delay of a failed model call, doubled each attempt (with jitter, capped at 30 s). Default 500. */
+  modelRetryBaseMs: number;
+  /** Upper bound of one model request, in seconds. Default 120. */
+  modelTimeoutSeconds: number;
   /** How long an Idempotency-Key is remembered, in hours. Default 24. */
   idempotencyRetentionHours: number;
   /** Longest a synchronous POST /v1/responses waits before answering with the current state, in seconds. Default 600. */
@@ -65,6 +73,10 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 8, 1),
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
     egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    secretKey: text(env, 'PALAI_SECRET_KEY'),
+    modelMaxRetries: int(env, 'PALAI_MODEL_MAX_RETRIES', 4, 0, 20),
+    modelRetryBaseMs: int(env, 'PALAI_MODEL_RETRY_BASE_MS', 500, 1),
+    modelTimeoutSeconds: int(env, 'PALAI_MODEL_TIMEOUT_SECONDS', 120, 1),
     idempotencyRetentionHours: int(env, 'PALAI_IDEMPOTENCY_RETENTION_HOURS', 24, 1),
   };
 }

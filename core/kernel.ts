@@ -5,6 +5,7 @@ import type { Wakeups } from './journal/wakeups.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { ModelRegistry } from './models/model-port.js';
+import type { SecretBox } from './secrets/secret-box.js';
 import type { Db } from './store/db.js';
 
 export interface Kernel {
@@ -14,4 +15,6 @@ export interface Kernel {
   config: PalaiConfig;
   logger: Logger;
   metrics: Metrics;
+  /** Decrypts stored provider keys; null without PALAI_SECRET_KEY. */
+  secrets: SecretBox | null;
 }

@@ -19,6 +19,12 @@ export const REDACTED_PATHS = [
   '*.databaseUrl',
   'bootstrapApiKey',
   '*.bootstrapApiKey',
+  'secretKey',
+  '*.secretKey',
+  'apiKey',
+  '*.apiKey',
+  'credentials',
+  '*.credentials',
 ];
 
 export function createLogger(level = 'info', destination?: pino.DestinationStream): Logger {

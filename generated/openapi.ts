@@ -127,6 +127,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/model_connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listModelConnections"];
+        put?: never;
+        post: operations["createModelConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/model_connections/{connection}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The connection's id (`mconn_…`) or name. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getModelConnection"];
+        put?: never;
+        post?: never;
+        delete: operations["deleteModelConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/responses": {
         parameters: {
             query?: never;
@@ -413,6 +448,16 @@ export interface components {
         CreateAgentRequest: {
             name: components["schemas"]["AgentName"];
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
+        CreateModelConnectionRequest: {
+            /** @description Stored encrypted with PALAI_SECRET_KEY; never returned. */
+            api_key?: string;
+            /** @description Name of an environment variable of the Palai processes that holds the key. */
+            api_key_env?: string;
+            base_url?: string;
+            default_model?: string;
+            name: string;
+            provider: components["schemas"]["ModelProvider"];
+        };
         /**
          * @description OpenAI's request shape. `model` names a Palai agent (id or name); it may be
          *     left out when `session_id` is given. Other OpenAI request fields are accepted
@@ -443,20 +488,23 @@ export interface components {
             object: string;
         };
         FakeErrorStep: {
-            error: {
-                message: string;
-                /** @enum {integer} */
-                status: 400 | 401 | 403 | 404 | 429 | 500 | 502 | 503;
-            };
+            error: components["schemas"]["FakeProviderError"];
         };
         FakeJsonStep: {
             delay_ms?: number;
             json: unknown;
         };
+        FakeProviderError: {
+            message: string;
+            /** @enum {integer} */
+            status: 400 | 401 | 403 | 404 | 429 | 500 | 502 | 503;
+        };
         FakeStep: components["schemas"]["FakeTextStep"] | components["schemas"]["FakeToolCallsStep"] | components["schemas"]["FakeJsonStep"] | components["schemas"]["FakeErrorStep"];
         FakeTextStep: {
             /** @description Pause between deltas. */
             delay_ms?: number;
+            /** @description After streaming the text, fail like a provider stream that broke mid-way. */
+            error?: components["schemas"]["FakeProviderError"];
             text: string;
         };
         FakeToolCallsStep: {
@@ -558,17 +606,47 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        ModelConnection: {
+            /** @description Whether a key is stored, and its last four characters; never the key. */
+            api_key: {
+                last4: string | null;
+                set: boolean;
+            };
+            api_key_env: string | null;
+            base_url: string | null;
+            created_at: components["schemas"]["UnixSeconds"];
+            default_model: string | null;
+            id: string;
+            name: string;
+            /** @constant */
+            object: "model_connection";
+            provider: components["schemas"]["ModelProvider"];
+        };
+        ModelConnectionList: {
+            data: components["schemas"]["ModelConnection"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /**
+         * @description `openai` (Responses API), `openai-chat` (Chat Completions, for OpenAI-compatible
+         *     servers such as vLLM, llama.cpp or Ollama), `anthropic` (Messages API), and
+         *     `fake`, deterministic, for tests and demos.
+         * @enum {unknown}
+         */
+        ModelProvider: "fake" | "openai" | "openai-chat" | "anthropic";
+        /** @description Either a `provider` (key from the provider's usual environment variable) or a named `connection`. */
         ModelSpec: {
             /** @description Override of the provider's API base URL. */
             base_url?: string;
+            /** @description Name of a model connection of the project; it supplies provider, base URL and key. */
+            connection?: string;
             max_output_tokens?: number;
-            /** @description The provider's model id. */
+            /** @description The provider's model id (default: the connection's default_model). */
             name?: string;
-            /**
-             * @description The model provider. `fake` is deterministic, for tests and demos.
-             * @enum {unknown}
-             */
-            provider: "fake";
+            provider?: components["schemas"]["ModelProvider"];
             /** @description Fake model only. Each model call of a response consumes the next step; past the end it echoes. */
             script?: components["schemas"]["FakeStep"][];
             temperature?: number;
@@ -1005,6 +1083,113 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentRevisionList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listModelConnections: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's model connections, oldest first. Keys are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConnectionList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createModelConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateModelConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. The key is stored encrypted and never returned. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConnection"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getModelConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The connection's id (`mconn_…`) or name. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelConnection"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteModelConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The connection's id (`mconn_…`) or name. */
+                connection: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -10,6 +10,10 @@ export type OperationId =
   | 'getAgent'
   | 'updateAgent'
   | 'listAgentRevisions'
+  | 'listModelConnections'
+  | 'createModelConnection'
+  | 'getModelConnection'
+  | 'deleteModelConnection'
   | 'createSession'
   | 'getSession'
   | 'deleteSession'
@@ -150,6 +154,58 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "listAgentRevisionsQuery",
     "responses": {
       "200": "AgentRevisionList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listModelConnections",
+    "method": "GET",
+    "path": "/v1/model_connections",
+    "expressPath": "/v1/model_connections",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listModelConnectionsQuery",
+    "responses": {
+      "200": "ModelConnectionList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createModelConnection",
+    "method": "POST",
+    "path": "/v1/model_connections",
+    "expressPath": "/v1/model_connections",
+    "authenticated": true,
+    "bodySchema": "CreateModelConnectionRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "ModelConnection",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getModelConnection",
+    "method": "GET",
+    "path": "/v1/model_connections/{connection}",
+    "expressPath": "/v1/model_connections/:connection",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "ModelConnection",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteModelConnection",
+    "method": "DELETE",
+    "path": "/v1/model_connections/{connection}",
+    "expressPath": "/v1/model_connections/:connection",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
       "default": "Problem"
     }
   },

@@ -2,6 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 export declare const listAgentsQuery: ValidateFunction;
 export declare const listAgentRevisionsQuery: ValidateFunction;
+export declare const listModelConnectionsQuery: ValidateFunction;
 export declare const listSessionItemsQuery: ValidateFunction;
 export declare const getResponseQuery: ValidateFunction;
 export declare const getResponseEventsQuery: ValidateFunction;

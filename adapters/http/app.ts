@@ -7,6 +7,7 @@ import { bindOperations } from './operations.js';
 import { handleError } from './problem.js';
 import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
+import { modelConnectionHandlers } from './routes/model-connections.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
 
@@ -32,6 +33,7 @@ export function createHttpApp(kernel: Kernel): Express {
       ...agentHandlers(kernel),
       ...sessionHandlers(kernel),
       ...responseHandlers(kernel),
+      ...modelConnectionHandlers(kernel),
     }),
   );
   app.use((req: Request) => {

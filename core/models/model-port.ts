@@ -9,8 +9,19 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
 }
 
+/** Where and as whom to call the provider, resolved by the broker (connection, spec or environment). */
+export interface ModelCredentials {
+  /** Never logged, never journaled. Null when the provider needs none (fake, a local server). */
+  apiKey: string | null;
+  /** Null: the provider's default endpoint. */
+  baseUrl: string | null;
+}
+
 export interface ModelRequest {
   model: ModelSpec;
+  /** The provider's model id (the spec's name, else the connection's default model). */
+  modelName: string | null;
+  credentials: ModelCredentials;
   instructions: string | null;
   /** The conversation so far, oldest first. */
   items: Item[];
@@ -36,20 +47,26 @@ export interface ModelAdapter {
   stream(request: ModelRequest): AsyncIterable<ModelEvent>;
 }
 
-/** A provider answered with an error (or could not be reached). The message never holds secrets. */
+/**
+ * A provider answered with an error, could not be reached, or its stream broke.
+ * The message names the provider and the cause and never holds a secret.
+ */
 export class ModelProviderError extends Error {
   constructor(
     readonly provider: string,
     message: string,
+    /** The HTTP status the provider answered; undefined for network failures and broken streams. */
     readonly providerStatus?: number,
+    /** The provider's `retry-after`, in milliseconds, when it sent one. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'ModelProviderError';
   }
 
-  /** 429 and 5xx are worth retrying; other answers will not change. */
+  /** 429, 5xx, timeouts and broken connections are worth retrying; other answers will not change. */
   get retryable(): boolean {
-    return this.providerStatus === undefined || this.providerStatus === 429 || this.providerStatus >= 500;
+    return this.providerStatus === undefined || this.providerStatus === 408 || this.providerStatus === 429 || this.providerStatus >= 500;
   }
 }
 

@@ -16,11 +16,12 @@ import { isTerminal, isWaiting } from './status.js';
 
 const apiWriter = (row: ResponseRow): JournalWriter => ({ projectId: row.project_id, responseId: row.id, leaseToken: null });
 
-function pendingCall(row: ResponseRow, calls: ToolCallRow[], callId: string, expected: ToolCallStatus, what: string): ToolCallRow {
+/** `pointer` locates the call_id in the request body. */
+function pendingCall(row: ResponseRow, calls: ToolCallRow[], callId: string, expected: ToolCallStatus, what: string, pointer: string): ToolCallRow {
   const call = calls.find((c) => c.call_id === callId);
   if (!call || call.status !== expected) {
     throw new PalaiError('invalid-state', `Response ${row.id} is not waiting for ${what} of call ${JSON.stringify(callId)}.`, {
-      errors: [{ pointer: '/call_id', detail: call ? `the call is ${call.status.replace('_', ' ')}` : 'no such call is pending' }],
+      errors: [{ pointer, detail: call ? `the call is ${call.status.replace('_', ' ')}` : 'no such call is pending' }],
     });
   }
   return call;
@@ -48,7 +49,7 @@ export async function submitToolOutputs(db: Db, projectId: string, responseId: s
     for (const [index, { call_id }] of request.outputs.entries()) {
       if (seen.has(call_id)) throw new PalaiError('validation-failed', 'Each call_id may appear once.', { errors: [{ pointer: `/outputs/${index}/call_id`, detail: 'is a duplicate' }] });
       seen.add(call_id);
-      pendingCall(row, calls, call_id, 'awaiting_output', 'the output');
+      pendingCall(row, calls, call_id, 'awaiting_output', 'the output', `/outputs/${index}/call_id`);
     }
     const items = [];
     for (const { call_id, output } of request.outputs) items.push(await completeCall(tx, row.id, call_id, output));
@@ -62,7 +63,7 @@ export async function decideApproval(db: Db, projectId: string, responseId: stri
   return db.transaction(async (tx) => {
     await reserveKey(tx, projectId, idem, responseId);
     const { row, calls } = await lockWaiting(tx, projectId, responseId);
-    pendingCall(row, calls, request.call_id, 'awaiting_approval', 'a decision');
+    pendingCall(row, calls, request.call_id, 'awaiting_approval', 'a decision', '/call_id');
     const decision = { decision: request.decision, reason: request.reason ?? null, decided_at: new Date().toISOString() };
     if (request.decision === 'approve') {
       await recordDecision(tx, row.id, request.call_id, decision);

@@ -34,6 +34,8 @@ export interface ResponseRow {
   usage: Usage | null;
   error: ResponseError | null;
   model_calls: number;
+  model_attempts: number;
+  step_usage: Usage[];
   tool_call_count: number;
   repair_attempts: number;
   /** Messages the kernel added to the model's view (an output repair request), after the first `after` output items. */
@@ -48,7 +50,7 @@ export interface ResponseRow {
 
 const SELECT_RESPONSE = `SELECT r.id, r.project_id, r.agent_id, a.name AS agent_name, r.agent_revision_id,
   rev.revision AS agent_revision, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
-  r.metadata, r.background, r.output, r.usage, r.error, r.model_calls, r.tool_call_count, r.repair_attempts,
+  r.metadata, r.background, r.output, r.usage, r.error, r.model_calls, r.model_attempts, r.step_usage, r.tool_call_count, r.repair_attempts,
   r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at,
   (SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
      'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline) ORDER BY c.position)

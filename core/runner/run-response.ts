@@ -8,6 +8,9 @@ import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/jour
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import { ModelProviderError, type ModelEvent } from '../models/model-port.js';
+import { resolveModel, type ResolvedModel } from '../models/resolve.js';
+import { PalaiError } from '../errors/palai-error.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { requireResponse, responseView, type ResponseRow } from '../responses/responses.js';
 import { enterWaiting, finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/state.js';
 import type { ResponseStatus } from '../responses/status.js';
@@ -39,6 +42,17 @@ function addUsage(total: Usage, event: Extract<ModelEvent, { type: 'usage' }>): 
     total_tokens: input + output,
     input_tokens_details: { cached_tokens: total.input_tokens_details.cached_tokens + event.cachedTokens },
     output_tokens_details: total.output_tokens_details,
+  };
+}
+
+function addUsages(total: Usage | null, step: Usage): Usage {
+  const base = total ?? ZERO_USAGE;
+  return {
+    input_tokens: base.input_tokens + step.input_tokens,
+    output_tokens: base.output_tokens + step.output_tokens,
+    total_tokens: base.total_tokens + step.total_tokens,
+    input_tokens_details: { cached_tokens: base.input_tokens_details.cached_tokens + step.input_tokens_details.cached_tokens },
+    output_tokens_details: { reasoning_tokens: base.output_tokens_details.reasoning_tokens + step.output_tokens_details.reasoning_tokens },
   };
 }
 
@@ -158,27 +172,71 @@ interface StepResult {
   text: string;
 }
 
-/** One model call, streamed into the journal and committed; null when the run ended inside it. */
-async function modelStep(ctx: RunContext, row: ResponseRow): Promise<StepResult | null> {
+/** Exponential backoff with full jitter, capped; a provider's retry-after wins when it sent one. */
+function retryDelay(ctx: RunContext, attempt: number, error: ModelProviderError): number {
+  if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, MAX_RETRY_DELAY_MS);
+  const ceiling = Math.min(MAX_RETRY_DELAY_MS, ctx.kernel.config.modelRetryBaseMs * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+const MAX_RETRY_DELAY_MS = 30_000;
+
+/**
+ * One model step: resolve the model, call it, and on a retryable failure (429,
+ * 5xx, timeout, broken stream) close what it streamed as incomplete and call
+ * again into a new item. Null when the run ended inside the step.
+ */
+async function modelStep(ctx: RunContext, first: ResponseRow): Promise<StepResult | null> {
+  const { kernel, spec, writer } = ctx;
+  let resolved: ResolvedModel;
+  try {
+    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!);
+  } catch (error) {
+    if (!(error instanceof PalaiError)) throw error;
+    await end(ctx, 'failed', responseError('model-provider-error', error.message));
+    return null;
+  }
+  let row = first;
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await modelAttempt(ctx, row, resolved);
+    if (!(outcome instanceof ModelProviderError)) return outcome;
+    if (!outcome.retryable || attempt >= kernel.config.modelMaxRetries) {
+      const message = redactKey(`${outcome.provider}: ${outcome.message}`, resolved.credentials.apiKey);
+      await end(ctx, 'failed', responseError('model-provider-error', message, outcome.providerStatus));
+      return null;
+    }
+    const delay = retryDelay(ctx, attempt, outcome);
+    ctx.log.warn({ provider: outcome.provider, status: outcome.providerStatus, attempt: attempt + 1, delay_ms: Math.round(delay) }, 'model call failed; retrying');
+    await sleep(delay, undefined, { signal: ctx.signal });
+    row = await requireResponse(kernel.db, writer.projectId, writer.responseId);
+  }
+}
+
+const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);
+
+/** One call to the model. A failed call's streamed item is committed as incomplete before the error is returned. */
+async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: ResolvedModel): Promise<StepResult | ModelProviderError | null> {
   const { kernel, writer, spec, signal } = ctx;
   const model = spec.model!;
   const stream = new StepStream(kernel.db, writer, row.output.length);
-  const stepTimer = kernel.metrics.stepLatency.startTimer({ provider: model.provider });
-  let usage = row.usage ?? ZERO_USAGE;
+  const stepTimer = kernel.metrics.stepLatency.startTimer({ provider: resolved.provider });
+  let usage = ZERO_USAGE;
   try {
-    const adapter = kernel.models.get(model.provider);
+    const adapter = kernel.models.get(resolved.provider);
     const conversation = await conversationFor(kernel.db, row);
     const instructions = [spec.instructions, row.instructions].filter(Boolean).join('\n\n') || null;
     const tools = [...ctx.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     const events = adapter.stream({
       model,
+      modelName: resolved.modelName,
+      credentials: resolved.credentials,
       instructions,
       items: conversation.items,
       tools,
       outputSchema: spec.output_schema,
       maxOutputTokens: model.max_output_tokens,
       temperature: model.temperature,
-      stepIndex: conversation.earlierModelCalls + row.model_calls,
+      stepIndex: conversation.earlierModelCalls + row.model_attempts,
       signal,
     });
     for await (const event of events) {
@@ -191,9 +249,6 @@ async function modelStep(ctx: RunContext, row: ResponseRow): Promise<StepResult 
           break;
         case 'usage':
           usage = addUsage(usage, event);
-          kernel.metrics.tokens.inc({ kind: 'input' }, event.inputTokens);
-          kernel.metrics.tokens.inc({ kind: 'output' }, event.outputTokens);
-          kernel.metrics.tokens.inc({ kind: 'cached' }, event.cachedTokens);
           break;
         case 'finish':
           break;
@@ -208,14 +263,16 @@ async function modelStep(ctx: RunContext, row: ResponseRow): Promise<StepResult 
     stream.interrupt();
     if (error instanceof LeaseLostError) throw error;
     const reason = interruptReason(signal);
-    if (reason === 'cancel') return end(ctx, 'canceled', null, stream, usage).then(() => null);
-    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), stream, usage).then(() => null);
+    const total = addUsages(row.usage, usage);
+    if (reason === 'cancel') return end(ctx, 'canceled', null, stream, total).then(() => null);
+    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), stream, total).then(() => null);
     // Shutdown or a lost lease: the next owner closes the open item and retries the step.
     if (reason) throw error;
     if (!(error instanceof ModelProviderError)) throw error;
-    await end(ctx, 'failed', responseError('model-provider-error', `${error.provider}: ${error.message}`, error.providerStatus), stream, usage);
-    return null;
+    await commitFailedAttempt(ctx, stream, usage);
+    return error;
   }
+  recordTokens(kernel, usage);
 
   const calls: NewToolCall[] = stream.calls.map((call) => {
     const tool = ctx.tools.get(call.name);
@@ -233,9 +290,10 @@ async function modelStep(ctx: RunContext, row: ResponseRow): Promise<StepResult 
   });
   await kernel.db.transaction(async (tx) => {
     const { rowCount } = await tx.query(
-      `UPDATE responses SET output = output || $3::jsonb, usage = $4, model_calls = model_calls + 1, tool_call_count = tool_call_count + $5
+      `UPDATE responses SET output = output || $3::jsonb, usage = $4, step_usage = step_usage || $5::jsonb,
+         model_calls = model_calls + 1, model_attempts = model_attempts + 1, tool_call_count = tool_call_count + $6
        WHERE id = $1 AND lease_token = $2`,
-      [writer.responseId, writer.leaseToken, JSON.stringify(stream.items), JSON.stringify(usage), calls.length],
+      [writer.responseId, writer.leaseToken, JSON.stringify(stream.items), JSON.stringify(addUsages(row.usage, usage)), JSON.stringify([usage]), calls.length],
     );
     if (rowCount === 0) throw new LeaseLostError(writer.responseId);
     await stream.flush(tx);
@@ -243,6 +301,25 @@ async function modelStep(ctx: RunContext, row: ResponseRow): Promise<StepResult 
   });
   stepTimer();
   return { calls: stream.calls, text: stream.text };
+}
+
+/** A failed call still counts (the fake script moves on) and its partial item is closed as incomplete. */
+async function commitFailedAttempt(ctx: RunContext, stream: StepStream, usage: Usage): Promise<void> {
+  recordTokens(ctx.kernel, usage);
+  await ctx.kernel.db.transaction(async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE responses SET output = output || $3::jsonb, model_attempts = model_attempts + 1 WHERE id = $1 AND lease_token = $2`,
+      [ctx.writer.responseId, ctx.writer.leaseToken, JSON.stringify(stream.items)],
+    );
+    if (rowCount === 0) throw new LeaseLostError(ctx.writer.responseId);
+    await stream.flush(tx);
+  });
+}
+
+function recordTokens(kernel: Kernel, usage: Usage): void {
+  kernel.metrics.tokens.inc({ kind: 'input' }, usage.input_tokens);
+  kernel.metrics.tokens.inc({ kind: 'output' }, usage.output_tokens);
+  kernel.metrics.tokens.inc({ kind: 'cached' }, usage.input_tokens_details.cached_tokens);
 }
 
 /** Hides the invalid answer from the output text and asks the model once more, with the violations. */

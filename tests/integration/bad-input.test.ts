@@ -289,7 +289,8 @@ await describeEachStore(
 
     test('a model provider error ends the response failed with the error recorded, not an HTTP 500', async () => {
       const { http, auth } = ctx();
-      await ensureAgent('flaky', { provider: 'fake', script: [{ error: { status: 503, message: 'overloaded' } }] });
+      // Five times: the first call and its four retries.
+      await ensureAgent('flaky', { provider: 'fake', script: Array.from({ length: 5 }, () => ({ error: { status: 503, message: 'overloaded' } })) });
       const res = await http.post('/v1/responses').set(auth).send({ model: 'flaky', input: 'x' });
       assertMatchesSpec(res, 'createResponse');
       assert.equal(res.status, 200);

@@ -76,4 +76,26 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
     const anonymous = new OpenAI({ apiKey: 'palai_sk_wrong_key_value', baseURL: client.baseURL, maxRetries: 0 });
     await assert.rejects(anonymous.responses.create({ model: 'sdk-echo', input: 'x' }), OpenAI.AuthenticationError);
   });
+
+  test('a function-tool round trip: the call surfaces as a function_call item, its output continues the run', async () => {
+    await createAgent(ctx, {
+      name: 'sdk-weather',
+      tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'It is sunny in Oslo' }] },
+    });
+    const first = await client.responses.create({ model: 'sdk-weather', input: 'weather in Oslo?' });
+    assert.equal(first.status as string, 'waiting_for_tool');
+    const call = first.output.find((item) => item.type === 'function_call');
+    assert.ok(call && call.type === 'function_call', JSON.stringify(first.output));
+    assert.equal(call.name, 'get_weather');
+    assert.deepEqual(JSON.parse(call.arguments), { city: 'Oslo' });
+    const second = await client.responses.create({
+      model: 'sdk-weather',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky":"clear"}' }],
+    });
+    assert.equal(second.status, 'completed');
+    assert.equal(second.output_text, 'It is sunny in Oslo');
+    assert.equal((await client.responses.retrieve(first.id)).status, 'completed');
+  });
 });

@@ -221,9 +221,11 @@ await describeEachStore('responses (more)', (ctx) => {
     assert.equal(res.output_text, JSON.stringify(JSON.parse(res.output_text)));
   });
 
-  for (const status of [429, 400]) {
+  // 429 is retried (PALAI_MODEL_MAX_RETRIES, default 4) before it is final; 400 is final at once.
+  for (const [status, attempts] of [[429, 5], [400, 1]]) {
     test(`a provider error ${status} ends the response failed with the error recorded, answered with HTTP 200`, async () => {
-      await createAgent(ctx, { name: `err-${status}`, model: { provider: 'fake', script: [{ error: { status, message: `provider said ${status}` } }] } });
+      const script = Array.from({ length: attempts }, () => ({ error: { status, message: `provider said ${status}` } }));
+      await createAgent(ctx, { name: `err-${status}`, model: { provider: 'fake', script } });
       const res = await respond(ctx, { model: `err-${status}`, input: 'x' });
       assert.equal(res.status, 'failed');
       assert.deepEqual(res.error, {

@@ -66,9 +66,10 @@ await describeEachStore('responses', (ctx) => {
     assert.equal(current.output_text, 'a b c');
   });
 
-  test('a model provider error ends the response failed with the error recorded', async () => {
+  test('a model provider error that outlasts the retries ends the response failed with the error recorded', async () => {
     const { http, auth } = ctx();
-    await createAgent(ctx, { name: 'broken', model: { provider: 'fake', script: [{ error: { status: 500, message: 'upstream exploded' } }] } });
+    const script = Array.from({ length: 5 }, () => ({ error: { status: 500, message: 'upstream exploded' } }));
+    await createAgent(ctx, { name: 'broken', model: { provider: 'fake', script } });
     const res = await http.post('/v1/responses').set(auth).send({ model: 'broken', input: 'x' });
     assertMatchesSpec(res, 'createResponse');
     assert.equal(res.status, 200);
@@ -76,6 +77,34 @@ await describeEachStore('responses', (ctx) => {
     assert.equal(res.body.error.code, 'model-provider-error');
     assert.equal(res.body.error.provider_status, 500);
     assert.match(res.body.error.message, /upstream exploded/);
+  });
+
+  test('a 500 followed by success is retried as a fresh call and completes', async () => {
+    const { http, auth } = ctx();
+    await createAgent(ctx, { name: 'flaky-once', model: { provider: 'fake', script: [{ error: { status: 500, message: 'blip' } }, { text: 'recovered fine' }] } });
+    const res = await http.post('/v1/responses').set(auth).send({ model: 'flaky-once', input: 'x' });
+    assertMatchesSpec(res, 'createResponse');
+    assert.equal(res.body.status, 'completed');
+    assert.equal(res.body.output_text, 'recovered fine');
+    assert.equal(res.body.error, null);
+  });
+
+  test('a stream cut mid-way is retried into a new item; the completed item holds the text once', async () => {
+    const { http, auth } = ctx();
+    // A text step with an `error` streams its words, then breaks like a provider stream that was cut.
+    const script = [{ text: 'partial words', error: { status: 502, message: 'stream cut' } }, { text: 'whole answer' }];
+    await createAgent(ctx, { name: 'cut', model: { provider: 'fake', script } });
+    const res = await http.post('/v1/responses').set(auth).send({ model: 'cut', input: 'x' });
+    assertMatchesSpec(res, 'createResponse');
+    assert.equal(res.body.status, 'completed');
+    assert.equal(res.body.output_text, 'whole answer');
+    const [cut, whole] = res.body.output;
+    assert.deepEqual([cut.status, cut.content[0].text], ['incomplete', 'partial words']);
+    assert.deepEqual([whole.status, whole.content[0].text], ['completed', 'whole answer']);
+    const frames = parseSse((await http.get(`/v1/responses/${res.body.id}?stream=true`).set(auth)).text);
+    const done = frames.filter((f) => f.data.type === 'response.output_item.done').map((f) => [f.data.item.id, f.data.item.status]);
+    assert.deepEqual(done, [[cut.id, 'incomplete'], [whole.id, 'completed']]);
+    frames.forEach((f, i) => assert.equal(f.data.sequence_number, i));
   });
 
   test('an unknown agent named as model is a 404 problem', async () => {

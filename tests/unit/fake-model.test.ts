@@ -12,6 +12,8 @@ const assistant = (text: string): Item => ({ id: 'msg_a', type: 'message', role:
 function requestOf(items: Item[], options: { script?: FakeStep[]; stepIndex?: number; instructions?: string | null; signal?: AbortSignal } = {}): ModelRequest {
   return {
     model: { provider: 'fake', ...(options.script ? { script: options.script } : {}) },
+    modelName: null,
+    credentials: { apiKey: null, baseUrl: null },
     instructions: options.instructions ?? null,
     items,
     tools: [],

@@ -43,7 +43,7 @@ export class FakeModel implements ModelAdapter {
     const inputTokens = promptTokens(request);
     request.signal.throwIfAborted();
 
-    if ('error' in step) {
+    if ('error' in step && !('text' in step)) {
       throw new ModelProviderError('fake', step.error.message, step.error.status);
     }
     if ('tool_calls' in step) {
@@ -62,6 +62,7 @@ export class FakeModel implements ModelAdapter {
       if (i > 0) await pause();
       yield { type: 'text_delta', text: word };
     }
+    if ('error' in step && step.error) throw new ModelProviderError('fake', step.error.message, step.error.status);
     yield { type: 'usage', inputTokens, outputTokens: words.length, cachedTokens: 0 };
     yield { type: 'finish', reason: 'stop' };
   }

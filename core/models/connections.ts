@@ -1,0 +1,92 @@
+// Model connections: a project's named way to reach a provider — base URL,
+// default model, and a key that is either stored encrypted or read from an
+// environment variable. The API shows only whether a key is set and its last four.
+import type { CreateModelConnectionRequest, ModelConnection, ModelProvider } from '../../generated/schemas.js';
+import { PalaiError } from '../errors/palai-error.js';
+import { newId } from '../ids.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
+import { unixSeconds } from '../json.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
+import { requireSecretBox, type SecretBox } from '../secrets/secret-box.js';
+import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
+
+export interface ConnectionRow {
+  id: string;
+  project_id: string;
+  name: string;
+  provider: ModelProvider;
+  base_url: string | null;
+  api_key_encrypted: string | null;
+  api_key_last4: string | null;
+  api_key_env: string | null;
+  default_model: string | null;
+  created_at: Date;
+}
+
+export const connectionView = (row: ConnectionRow): ModelConnection => ({
+  id: row.id,
+  object: 'model_connection',
+  name: row.name,
+  provider: row.provider,
+  base_url: row.base_url,
+  api_key: { set: row.api_key_encrypted !== null, last4: row.api_key_last4 },
+  api_key_env: row.api_key_env,
+  default_model: row.default_model,
+  created_at: unixSeconds(row.created_at)!,
+});
+
+export async function findConnection(db: Queryable, projectId: string, ref: string): Promise<ConnectionRow | null> {
+  const column = ref.startsWith('mconn_') ? 'id' : 'name';
+  const { rows } = await db.query<ConnectionRow>(`SELECT * FROM model_connections WHERE project_id = $1 AND ${column} = $2`, [projectId, ref]);
+  return rows[0] ?? null;
+}
+
+export async function requireConnection(db: Queryable, projectId: string, ref: string): Promise<ConnectionRow> {
+  const row = await findConnection(db, projectId, ref);
+  if (!row) throw new PalaiError('not-found', `No model connection with id or name ${JSON.stringify(ref)} in this project.`);
+  return row;
+}
+
+export async function createConnection(
+  db: Db,
+  box: SecretBox | null,
+  projectId: string,
+  request: CreateModelConnectionRequest,
+  idem?: IdempotencyClaim,
+): Promise<ModelConnection> {
+  if (request.api_key !== undefined && request.api_key_env !== undefined) {
+    throw new PalaiError('invalid-request', 'Give either api_key or api_key_env, not both.', { errors: [{ pointer: '/api_key_env', detail: 'conflicts with api_key' }] });
+  }
+  const sealed = request.api_key === undefined ? null : requireSecretBox(box).seal(request.api_key);
+  const id = newId('mconn');
+  try {
+    return await db.transaction(async (tx) => {
+      await reserveKey(tx, projectId, idem, id);
+      const { rows } = await tx.query<ConnectionRow>(
+        `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_encrypted, api_key_last4, api_key_env, default_model)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+        [id, projectId, request.name, request.provider, request.base_url ?? null, sealed, request.api_key?.slice(-4) ?? null, request.api_key_env ?? null, request.default_model ?? null],
+      );
+      const view = connectionView(rows[0]);
+      await recordAnswer(tx, projectId, idem, 201, view, id);
+      return view;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new PalaiError('conflict', `A model connection named ${JSON.stringify(request.name)} already exists.`);
+    throw error;
+  }
+}
+
+export async function listConnections(db: Db, projectId: string, page: PageRequest): Promise<Page<ModelConnection>> {
+  const { rows } = await db.query<ConnectionRow>(
+    'SELECT * FROM model_connections WHERE project_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3',
+    [projectId, page.after ?? null, fetchSize(page)],
+  );
+  return toPage(rows, page, connectionView);
+}
+
+export async function deleteConnection(db: Db, projectId: string, ref: string): Promise<string> {
+  const row = await requireConnection(db, projectId, ref);
+  await db.query('DELETE FROM model_connections WHERE id = $1', [row.id]);
+  return row.id;
+}

@@ -1,0 +1,41 @@
+// Building canonical model requests and draining adapters, for the OpenAI adapter tests.
+import type { ModelAdapter, ModelEvent, ModelRequest } from '../../../core/models/model-port.js';
+import type { Item } from '../../../generated/schemas.js';
+
+/** Recognisable, so a test can prove it never leaks into a message. */
+export const FAKE_API_KEY = 'sk-palai-test-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c';
+
+export const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'Current weather for a city.',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+export const user = (text: string, id = 'msg_u1'): Item => ({ id, type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+
+export function modelRequest(baseUrl: string | null, modelName: string, overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    model: { provider: 'openai', name: modelName },
+    modelName,
+    credentials: { apiKey: FAKE_API_KEY, baseUrl },
+    instructions: null,
+    items: [user('What is the capital of France?')],
+    tools: [],
+    stepIndex: 0,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+/** Every event the adapter yields, and what it threw (null when it finished). */
+export async function drain(adapter: ModelAdapter, request: ModelRequest): Promise<{ events: ModelEvent[]; error: unknown }> {
+  const events: ModelEvent[] = [];
+  try {
+    for await (const event of adapter.stream(request)) events.push(event);
+    return { events, error: null };
+  } catch (error) {
+    return { events, error };
+  }
+}
+
+export const textOf = (events: ModelEvent[]): string => events.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
