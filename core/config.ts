@@ -25,6 +25,8 @@ export interface PalaiConfig {
   workerConcurrency: number;
   /** Hosts outbound tool calls may reach although they resolve to private or loopback addresses. Default none. */
   egressAllowHosts: string[];
+  /** Environment variables a model connection's `api_key_env` may name. Default OPENAI_API_KEY, ANTHROPIC_API_KEY. */
+  keyEnvAllowlist: string[];
   /** Encrypts stored provider keys; without it keys can only come from environment variables. Default unset. */
   secretKey: string | null;
   /** Retries of a model call that failed with 429, 5xx, a timeout or a broken stream. Default 4. */
@@ -74,6 +76,7 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
     egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
+    keyEnvAllowlist: (text(env, 'PALAI_KEY_ENV_ALLOWLIST') ?? 'OPENAI_API_KEY,ANTHROPIC_API_KEY').split(',').map((h) => h.trim()).filter(Boolean),
     modelMaxRetries: int(env, 'PALAI_MODEL_MAX_RETRIES', 4, 0, 20),
     modelRetryBaseMs: int(env, 'PALAI_MODEL_RETRY_BASE_MS', 500, 1),
     modelTimeoutSeconds: int(env, 'PALAI_MODEL_TIMEOUT_SECONDS', 120, 1),

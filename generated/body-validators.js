@@ -4184,8 +4184,8 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateModelConnectionRequest = validate56;
-const schema75 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
-const pattern13 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const schema75 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
+const pattern13 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern14 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -4235,7 +4235,7 @@ if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
 if(!pattern13.test(data0)){
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11462,10 +11462,10 @@ return errors === 0;
 validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Response = validate105;
-const schema134 = {"type":"object","required":["id","object","created_at","status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array"},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"type":"string"}}};
+const schema134 = {"type":"object","required":["id","object","created_at","status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array"},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"type":"string"}}};
 const schema136 = {"enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
 const schema137 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema138 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema139 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 const pattern17 = new RegExp("^resp_", "u");
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12274,15 +12274,15 @@ vErrors = null;
 }
 }
 }
-if(data.error !== undefined){
-let data26 = data.error;
-const _errs61 = errors;
-let valid11 = false;
-let passing1 = null;
-const _errs62 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.code === undefined){
-const err66 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(data.usage_by_step !== undefined){
+let data26 = data.usage_by_step;
+if(Array.isArray(data26)){
+const len1 = data26.length;
+for(let i1=0; i1<len1; i1++){
+let data27 = data26[i1];
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(data27.input_tokens === undefined){
+const err66 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -12291,8 +12291,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data26.message === undefined){
-const err67 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(data27.output_tokens === undefined){
+const err67 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -12301,9 +12301,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-for(const key3 in data26){
-if(!((((key3 === "code") || (key3 === "message")) || (key3 === "type")) || (key3 === "provider_status"))){
-const err68 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data27.total_tokens === undefined){
+const err68 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12312,10 +12311,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data26.code !== undefined){
-if(typeof data26.code !== "string"){
-const err69 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data27.input_tokens_details === undefined){
+const err69 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12324,10 +12321,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-if(data26.message !== undefined){
-if(typeof data26.message !== "string"){
-const err70 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data27.output_tokens_details === undefined){
+const err70 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12336,10 +12331,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data26.type !== undefined){
-if(typeof data26.type !== "string"){
-const err71 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key3 in data27){
+if(!(((((key3 === "input_tokens") || (key3 === "output_tokens")) || (key3 === "total_tokens")) || (key3 === "input_tokens_details")) || (key3 === "output_tokens_details"))){
+const err71 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12349,10 +12343,10 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data26.provider_status !== undefined){
-let data30 = data26.provider_status;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err72 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data27.input_tokens !== undefined){
+let data28 = data27.input_tokens;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err72 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12361,10 +12355,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-}
-else {
-const err73 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err73 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12373,14 +12366,12 @@ vErrors.push(err73);
 }
 errors++;
 }
-var _valid1 = _errs62 === errors;
-if(_valid1){
-valid11 = true;
-passing1 = 0;
 }
-const _errs74 = errors;
-if(data26 !== null){
-const err74 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data27.output_tokens !== undefined){
+let data29 = data27.output_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err74 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12389,19 +12380,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid1 = _errs74 === errors;
-if(_valid1 && valid11){
-valid11 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid11 = true;
-passing1 = 1;
-}
-}
-if(!valid11){
-const err75 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
+const err75 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12410,26 +12391,12 @@ vErrors.push(err75);
 }
 errors++;
 }
-else {
-errors = _errs61;
-if(vErrors !== null){
-if(_errs61){
-vErrors.length = _errs61;
-}
-else {
-vErrors = null;
 }
 }
-}
-}
-if(data.incomplete_details !== undefined){
-let data31 = data.incomplete_details;
-const _errs77 = errors;
-let valid14 = false;
-let passing2 = null;
-const _errs78 = errors;
-if(data31 !== null){
-const err76 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data27.total_tokens !== undefined){
+let data30 = data27.total_tokens;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err76 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -12438,15 +12405,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-var _valid2 = _errs78 === errors;
-if(_valid2){
-valid14 = true;
-passing2 = 0;
-}
-const _errs80 = errors;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.reason === undefined){
-const err77 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/1/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -12455,9 +12416,13 @@ vErrors.push(err77);
 }
 errors++;
 }
-for(const key4 in data31){
-if(!(key4 === "reason")){
-const err78 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+}
+if(data27.input_tokens_details !== undefined){
+let data31 = data27.input_tokens_details;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.cached_tokens === undefined){
+const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -12466,11 +12431,10 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-if(data31.reason !== undefined){
-let data32 = data31.reason;
-if(!((data32 === "timed_out") || (data32 === "budget_exceeded"))){
-const err79 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema134.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(data31.cached_tokens !== undefined){
+let data32 = data31.cached_tokens;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -12479,10 +12443,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-}
-else {
-const err80 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -12491,19 +12454,11 @@ vErrors.push(err80);
 }
 errors++;
 }
-var _valid2 = _errs80 === errors;
-if(_valid2 && valid14){
-valid14 = false;
-passing2 = [passing2, 1];
+}
+}
 }
 else {
-if(_valid2){
-valid14 = true;
-passing2 = 1;
-}
-}
-if(!valid14){
-const err81 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -12512,36 +12467,12 @@ vErrors.push(err81);
 }
 errors++;
 }
-else {
-errors = _errs77;
-if(vErrors !== null){
-if(_errs77){
-vErrors.length = _errs77;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.required_action !== undefined){
-let data33 = data.required_action;
-const _errs85 = errors;
-let valid16 = false;
-let passing3 = null;
-const _errs86 = errors;
-if(!(validate103(data33, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
-errors = vErrors.length;
-}
-var _valid3 = _errs86 === errors;
-if(_valid3){
-valid16 = true;
-passing3 = 0;
-}
-const _errs87 = errors;
-if(data33 !== null){
-const err82 = {instancePath:instancePath+"/required_action",schemaPath:"#/properties/required_action/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data27.output_tokens_details !== undefined){
+let data33 = data27.output_tokens_details;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.reasoning_tokens === undefined){
+const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -12550,19 +12481,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid3 = _errs87 === errors;
-if(_valid3 && valid16){
-valid16 = false;
-passing3 = [passing3, 1];
-}
-else {
-if(_valid3){
-valid16 = true;
-passing3 = 1;
-}
-}
-if(!valid16){
-const err83 = {instancePath:instancePath+"/required_action",schemaPath:"#/properties/required_action/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(data33.reasoning_tokens !== undefined){
+let data34 = data33.reasoning_tokens;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err83 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -12571,23 +12493,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-else {
-errors = _errs85;
-if(vErrors !== null){
-if(_errs85){
-vErrors.length = _errs85;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.metadata !== undefined){
-let data34 = data.metadata;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(Object.keys(data34).length > 16){
-const err84 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 0 || isNaN(data34)){
+const err84 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12596,11 +12504,11 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key5 in data34){
-const _errs92 = errors;
-if(typeof key5 === "string"){
-if(func1(key5) > 64){
-const err85 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key5};
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -12610,9 +12518,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-var valid18 = _errs92 === errors;
-if(!valid18){
-const err86 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key5},message:"property name must be valid"};
+}
+else {
+const err86 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -12622,11 +12530,9 @@ vErrors.push(err86);
 errors++;
 }
 }
-for(const key6 in data34){
-let data35 = data34[key6];
-if(typeof data35 === "string"){
-if(func1(data35) > 512){
-const err87 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+}
+else {
+const err87 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -12636,8 +12542,15 @@ vErrors.push(err87);
 errors++;
 }
 }
-else {
-const err88 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.error !== undefined){
+let data35 = data.error;
+const _errs81 = errors;
+let valid17 = false;
+let passing1 = null;
+const _errs82 = errors;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.code === undefined){
+const err88 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -12646,10 +12559,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-}
-else {
-const err89 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data35.message === undefined){
+const err89 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -12658,10 +12569,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-if(data.tools !== undefined){
-if(!(Array.isArray(data.tools))){
-const err90 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key4 in data35){
+if(!((((key4 === "code") || (key4 === "message")) || (key4 === "type")) || (key4 === "provider_status"))){
+const err90 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12671,9 +12581,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data.parallel_tool_calls !== undefined){
-if(typeof data.parallel_tool_calls !== "boolean"){
-const err91 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data35.code !== undefined){
+if(typeof data35.code !== "string"){
+const err91 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -12683,9 +12593,9 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data.tool_choice !== undefined){
-if(typeof data.tool_choice !== "string"){
-const err92 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data35.message !== undefined){
+if(typeof data35.message !== "string"){
+const err92 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -12695,14 +12605,372 @@ vErrors.push(err92);
 errors++;
 }
 }
-}
-else {
-const err93 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data35.type !== undefined){
+if(typeof data35.type !== "string"){
+const err93 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err93];
 }
 else {
 vErrors.push(err93);
+}
+errors++;
+}
+}
+if(data35.provider_status !== undefined){
+let data39 = data35.provider_status;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err94 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+else {
+const err95 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+var _valid1 = _errs82 === errors;
+if(_valid1){
+valid17 = true;
+passing1 = 0;
+}
+const _errs94 = errors;
+if(data35 !== null){
+const err96 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+var _valid1 = _errs94 === errors;
+if(_valid1 && valid17){
+valid17 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid17 = true;
+passing1 = 1;
+}
+}
+if(!valid17){
+const err97 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+else {
+errors = _errs81;
+if(vErrors !== null){
+if(_errs81){
+vErrors.length = _errs81;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.incomplete_details !== undefined){
+let data40 = data.incomplete_details;
+const _errs97 = errors;
+let valid20 = false;
+let passing2 = null;
+const _errs98 = errors;
+if(data40 !== null){
+const err98 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+var _valid2 = _errs98 === errors;
+if(_valid2){
+valid20 = true;
+passing2 = 0;
+}
+const _errs100 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.reason === undefined){
+const err99 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/1/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+for(const key5 in data40){
+if(!(key5 === "reason")){
+const err100 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(data40.reason !== undefined){
+let data41 = data40.reason;
+if(!((data41 === "timed_out") || (data41 === "budget_exceeded"))){
+const err101 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema134.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+var _valid2 = _errs100 === errors;
+if(_valid2 && valid20){
+valid20 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid20 = true;
+passing2 = 1;
+}
+}
+if(!valid20){
+const err103 = {instancePath:instancePath+"/incomplete_details",schemaPath:"#/properties/incomplete_details/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+else {
+errors = _errs97;
+if(vErrors !== null){
+if(_errs97){
+vErrors.length = _errs97;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.required_action !== undefined){
+let data42 = data.required_action;
+const _errs105 = errors;
+let valid22 = false;
+let passing3 = null;
+const _errs106 = errors;
+if(!(validate103(data42, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+var _valid3 = _errs106 === errors;
+if(_valid3){
+valid22 = true;
+passing3 = 0;
+}
+const _errs107 = errors;
+if(data42 !== null){
+const err104 = {instancePath:instancePath+"/required_action",schemaPath:"#/properties/required_action/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+var _valid3 = _errs107 === errors;
+if(_valid3 && valid22){
+valid22 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid22 = true;
+passing3 = 1;
+}
+}
+if(!valid22){
+const err105 = {instancePath:instancePath+"/required_action",schemaPath:"#/properties/required_action/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+else {
+errors = _errs105;
+if(vErrors !== null){
+if(_errs105){
+vErrors.length = _errs105;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.metadata !== undefined){
+let data43 = data.metadata;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(Object.keys(data43).length > 16){
+const err106 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+for(const key6 in data43){
+const _errs112 = errors;
+if(typeof key6 === "string"){
+if(func1(key6) > 64){
+const err107 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key6};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+var valid24 = _errs112 === errors;
+if(!valid24){
+const err108 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key6},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+for(const key7 in data43){
+let data44 = data43[key7];
+if(typeof data44 === "string"){
+if(func1(data44) > 512){
+const err109 = {instancePath:instancePath+"/metadata/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/metadata/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+if(data.tools !== undefined){
+if(!(Array.isArray(data.tools))){
+const err112 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+if(data.parallel_tool_calls !== undefined){
+if(typeof data.parallel_tool_calls !== "boolean"){
+const err113 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+if(data.tool_choice !== undefined){
+if(typeof data.tool_choice !== "string"){
+const err114 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
 }
 errors++;
 }
@@ -12822,7 +13090,7 @@ return errors === 0;
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ResponseLifecycleEvent = validate109;
-const schema141 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+const schema142 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12880,7 +13148,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema141.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema142.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12965,7 +13233,7 @@ return errors === 0;
 validate111.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const ResponseStreamEvent = validate112;
-const schema143 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
+const schema144 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13501,7 +13769,7 @@ return errors === 0;
 validate112.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const Session = validate116;
-const schema146 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":"string"},"agent":{"type":"string","description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema147 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":"string"},"agent":{"type":"string","description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern18 = new RegExp("^ses_", "u");
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13754,7 +14022,7 @@ return errors === 0;
 validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SubmitInputRequest = validate117;
-const schema149 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+const schema150 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14116,7 +14384,7 @@ return errors === 0;
 validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SubmitToolOutputsRequest = validate118;
-const schema151 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+const schema152 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14437,7 +14705,7 @@ return errors === 0;
 validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateAgentRequest = validate124;
-const schema155 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+const schema156 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -455,6 +455,7 @@ export interface components {
             api_key_env?: string;
             base_url?: string;
             default_model?: string;
+            /** @description Unique within the project; not starting with `mconn_`, which marks a connection id. */
             name: string;
             provider: components["schemas"]["ModelProvider"];
         };
@@ -766,6 +767,8 @@ export interface components {
             tool_choice: string;
             tools: unknown[];
             usage: components["schemas"]["Usage"] | null;
+            /** @description Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics). */
+            usage_by_step?: components["schemas"]["Usage"][];
         };
         ResponseError: {
             /** @description A problem slug from Palai's registry, e.g. model-provider-error. */

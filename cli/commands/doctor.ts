@@ -7,6 +7,9 @@ import type { Command } from 'commander';
 import { listApiKeys } from '../../core/auth/api-keys.js';
 import { listProjects } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
+import type { ConnectionRow } from '../../core/models/connections.js';
+import { connectionReadiness } from '../../core/models/resolve.js';
+import { secretBoxFrom } from '../../core/secrets/secret-box.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Db } from '../../core/store/db.js';
 import { migrationStatus } from '../../core/store/migrate.js';
@@ -125,12 +128,25 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
     if (projects.length === 0) checks.fail('no project yet', 'run palai keys create, or start palai serve once (it creates a project and a key)');
     else if (activeKeys.length === 0) checks.fail(`${projects.length} project(s) but no active API key`, 'run palai keys create');
     else checks.pass(`${projects.length} project(s), ${activeKeys.length} active API key(s)`);
+    await checkConnections(checks, db, config);
   } catch (error) {
     checks.fail(`reading the store failed: ${messageOf(error)}`, reachFix);
   } finally {
     // Closing releases the embedded store's lock; a hung connection must not keep doctor waiting.
     await withTimeout(db.close()).catch(() => undefined);
   }
+}
+
+async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig): Promise<void> {
+  const { rows } = await db.query<ConnectionRow>('SELECT * FROM model_connections ORDER BY project_id, name');
+  const box = secretBoxFrom(config.secretKey);
+  for (const connection of rows) {
+    const { usable, detail } = connectionReadiness(connection, box);
+    const label = `model connection ${connection.name} (${connection.provider}, project ${connection.project_id})`;
+    if (usable) checks.pass(`${label}: ${detail}`);
+    else checks.fail(`${label}: ${detail}`, 'set the variable on every palai process, or recreate the connection with a key');
+  }
+  if (rows.length === 0) checks.info('no model connections; agents use the fake model or keys from OPENAI_API_KEY / ANTHROPIC_API_KEY');
 }
 
 async function withTimeout<T>(work: Promise<T>): Promise<T> {

@@ -16,6 +16,13 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
       errors.push({ pointer: '/output_schema', detail: `is not a usable JSON Schema: ${(error as Error).message}` });
     }
   }
+  const model = spec.model;
+  if (model && model.provider !== 'fake' && model.script) {
+    errors.push({ pointer: '/model/script', detail: 'is only for the fake provider' });
+  }
+  if (model && !model.connection && model.provider !== 'fake' && !model.name) {
+    errors.push({ pointer: '/model/name', detail: `is required for provider ${model.provider} without a connection` });
+  }
   const seen = new Set<string>();
   (spec.tools ?? []).forEach((tool, index) => {
     if (seen.has(tool.name)) errors.push({ pointer: `/tools/${index}/name`, detail: `duplicate tool name ${JSON.stringify(tool.name)}` });

@@ -47,13 +47,23 @@ export async function requireConnection(db: Queryable, projectId: string, ref: s
   return row;
 }
 
+/** Shows the last four characters only of keys long enough that four say nothing useful about them. */
+const last4Of = (key: string | undefined): string | null => (key !== undefined && key.length >= 16 ? key.slice(-4) : null);
+
 export async function createConnection(
   db: Db,
   box: SecretBox | null,
   projectId: string,
   request: CreateModelConnectionRequest,
+  keyEnvAllowlist: readonly string[],
   idem?: IdempotencyClaim,
 ): Promise<ModelConnection> {
+  // Naming any variable would let an API caller send the server's own secrets to a URL of its choosing.
+  if (request.api_key_env !== undefined && !keyEnvAllowlist.includes(request.api_key_env)) {
+    throw new PalaiError('invalid-request', `api_key_env may name only ${keyEnvAllowlist.join(', ')} (the operator's PALAI_KEY_ENV_ALLOWLIST).`, {
+      errors: [{ pointer: '/api_key_env', detail: 'is not in PALAI_KEY_ENV_ALLOWLIST' }],
+    });
+  }
   if (request.api_key !== undefined && request.api_key_env !== undefined) {
     throw new PalaiError('invalid-request', 'Give either api_key or api_key_env, not both.', { errors: [{ pointer: '/api_key_env', detail: 'conflicts with api_key' }] });
   }
@@ -65,7 +75,7 @@ export async function createConnection(
       const { rows } = await tx.query<ConnectionRow>(
         `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_encrypted, api_key_last4, api_key_env, default_model)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-        [id, projectId, request.name, request.provider, request.base_url ?? null, sealed, request.api_key?.slice(-4) ?? null, request.api_key_env ?? null, request.default_model ?? null],
+        [id, projectId, request.name, request.provider, request.base_url ?? null, sealed, last4Of(request.api_key), request.api_key_env ?? null, request.default_model ?? null],
       );
       const view = connectionView(rows[0]);
       await recordAnswer(tx, projectId, idem, 201, view, id);

@@ -44,6 +44,12 @@ export type ModelEvent =
 
 export interface ModelAdapter {
   readonly provider: string;
+  /**
+   * Whether the kernel may join deltas that arrive while the previous one is
+   * being journaled (default true). The fake model says false: its one-word
+   * deltas are a contract tests rely on.
+   */
+  readonly coalesceDeltas?: boolean;
   stream(request: ModelRequest): AsyncIterable<ModelEvent>;
 }
 

@@ -108,6 +108,7 @@ export function responseView(row: ResponseRow): Response {
     output: row.output,
     output_text: outputText(row.output),
     usage: row.usage,
+    usage_by_step: row.step_usage,
     error: row.error,
     incomplete_details: row.status === 'timed_out' || row.status === 'budget_exceeded' ? { reason: row.status } : null,
     required_action: requiredAction(row),

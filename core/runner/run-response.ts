@@ -7,7 +7,7 @@ import { problemTypeUri, type ProblemSlug } from '../errors/problem-types.js';
 import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
-import { ModelProviderError, type ModelEvent } from '../models/model-port.js';
+import { ModelProviderError, type ModelAdapter, type ModelEvent } from '../models/model-port.js';
 import { resolveModel, type ResolvedModel } from '../models/resolve.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -189,16 +189,18 @@ const MAX_RETRY_DELAY_MS = 30_000;
 async function modelStep(ctx: RunContext, first: ResponseRow): Promise<StepResult | null> {
   const { kernel, spec, writer } = ctx;
   let resolved: ResolvedModel;
+  let adapter: ModelAdapter;
   try {
-    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!);
+    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!, process.env, kernel.config);
+    adapter = kernel.models.get(resolved.provider);
   } catch (error) {
-    if (!(error instanceof PalaiError)) throw error;
+    if (!(error instanceof PalaiError || error instanceof ModelProviderError)) throw error;
     await end(ctx, 'failed', responseError('model-provider-error', error.message));
     return null;
   }
   let row = first;
   for (let attempt = 0; ; attempt++) {
-    const outcome = await modelAttempt(ctx, row, resolved);
+    const outcome = await modelAttempt(ctx, row, resolved, adapter);
     if (!(outcome instanceof ModelProviderError)) return outcome;
     if (!outcome.retryable || attempt >= kernel.config.modelMaxRetries) {
       const message = redactKey(`${outcome.provider}: ${outcome.message}`, resolved.credentials.apiKey);
@@ -215,14 +217,13 @@ async function modelStep(ctx: RunContext, first: ResponseRow): Promise<StepResul
 const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);
 
 /** One call to the model. A failed call's streamed item is committed as incomplete before the error is returned. */
-async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: ResolvedModel): Promise<StepResult | ModelProviderError | null> {
+async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: ResolvedModel, adapter: ModelAdapter): Promise<StepResult | ModelProviderError | null> {
   const { kernel, writer, spec, signal } = ctx;
   const model = spec.model!;
-  const stream = new StepStream(kernel.db, writer, row.output.length);
+  const stream = new StepStream(kernel.db, writer, row.output.length, adapter.coalesceDeltas !== false);
   const stepTimer = kernel.metrics.stepLatency.startTimer({ provider: resolved.provider });
   let usage = ZERO_USAGE;
   try {
-    const adapter = kernel.models.get(resolved.provider);
     const conversation = await conversationFor(kernel.db, row);
     const instructions = [spec.instructions, row.instructions].filter(Boolean).join('\n\n') || null;
     const tools = [...ctx.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
@@ -245,7 +246,7 @@ async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: Resolve
           await stream.textDelta(event.text);
           break;
         case 'tool_call':
-          stream.toolCall(event.callId, event.name, event.arguments);
+          await stream.toolCall(event.callId, event.name, event.arguments);
           break;
         case 'usage':
           usage = addUsage(usage, event);
@@ -258,9 +259,9 @@ async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: Resolve
         }
       }
     }
-    stream.finish();
+    await stream.finish();
   } catch (error) {
-    stream.interrupt();
+    await stream.interrupt();
     if (error instanceof LeaseLostError) throw error;
     const reason = interruptReason(signal);
     const total = addUsages(row.usage, usage);

@@ -3,10 +3,14 @@
 // events, the function_call items — is held back and journaled in the same
 // transaction that commits the step. A step cut off by a crash therefore leaves
 // an open item, which the next worker closes as `incomplete`.
+//
+// With `coalesce`, deltas that arrive while the previous one is still being
+// written are joined into one delta event: a fast provider costs a commit per
+// write-round-trip instead of one per token, and the first delta still leaves at once.
 import type { FunctionCallItem, Item, MessageItem } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
 import { appendEvent, type JournalWriter } from '../journal/journal.js';
-import type { Queryable } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
 
 export interface HeldEvent {
   type: string;
@@ -24,7 +28,11 @@ interface OpenMessage {
   id: string;
   outputIndex: number;
   text: string;
+  /** Whether its output_item.added and content_part.added are journaled yet. */
+  announced: boolean;
 }
+
+const MAX_PENDING_CHARS = 64 * 1024;
 
 export class StepStream {
   /** Items of this step, in output order. */
@@ -34,11 +42,15 @@ export class StepStream {
   readonly calls: ProposedCall[] = [];
   private message: OpenMessage | null = null;
   private nextIndex: number;
+  private pending = '';
+  private draining: Promise<void> | null = null;
+  private drainError: unknown = null;
 
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Db,
     private readonly writer: JournalWriter,
     firstOutputIndex: number,
+    private readonly coalesce = false,
   ) {
     this.nextIndex = firstOutputIndex;
   }
@@ -48,19 +60,59 @@ export class StepStream {
   }
 
   async textDelta(delta: string): Promise<void> {
-    const message = this.message ?? (await this.openMessage());
+    if (this.drainError) throw this.drainError;
+    const message = this.message ?? this.openMessage();
     message.text += delta;
-    await appendEvent(this.db, this.writer, 'response.output_text.delta', {
-      item_id: message.id,
-      output_index: message.outputIndex,
-      content_index: 0,
-      delta,
-      logprobs: [],
-    });
+    if (!this.coalesce) return this.writeDelta(message, delta);
+    this.pending += delta;
+    this.draining ??= this.drain(message);
+    // Backpressure: a provider far faster than the store waits for the write.
+    if (this.pending.length > MAX_PENDING_CHARS) await this.settle();
   }
 
-  toolCall(callId: string, name: string, args: string): void {
-    this.closeMessage('completed');
+  /** The first delta of a message is journaled together with the events that open it: one commit, not three. */
+  private async writeDelta(message: OpenMessage, delta: string): Promise<void> {
+    const payload = { item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] };
+    if (message.announced) {
+      await appendEvent(this.db, this.writer, 'response.output_text.delta', payload);
+      return;
+    }
+    await this.db.transaction(async (tx) => {
+      const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+      await appendEvent(tx, this.writer, 'response.output_item.added', { output_index: message.outputIndex, item });
+      await appendEvent(tx, this.writer, 'response.content_part.added', {
+        item_id: message.id,
+        output_index: message.outputIndex,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+      await appendEvent(tx, this.writer, 'response.output_text.delta', payload);
+    });
+    message.announced = true;
+  }
+
+  private async drain(message: OpenMessage): Promise<void> {
+    try {
+      while (this.pending) {
+        const delta = this.pending;
+        this.pending = '';
+        await this.writeDelta(message, delta);
+      }
+    } catch (error) {
+      this.drainError = error;
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  /** Waits until every delta received so far is journaled. */
+  async settle(): Promise<void> {
+    while (this.draining) await this.draining;
+    if (this.drainError) throw this.drainError;
+  }
+
+  async toolCall(callId: string, name: string, args: string): Promise<void> {
+    await this.closeMessage('completed');
     const item: FunctionCallItem = { id: newId('fc'), type: 'function_call', call_id: callId, name, arguments: args, status: 'completed' };
     const outputIndex = this.nextIndex++;
     this.held.push({ type: 'response.output_item.added', payload: { output_index: outputIndex, item: { ...item, status: 'in_progress' } } });
@@ -70,16 +122,16 @@ export class StepStream {
   }
 
   /** The step ended normally. */
-  finish(): void {
-    this.closeMessage('completed');
+  finish(): Promise<void> {
+    return this.closeMessage('completed');
   }
 
   /**
    * The step was cut off (cancel, deadline, provider error): an open message is
    * closed as incomplete, and proposed calls are dropped — they were never committed.
    */
-  interrupt(): void {
-    this.closeMessage('incomplete');
+  async interrupt(): Promise<void> {
+    await this.closeMessage('incomplete').catch(() => undefined);
     const callItems = new Set(this.calls.map((c) => c.itemId));
     const keep = (e: HeldEvent) => !callItems.has((e.payload.item as Item | undefined)?.id ?? '');
     this.held.splice(0, this.held.length, ...this.held.filter(keep));
@@ -93,23 +145,16 @@ export class StepStream {
     this.held.length = 0;
   }
 
-  private async openMessage(): Promise<OpenMessage> {
-    const message: OpenMessage = { id: newId('msg'), outputIndex: this.nextIndex++, text: '' };
+  private openMessage(): OpenMessage {
+    const message: OpenMessage = { id: newId('msg'), outputIndex: this.nextIndex++, text: '', announced: false };
     this.message = message;
-    const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
-    await appendEvent(this.db, this.writer, 'response.output_item.added', { output_index: message.outputIndex, item });
-    await appendEvent(this.db, this.writer, 'response.content_part.added', {
-      item_id: message.id,
-      output_index: message.outputIndex,
-      content_index: 0,
-      part: { type: 'output_text', text: '', annotations: [] },
-    });
     return message;
   }
 
-  private closeMessage(status: 'completed' | 'incomplete'): void {
+  private async closeMessage(status: 'completed' | 'incomplete'): Promise<void> {
     const message = this.message;
     if (!message) return;
+    await this.settle();
     this.message = null;
     const part = { type: 'output_text' as const, text: message.text, annotations: [] };
     const where = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };

@@ -22,7 +22,7 @@ export interface TestHub {
 }
 
 export function testConfig(overrides: Partial<PalaiConfig> = {}): PalaiConfig {
-  return { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, modelRetryBaseMs: 10, ...overrides };
+  return { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, modelRetryBaseMs: 10, egressAllowHosts: ['127.0.0.1'], ...overrides };
 }
 
 async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>): Promise<TestHub> {

@@ -2,10 +2,10 @@ import { connectionView, createConnection, deleteConnection, listConnections, re
 import type { Kernel } from '../../../core/kernel.js';
 import type { OperationHandlers } from '../operations.js';
 
-export function modelConnectionHandlers({ db, secrets }: Kernel): OperationHandlers {
+export function modelConnectionHandlers({ db, secrets, config }: Kernel): OperationHandlers {
   return {
     createModelConnection: async (_req, res, { projectId, body, idempotency }) => {
-      res.status(201).json(await createConnection(db, secrets, projectId, body, idempotency));
+      res.status(201).json(await createConnection(db, secrets, projectId, body, config.keyEnvAllowlist, idempotency));
     },
     listModelConnections: async (_req, res, { projectId, query }) => {
       res.json(await listConnections(db, projectId, query));

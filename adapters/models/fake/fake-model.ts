@@ -32,6 +32,7 @@ function promptTokens(request: ModelRequest): number {
 
 export class FakeModel implements ModelAdapter {
   readonly provider = 'fake';
+  readonly coalesceDeltas = false;
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
     const step: FakeStep = request.model.script?.[request.stepIndex] ?? { text: lastUserText(request.items) };

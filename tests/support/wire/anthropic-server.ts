@@ -19,7 +19,11 @@ export type Reply =
       /** Send this many events, then nothing more while the connection stays open. */
       stallAfter?: number;
     }
-  | { error: string }
+  | {
+      error: string;
+      /** Headers that replace the recording's (a shorter retry-after, say). */
+      headers?: Record<string, string>;
+    }
   | { hang: true };
 
 /** Scenario name (the request's `model`) → its answers; the N-th request of a scenario gets answer N (the last repeats). */
@@ -32,6 +36,9 @@ export const SCENARIOS: Record<string, Reply[]> = {
   'rate-limited': [{ error: 'rate-limit-429.json' }],
   overloaded: [{ error: 'overloaded-529.json' }],
   'fail-then-ok': [{ error: 'api-error-500.json' }, { stream: 'text.sse' }],
+  'rate-limited-then-ok': [{ error: 'rate-limit-429.json', headers: { 'retry-after': '1' } }, { stream: 'text.sse' }],
+  'tools-then-text': [{ stream: 'parallel-tool-use.sse' }, { stream: 'text.sse' }],
+  'cut-then-ok': [{ stream: 'text.sse', cutAfter: 4 }, { stream: 'text.sse' }],
   unauthorized: [{ error: 'authentication-401.json' }],
   'unauthorized-echo': [{ error: 'authentication-401-echo.json' }],
   'bad-request': [{ error: 'invalid-request-400.json' }],
@@ -48,6 +55,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: any;
+  /** When the request arrived (ms since epoch). */
+  receivedAt: number;
   /** When the client's connection closed (ms since epoch); null while open. */
   closedAt: number | null;
   /** Resolves when the connection closes. */
@@ -80,10 +89,10 @@ interface ErrorRecording {
   body: unknown;
 }
 
-function writeError(res: ServerResponse, name: string, credential: string): void {
+function writeError(res: ServerResponse, name: string, credential: string, headers: Record<string, string> = {}): void {
   const recording = JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as ErrorRecording;
   const body = JSON.stringify(recording.body).split('{credential}').join(credential);
-  res.writeHead(recording.status, recording.headers).end(body);
+  res.writeHead(recording.status, { ...recording.headers, ...headers }).end(body);
 }
 
 function notFound(res: ServerResponse, message: string): void {
@@ -106,6 +115,7 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
         path: req.url ?? '',
         headers: req.headers,
         body: safeJson(Buffer.concat(chunks).toString('utf8')),
+        receivedAt: Date.now(),
         closedAt: null,
         closed: new Promise<void>((resolve) => (closeConnection = resolve)),
         finished: false,
@@ -131,7 +141,7 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
     if ('hang' in reply) return;
     if ('error' in reply) {
       const credential = String(recorded.headers['x-api-key'] ?? recorded.headers.authorization ?? '');
-      writeError(res, reply.error, credential);
+      writeError(res, reply.error, credential, reply.headers);
       recorded.finished = true;
       return;
     }

@@ -25,6 +25,8 @@ interface Scenario {
   error?: ErrorAnswer;
   /** Answer the first request of this scenario with this error, later ones with `stream`. */
   firstError?: ErrorAnswer;
+  /** Answer the first request of this scenario as this scenario, later ones as the rest. */
+  first?: Scenario;
   /** Destroy the socket after this many events (a connection that breaks). */
   cutAfter?: number;
   /** End the response cleanly after this many events (a stream that stops short). */
@@ -56,6 +58,9 @@ export const SCENARIOS: Record<string, Scenario> = {
   'scenario-429-ms': { error: json('429.json', 429, () => ({ 'retry-after-ms': '2400', 'retry-after': '3' })) },
   'scenario-429-date': { error: json('429.json', 429, () => ({ 'retry-after': new Date(Date.now() + RETRY_AFTER_DATE_MS).toUTCString() })) },
   'scenario-500-then-text': { firstError: json('500.json', 500), stream: 'text' },
+  'scenario-429-then-text': { firstError: json('429.json', 429, () => ({ 'retry-after': '1' })), stream: 'text' },
+  'scenario-tools-then-text': { first: { stream: 'tools' }, stream: 'text' },
+  'scenario-cut-then-text': { first: { stream: 'text', cutAfter: 6 }, stream: 'text' },
   'scenario-400': { error: json('400.json', 400) },
   'scenario-401': { error: json('401.json', 401) },
   'scenario-502-html': { error: json('502.html', 502) },
@@ -72,6 +77,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: any;
+  /** When the request arrived (ms since epoch). */
+  receivedAt: number;
   /** Resolves when the connection closes, for whatever reason. */
   closed: Promise<void>;
   /** Whether the whole answer was written before the connection closed. */
@@ -139,6 +146,7 @@ export class OpenAIWireServer {
       path: req.url ?? '',
       headers: req.headers,
       body,
+      receivedAt: Date.now(),
       closed: new Promise<void>((resolve) => (closed = resolve)),
       finished: false,
     };
@@ -151,10 +159,11 @@ export class OpenAIWireServer {
     if (req.method !== 'POST' || api === null) return this.sendError(res, 404, invalidRequest(`Unknown request URL: ${req.method} ${req.url}.`));
     if (body?.stream !== true) return this.sendError(res, 400, invalidRequest('This test server only streams: set "stream": true.'));
     const name = String(body.model);
-    const scenario = SCENARIOS[name];
-    if (!scenario) return this.sendError(res, 404, invalidRequest(`The model \`${name}\` does not exist or you do not have access to it.`));
+    const named = SCENARIOS[name];
+    if (!named) return this.sendError(res, 404, invalidRequest(`The model \`${name}\` does not exist or you do not have access to it.`));
     const count = this.seen.get(name) ?? 0;
     this.seen.set(name, count + 1);
+    const scenario = count === 0 && named.first ? named.first : named;
 
     if (scenario.hang) return;
     const error = scenario.error ?? (count === 0 ? scenario.firstError : undefined);

@@ -1,0 +1,329 @@
+// Model connections: a project's named way to reach a provider. The key is stored
+// sealed (or read from an environment variable), shown only as "set" and its last
+// four, and reaches the provider and nothing else: not responses, not the journal,
+// not the store in clear, not the logs.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createAgent, respond } from '../support/api.js';
+import { describeEachStore, type TestHub } from '../support/hub.js';
+import { assertMatchesSpec, assertProblem } from '../support/spec.js';
+import { OpenAIWireServer, type RecordedRequest } from '../support/wire/openai-server.js';
+import { createLogger } from '../../core/logger.js';
+import { resolveModel } from '../../core/models/resolve.js';
+import { SecretBox } from '../../core/secrets/secret-box.js';
+import type { Queryable } from '../../core/store/db.js';
+
+const SECRET_KEY = 'test-secret-key-for-palai';
+/** Recognisable, so a test can prove it never leaks. */
+const STORED_KEY = 'sk-test-connections-4b8d2e6f1a9c3e57';
+const ENV_KEY = 'sk-test-connections-env-9e1f3a5c7b2d';
+const KEY_VARIABLE = 'PALAI_TEST_CONNECTION_KEY';
+
+const bearer = (request: RecordedRequest) => String(request.headers.authorization ?? '').replace(/^Bearer /, '');
+
+/** POST /v1/model_connections, checked against the document. */
+async function postConnection(ctx: () => TestHub, body: Record<string, unknown>) {
+  const res = await ctx().http.post('/v1/model_connections').set(ctx().auth).send(body);
+  assertMatchesSpec(res, 'createModelConnection');
+  return res;
+}
+
+async function getConnection(ctx: () => TestHub, ref: string) {
+  const res = await ctx().http.get(`/v1/model_connections/${encodeURIComponent(ref)}`).set(ctx().auth);
+  assertMatchesSpec(res, 'getModelConnection');
+  return res;
+}
+
+/** A connection row as a hub with another PALAI_SECRET_KEY would have stored it. */
+async function insertSealedConnection(ctx: () => TestHub, name: string, sealed: string): Promise<void> {
+  await ctx().hub.kernel.db.query(
+    `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_encrypted, api_key_last4)
+     VALUES ($1, $2, $3, 'openai-chat', 'http://127.0.0.1:9/v1', $4, $5)`,
+    [`mconn_${name}`, ctx().projectId, name, sealed, STORED_KEY.slice(-4)],
+  );
+}
+
+async function storedRows(ctx: () => TestHub): Promise<Record<string, unknown>[]> {
+  const { rows } = await ctx().hub.kernel.db.query<Record<string, unknown>>('SELECT * FROM model_connections WHERE project_id = $1', [ctx().projectId]);
+  return rows;
+}
+
+await describeEachStore(
+  'model connections',
+  (ctx) => {
+    let wire: OpenAIWireServer;
+    /** Every line the hub logs while this suite runs. */
+    const logs: string[] = [];
+
+    before(async () => {
+      wire = await OpenAIWireServer.start();
+      ctx().hub.kernel.logger = createLogger('debug', { write: (line: string) => void logs.push(line) });
+    });
+    after(async () => {
+      delete process.env[KEY_VARIABLE];
+      await wire?.close();
+    });
+
+    const localConnection = () => ({
+      name: 'local',
+      provider: 'openai-chat',
+      base_url: wire.baseUrl,
+      api_key: STORED_KEY,
+      default_model: 'scenario-text',
+    });
+
+    test('creating a connection answers 201 showing that a key is set and its last four, never the key', async () => {
+      const res = await postConnection(ctx, localConnection());
+      assert.equal(res.status, 201, res.text);
+      assert.match(res.body.id, /^mconn_/);
+      assert.deepEqual({ ...res.body, id: undefined, created_at: undefined }, {
+        id: undefined,
+        object: 'model_connection',
+        name: 'local',
+        provider: 'openai-chat',
+        base_url: wire.baseUrl,
+        api_key: { set: true, last4: STORED_KEY.slice(-4) },
+        api_key_env: null,
+        default_model: 'scenario-text',
+        created_at: undefined,
+      });
+      assert.ok(!res.text.includes(STORED_KEY));
+    });
+
+    test('a connection is found by its id and by its name', async () => {
+      const byName = await getConnection(ctx, 'local');
+      assert.equal(byName.status, 200, byName.text);
+      const byId = await getConnection(ctx, byName.body.id);
+      assert.equal(byId.status, 200, byId.text);
+      assert.deepEqual(byId.body, byName.body);
+      assert.ok(!byName.text.includes(STORED_KEY));
+    });
+
+    test('the list pages through the connections, oldest first', async () => {
+      for (const name of ['page-a', 'page-b']) {
+        const res = await postConnection(ctx, { name, provider: 'openai', api_key: STORED_KEY });
+        assert.equal(res.status, 201, res.text);
+      }
+      const list = async (query: string) => {
+        const res = await ctx().http.get(`/v1/model_connections${query}`).set(ctx().auth);
+        assertMatchesSpec(res, 'listModelConnections');
+        assert.equal(res.status, 200, res.text);
+        assert.ok(!res.text.includes(STORED_KEY));
+        return res.body;
+      };
+      const first = await list('?limit=2');
+      assert.equal(first.data.length, 2);
+      assert.equal(first.has_more, true);
+      const rest = await list(`?limit=2&after=${first.last_id}`);
+      assert.equal(rest.has_more, false);
+      const names = [...first.data, ...rest.data].map((c: { name: string }) => c.name);
+      assert.deepEqual(names.toSorted(), ['local', 'page-a', 'page-b']);
+      const all = await list('');
+      assert.deepEqual(all.data.map((c: { id: string }) => c.id), [...first.data, ...rest.data].map((c: { id: string }) => c.id));
+    });
+
+    test('a second connection of the same name is 409 conflict', async () => {
+      const res = await postConnection(ctx, { ...localConnection(), api_key: 'sk-test-other-key-1234' });
+      assertProblem(res, 409, 'conflict');
+      assert.equal((await storedRows(ctx)).filter((row) => row.name === 'local').length, 1);
+    });
+
+    test('api_key with api_key_env, unknown fields, an unknown provider and an id-like name are 400, and store nothing', async () => {
+      const count = (await storedRows(ctx)).length;
+      const both = await postConnection(ctx, { name: 'both', provider: 'openai', api_key: STORED_KEY, api_key_env: KEY_VARIABLE });
+      assertProblem(both, 400, 'invalid-request');
+      const unknown = await postConnection(ctx, { name: 'extra', provider: 'openai', api_key_env: KEY_VARIABLE, organization: 'org-1' });
+      assertProblem(unknown, 400, 'validation-failed');
+      const provider = await postConnection(ctx, { name: 'bad-provider', provider: 'gemini', api_key_env: KEY_VARIABLE });
+      assertProblem(provider, 400, 'validation-failed');
+      // Such a name could never be read back: a reference starting with mconn_ is an id.
+      const idLike = await postConnection(ctx, { name: 'mconn_lookalike', provider: 'openai', api_key_env: KEY_VARIABLE });
+      assertProblem(idLike, 400, 'validation-failed');
+      for (const res of [both, unknown, provider, idLike]) assert.ok(!res.text.includes(STORED_KEY), res.text);
+      assert.equal((await storedRows(ctx)).length, count);
+    });
+
+    test('the store holds the key sealed, never in clear', async () => {
+      const rows = await storedRows(ctx);
+      assert.ok(rows.length >= 3);
+      assert.ok(!JSON.stringify(rows).includes(STORED_KEY), 'a stored row holds the key in clear');
+      const local = rows.find((row) => row.name === 'local')!;
+      assert.match(String(local.api_key_encrypted), /^v1\./);
+      assert.equal(local.api_key_last4, STORED_KEY.slice(-4));
+      assert.equal(ctx().hub.kernel.secrets!.open(String(local.api_key_encrypted)), STORED_KEY, 'the hub can open what it sealed');
+    });
+
+    test('an idempotent create replays its answer, and no table of the store holds the key in clear', async () => {
+      const create = () =>
+        ctx().http.post('/v1/model_connections').set(ctx().auth).set('Idempotency-Key', 'conn-once').send({ name: 'once', provider: 'anthropic', api_key: STORED_KEY });
+      const first = await create();
+      assert.equal(first.status, 201, first.text);
+      const again = await create();
+      assertMatchesSpec(again, 'createModelConnection');
+      assert.equal(again.status, 201, again.text);
+      assert.deepEqual(again.body, first.body);
+
+      const { db } = ctx().hub.kernel;
+      const { rows: tables } = await db.query<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+      );
+      assert.ok(tables.some((t) => t.name === 'model_connections'));
+      for (const { name } of tables) {
+        const { rows } = await db.query(`SELECT * FROM "${name}"`);
+        assert.ok(!JSON.stringify(rows).includes(STORED_KEY), `table ${name} holds the key in clear`);
+      }
+    });
+
+    test("an agent naming the connection calls the connection's base_url with the stored key", async () => {
+      await createAgent(ctx, { name: 'via-local', model: { connection: 'local', name: 'scenario-local-text' } });
+      const res = await respond(ctx, { model: 'via-local', input: 'hi' });
+      assert.equal(res.status, 'completed', JSON.stringify(res.error));
+      assert.equal(res.output_text, 'Hello there');
+      const [sent] = wire.requestsFor('scenario-local-text');
+      assert.equal(sent.path, '/v1/chat/completions', 'the chat adapter, at the base_url the connection holds');
+      assert.equal(bearer(sent), STORED_KEY);
+    });
+
+    test("an agent that gives no model name gets the connection's default_model", async () => {
+      await createAgent(ctx, { name: 'via-local-default', model: { connection: 'local' } });
+      const earlier = wire.requestsFor('scenario-text').length;
+      const res = await respond(ctx, { model: 'via-local-default', input: 'What is the capital of France?' });
+      assert.equal(res.status, 'completed', JSON.stringify(res.error));
+      assert.equal(res.output_text, 'Paris is the capital of France.');
+      const sent = wire.requestsFor('scenario-text').slice(earlier);
+      assert.equal(sent.length, 1);
+      assert.equal(bearer(sent[0]), STORED_KEY);
+    });
+
+    test('a connection with api_key_env reads the key from that variable when the model is called', async () => {
+      const res = await postConnection(ctx, { name: 'from-env', provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: KEY_VARIABLE });
+      assert.equal(res.status, 201, res.text);
+      assert.deepEqual(res.body.api_key, { set: false, last4: null });
+      assert.equal(res.body.api_key_env, KEY_VARIABLE);
+      process.env[KEY_VARIABLE] = ENV_KEY;
+      await createAgent(ctx, { name: 'via-env', model: { connection: 'from-env', name: 'scenario-local-text' } });
+      const earlier = wire.requests.length;
+      const answer = await respond(ctx, { model: 'via-env', input: 'hi' });
+      assert.equal(answer.status, 'completed', JSON.stringify(answer.error));
+      const sent = wire.requests.slice(earlier);
+      assert.equal(sent.length, 1);
+      assert.equal(bearer(sent[0]), ENV_KEY);
+    });
+
+    test('a provider error through a connection keeps the key out of the error and the journal', async () => {
+      await createAgent(ctx, { name: 'via-local-401', model: { connection: 'local', name: 'scenario-401' } });
+      const res = await respond(ctx, { model: 'via-local-401', input: 'hi' });
+      assert.equal(res.status, 'failed');
+      assert.equal(res.error.code, 'model-provider-error');
+      assert.equal(res.error.provider_status, 401);
+      assert.match(res.error.message, /^openai-chat: 401 /);
+      // The provider's 401 body repeats the key it was sent.
+      assert.equal(bearer(wire.requestsFor('scenario-401')[0]), STORED_KEY);
+      assert.ok(!JSON.stringify(res).includes(STORED_KEY), res.error.message);
+
+      // A retried failure logs a warning; it must not carry the key either.
+      await createAgent(ctx, { name: 'via-local-500', model: { connection: 'local', name: 'scenario-500-then-text' } });
+      const retried = await respond(ctx, { model: 'via-local-500', input: 'hi' });
+      assert.equal(retried.status, 'completed', JSON.stringify(retried.error));
+    });
+
+    test('no journal event and no log line holds a key', async () => {
+      const { rows } = await ctx().hub.kernel.db.query<{ data: unknown }>('SELECT data FROM response_events WHERE project_id = $1', [ctx().projectId]);
+      assert.ok(rows.length > 0);
+      const journal = JSON.stringify(rows);
+      const logText = logs.join('');
+      assert.match(logText, /model call failed; retrying/, 'the logs were captured');
+      assert.match(logText, /response finished/);
+      for (const key of [STORED_KEY, ENV_KEY]) {
+        assert.ok(!journal.includes(key), 'a journal event holds a key');
+        assert.ok(!logText.includes(key), 'a log line holds a key');
+      }
+    });
+
+    test('DELETE removes the connection: reading or deleting it again is 404', async () => {
+      const res = await ctx().http.delete('/v1/model_connections/page-a').set(ctx().auth);
+      assertMatchesSpec(res, 'deleteModelConnection');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body, { id: res.body.id, object: 'model_connection.deleted', deleted: true });
+      assert.match(res.body.id, /^mconn_/);
+      assertProblem(await getConnection(ctx, 'page-a'), 404, 'not-found');
+      assertProblem(await getConnection(ctx, res.body.id), 404, 'not-found');
+      const again = await ctx().http.delete(`/v1/model_connections/${res.body.id}`).set(ctx().auth);
+      assertMatchesSpec(again, 'deleteModelConnection');
+      assertProblem(again, 404, 'not-found');
+    });
+
+    test('an agent naming a connection that does not exist: its response ends failed, naming the connection', async () => {
+      await createAgent(ctx, { name: 'via-nowhere', model: { connection: 'nowhere', name: 'scenario-text' } });
+      const res = await respond(ctx, { model: 'via-nowhere', input: 'hi' });
+      assert.equal(res.status, 'failed');
+      assert.equal(res.error.code, 'model-provider-error');
+      assert.match(res.error.message, /connection "nowhere" does not exist/);
+      assert.deepEqual(res.output, []);
+    });
+
+    test('a connection of another provider than the agent names, or a key sealed under another secret, fails the response clearly', async () => {
+      const sentBefore = wire.requests.length;
+      await createAgent(ctx, { name: 'mismatch', model: { provider: 'anthropic', connection: 'local', name: 'scenario-text' } });
+      const mismatch = await respond(ctx, { model: 'mismatch', input: 'hi' });
+      assert.equal(mismatch.status, 'failed');
+      assert.match(mismatch.error.message, /names provider anthropic, but connection local is openai-chat/);
+
+      await insertSealedConnection(ctx, 'sealed-elsewhere', new SecretBox('another-secret').seal(STORED_KEY));
+      await createAgent(ctx, { name: 'via-sealed-elsewhere', model: { connection: 'sealed-elsewhere', name: 'scenario-text' } });
+      const res = await respond(ctx, { model: 'via-sealed-elsewhere', input: 'hi' });
+      assert.equal(res.status, 'failed');
+      assert.equal(res.error.code, 'model-provider-error');
+      assert.match(res.error.message, /cannot be decrypted with this PALAI_SECRET_KEY/);
+      assert.equal(wire.requests.length, sentBefore, 'neither reached the provider');
+    });
+  },
+  { secretKey: SECRET_KEY },
+);
+
+await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
+  let wire: OpenAIWireServer;
+  before(async () => {
+    wire = await OpenAIWireServer.start();
+  });
+  after(async () => {
+    delete process.env[KEY_VARIABLE];
+    await wire?.close();
+  });
+
+  test('a connection with api_key is 400 invalid-request, and nothing is stored', async () => {
+    const res = await postConnection(ctx, { name: 'sealed', provider: 'openai-chat', base_url: wire.baseUrl, api_key: STORED_KEY });
+    assertProblem(res, 400, 'invalid-request');
+    assert.match(res.body.detail, /PALAI_SECRET_KEY/);
+    assert.ok(!res.text.includes(STORED_KEY));
+    assert.deepEqual(await storedRows(ctx), []);
+    assertProblem(await getConnection(ctx, 'sealed'), 404, 'not-found');
+  });
+
+  test('a connection with api_key_env works: the provider gets the variable value', async () => {
+    const res = await postConnection(ctx, { name: 'from-env', provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: KEY_VARIABLE });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.api_key, { set: false, last4: null });
+    process.env[KEY_VARIABLE] = ENV_KEY;
+    await createAgent(ctx, { name: 'via-env', model: { connection: 'from-env', name: 'scenario-local-text' } });
+    const answer = await respond(ctx, { model: 'via-env', input: 'hi' });
+    assert.equal(answer.status, 'completed', JSON.stringify(answer.error));
+    assert.equal(answer.output_text, 'Hello there');
+    const [sent] = wire.requestsFor('scenario-local-text');
+    assert.equal(bearer(sent), ENV_KEY);
+  });
+
+  test('a connection stored with a key while the hub had a secret fails the response, naming PALAI_SECRET_KEY', async () => {
+    await insertSealedConnection(ctx, 'sealed-before', new SecretBox(SECRET_KEY).seal(STORED_KEY));
+    await createAgent(ctx, { name: 'via-sealed-before', model: { connection: 'sealed-before', name: 'scenario-text' } });
+    const res = await respond(ctx, { model: 'via-sealed-before', input: 'hi' });
+    assert.equal(res.status, 'failed');
+    assert.equal(res.error.code, 'model-provider-error');
+    assert.match(res.error.message, /has a stored key, but PALAI_SECRET_KEY is not set/);
+  });
+});
+
+test('a store failure while looking a connection up is not reported as a missing connection', async () => {
+  const broken = { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) };
+  await assert.rejects(resolveModel(broken as unknown as Queryable, null, 'proj_x', { connection: 'local' }), /connection terminated unexpectedly/);
+});
