@@ -278,11 +278,21 @@ await describeEachStore(
       assert.equal(wire.requests.length, sentBefore, 'neither reached the provider');
     });
   },
-  { secretKey: SECRET_KEY },
+  { secretKey: SECRET_KEY, keyEnvAllowlist: [KEY_VARIABLE] },
 );
 
 await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
   let wire: OpenAIWireServer;
+
+  test('api_key_env may only name a variable the operator allow-listed', async () => {
+    for (const variable of ['PALAI_SECRET_KEY', 'PALAI_DATABASE_URL', 'HOME']) {
+      const res = await postConnection(ctx, { name: `env-${variable.toLowerCase()}`, provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: variable });
+      assertProblem(res, 400, 'invalid-request');
+      assert.equal(res.body.errors[0].pointer, '/api_key_env');
+    }
+    assert.deepEqual(await storedRows(ctx), []);
+  });
+
   before(async () => {
     wire = await OpenAIWireServer.start();
   });
@@ -321,7 +331,7 @@ await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
     assert.equal(res.error.code, 'model-provider-error');
     assert.match(res.error.message, /has a stored key, but PALAI_SECRET_KEY is not set/);
   });
-});
+}, { keyEnvAllowlist: [KEY_VARIABLE] });
 
 test('a store failure while looking a connection up is not reported as a missing connection', async () => {
   const broken = { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) };
