@@ -55,6 +55,7 @@ async function throughPalai(base: string, key: string, firstByteAt: () => number
       if (!first) first = last;
     }
   }
+  if (!first) throw new Error('no delta came through Palai; is the local provider reachable (PALAI_EGRESS_ALLOW_HOSTS)?');
   return { first: first - firstByteAt(), perToken: (last - first) / (TOKENS - 1) };
 }
 
@@ -71,7 +72,7 @@ export async function benchBrokerOverhead(): Promise<void> {
 
 async function benchOn(label: string, db: Db): Promise<void> {
   const wire = await startChatWire(TOKENS);
-  const hub = await startHub({ config: { ...loadConfig(process.env), logLevel: 'silent' }, db, logger: createLogger('silent') });
+  const hub = await startHub({ config: { ...loadConfig(process.env), logLevel: 'silent', egressAllowHosts: ['127.0.0.1'] }, db, logger: createLogger('silent') });
   const server = hub.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
