@@ -7,7 +7,7 @@ import type { Kernel } from '../../core/kernel.js';
 
 const KEEPALIVE_MS = 15_000;
 
-export async function streamResponseEvents(kernel: Kernel, req: Request, res: Response, responseId: string, after: number): Promise<void> {
+export async function streamResponseEvents(kernel: Kernel, res: Response, responseId: string, after: number): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',

@@ -9,7 +9,7 @@ import type { Queryable } from '../store/db.js';
 import { argumentProblems } from '../tools/broker.js';
 import { completeCall, markRunning, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
 import { ToolError, type ToolOutcome } from '../tools/tool-port.js';
-import type { RunContext } from './run-response.js';
+import type { RunContext } from './run-context.js';
 
 async function fenced<T>(ctx: RunContext, work: (tx: Queryable) => Promise<T>): Promise<T> {
   return ctx.kernel.db.transaction(async (tx) => {

@@ -20,23 +20,23 @@ async function answerWhenSettled(kernel: Kernel, res: Response, projectId: strin
 export function responseHandlers(kernel: Kernel): OperationHandlers {
   const { db } = kernel;
   const syncWaitMs = kernel.config.syncWaitSeconds * 1000;
-  const stream = (req: Request, res: Response, responseId: string, after: number) => streamResponseEvents(kernel, req, res, responseId, after);
+  const stream = (res: Response, responseId: string, after: number) => streamResponseEvents(kernel, res, responseId, after);
   return {
     createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
       const request = body as CreateResponseRequest;
       const row = replay ? await requireResponse(db, projectId, replay.resourceId) : await admitResponse(db, projectId, request, idempotency);
-      if (request.stream) return stream(req, res, row.id, -1);
+      if (request.stream) return stream(res, row.id, -1);
       if (request.background) return void res.json(responseView(row));
       await answerWhenSettled(kernel, res, projectId, row.id, syncWaitMs);
     },
     getResponse: async (req, res, { projectId, params, query }) => {
       const row = await requireResponse(db, projectId, params.response_id);
-      if (query.stream) return stream(req, res, row.id, resumePoint(req, query.starting_after));
+      if (query.stream) return stream(res, row.id, resumePoint(req, query.starting_after));
       res.json(responseView(row));
     },
     getResponseEvents: async (req, res, { projectId, params, query }) => {
       const row = await requireResponse(db, projectId, params.response_id);
-      await stream(req, res, row.id, resumePoint(req, query.starting_after));
+      await stream(res, row.id, resumePoint(req, query.starting_after));
     },
     cancelResponse: async (_req, res, { projectId, params, idempotency, replay }) => {
       if (!replay) await cancelResponse(db, projectId, params.response_id, idempotency);

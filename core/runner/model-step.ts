@@ -1,0 +1,174 @@
+// One model step: resolve the model, call it, stream its answer into the journal
+// and commit it; retry a failed call (429, 5xx, timeout, broken stream) as a
+// fresh call into a new item, after closing what it streamed as incomplete.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Usage } from '../../generated/schemas.js';
+import { PalaiError } from '../errors/palai-error.js';
+import { LeaseLostError } from '../journal/journal.js';
+import type { Kernel } from '../kernel.js';
+import { ModelProviderError, type ModelAdapter } from '../models/model-port.js';
+import { resolveModel, type ResolvedModel } from '../models/resolve.js';
+import { requireResponse, type ResponseRow } from '../responses/responses.js';
+import { needsApproval } from '../tools/broker.js';
+import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
+import { conversationFor } from './conversation.js';
+import { interruptReason } from './interrupt.js';
+import { addUsage, addUsages, deadlineError, end, responseError, ZERO_USAGE, type RunContext } from './run-context.js';
+import { StepStream } from './step-stream.js';
+
+export interface StepResult {
+  calls: StepStream['calls'];
+  text: string;
+}
+
+/** Exponential backoff with full jitter, capped; a provider's retry-after wins when it sent one. */
+function retryDelay(ctx: RunContext, attempt: number, error: ModelProviderError): number {
+  if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, MAX_RETRY_DELAY_MS);
+  const ceiling = Math.min(MAX_RETRY_DELAY_MS, ctx.kernel.config.modelRetryBaseMs * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+const MAX_RETRY_DELAY_MS = 30_000;
+
+/**
+ * One model step: resolve the model, call it, and on a retryable failure (429,
+ * 5xx, timeout, broken stream) close what it streamed as incomplete and call
+ * again into a new item. Null when the run ended inside the step.
+ */
+export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<StepResult | null> {
+  const { kernel, spec, writer } = ctx;
+  let resolved: ResolvedModel;
+  let adapter: ModelAdapter;
+  try {
+    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!, process.env, kernel.config);
+    adapter = kernel.models.get(resolved.provider);
+  } catch (error) {
+    if (!(error instanceof PalaiError || error instanceof ModelProviderError)) throw error;
+    await end(ctx, 'failed', responseError('model-provider-error', error.message));
+    return null;
+  }
+  let row = first;
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await modelAttempt(ctx, row, resolved, adapter);
+    if (!(outcome instanceof ModelProviderError)) return outcome;
+    if (!outcome.retryable || attempt >= kernel.config.modelMaxRetries) {
+      const message = redactKey(`${outcome.provider}: ${outcome.message}`, resolved.credentials.apiKey);
+      await end(ctx, 'failed', responseError('model-provider-error', message, outcome.providerStatus));
+      return null;
+    }
+    const delay = retryDelay(ctx, attempt, outcome);
+    ctx.log.warn({ provider: outcome.provider, status: outcome.providerStatus, attempt: attempt + 1, delay_ms: Math.round(delay) }, 'model call failed; retrying');
+    await sleep(delay, undefined, { signal: ctx.signal });
+    row = await requireResponse(kernel.db, writer.projectId, writer.responseId);
+  }
+}
+
+const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);
+
+/** One call to the model. A failed call's streamed item is committed as incomplete before the error is returned. */
+async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: ResolvedModel, adapter: ModelAdapter): Promise<StepResult | ModelProviderError | null> {
+  const { kernel, writer, spec, signal } = ctx;
+  const model = spec.model!;
+  const stream = new StepStream(kernel.db, writer, row.output.length, adapter.coalesceDeltas !== false);
+  const stepTimer = kernel.metrics.stepLatency.startTimer({ provider: resolved.provider });
+  let usage = ZERO_USAGE;
+  try {
+    const conversation = await conversationFor(kernel.db, row);
+    const instructions = [spec.instructions, row.instructions].filter(Boolean).join('\n\n') || null;
+    const tools = [...ctx.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    const events = adapter.stream({
+      model,
+      modelName: resolved.modelName,
+      credentials: resolved.credentials,
+      instructions,
+      items: conversation.items,
+      tools,
+      outputSchema: spec.output_schema,
+      maxOutputTokens: model.max_output_tokens,
+      temperature: model.temperature,
+      stepIndex: conversation.earlierModelCalls + row.model_attempts,
+      signal,
+    });
+    for await (const event of events) {
+      switch (event.type) {
+        case 'text_delta':
+          await stream.textDelta(event.text);
+          break;
+        case 'tool_call':
+          await stream.toolCall(event.callId, event.name, event.arguments);
+          break;
+        case 'usage':
+          usage = addUsage(usage, event);
+          break;
+        case 'finish':
+          break;
+        default: {
+          const unknown: never = event;
+          throw new Error(`unknown model event ${JSON.stringify(unknown)}`);
+        }
+      }
+    }
+    await stream.finish();
+  } catch (error) {
+    await stream.interrupt();
+    if (error instanceof LeaseLostError) throw error;
+    const reason = interruptReason(signal);
+    const total = addUsages(row.usage, usage);
+    if (reason === 'cancel') return end(ctx, 'canceled', null, stream, total).then(() => null);
+    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), stream, total).then(() => null);
+    // Shutdown or a lost lease: the next owner closes the open item and retries the step.
+    if (reason) throw error;
+    if (!(error instanceof ModelProviderError)) throw error;
+    await commitFailedAttempt(ctx, stream, usage);
+    return error;
+  }
+  recordTokens(kernel, usage);
+
+  const calls: NewToolCall[] = stream.calls.map((call) => {
+    const tool = ctx.tools.get(call.name);
+    const approval = tool !== undefined && needsApproval(spec, tool);
+    return {
+      callId: call.callId,
+      itemId: call.itemId,
+      name: call.name,
+      kind: tool?.kind ?? 'unknown',
+      arguments: call.arguments,
+      risk: tool?.risk ?? 'read',
+      status: approval ? 'awaiting_approval' : 'ready',
+      approvalTimeoutSeconds: approval ? spec.approval?.timeout_seconds : undefined,
+    };
+  });
+  await kernel.db.transaction(async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE responses SET output = output || $3::jsonb, usage = $4, step_usage = step_usage || $5::jsonb,
+         model_calls = model_calls + 1, model_attempts = model_attempts + 1, tool_call_count = tool_call_count + $6
+       WHERE id = $1 AND lease_token = $2`,
+      [writer.responseId, writer.leaseToken, JSON.stringify(stream.items), JSON.stringify(addUsages(row.usage, usage)), JSON.stringify([usage]), calls.length],
+    );
+    if (rowCount === 0) throw new LeaseLostError(writer.responseId);
+    await stream.flush(tx);
+    await insertToolCalls(tx, writer.projectId, writer.responseId, calls);
+  });
+  stepTimer();
+  return { calls: stream.calls, text: stream.text };
+}
+
+/** A failed call still counts (the fake script moves on) and its partial item is closed as incomplete. */
+async function commitFailedAttempt(ctx: RunContext, stream: StepStream, usage: Usage): Promise<void> {
+  recordTokens(ctx.kernel, usage);
+  await ctx.kernel.db.transaction(async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE responses SET output = output || $3::jsonb, model_attempts = model_attempts + 1 WHERE id = $1 AND lease_token = $2`,
+      [ctx.writer.responseId, ctx.writer.leaseToken, JSON.stringify(stream.items)],
+    );
+    if (rowCount === 0) throw new LeaseLostError(ctx.writer.responseId);
+    await stream.flush(tx);
+  });
+}
+
+function recordTokens(kernel: Kernel, usage: Usage): void {
+  kernel.metrics.tokens.inc({ kind: 'input' }, usage.input_tokens);
+  kernel.metrics.tokens.inc({ kind: 'output' }, usage.output_tokens);
+  kernel.metrics.tokens.inc({ kind: 'cached' }, usage.input_tokens_details.cached_tokens);
+}
+
