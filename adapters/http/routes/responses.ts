@@ -4,7 +4,7 @@ import { admitResponse } from '../../../core/responses/admission.js';
 import { requireResponse, responseView } from '../../../core/responses/responses.js';
 import { waitUntilSettled } from '../../../core/responses/settle.js';
 import type { Kernel } from '../../../core/kernel.js';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { OperationHandlers } from '../operations.js';
 import { resumePoint, streamResponseEvents } from '../sse.js';
 
