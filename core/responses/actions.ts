@@ -2,7 +2,7 @@
 // (client tool outputs, an approval decision, a user's answer) or cancel it.
 // Each action checks the state under a row lock and changes nothing when it
 // does not apply; the answer becomes the tool's result in the conversation.
-import type { ApprovalDecisionRequest, SubmitInputRequest, SubmitToolOutputsRequest } from '../../generated/schemas.js';
+import type { ApprovalDecisionRequest, Item, SubmitInputRequest, SubmitToolOutputsRequest } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import type { JournalWriter } from '../journal/journal.js';
@@ -33,11 +33,19 @@ async function lockWaiting(tx: Queryable, projectId: string, responseId: string)
   return { row, calls: await openToolCalls(tx, row.id, true) };
 }
 
-/** After answers were recorded: back to the workers if anything can run, else still waiting. */
-async function settle(tx: Queryable, row: ResponseRow): Promise<void> {
+/**
+ * After answers were recorded: back to the workers if anything can run, else
+ * still waiting. The answers' output items are journaled after the resume, in
+ * the order a worker resuming the response (an approval timeout) writes them.
+ */
+async function settle(tx: Queryable, row: ResponseRow, answers: Item[]): Promise<void> {
   const open = await openToolCalls(tx, row.id);
   const waiting = waitingStatusFor(open);
-  if (waiting === null || open.some((c) => c.status === 'ready')) return resumeWaiting(tx, row);
+  if (waiting === null || open.some((c) => c.status === 'ready')) {
+    await resumeWaiting(tx, row);
+    return appendOutputItems(tx, apiWriter(row), answers);
+  }
+  await appendOutputItems(tx, apiWriter(row), answers);
   if (waiting !== row.status) await enterWaiting(tx, apiWriter(row), waiting);
 }
 
@@ -53,8 +61,7 @@ export async function submitToolOutputs(db: Db, projectId: string, responseId: s
     }
     const items = [];
     for (const { call_id, output } of request.outputs) items.push(await completeCall(tx, row.id, call_id, output));
-    await appendOutputItems(tx, apiWriter(row), items);
-    await settle(tx, row);
+    await settle(tx, row, items);
     return requireResponse(tx, projectId, responseId);
   });
 }
@@ -65,13 +72,14 @@ export async function decideApproval(db: Db, projectId: string, responseId: stri
     const { row, calls } = await lockWaiting(tx, projectId, responseId);
     pendingCall(row, calls, request.call_id, 'awaiting_approval', 'a decision', '/call_id');
     const decision = { decision: request.decision, reason: request.reason ?? null, decided_at: new Date().toISOString() };
+    const answers: Item[] = [];
     if (request.decision === 'approve') {
       await recordDecision(tx, row.id, request.call_id, decision);
     } else {
       const output = JSON.stringify({ denied: true, reason: request.reason ?? 'A reviewer denied this call.' });
-      await appendOutputItems(tx, apiWriter(row), [await completeCall(tx, row.id, request.call_id, output, decision)]);
+      answers.push(await completeCall(tx, row.id, request.call_id, output, decision));
     }
-    await settle(tx, row);
+    await settle(tx, row, answers);
     return requireResponse(tx, projectId, responseId);
   });
 }
@@ -85,8 +93,7 @@ export async function submitInput(db: Db, projectId: string, responseId: string,
     const answer = normalizeInput(request.input)
       .map((item) => (item.type === 'message' ? messageText(item) : ''))
       .join('\n');
-    await appendOutputItems(tx, apiWriter(row), [await completeCall(tx, row.id, question.call_id, answer)]);
-    await settle(tx, row);
+    await settle(tx, row, [await completeCall(tx, row.id, question.call_id, answer)]);
     return requireResponse(tx, projectId, responseId);
   });
 }
