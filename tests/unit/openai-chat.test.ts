@@ -3,12 +3,11 @@
 // compatible servers that differ from it (no usage, whole tool calls, errors in-stream).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { inspect } from 'node:util';
 import { OpenAIChatModel } from '../../adapters/models/openai-chat/openai-chat.js';
 import { ToolCallAssembler } from '../../adapters/models/openai-chat/tool-call-assembler.js';
-import { ModelProviderError, type ModelEvent } from '../../core/models/model-port.js';
+import type { ModelEvent } from '../../core/models/model-port.js';
 import type { Item } from '../../generated/schemas.js';
-import { drain, FAKE_API_KEY, modelRequest, textOf, user, WEATHER_TOOL } from '../support/wire/openai-model-request.js';
+import { drain, expectProviderError, FAKE_API_KEY, modelRequest, textOf, user, WEATHER_TOOL, withTimeout } from '../support/wire/openai-model-request.js';
 import { OpenAIWireServer } from '../support/wire/openai-server.js';
 
 let server: OpenAIWireServer;
@@ -20,15 +19,7 @@ after(() => server.close());
 
 const request = (scenario: string, overrides = {}) => modelRequest(server.baseUrl, scenario, { model: { provider: 'openai-chat', name: scenario }, ...overrides });
 
-function providerError(error: unknown): ModelProviderError {
-  assert.ok(error instanceof ModelProviderError, `expected a ModelProviderError, got ${inspect(error)}`);
-  assert.equal(error.provider, 'openai-chat');
-  assert.ok(!inspect(error).includes(FAKE_API_KEY), 'the error must not carry the API key');
-  return error;
-}
-
-const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
-  Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms}ms`)), ms).unref())]);
+const providerError = (error: unknown) => expectProviderError(error, 'openai-chat');
 
 describe('streams', () => {
   test('plain text streams as deltas, then usage from the final chunk and finish "stop"', async () => {

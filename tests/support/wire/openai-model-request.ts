@@ -1,5 +1,7 @@
 // Building canonical model requests and draining adapters, for the OpenAI adapter tests.
-import type { ModelAdapter, ModelEvent, ModelRequest } from '../../../core/models/model-port.js';
+import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
+import { ModelProviderError, type ModelAdapter, type ModelEvent, type ModelRequest } from '../../../core/models/model-port.js';
 import type { Item } from '../../../generated/schemas.js';
 
 /** Recognisable, so a test can prove it never leaks into a message. */
@@ -39,3 +41,14 @@ export async function drain(adapter: ModelAdapter, request: ModelRequest): Promi
 }
 
 export const textOf = (events: ModelEvent[]): string => events.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
+
+/** Asserts `error` is the adapter's ModelProviderError for `provider`, carrying no trace of the API key. */
+export function expectProviderError(error: unknown, provider: string): ModelProviderError {
+  assert.ok(error instanceof ModelProviderError, `expected a ModelProviderError, got ${inspect(error)}`);
+  assert.equal(error.provider, provider);
+  assert.ok(!inspect(error).includes(FAKE_API_KEY), 'the error must not carry the API key');
+  return error;
+}
+
+export const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms}ms`)), ms).unref())]);
