@@ -1,13 +1,16 @@
 // The composition root: opens the store, applies migrations, wires the kernel
 // with its adapters and starts the roles this process plays.
 import type { Express } from 'express';
-import { createHttpApp } from '../adapters/http/app.js';
+import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
+import { RequestTracker } from '../adapters/http/request-tracker.js';
 import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
 import { OpenAIChatModel } from '../adapters/models/openai-chat/openai-chat.js';
 import { OpenAIResponsesModel } from '../adapters/models/openai/openai-responses.js';
 import type { PalaiConfig } from '../core/config.js';
+import { createEgressFetch } from '../core/egress/guarded-fetch.js';
 import { Wakeups } from '../core/journal/wakeups.js';
+import { Lifecycle } from '../core/lifecycle.js';
 import type { Kernel } from '../core/kernel.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { Metrics } from '../core/metrics.js';
@@ -25,8 +28,14 @@ const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface Hub {
   kernel: Kernel;
+  /** The API. Without an operator port it serves /metrics, /healthz and /readyz too. */
   app: Express;
+  /** /metrics, /healthz and /readyz alone: the operator port, and the only listener of a worker. */
+  adminApp: Express;
+  /** Requests the API is answering, so a shutdown can wait for them. */
+  requests: RequestTracker;
   worker: Worker | null;
+  /** Stops at once: running responses are handed back, the store is closed. */
   close(): Promise<void>;
 }
 
@@ -57,9 +66,13 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const wakeups = new Wakeups(db);
     await wakeups.start();
     const metrics = new Metrics(db);
-    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(config), config, logger, metrics, secrets: secretBoxFrom(config.secretKey) };
-    // The app first: if building it throws, no worker is left claiming work on a store being closed.
-    const app = createHttpApp(kernel);
+    const lifecycle = new Lifecycle();
+    const egress = createEgressFetch({ allowHosts: config.egressAllowHosts });
+    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(config), config, logger, metrics, secrets: secretBoxFrom(config.secretKey), lifecycle, egress };
+    // The apps first: if building them throws, no worker is left claiming work on a store being closed.
+    const requests = new RequestTracker();
+    const app = createHttpApp(kernel, { metrics: config.adminPort === null, tracker: requests });
+    const adminApp = createAdminApp(kernel);
     const worker = role === 'api' ? null : new Worker(kernel);
     await worker?.start();
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
@@ -69,11 +82,15 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     return {
       kernel,
       app,
+      adminApp,
+      requests,
       worker,
       async close() {
         clearInterval(housekeeping);
+        lifecycle.beginClose();
         await worker?.stop();
         await wakeups.stop();
+        await egress.close().catch(() => undefined);
         if (!options.db) await db.close();
       },
     };

@@ -7,6 +7,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { errorLines } from './commands/errors.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerProjects } from './commands/projects.js';
 import { registerServe } from './commands/serve.js';
 
 /** Exit code of a command line that could not be parsed (unknown command, missing argument). */
@@ -24,6 +25,7 @@ const program = new Command('palai')
 
 registerServe(program);
 registerMigrate(program);
+registerProjects(program);
 registerKeys(program);
 registerAgents(program);
 registerDoctor(program);

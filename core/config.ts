@@ -5,8 +5,12 @@ import { resolve } from 'node:path';
 export interface PalaiConfig {
   /** HTTP port of `palai serve`. Default 8080. */
   port: number;
-  /** Address `palai serve` binds. Default 0.0.0.0. */
+  /** Address `palai serve` binds (HOST). Default 127.0.0.1: nothing is reachable from the network until an operator says so. */
   host: string;
+  /** Operator port for /metrics, /healthz and /readyz (PALAI_ADMIN_PORT). Default null: they are served on `port`. */
+  adminPort: number | null;
+  /** How long a stopping process lets running responses and requests finish before handing leases back, in seconds. Default 20. */
+  shutdownGraceSeconds: number;
   /** Directory of the embedded store and other local state. Default ./.palai. */
   home: string;
   /** PostgreSQL URL; when unset the embedded PGlite store under `home` is used. Default unset. */
@@ -23,10 +27,19 @@ export interface PalaiConfig {
   pollIntervalMs: number;
   /** Responses one process runs at once. Default 8. */
   workerConcurrency: number;
-  /** Hosts outbound tool calls may reach although they resolve to private or loopback addresses. Default none. */
+  /** Hosts every outbound call (model base URLs, tools) may reach without the egress address check, matched as written in the URL. Default none. */
   egressAllowHosts: string[];
-  /** Environment variables a model connection's `api_key_env` may name. Default OPENAI_API_KEY, ANTHROPIC_API_KEY. */
-  keyEnvAllowlist: string[];
+  /**
+   * Environment variables a model connection's `api_key_env` may name, each bound
+   * to the one base URL its key may be sent to (PALAI_KEY_ENV_ALLOWLIST: the
+   * provider variables bare, bound by OPENAI_BASE_URL / ANTHROPIC_BASE_URL; any
+   * other as NAME=https://host/v1). Default OPENAI_API_KEY, ANTHROPIC_API_KEY.
+   */
+  keyEnvAllowlist: KeyBinding[];
+  /** Where `openai` and `openai-chat` models go without a base_url, and the only base URL OPENAI_API_KEY is sent to (OPENAI_BASE_URL). Default https://api.openai.com/v1. */
+  openaiBaseUrl: string;
+  /** Where `anthropic` models go without a base_url, and the only base URL ANTHROPIC_API_KEY is sent to (ANTHROPIC_BASE_URL). Default https://api.anthropic.com. */
+  anthropicBaseUrl: string;
   /** Encrypts stored provider keys; without it keys can only come from environment variables. Default unset. */
   secretKey: string | null;
   /** Retries of a model call that failed with 429, 5xx, a timeout or a broken stream. Default 4. */
@@ -39,6 +52,12 @@ export interface PalaiConfig {
   idempotencyRetentionHours: number;
   /** Longest a synchronous POST /v1/responses waits before answering with the current state, in seconds. Default 600. */
   syncWaitSeconds: number;
+}
+
+/** A server-side key's environment variable and the base URL it may be sent to. */
+export interface KeyBinding {
+  variable: string;
+  baseUrl: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -61,10 +80,52 @@ function text(env: Env, name: string): string | null {
 
 export class ConfigError extends Error {}
 
+function httpUrl(raw: string, what: string): string {
+  let protocol: string | null = null;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = null;
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError(`${what} must be an http or https URL, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/**
+ * PALAI_KEY_ENV_ALLOWLIST: the provider variables bare (their base URLs are
+ * OPENAI_BASE_URL and ANTHROPIC_BASE_URL), any other as NAME=URL, since a key an
+ * API caller could send to a URL of its choosing is a key given away.
+ */
+function keyEnvAllowlist(env: Env, providerBaseUrls: ReadonlyMap<string, string>): KeyBinding[] {
+  const entries = (text(env, 'PALAI_KEY_ENV_ALLOWLIST') ?? 'OPENAI_API_KEY,ANTHROPIC_API_KEY').split(',').map((h) => h.trim()).filter(Boolean);
+  const bindings: KeyBinding[] = [];
+  for (const entry of entries) {
+    const equals = entry.indexOf('=');
+    const variable = equals < 0 ? entry : entry.slice(0, equals).trim();
+    const url = equals < 0 ? null : entry.slice(equals + 1).trim();
+    const where = `PALAI_KEY_ENV_ALLOWLIST entry ${JSON.stringify(entry)}`;
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) throw new ConfigError(`${where}: ${JSON.stringify(variable)} is not an environment variable name`);
+    if (bindings.some((b) => b.variable === variable)) throw new ConfigError(`${where}: ${variable} is listed twice`);
+    const providerUrl = providerBaseUrls.get(variable);
+    if (providerUrl !== undefined) {
+      if (url !== null) throw new ConfigError(`${where}: list ${variable} without a URL; its base URL is set by ${variable.replace(/_API_KEY$/, '_BASE_URL')}`);
+      bindings.push({ variable, baseUrl: providerUrl });
+      continue;
+    }
+    if (url === null) throw new ConfigError(`${where}: say where ${variable}'s key may be sent, as ${variable}=https://host/v1`);
+    bindings.push({ variable, baseUrl: httpUrl(url, `${where}: the URL`) });
+  }
+  return bindings;
+}
+
 export function loadConfig(env: Env = process.env): PalaiConfig {
+  const openaiBaseUrl = httpUrl(text(env, 'OPENAI_BASE_URL') ?? 'https://api.openai.com/v1', 'OPENAI_BASE_URL');
+  const anthropicBaseUrl = httpUrl(text(env, 'ANTHROPIC_BASE_URL') ?? 'https://api.anthropic.com', 'ANTHROPIC_BASE_URL');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: text(env, 'PALAI_HOST') ?? '0.0.0.0',
+    host: text(env, 'HOST') ?? text(env, 'PALAI_HOST') ?? '127.0.0.1',
+    adminPort: text(env, 'PALAI_ADMIN_PORT') === null ? null : int(env, 'PALAI_ADMIN_PORT', 0, 0, 65535),
+    shutdownGraceSeconds: int(env, 'PALAI_SHUTDOWN_GRACE_SECONDS', 20, 0, 3600),
     home: resolve(text(env, 'PALAI_HOME') ?? './.palai'),
     databaseUrl: text(env, 'PALAI_DATABASE_URL'),
     bootstrapApiKey: text(env, 'PALAI_BOOTSTRAP_API_KEY'),
@@ -76,7 +137,9 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
     egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
-    keyEnvAllowlist: (text(env, 'PALAI_KEY_ENV_ALLOWLIST') ?? 'OPENAI_API_KEY,ANTHROPIC_API_KEY').split(',').map((h) => h.trim()).filter(Boolean),
+    keyEnvAllowlist: keyEnvAllowlist(env, new Map([['OPENAI_API_KEY', openaiBaseUrl], ['ANTHROPIC_API_KEY', anthropicBaseUrl]])),
+    openaiBaseUrl,
+    anthropicBaseUrl,
     modelMaxRetries: int(env, 'PALAI_MODEL_MAX_RETRIES', 4, 0, 20),
     modelRetryBaseMs: int(env, 'PALAI_MODEL_RETRY_BASE_MS', 500, 1),
     modelTimeoutSeconds: int(env, 'PALAI_MODEL_TIMEOUT_SECONDS', 120, 1),

@@ -17,3 +17,18 @@ function sortKeys(value: unknown): unknown {
 
 export const unixSeconds = (date: Date | string | null): number | null =>
   date === null ? null : Math.floor(new Date(date).getTime() / 1000);
+
+/** U+0000 and UTF-16 surrogates without their other half: PostgreSQL's text and jsonb cannot hold them. */
+const UNSTORABLE_SOURCE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.source;
+const UNSTORABLE = new RegExp(UNSTORABLE_SOURCE, 'g');
+
+/** The first character of `text` PostgreSQL cannot store, or null. */
+export function firstUnstorable(text: string): string | null {
+  return new RegExp(UNSTORABLE_SOURCE).exec(text)?.[0] ?? null;
+}
+
+/**
+ * Text from outside (a model's stream) made storable: each character PostgreSQL
+ * refuses becomes U+FFFD, so one odd byte from a provider never fails a run.
+ */
+export const storableText = (text: string): string => text.replace(UNSTORABLE, '\ufffd');

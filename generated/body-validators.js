@@ -7,8 +7,8 @@ const schema32 = {"type":"object","required":["id","object","name","revision","r
 const schema51 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
 const schema52 = {"type":"integer","description":"Seconds since the Unix epoch."};
 const schema33 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const schema48 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"description":"Auto-deny after this long."}}};
-const schema49 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1},"max_total_tokens":{"type":"integer","minimum":1}}};
+const schema48 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
+const schema49 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
 const schema50 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
 const schema34 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
@@ -1541,8 +1541,8 @@ vErrors.push(err12);
 errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 1 || isNaN(data11)){
-const err13 = {instancePath:instancePath+"/approval/timeout_seconds",schemaPath:"#/$defs/ApprovalPolicy/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data11 > 2147483647 || isNaN(data11)){
+const err13 = {instancePath:instancePath+"/approval/timeout_seconds",schemaPath:"#/$defs/ApprovalPolicy/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1551,11 +1551,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/approval",schemaPath:"#/$defs/ApprovalPolicy/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data11 < 1 || isNaN(data11)){
+const err14 = {instancePath:instancePath+"/approval/timeout_seconds",schemaPath:"#/$defs/ApprovalPolicy/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1565,12 +1562,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data12 = data.limits;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key1 in data12){
-if(!((((key1 === "max_steps") || (key1 === "max_tool_calls")) || (key1 === "timeout_seconds")) || (key1 === "max_total_tokens"))){
-const err15 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/approval",schemaPath:"#/$defs/ApprovalPolicy/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1580,10 +1575,12 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data12.max_steps !== undefined){
-let data13 = data12.max_steps;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err16 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.limits !== undefined){
+let data12 = data.limits;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key1 in data12){
+if(!((((key1 === "max_steps") || (key1 === "max_tool_calls")) || (key1 === "timeout_seconds")) || (key1 === "max_total_tokens"))){
+const err16 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1592,9 +1589,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 1000 || isNaN(data13)){
-const err17 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+}
+if(data12.max_steps !== undefined){
+let data13 = data12.max_steps;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err17 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1603,8 +1602,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data13 < 1 || isNaN(data13)){
-const err18 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 1000 || isNaN(data13)){
+const err18 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1613,12 +1613,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-if(data12.max_tool_calls !== undefined){
-let data14 = data12.max_tool_calls;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err19 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data13 < 1 || isNaN(data13)){
+const err19 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1627,9 +1623,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 10000 || isNaN(data14)){
-const err20 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+}
+if(data12.max_tool_calls !== undefined){
+let data14 = data12.max_tool_calls;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err20 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1638,8 +1637,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data14 < 0 || isNaN(data14)){
-const err21 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 10000 || isNaN(data14)){
+const err21 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1648,12 +1648,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data12.timeout_seconds !== undefined){
-let data15 = data12.timeout_seconds;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err22 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data14 < 0 || isNaN(data14)){
+const err22 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1662,9 +1658,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
-const err23 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data12.timeout_seconds !== undefined){
+let data15 = data12.timeout_seconds;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err23 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1673,12 +1672,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-if(data12.max_total_tokens !== undefined){
-let data16 = data12.max_total_tokens;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err24 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 2147483647 || isNaN(data15)){
+const err24 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1687,9 +1683,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
-const err25 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data15 < 1 || isNaN(data15)){
+const err25 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1700,9 +1695,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.max_total_tokens !== undefined){
+let data16 = data12.max_total_tokens;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err26 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1711,12 +1707,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data.metadata !== undefined){
-let data17 = data.metadata;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(Object.keys(data17).length > 16){
-const err27 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 1 || isNaN(data16)){
+const err27 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1725,11 +1718,11 @@ vErrors.push(err27);
 }
 errors++;
 }
-for(const key2 in data17){
-const _errs39 = errors;
-if(typeof key2 === "string"){
-if(func1(key2) > 64){
-const err28 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1739,9 +1732,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-var valid12 = _errs39 === errors;
-if(!valid12){
-const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(data.metadata !== undefined){
+let data17 = data.metadata;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(Object.keys(data17).length > 16){
+const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1750,12 +1745,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-for(const key3 in data17){
-let data18 = data17[key3];
-if(typeof data18 === "string"){
-if(func1(data18) > 512){
-const err30 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+for(const key2 in data17){
+const _errs39 = errors;
+if(typeof key2 === "string"){
+if(func1(key2) > 64){
+const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1765,8 +1759,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = _errs39 === errors;
+if(!valid12){
+const err31 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1776,9 +1771,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key3 in data17){
+let data18 = data17[key3];
+if(typeof data18 === "string"){
+if(func1(data18) > 512){
+const err32 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1788,14 +1785,37 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
 else {
-const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err33 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -2197,8 +2217,8 @@ vErrors.push(err7);
 errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data2 > 2147483647 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2207,12 +2227,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-}
-if(data.max_total_tokens !== undefined){
-let data3 = data.max_total_tokens;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err9 = {instancePath:instancePath+"/max_total_tokens",schemaPath:"#/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data2 < 1 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2221,9 +2237,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/max_total_tokens",schemaPath:"#/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.max_total_tokens !== undefined){
+let data3 = data.max_total_tokens;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/max_total_tokens",schemaPath:"#/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2232,16 +2251,27 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/max_total_tokens",schemaPath:"#/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }
@@ -2971,8 +3001,8 @@ vErrors.push(err12);
 errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 1 || isNaN(data11)){
-const err13 = {instancePath:instancePath+"/approval/timeout_seconds",schemaPath:"#/$defs/ApprovalPolicy/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data11 > 2147483647 || isNaN(data11)){
+const err13 = {instancePath:instancePath+"/approval/timeout_seconds",schemaPath:"#/$defs/ApprovalPolicy/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2981,11 +3011,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/approval",schemaPath:"#/$defs/ApprovalPolicy/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data11 < 1 || isNaN(data11)){
+const err14 = {instancePath:instancePath+"/approval/timeout_seconds",schemaPath:"#/$defs/ApprovalPolicy/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2995,12 +3022,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data12 = data.limits;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key1 in data12){
-if(!((((key1 === "max_steps") || (key1 === "max_tool_calls")) || (key1 === "timeout_seconds")) || (key1 === "max_total_tokens"))){
-const err15 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/approval",schemaPath:"#/$defs/ApprovalPolicy/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3010,10 +3035,12 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data12.max_steps !== undefined){
-let data13 = data12.max_steps;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err16 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.limits !== undefined){
+let data12 = data.limits;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key1 in data12){
+if(!((((key1 === "max_steps") || (key1 === "max_tool_calls")) || (key1 === "timeout_seconds")) || (key1 === "max_total_tokens"))){
+const err16 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3022,9 +3049,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 1000 || isNaN(data13)){
-const err17 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+}
+if(data12.max_steps !== undefined){
+let data13 = data12.max_steps;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err17 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3033,8 +3062,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data13 < 1 || isNaN(data13)){
-const err18 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 1000 || isNaN(data13)){
+const err18 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3043,12 +3073,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-if(data12.max_tool_calls !== undefined){
-let data14 = data12.max_tool_calls;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err19 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data13 < 1 || isNaN(data13)){
+const err19 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3057,9 +3083,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 10000 || isNaN(data14)){
-const err20 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+}
+if(data12.max_tool_calls !== undefined){
+let data14 = data12.max_tool_calls;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err20 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3068,8 +3097,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data14 < 0 || isNaN(data14)){
-const err21 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 10000 || isNaN(data14)){
+const err21 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3078,12 +3108,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data12.timeout_seconds !== undefined){
-let data15 = data12.timeout_seconds;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err22 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data14 < 0 || isNaN(data14)){
+const err22 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3092,9 +3118,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
-const err23 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data12.timeout_seconds !== undefined){
+let data15 = data12.timeout_seconds;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err23 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3103,12 +3132,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-if(data12.max_total_tokens !== undefined){
-let data16 = data12.max_total_tokens;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err24 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 2147483647 || isNaN(data15)){
+const err24 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3117,9 +3143,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
-const err25 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data15 < 1 || isNaN(data15)){
+const err25 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3130,9 +3155,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.max_total_tokens !== undefined){
+let data16 = data12.max_total_tokens;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err26 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3141,12 +3167,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data.metadata !== undefined){
-let data17 = data.metadata;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(Object.keys(data17).length > 16){
-const err27 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 1 || isNaN(data16)){
+const err27 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3155,11 +3178,11 @@ vErrors.push(err27);
 }
 errors++;
 }
-for(const key2 in data17){
-const _errs39 = errors;
-if(typeof key2 === "string"){
-if(func1(key2) > 64){
-const err28 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3169,9 +3192,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-var valid12 = _errs39 === errors;
-if(!valid12){
-const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(data.metadata !== undefined){
+let data17 = data.metadata;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(Object.keys(data17).length > 16){
+const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3180,12 +3205,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-for(const key3 in data17){
-let data18 = data17[key3];
-if(typeof data18 === "string"){
-if(func1(data18) > 512){
-const err30 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+for(const key2 in data17){
+const _errs39 = errors;
+if(typeof key2 === "string"){
+if(func1(key2) > 64){
+const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3195,8 +3219,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = _errs39 === errors;
+if(!valid12){
+const err31 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3206,9 +3231,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key3 in data17){
+let data18 = data17[key3];
+if(typeof data18 === "string"){
+if(func1(data18) > 512){
+const err32 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -3218,14 +3245,37 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
 else {
-const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err33 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -3464,8 +3514,8 @@ vErrors.push(err5);
 errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 1 || isNaN(data4)){
-const err6 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data4 > 2147483647 || isNaN(data4)){
+const err6 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3474,16 +3524,26 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4 < 1 || isNaN(data4)){
+const err7 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -10939,7 +10999,7 @@ return errors === 0;
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Problem = validate100;
-const schema129 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}}},"additionalProperties":true};
+const schema129 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."}},"additionalProperties":true};
 const schema130 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -11153,14 +11213,26 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.response_id !== undefined){
+if(typeof data.response_id !== "string"){
+const err17 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -13768,14 +13840,233 @@ return errors === 0;
 }
 validate112.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const Session = validate116;
-const schema147 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":"string"},"agent":{"type":"string","description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern18 = new RegExp("^ses_", "u");
+export const ResponseStreamFrame = validate116;
+const schema147 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema148 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate116.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate112(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+errors = vErrors.length;
+}
+else {
+var props0 = validate112.evaluated.props;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.message === undefined){
+const err2 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.param === undefined){
+const err3 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/required",keyword:"required",params:{missingProperty: "param"},message:"must have required property '"+"param"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.sequence_number === undefined){
+const err4 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/required",keyword:"required",params:{missingProperty: "sequence_number"},message:"must have required property '"+"sequence_number"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "code")) || (key0 === "message")) || (key0 === "param")) || (key0 === "sequence_number"))){
+const err5 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("error" !== data.type){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/StreamErrorEvent/properties/type/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/StreamErrorEvent/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.message !== undefined){
+if(typeof data.message !== "string"){
+const err8 = {instancePath:instancePath+"/message",schemaPath:"#/$defs/StreamErrorEvent/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.param !== undefined){
+if(data.param !== null){
+const err9 = {instancePath:instancePath+"/param",schemaPath:"#/$defs/StreamErrorEvent/properties/param/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence_number !== undefined){
+let data4 = data.sequence_number;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err10 = {instancePath:instancePath+"/sequence_number",schemaPath:"#/$defs/StreamErrorEvent/properties/sequence_number/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < -1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/sequence_number",schemaPath:"#/$defs/StreamErrorEvent/properties/sequence_number/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1},message:"must be >= -1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/$defs/StreamErrorEvent/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid0){
+const err13 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate116.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate116.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+export const Session = validate118;
+const schema149 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":"string"},"agent":{"type":"string","description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern18 = new RegExp("^ses_", "u");
+
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14016,18 +14307,182 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate117;
-const schema150 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const StreamErrorEvent = validate119;
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate119.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.message === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.param === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "param"},message:"must have required property '"+"param"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.sequence_number === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence_number"},message:"must have required property '"+"sequence_number"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "code")) || (key0 === "message")) || (key0 === "param")) || (key0 === "sequence_number"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("error" !== data.type){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.message !== undefined){
+if(typeof data.message !== "string"){
+const err8 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.param !== undefined){
+if(data.param !== null){
+const err9 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence_number !== undefined){
+let data4 = data.sequence_number;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err10 = {instancePath:instancePath+"/sequence_number",schemaPath:"#/properties/sequence_number/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < -1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/sequence_number",schemaPath:"#/properties/sequence_number/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1},message:"must be >= -1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate119.errors = vErrors;
+return errors === 0;
+}
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SubmitInputRequest = validate120;
+const schema153 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14378,18 +14833,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate118;
-const schema152 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate121;
+const schema155 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14573,17 +15028,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ToolRisk = validate119;
+export const ToolRisk = validate122;
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14600,17 +15055,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate120;
+export const ToolSpec = validate123;
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14671,18 +15126,18 @@ vErrors = null;
 }
 }
 }
-validate120.errors = vErrors;
+validate123.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate120.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate123.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate123;
+export const UnixSeconds = validate126;
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14699,18 +15154,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate124;
-const schema156 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate127;
+const schema159 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14780,17 +15235,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate126;
+export const Usage = validate129;
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15046,7 +15501,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -24,7 +24,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this process (and queue depth of the store). */
+        /**
+         * Prometheus metrics of this process (and queue depth of the store).
+         * @description Served only on the operator port when `PALAI_ADMIN_PORT` is set (the API port answers 404), on every role.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -58,7 +61,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The database is reachable and every migration is applied. */
+        /**
+         * The database is reachable, every migration is applied and the process is not shutting down.
+         * @description Served on the operator port when `PALAI_ADMIN_PORT` is set, and on the API port too.
+         */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
@@ -373,6 +379,7 @@ export interface components {
             max_steps?: number;
             max_tool_calls?: number;
             max_total_tokens?: number;
+            /** @description At most 2147483647 seconds. */
             timeout_seconds?: number;
         };
         AgentList: {
@@ -423,7 +430,7 @@ export interface components {
         ApprovalPolicy: {
             /** @description Risks whose calls need a human decision. */
             risks?: ("write" | "privileged")[];
-            /** @description Auto-deny after this long. */
+            /** @description Auto-deny after this long (at most 2147483647 seconds). */
             timeout_seconds?: number;
             /** @description Tool names whose calls need a human decision. */
             tools?: string[];
@@ -704,6 +711,8 @@ export interface components {
             /** @description For validation problems, one entry per offending location. */
             errors?: components["schemas"]["ProblemFieldError"][];
             instance?: string;
+            /** @description On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again. */
+            response_id?: string;
             status: number;
             title: string;
             /** @description Stable problem type URI, e.g. urn:palai:problem:validation-failed. */
@@ -789,6 +798,8 @@ export interface components {
         ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
         /** @description One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`. */
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"];
+        /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
+        ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
         Session: {
             /** @description The agent's name. */
             agent: string;
@@ -798,6 +809,23 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             /** @constant */
             object: "session";
+        };
+        /**
+         * @description Not journaled, and sent without an SSE `id`: the last event of a stream the
+         *     server could not continue — `store-unavailable` (a database outage),
+         *     `shutting-down` (this process is stopping) or `internal`. The response itself
+         *     goes on. `sequence_number` is the last journaled event this stream sent (-1:
+         *     none); resume with `starting_after` (or `Last-Event-ID`) set to it, on this
+         *     or another process.
+         */
+        StreamErrorEvent: {
+            /** @description A problem slug: store-unavailable, shutting-down or internal. */
+            code: string;
+            message: string;
+            param: null;
+            sequence_number: number;
+            /** @constant */
+            type: "error";
         };
         SubmitInputRequest: {
             input: string | components["schemas"]["InputMessage"][];
@@ -1226,7 +1254,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Response"];
-                    "text/event-stream": components["schemas"]["ResponseStreamEvent"];
+                    "text/event-stream": components["schemas"]["ResponseStreamFrame"];
                 };
             };
             default: components["responses"]["Problem"];
@@ -1255,7 +1283,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Response"];
-                    "text/event-stream": components["schemas"]["ResponseStreamEvent"];
+                    "text/event-stream": components["schemas"]["ResponseStreamFrame"];
                 };
             };
             default: components["responses"]["Problem"];
@@ -1346,7 +1374,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["ResponseStreamEvent"];
+                    "text/event-stream": components["schemas"]["ResponseStreamFrame"];
                 };
             };
             default: components["responses"]["Problem"];

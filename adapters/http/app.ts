@@ -1,6 +1,9 @@
 // The REST surface: express 5, every route bound from the OpenAPI document,
-// every failure an RFC 9457 problem.
+// every failure an RFC 9457 problem. The operator routes (/metrics, /healthz,
+// /readyz) can be split off onto their own port (createAdminApp), so anonymous
+// callers of the public port never see the hub's figures.
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { OperationDescriptor, OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Kernel } from '../../core/kernel.js';
 import { bindOperations } from './operations.js';
@@ -10,6 +13,10 @@ import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
+import { RequestTracker } from './request-tracker.js';
+
+const OPERATOR_OPERATIONS: ReadonlySet<OperationId> = new Set(['getHealth', 'getReadiness', 'getMetrics']);
+const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
 function accessLog(kernel: Kernel) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -22,23 +29,62 @@ function accessLog(kernel: Kernel) {
   };
 }
 
-export function createHttpApp(kernel: Kernel): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('query parser', 'simple');
-  app.use(accessLog(kernel));
-  app.use(
-    bindOperations(kernel, {
-      ...healthHandlers(kernel),
-      ...agentHandlers(kernel),
-      ...sessionHandlers(kernel),
-      ...responseHandlers(kernel),
-      ...modelConnectionHandlers(kernel),
-    }),
-  );
+/** Once the process drains, a request on a kept-alive connection is sent elsewhere; probes still answer. */
+function refuseWhileDraining(kernel: Kernel) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!kernel.lifecycle.draining.aborted || PROBES.has(req.path)) return next();
+    res.setHeader('Connection', 'close');
+    throw new PalaiError('shutting-down', 'This process is shutting down; send the request again (to another process).');
+  };
+}
+
+function finish(app: Express, kernel: Kernel): Express {
   app.use((req: Request) => {
     throw new PalaiError('not-found', `No route for ${req.method} ${req.path}.`);
   });
   app.use(handleError(kernel.logger));
   return app;
+}
+
+function baseApp(kernel: Kernel): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(accessLog(kernel));
+  return app;
+}
+
+export interface HttpAppOptions {
+  /** Serve /metrics here too. False when an operator port serves it. Default true. */
+  metrics?: boolean;
+  /** Counts requests in flight, so a shutdown can wait for them. */
+  tracker?: RequestTracker;
+}
+
+export function createHttpApp(kernel: Kernel, options: HttpAppOptions = {}): Express {
+  const app = baseApp(kernel);
+  if (options.tracker) app.use(options.tracker.middleware());
+  app.use(refuseWhileDraining(kernel));
+  const include = (op: OperationDescriptor) => options.metrics !== false || op.operationId !== 'getMetrics';
+  app.use(
+    bindOperations(
+      kernel,
+      {
+        ...healthHandlers(kernel),
+        ...agentHandlers(kernel),
+        ...sessionHandlers(kernel),
+        ...responseHandlers(kernel),
+        ...modelConnectionHandlers(kernel),
+      },
+      include,
+    ),
+  );
+  return finish(app, kernel);
+}
+
+/** The operator port: /metrics, /healthz and /readyz only. */
+export function createAdminApp(kernel: Kernel): Express {
+  const app = baseApp(kernel);
+  app.use(bindOperations(kernel, healthHandlers(kernel), (op) => OPERATOR_OPERATIONS.has(op.operationId)));
+  return finish(app, kernel);
 }

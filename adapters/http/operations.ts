@@ -1,12 +1,13 @@
 // Binds handlers to the operations of the OpenAPI document: each route's path,
 // method, authentication, body and query validation come from generated/, so a
-// handler only ever sees a request that matches the document.
+// handler only ever sees a request that matches the document, in text the store
+// can hold.
 import express, { type Request, type Response, type Router } from 'express';
 import { operations, type OperationDescriptor, type OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Kernel } from '../../core/kernel.js';
 import { requireApiKey } from './auth.js';
-import { validateBody, validateQuery } from './validation.js';
+import { assertStorablePathParams, validateBody, validateQuery } from './validation.js';
 import {
   assertSameRequest,
   DuplicateIdempotencyKey,
@@ -80,19 +81,21 @@ async function handleIdempotently(
   }
 }
 
-export function bindOperations(kernel: Kernel, handlers: OperationHandlers): Router {
+/** Binds the operations `include` accepts (default: all); each must have a handler. */
+export function bindOperations(kernel: Kernel, handlers: OperationHandlers, include: (op: OperationDescriptor) => boolean = () => true): Router {
   const router = express.Router();
   const apiKey = requireApiKey(kernel.db);
   const jsonBody = express.json({ limit: kernel.config.maxBodyBytes, strict: true, type: 'application/json' });
   const byPath = new Map<string, OperationDescriptor[]>();
 
-  for (const op of operations) {
+  for (const op of operations.filter(include)) {
     const handler = handlers[op.operationId];
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     const chain = [];
     if (op.authenticated) chain.push(apiKey);
     if (op.bodySchema) chain.push((req: Request, _res: Response, next: () => void) => (requireJsonBody(req), next()), jsonBody);
     chain.push(async (req: Request, res: Response) => {
+      assertStorablePathParams(req.params as Record<string, string>);
       const ctx: OperationContext = {
         projectId: res.locals.projectId,
         body: op.bodySchema ? validateBody(op.bodySchema, req.body) : undefined,

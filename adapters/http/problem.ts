@@ -3,8 +3,9 @@
 // a generic 500 — no message or stack of theirs reaches the client.
 import type { Request, Response } from 'express';
 import { PalaiError, isPalaiError } from '../../core/errors/palai-error.js';
-import { problemTypeUri } from '../../core/errors/problem-types.js';
+import { problemTypeUri, type ProblemSlug } from '../../core/errors/problem-types.js';
 import type { Logger } from '../../core/logger.js';
+import { isTransientStoreError } from '../../core/store/transient.js';
 
 export interface ProblemBody {
   type: string;
@@ -28,42 +29,77 @@ export function problemBody(error: PalaiError, instance?: string): ProblemBody {
   };
 }
 
-/** Errors body-parser raises, by its `type` field. */
-function fromBodyParser(error: { type?: string; limit?: number }): PalaiError | null {
+/** What body-parser, raw-body and zlib attach to the errors they raise. */
+interface BodyReadError {
+  type?: string;
+  limit?: number;
+  encoding?: string;
+  status?: number;
+  code?: string;
+  errno?: number;
+}
+
+/** A decompression stream's failure (zlib's codes are Z_*, brotli's ERR__*); body-parser marks it a 400. */
+const isDecompressionError = (error: BodyReadError): boolean =>
+  error.type === undefined && error.status === 400 && typeof error.errno === 'number' && /^(Z_|ERR__)/.test(error.code ?? '');
+
+/** Errors reading a request body raises: by body-parser's `type` field, else a corrupt compressed body. */
+function fromBodyParser(error: BodyReadError): PalaiError | null {
   switch (error.type) {
     case 'entity.parse.failed':
       return new PalaiError('malformed-json', 'The request body is not valid JSON, or its top level is not an object or array.');
     case 'entity.too.large':
       return new PalaiError('payload-too-large', `The request body exceeds the limit of ${error.limit} bytes.`);
     case 'encoding.unsupported':
+      return new PalaiError(
+        'unsupported-media-type',
+        `Content-Encoding ${JSON.stringify(String(error.encoding ?? '').slice(0, 64))} is not supported; send the body uncompressed, or as gzip, deflate or br.`,
+      );
     case 'charset.unsupported':
       return new PalaiError('unsupported-media-type', 'The request body must be UTF-8 encoded JSON.');
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':
+    case 'stream.not.readable':
       return new PalaiError('invalid-request', 'The request body could not be read.');
-    default:
-      return null;
   }
+  if (isDecompressionError(error)) {
+    return new PalaiError('invalid-request', 'The request body could not be decompressed: it is not the data its Content-Encoding names.');
+  }
+  return null;
 }
 
 export function toPalaiError(error: unknown): PalaiError | null {
   if (isPalaiError(error)) return error;
-  if (error && typeof error === 'object' && 'type' in error) return fromBodyParser(error as { type?: string });
+  // The router decodes path parameters; a malformed escape such as %E0%A4 fails there, marked a 400.
+  if (error instanceof URIError && (error as { status?: number }).status === 400) return new PalaiError('invalid-request', 'The request path is not valid percent-encoded UTF-8.');
+  if (error && typeof error === 'object') return fromBodyParser(error as BodyReadError);
   return null;
 }
 
+/** How long a client should wait before trying again, by problem, in seconds. */
+const RETRY_AFTER_SECONDS: Partial<Record<ProblemSlug, number>> = { 'store-unavailable': 2, 'shutting-down': 1 };
+
 export function sendProblem(req: Request, res: Response, error: PalaiError): void {
   if (error.slug === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="palai"');
+  const retryAfter = RETRY_AFTER_SECONDS[error.slug];
+  if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
   const allow = error.extensions.allow;
   if (typeof allow === 'string') res.setHeader('Allow', allow);
   res.status(error.status).type('application/problem+json').send(JSON.stringify(problemBody(error, req.originalUrl.split('?')[0])));
 }
 
+/** A lost database connection is not a bug: the client is told to try again shortly. */
+function storeOutage(error: unknown): PalaiError | null {
+  if (!isTransientStoreError(error)) return null;
+  return new PalaiError('store-unavailable', 'The database cannot be reached right now. Try again shortly, with the same Idempotency-Key so that a request which did go through is not repeated.');
+}
+
 export function handleError(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: (e?: unknown) => void): void => {
-    const known = toPalaiError(error);
+    const known = toPalaiError(error) ?? storeOutage(error);
     if (!known) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    else if (known.slug === 'store-unavailable') logger.warn({ err: error, method: req.method, path: req.path }, 'the database is unavailable');
     if (res.headersSent) {
       res.end();
       return;

@@ -1,9 +1,11 @@
 // Request validation from the OpenAPI document: the validators in generated/ are
-// compiled from openapi/palai.yaml, and their errors become JSON pointers.
+// compiled from openapi/palai.yaml, and their errors become JSON pointers. Text
+// the store cannot hold and nesting too deep to walk are refused first (json-guard.ts).
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import * as bodyValidators from '../../generated/body-validators.js';
 import * as queryValidators from '../../generated/query-validators.js';
 import { PalaiError, type FieldError } from '../../core/errors/palai-error.js';
+import { inspectJson, MAX_JSON_DEPTH, unstorableText } from './json-guard.js';
 
 const bodies = bodyValidators as unknown as Record<string, ValidateFunction>;
 const queries = queryValidators as unknown as Record<string, ValidateFunction>;
@@ -44,10 +46,36 @@ export function validateBody<T>(schemaName: string, body: unknown): T {
   if (body === undefined) {
     throw new PalaiError('validation-failed', 'A JSON request body is required.', { errors: [{ pointer: '', detail: 'is required' }] });
   }
+  // Before the schema check: ajv and everything after it recurse, and the store cannot hold such text.
+  const guarded = inspectJson(body);
+  if (guarded.errors.length > 0) {
+    const detail = guarded.tooDeep
+      ? `The request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the maximum.`
+      : 'The request body contains text that cannot be stored: U+0000 (NUL) or a lone UTF-16 surrogate.';
+    throw new PalaiError('validation-failed', detail, { errors: guarded.errors });
+  }
   if (!validate(body)) {
     throw new PalaiError('validation-failed', 'The request body does not match the schema.', { errors: fieldErrors(validate.errors) });
   }
   return body as T;
+}
+
+/** Every query parameter (a repeated one too) must be text the store can hold: the whole query reaches the operation. */
+function assertStorableQuery(query: Record<string, unknown>): void {
+  const errors: FieldError[] = [];
+  for (const [name, value] of Object.entries(query)) {
+    const why = unstorableText(name);
+    if (why) {
+      errors.push({ pointer: '/query', detail: `has a parameter name that ${why}` });
+      continue;
+    }
+    const values = Array.isArray(value) ? value : [value];
+    values.forEach((text, index) => {
+      const problem = typeof text === 'string' ? unstorableText(text) : null;
+      if (problem) errors.push({ pointer: `/query/${escapePointer(name)}${Array.isArray(value) ? `/${index}` : ''}`, detail: problem });
+    });
+  }
+  if (errors.length > 0) throw new PalaiError('validation-failed', 'The query string contains text that cannot be stored.', { errors });
 }
 
 /** Validates (and, since query values are text, type-coerces) a copy of the query. */
@@ -55,10 +83,26 @@ export function validateQuery<T>(validatorName: string, query: Record<string, un
   const validate = queries[validatorName];
   if (!validate) throw new Error(`no generated validator for ${validatorName}`);
   const copy = { ...query };
+  assertStorableQuery(copy);
   if (!validate(copy)) {
     throw new PalaiError('validation-failed', 'The query string does not match the schema.', { errors: fieldErrors(validate.errors, '/query') });
   }
+  // ajv coerces "1e309" or "Infinity" to a number no range check applies to; no integer parameter means one.
+  const infinite = Object.entries(copy).filter(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+  if (infinite.length > 0) {
+    throw new PalaiError('validation-failed', 'The query string does not match the schema.', {
+      errors: infinite.map(([name]) => ({ pointer: `/query/${escapePointer(name)}`, detail: 'must be a finite integer' })),
+    });
+  }
   return copy as T;
+}
+
+/** Path parameters arrive percent-decoded; they are looked up in the store, so they must be text it can hold. */
+export function assertStorablePathParams(params: Record<string, string>): void {
+  for (const [name, value] of Object.entries(params)) {
+    const why = unstorableText(value);
+    if (why) throw new PalaiError('invalid-request', `The path parameter ${name} ${why}.`);
+  }
 }
 
 /** Exposed for tests: check any body against a component schema of the document. */

@@ -27,7 +27,7 @@ export function registerAgents(program: Command): void {
     .command('apply')
     .description('create or update the agents a YAML file describes (one spec, a list, or several documents)')
     .requiredOption('-f, --file <path>', 'YAML file with the CreateAgentRequest fields of each agent; - reads stdin')
-    .option('--project <id|name>', 'project the agents belong to (default: the oldest)')
+    .option('--project <id|name>', 'project the agents belong to (default: the only project; required when there are several)')
     .action(async (options: { file: string; project?: string }) => {
       const label = options.file === '-' ? 'stdin' : options.file;
       const specs = validate(label, entriesOf(label, await readSource(options.file)));

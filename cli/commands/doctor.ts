@@ -8,6 +8,7 @@ import { listApiKeys } from '../../core/auth/api-keys.js';
 import { listProjects } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import type { ConnectionRow } from '../../core/models/connections.js';
+import { shownUrl } from '../../core/models/key-binding.js';
 import { connectionReadiness } from '../../core/models/resolve.js';
 import { secretBoxFrom } from '../../core/secrets/secret-box.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
@@ -141,12 +142,19 @@ async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig):
   const { rows } = await db.query<ConnectionRow>('SELECT * FROM model_connections ORDER BY project_id, name');
   const box = secretBoxFrom(config.secretKey);
   for (const connection of rows) {
-    const { usable, detail } = connectionReadiness(connection, box);
+    const { usable, detail } = connectionReadiness(connection, box, process.env, config);
     const label = `model connection ${connection.name} (${connection.provider}, project ${connection.project_id})`;
     if (usable) checks.pass(`${label}: ${detail}`);
-    else checks.fail(`${label}: ${detail}`, 'set the variable on every palai process, or recreate the connection with a key');
+    else checks.fail(`${label}: ${detail}`, 'set the variable on every palai process, or recreate the connection with a key (or with the base URL its variable is bound to)');
   }
   if (rows.length === 0) checks.info('no model connections; agents use the fake model or keys from OPENAI_API_KEY / ANTHROPIC_API_KEY');
+  // Where each server key may go: a key is sent to its bound base URL and nowhere else.
+  const bindings = new Map([
+    ['OPENAI_API_KEY', config.openaiBaseUrl],
+    ['ANTHROPIC_API_KEY', config.anthropicBaseUrl],
+    ...config.keyEnvAllowlist.map(({ variable, baseUrl }) => [variable, baseUrl] as const),
+  ]);
+  for (const [variable, baseUrl] of bindings) checks.info(`${variable} is sent only to ${shownUrl(baseUrl)}`);
 }
 
 async function withTimeout<T>(work: Promise<T>): Promise<T> {

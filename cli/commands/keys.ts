@@ -1,8 +1,8 @@
 // `palai keys create|list|revoke`: API key administration straight on the store.
-// A secret is printed once, when its key is created; lists show only its prefix.
+// A secret is printed once, to stdout, when its key is created; lists show only its prefix.
 import type { Command } from 'commander';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../core/auth/api-keys.js';
-import { createProject, listProjects } from '../../core/auth/projects.js';
+import { createApiKey, findApiKey, listApiKeys, revokeApiKey } from '../../core/auth/api-keys.js';
+import { createProjectWithKey, findProject, listProjects } from '../../core/auth/projects.js';
 import { loadConfig } from '../../core/config.js';
 import { CliError } from './errors.js';
 import { projectFor } from './project.js';
@@ -14,17 +14,14 @@ export function registerKeys(program: Command): void {
   keys
     .command('create')
     .description('create an API key and print its secret once')
-    .option('--project <id|name>', 'project the key belongs to (default: the oldest; "default" is created in an empty store)')
+    .option('--project <id|name>', 'project the key belongs to (required when the store has several; "default" is created in an empty store)')
     .option('--name <name>', 'a label for the key', 'default')
     .action(async (options: { project?: string; name: string }) => {
       await withStore(loadConfig(), async (db) => {
         const existing = await projectFor(db, options.project, true);
         const { project, key } = existing
           ? { project: existing, key: await createApiKey(db, existing.id, options.name) }
-          : await db.transaction(async (tx) => {
-              const project = await createProject(tx, options.project ?? 'default');
-              return { project, key: await createApiKey(tx, project.id, options.name) };
-            });
+          : await createProjectWithKey(db, options.project ?? 'default', options.name);
         if (!existing) console.error(`Created project ${project.id} (${project.name}).`);
         console.log(`Created API key ${key.id} (${key.name}) for project ${project.id} (${project.name}).`);
         console.log(`Secret (shown once, store it now): ${key.secret}`);
@@ -40,7 +37,7 @@ export function registerKeys(program: Command): void {
         const project = options.project ? await projectFor(db, options.project) : null;
         const rows = await listApiKeys(db, project?.id);
         if (rows.length === 0) {
-          console.log('No API keys. Create one with: palai keys create');
+          console.log(project ? `No API keys in project ${project.id} (${project.name}). Create one with: palai keys create --project ${project.name}` : 'No API keys. Create one with: palai keys create');
           return;
         }
         const names = new Map((await listProjects(db)).map((p) => [p.id, p.name]));
@@ -64,18 +61,26 @@ export function registerKeys(program: Command): void {
     .argument('<key_id>', 'the key id (key_…), as `palai keys list` shows it')
     .action(async (keyId: string) => {
       await withStore(loadConfig(), async (db) => {
-        if (await revokeApiKey(db, keyId)) {
-          console.log(`Revoked API key ${keyId}.`);
+        const revoked = await revokeApiKey(db, keyId);
+        const key = await findApiKey(db, keyId);
+        if (!key) throw new CliError(`No API key ${JSON.stringify(keyId)}; see palai keys list.`);
+        // Revoking twice is not a failure: the key ends up revoked either way, so scripts may repeat it.
+        if (!revoked) {
+          console.log(`API key ${keyId} was already revoked (${key.revoked_at?.toISOString()}).`);
           return;
         }
-        const key = (await listApiKeys(db)).find((k) => k.id === keyId);
-        if (!key) throw new CliError(`No API key ${JSON.stringify(keyId)}; see palai keys list.`);
-        console.log(`API key ${keyId} was already revoked (${key.revoked_at?.toISOString()}).`);
+        const project = await findProject(db, key.project_id);
+        const label = project ? `${project.id} (${project.name})` : key.project_id;
+        console.log(`Revoked API key ${keyId} (${key.name}) of project ${label}.`);
+        // A project without an active key is unreachable over the API; say so while the operator is here.
+        if (project && (await listApiKeys(db, project.id)).every((k) => k.revoked_at)) {
+          console.error(`Project ${label} has no active API key left; create one with: palai keys create --project ${project.name}`);
+        }
       });
     });
 }
 
-function printTable(header: string[], rows: string[][]): void {
+export function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
 }

@@ -2,18 +2,16 @@
 // then shuts down gracefully so leases are handed back and the store is closed.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Express } from 'express';
 import type { Hub, Role } from '../hub.js';
+import { shutDown, type Listeners } from '../shutdown.js';
+import { answerClientError } from '../../adapters/http/client-error.js';
 import { bootstrapIfEmpty } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { CliError } from './errors.js';
 import { explainStoreError, storeLabel } from './store.js';
-
-/** How long in-flight requests (and SSE streams) may finish after a shutdown signal. */
-const SHUTDOWN_GRACE_MS = 10_000;
 
 export function parsePort(value: string): number {
   const port = Number(value);
@@ -27,7 +25,9 @@ export function registerServe(program: Command): void {
     .description('run the hub: the HTTP API and the worker, on one store')
     .option('-p, --port <port>', 'port to listen on; 0 picks a free one (default: $PORT, else 8080)', parsePort)
     .addOption(
-      new Option('--role <role>', 'api: HTTP only; worker: runs responses, no HTTP listener; all: both').choices(['api', 'worker', 'all']).default('all'),
+      new Option('--role <role>', 'api: the HTTP API only; worker: runs responses (listens only for /metrics, /healthz, /readyz); all: both')
+        .choices(['api', 'worker', 'all'])
+        .default('all'),
     )
     .action(serve);
 }
@@ -35,6 +35,9 @@ export function registerServe(program: Command): void {
 async function serve(options: { port?: number; role: Role }): Promise<void> {
   const loaded = loadConfig();
   const config: PalaiConfig = { ...loaded, port: options.port ?? loaded.port };
+  if (config.adminPort !== null && config.adminPort !== 0 && config.adminPort === config.port && options.role !== 'worker') {
+    throw new CliError(`PALAI_ADMIN_PORT (${config.adminPort}) must differ from the API port; unset it to serve /metrics on the API port.`);
+  }
   // Listening from the start: a signal during start-up (say, mid-initdb) shuts down once started instead of killing it.
   const stop = nextSignal();
   let hub: Hub;
@@ -45,25 +48,43 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
   } catch (error) {
     throw explainStoreError(error, config);
   }
-  let server: Server | null = null;
+  const listeners: Listeners = { api: null, admin: null };
   try {
     await bootstrap(hub, config);
     console.log(`Store: ${storeLabel(config)}${config.databaseUrl ? '' : ' (one process at a time; use PostgreSQL in production)'}`);
-    if (options.role === 'worker') {
-      console.log('Palai worker running (role worker: no HTTP listener)');
-    } else {
-      server = await listen(hub.app, config.host, config.port);
-      console.log(`Palai listening on ${printableUrl(config.host, (server.address() as AddressInfo).port)}`);
-    }
+    await openListeners(hub, config, options.role, listeners);
   } catch (error) {
+    listeners.api?.close();
+    listeners.admin?.close();
     await hub.close().catch(() => undefined);
     throw error;
   }
   const signal = await stop;
-  console.error(`Received ${signal}; shutting down (send it again to stop at once).`);
-  await shutdown(hub, server);
+  console.error(`Received ${signal}; finishing running work for up to ${config.shutdownGraceSeconds}s (send it again to stop at once).`);
+  await shutDown(hub, listeners, config.shutdownGraceSeconds * 1000, (line) => console.error(line));
   console.error('Palai stopped.');
 }
+
+/**
+ * The API listener (not for a worker) and the operator listener: on its own
+ * port when PALAI_ADMIN_PORT is set, and on the API port for a worker, which
+ * serves nothing else — so every role can be probed and scraped.
+ */
+async function openListeners(hub: Hub, config: PalaiConfig, role: Role, listeners: Listeners): Promise<void> {
+  if (role === 'worker') {
+    listeners.admin = await listen(hub.adminApp, config.host, config.adminPort ?? config.port);
+    console.log(`Palai worker running; /metrics, /healthz and /readyz on ${urlOf(config.host, listeners.admin)}`);
+    return;
+  }
+  listeners.api = await listen(hub.app, config.host, config.port);
+  if (config.adminPort !== null) {
+    listeners.admin = await listen(hub.adminApp, config.host, config.adminPort);
+    console.log(`Operator endpoints (/metrics, /healthz, /readyz) on ${urlOf(config.host, listeners.admin)}`);
+  }
+  console.log(`Palai listening on ${urlOf(config.host, listeners.api)}`);
+}
+
+const urlOf = (host: string, server: Server): string => printableUrl(host, (server.address() as AddressInfo).port);
 
 /** First start on an empty store: one project and one key; the key is printed this once. */
 async function bootstrap(hub: Hub, config: PalaiConfig): Promise<void> {
@@ -83,6 +104,7 @@ async function bootstrap(hub: Hub, config: PalaiConfig): Promise<void> {
 
 function listen(app: Express, host: string, port: number): Promise<Server> {
   const server = createServer(app);
+  server.on('clientError', answerClientError);
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is already in use; choose another with --port or PORT.`));
@@ -114,22 +136,4 @@ function nextSignal(): Promise<NodeJS.Signals> {
 function forceExit(): void {
   console.error('Stopping immediately; running responses are taken over once their leases expire.');
   process.exit(1);
-}
-
-/**
- * Stops accepting connections, lets in-flight requests finish for a grace period
- * (streams are cut after it; clients resume from the journal elsewhere), then
- * stops the worker, which hands its leases back, and closes the store.
- */
-async function shutdown(hub: Hub, server: Server | null): Promise<void> {
-  if (server) {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const grace = new AbortController();
-    await Promise.race([closed, sleep(SHUTDOWN_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined)]);
-    grace.abort();
-    server.closeAllConnections();
-    await closed;
-  }
-  await hub.close();
 }

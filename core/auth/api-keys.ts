@@ -6,6 +6,7 @@ import { PalaiError } from '../errors/palai-error.js';
 import type { Db, Queryable } from '../store/db.js';
 
 const KEY_PREFIX = 'palai_sk_';
+const KEY_NAME = /^[^\p{C}]{1,64}$/u;
 
 export interface ApiKeyInfo {
   id: string;
@@ -35,6 +36,8 @@ export async function createApiKey(
   secret: string = generateSecret(),
 ): Promise<CreatedApiKey> {
   if (secret.length < 16) throw new PalaiError('invalid-request', 'An API key must be at least 16 characters long.');
+  // The name is a label in one-line listings: it must be visible and fit a column.
+  if (!KEY_NAME.test(name)) throw new PalaiError('invalid-request', `Invalid API key name ${JSON.stringify(name)}: use 1–64 printable characters.`);
   const { rows } = await db.query<ApiKeyInfo>(
     `INSERT INTO api_keys (id, project_id, name, prefix, secret_hash) VALUES ($1, $2, $3, $4, $5)
      RETURNING id, project_id, name, prefix, created_at, last_used_at, revoked_at`,
@@ -62,6 +65,15 @@ export async function listApiKeys(db: Db, projectId?: string): Promise<ApiKeyInf
   return rows;
 }
 
+export async function findApiKey(db: Db, keyId: string): Promise<ApiKeyInfo | null> {
+  const { rows } = await db.query<ApiKeyInfo>(
+    'SELECT id, project_id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE id = $1',
+    [keyId],
+  );
+  return rows[0] ?? null;
+}
+
+/** False when the key is unknown or already revoked. */
 export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
   const { rowCount } = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [keyId]);
   return rowCount > 0;

@@ -1,7 +1,9 @@
 // Model connections: a project's named way to reach a provider — base URL,
 // default model, and a key that is either stored encrypted or read from an
 // environment variable. The API shows only whether a key is set and its last four.
+// A key from the environment may go only to the base URL the operator bound it to.
 import type { CreateModelConnectionRequest, ModelConnection, ModelProvider } from '../../generated/schemas.js';
+import type { KeyBinding } from '../config.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
@@ -9,6 +11,7 @@ import { unixSeconds } from '../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import { requireSecretBox, type SecretBox } from '../secrets/secret-box.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
+import { sameBaseUrl, shownUrl } from './key-binding.js';
 
 export interface ConnectionRow {
   id: string;
@@ -55,15 +58,10 @@ export async function createConnection(
   box: SecretBox | null,
   projectId: string,
   request: CreateModelConnectionRequest,
-  keyEnvAllowlist: readonly string[],
+  keyEnvAllowlist: readonly KeyBinding[],
   idem?: IdempotencyClaim,
 ): Promise<ModelConnection> {
-  // Naming any variable would let an API caller send the server's own secrets to a URL of its choosing.
-  if (request.api_key_env !== undefined && !keyEnvAllowlist.includes(request.api_key_env)) {
-    throw new PalaiError('invalid-request', `api_key_env may name only ${keyEnvAllowlist.join(', ')} (the operator's PALAI_KEY_ENV_ALLOWLIST).`, {
-      errors: [{ pointer: '/api_key_env', detail: 'is not in PALAI_KEY_ENV_ALLOWLIST' }],
-    });
-  }
+  if (request.api_key_env !== undefined) checkKeyBinding(request, keyEnvAllowlist);
   if (request.api_key !== undefined && request.api_key_env !== undefined) {
     throw new PalaiError('invalid-request', 'Give either api_key or api_key_env, not both.', { errors: [{ pointer: '/api_key_env', detail: 'conflicts with api_key' }] });
   }
@@ -84,6 +82,29 @@ export async function createConnection(
   } catch (error) {
     if (isUniqueViolation(error)) throw new PalaiError('conflict', `A model connection named ${JSON.stringify(request.name)} already exists.`);
     throw error;
+  }
+}
+
+/**
+ * Naming any variable, or sending an allowed one anywhere, would let an API caller
+ * have the server send its own secret to a URL of the caller's choosing.
+ */
+function checkKeyBinding(request: CreateModelConnectionRequest, keyEnvAllowlist: readonly KeyBinding[]): void {
+  const variable = request.api_key_env!;
+  const binding = keyEnvAllowlist.find((b) => b.variable === variable);
+  if (!binding) {
+    const names = keyEnvAllowlist.map((b) => b.variable).join(', ') || 'no variable';
+    throw new PalaiError('invalid-request', `api_key_env may name only ${names} (the operator's PALAI_KEY_ENV_ALLOWLIST).`, {
+      errors: [{ pointer: '/api_key_env', detail: 'is not in PALAI_KEY_ENV_ALLOWLIST' }],
+    });
+  }
+  if (request.base_url !== undefined && !sameBaseUrl(request.provider, request.base_url, binding.baseUrl)) {
+    throw new PalaiError(
+      'invalid-request',
+      `The key from ${variable} may be sent only to ${shownUrl(binding.baseUrl)}, the base URL the operator bound it to. ` +
+        'Leave base_url out, or store a key of your own with api_key to use another base URL.',
+      { errors: [{ pointer: '/base_url', detail: `is not the base URL ${variable} is bound to` }] },
+    );
   }
 }
 

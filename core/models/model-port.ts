@@ -1,6 +1,10 @@
 // The model broker port: a canonical request in, a canonical event stream out.
 // Provider specifics (wire formats, SDKs, retries of their own) stay in adapters.
+// The kernel decides where and as whom a call goes (credentials) and through
+// what (the transport, its egress guard): an adapter uses what it is given.
 import type { Item, ModelSpec } from '../../generated/schemas.js';
+import type { EgressFetch } from '../egress/egress-port.js';
+import { PalaiError } from '../errors/palai-error.js';
 
 export interface ToolDefinition {
   name: string;
@@ -13,7 +17,7 @@ export interface ToolDefinition {
 export interface ModelCredentials {
   /** Never logged, never journaled. Null when the provider needs none (fake, a local server). */
   apiKey: string | null;
-  /** Null: the provider's default endpoint. */
+  /** The broker always says (the operator's provider URL by default); null only for the fake model, which calls nothing. */
   baseUrl: string | null;
 }
 
@@ -22,6 +26,12 @@ export interface ModelRequest {
   /** The provider's model id (the spec's name, else the connection's default model). */
   modelName: string | null;
   credentials: ModelCredentials;
+  /**
+   * The fetch every HTTP request of this call must go through (the SDK's `fetch`
+   * option): the kernel's egress guard. It refuses private and local addresses
+   * and never follows redirects.
+   */
+  transport: EgressFetch;
   instructions: string | null;
   /** The conversation so far, oldest first. */
   items: Item[];
@@ -74,6 +84,18 @@ export class ModelProviderError extends Error {
   get retryable(): boolean {
     return this.providerStatus === undefined || this.providerStatus === 408 || this.providerStatus === 429 || this.providerStatus >= 500;
   }
+}
+
+/**
+ * The transport's refusal (an `egress-denied` PalaiError) inside whatever an SDK
+ * wrapped it in. Adapters rethrow it unchanged: the run ends with that code, not
+ * as a provider failure to retry.
+ */
+export function transportRefusal(error: unknown): PalaiError | null {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof PalaiError) return current;
+  }
+  return null;
 }
 
 export class ModelRegistry {

@@ -1,21 +1,17 @@
 // Resolving an agent's model block to a provider, a model id and credentials:
-// from a named connection, or from the block itself with the key taken from the
-// provider's usual environment variable.
+// from a named connection, or from the block itself. A key the caller stored
+// goes to the caller's base URL; a key from the server's environment goes only
+// to the base URL it is bound to (key-binding.ts), and never anywhere else.
 import type { ModelProvider, ModelSpec } from '../../generated/schemas.js';
-import { assertEgressAllowed } from '../egress.js';
+import { loadConfig } from '../config.js';
 import { PalaiError } from '../errors/palai-error.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Queryable } from '../store/db.js';
 import { requireConnection, type ConnectionRow } from './connections.js';
+import { PROVIDER_KEY_ENV, providerBaseUrl, sameBaseUrl, shownUrl, type KeyPolicy } from './key-binding.js';
 import type { ModelCredentials } from './model-port.js';
 
-/** The environment variable each provider's key is read from when no connection names one. */
-export const PROVIDER_KEY_ENV: Record<ModelProvider, string | null> = {
-  fake: null,
-  openai: 'OPENAI_API_KEY',
-  'openai-chat': 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-};
+export { PROVIDER_KEY_ENV, type KeyPolicy };
 
 export interface ResolvedModel {
   provider: ModelProvider;
@@ -25,13 +21,9 @@ export interface ResolvedModel {
 
 type Env = Record<string, string | undefined>;
 
-/** What the operator allows: variables connections may read keys from, and private hosts models may be reached at. */
-export interface ModelPolicy {
-  keyEnvAllowlist: readonly string[];
-  egressAllowHosts: readonly string[];
-}
-
-const OPEN_POLICY: ModelPolicy = { keyEnvAllowlist: Object.values(PROVIDER_KEY_ENV).filter((v): v is string => v !== null), egressAllowHosts: [] };
+let defaults: KeyPolicy | null = null;
+/** The operator policy of an unconfigured server (provider defaults, the two provider variables). */
+const defaultPolicy = (): KeyPolicy => (defaults ??= loadConfig({}));
 
 export async function resolveModel(
   db: Queryable,
@@ -39,57 +31,86 @@ export async function resolveModel(
   projectId: string,
   spec: ModelSpec,
   env: Env = process.env,
-  policy: ModelPolicy = OPEN_POLICY,
+  policy: KeyPolicy = defaultPolicy(),
 ): Promise<ResolvedModel> {
   const resolved = await resolveUnchecked(db, box, projectId, spec, env, policy);
-  // A base URL an operator did not allow may not point into the private network.
-  if (resolved.credentials.baseUrl) await assertEgressAllowed(resolved.credentials.baseUrl, policy.egressAllowHosts);
+  const { baseUrl } = resolved.credentials;
+  if (baseUrl !== null && !isHttpUrl(baseUrl)) throw new PalaiError('invalid-request', `The model's base_url ${shownUrl(baseUrl)} is not an http or https URL.`);
   return resolved;
 }
 
-async function resolveUnchecked(db: Queryable, box: SecretBox | null, projectId: string, spec: ModelSpec, env: Env, policy: ModelPolicy): Promise<ResolvedModel> {
-  if (spec.connection) {
-    const connection = await requireConnection(db, projectId, spec.connection).catch((error: unknown) => {
-      // Only a missing connection means that; a store failure must not end the run as if it did.
-      if (!(error instanceof PalaiError)) throw error;
-      throw new PalaiError('invalid-request', `The agent's model connection ${JSON.stringify(spec.connection)} does not exist.`);
-    });
-    if (spec.provider && spec.provider !== connection.provider) {
-      throw new PalaiError('invalid-request', `The agent names provider ${spec.provider}, but connection ${connection.name} is ${connection.provider}.`);
-    }
-    let apiKey: string | null = null;
-    if (connection.api_key_encrypted) {
-      if (!box) throw new PalaiError('invalid-request', `Connection ${connection.name} has a stored key, but PALAI_SECRET_KEY is not set on this server.`);
-      try {
-        apiKey = box.open(connection.api_key_encrypted);
-      } catch {
-        throw new PalaiError('invalid-request', `The stored key of connection ${connection.name} cannot be decrypted with this PALAI_SECRET_KEY.`);
-      }
-    } else if (connection.api_key_env) {
-      if (!policy.keyEnvAllowlist.includes(connection.api_key_env)) {
-        throw new PalaiError('invalid-request', `Connection ${connection.name} reads ${connection.api_key_env}, which PALAI_KEY_ENV_ALLOWLIST no longer allows.`);
-      }
-      apiKey = env[connection.api_key_env] || null;
-    } else {
-      apiKey = envKey(connection.provider, env);
-    }
-    return {
-      provider: connection.provider,
-      modelName: spec.name ?? connection.default_model,
-      credentials: { apiKey, baseUrl: spec.base_url ?? connection.base_url },
-    };
+const isHttpUrl = (text: string): boolean => URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol);
+
+async function resolveUnchecked(db: Queryable, box: SecretBox | null, projectId: string, spec: ModelSpec, env: Env, policy: KeyPolicy): Promise<ResolvedModel> {
+  if (!spec.connection) {
+    const provider = spec.provider!;
+    const baseUrl = spec.base_url ?? providerBaseUrl(provider, policy);
+    return { provider, modelName: spec.name ?? null, credentials: { apiKey: serverKey(provider, baseUrl, env, policy), baseUrl } };
   }
-  const provider = spec.provider!;
-  return { provider, modelName: spec.name ?? null, credentials: { apiKey: envKey(provider, env), baseUrl: spec.base_url ?? null } };
+  const connection = await requireConnection(db, projectId, spec.connection).catch((error: unknown) => {
+    // Only a missing connection means that; a store failure must not end the run as if it did.
+    if (!(error instanceof PalaiError)) throw error;
+    throw new PalaiError('invalid-request', `The agent's model connection ${JSON.stringify(spec.connection)} does not exist.`);
+  });
+  const { provider } = connection;
+  if (spec.provider && spec.provider !== provider) {
+    throw new PalaiError('invalid-request', `The agent names provider ${spec.provider}, but connection ${connection.name} is ${provider}.`);
+  }
+  const modelName = spec.name ?? connection.default_model;
+  const chosenUrl = spec.base_url ?? connection.base_url;
+
+  if (connection.api_key_encrypted) {
+    if (!box) throw new PalaiError('invalid-request', `Connection ${connection.name} has a stored key, but PALAI_SECRET_KEY is not set on this server.`);
+    let apiKey: string;
+    try {
+      apiKey = box.open(connection.api_key_encrypted);
+    } catch {
+      throw new PalaiError('invalid-request', `The stored key of connection ${connection.name} cannot be decrypted with this PALAI_SECRET_KEY.`);
+    }
+    return { provider, modelName, credentials: { apiKey, baseUrl: chosenUrl ?? providerBaseUrl(provider, policy) } };
+  }
+
+  if (connection.api_key_env) {
+    const variable = connection.api_key_env;
+    const binding = policy.keyEnvAllowlist.find((b) => b.variable === variable);
+    if (!binding) {
+      throw new PalaiError('invalid-request', `Connection ${connection.name} reads ${variable}, which PALAI_KEY_ENV_ALLOWLIST no longer allows.`);
+    }
+    const baseUrl = chosenUrl ?? binding.baseUrl;
+    // Checked again at every call: the binding may have changed since the connection was made.
+    if (!sameBaseUrl(provider, baseUrl, binding.baseUrl)) {
+      throw new PalaiError(
+        'invalid-request',
+        `Connection ${connection.name} would send the server's key from ${variable} to ${shownUrl(baseUrl)}, but the operator bound ${variable} to ` +
+          `${shownUrl(binding.baseUrl)}; the key was not sent. Store a key with the connection (api_key) to call another base URL.`,
+      );
+    }
+    return { provider, modelName, credentials: { apiKey: env[variable] || null, baseUrl } };
+  }
+
+  const baseUrl = chosenUrl ?? providerBaseUrl(provider, policy);
+  return { provider, modelName, credentials: { apiKey: serverKey(provider, baseUrl, env, policy), baseUrl } };
 }
 
-function envKey(provider: ModelProvider, env: Env): string | null {
-  const name = PROVIDER_KEY_ENV[provider];
-  return name ? env[name] || null : null;
+/** The provider's key from the environment, when the call goes where the operator bound it; else none. */
+function serverKey(provider: ModelProvider, baseUrl: string | null, env: Env, policy: KeyPolicy): string | null {
+  const variable = PROVIDER_KEY_ENV[provider];
+  const bound = providerBaseUrl(provider, policy);
+  if (!variable || !bound || !baseUrl || !sameBaseUrl(provider, baseUrl, bound)) return null;
+  return env[variable] || null;
 }
 
-/** Whether a connection can authenticate from this process, and why (for `palai doctor`). */
-export function connectionReadiness(connection: ConnectionRow, box: SecretBox | null, env: Env = process.env): { usable: boolean; detail: string } {
+/**
+ * Whether a connection can authenticate from this process, and why (for `palai doctor`).
+ * With `policy` (the doctor passes the configuration), whether the operator's key
+ * bindings let the key go to the connection's base URL is checked too.
+ */
+export function connectionReadiness(
+  connection: ConnectionRow,
+  box: SecretBox | null,
+  env: Env = process.env,
+  policy: KeyPolicy | null = null,
+): { usable: boolean; detail: string } {
   if (connection.api_key_encrypted) {
     if (!box) return { usable: false, detail: 'has a stored key, but PALAI_SECRET_KEY is not set' };
     try {
@@ -99,10 +120,26 @@ export function connectionReadiness(connection: ConnectionRow, box: SecretBox | 
       return { usable: false, detail: 'its stored key does not decrypt with this PALAI_SECRET_KEY' };
     }
   }
+  if (connection.api_key_env && policy) {
+    const binding = policy.keyEnvAllowlist.find((b) => b.variable === connection.api_key_env);
+    if (!binding) return { usable: false, detail: `reads ${connection.api_key_env}, which PALAI_KEY_ENV_ALLOWLIST does not allow` };
+    if (connection.base_url && !sameBaseUrl(connection.provider, connection.base_url, binding.baseUrl)) {
+      return {
+        usable: false,
+        detail: `its key from ${binding.variable} may go only to ${shownUrl(binding.baseUrl)}, not to its base_url ${shownUrl(connection.base_url)}`,
+      };
+    }
+  }
   const variable = connection.api_key_env ?? PROVIDER_KEY_ENV[connection.provider];
   if (!variable) return { usable: true, detail: 'needs no key' };
+  if (!connection.api_key_env && policy && connection.base_url) {
+    const bound = providerBaseUrl(connection.provider, policy);
+    if (bound && !sameBaseUrl(connection.provider, connection.base_url, bound)) {
+      return { usable: true, detail: `no key (${variable} goes only to ${shownUrl(bound)}); fine if ${shownUrl(connection.base_url)} needs none` };
+    }
+  }
   if (env[variable]) return { usable: true, detail: `key from ${variable}` };
   // OpenAI-compatible servers on a private network often take no key at all.
-  if (connection.base_url) return { usable: true, detail: `no key (${variable} is unset); fine if ${connection.base_url} needs none` };
+  if (connection.base_url) return { usable: true, detail: `no key (${variable} is unset); fine if ${shownUrl(connection.base_url)} needs none` };
   return { usable: false, detail: `${variable} is not set` };
 }

@@ -3,6 +3,7 @@
 // each claim bumps the fencing token. Runnable means: queued; in progress with
 // no lease (handed back by an API action) or an expired one (its worker died);
 // or waiting with a wake-up time that has passed (approval timeout, deadline).
+import { WORK_CHANNEL } from '../journal/wakeups.js';
 import type { Queryable } from '../store/db.js';
 import type { ResponseStatus } from '../responses/status.js';
 
@@ -48,10 +49,17 @@ export async function renewLease(db: Queryable, claim: Claim, leaseSeconds: numb
   return { held: rows.length > 0, cancelRequested: rows[0]?.cancel_requested === true };
 }
 
-/** Lets another worker take the response at once (graceful shutdown). */
-export async function releaseLease(db: Queryable, claim: Claim): Promise<void> {
-  await db.query(`UPDATE responses SET lease_expires_at = now() WHERE id = $1 AND lease_token = $2 AND status = 'in_progress'`, [
-    claim.responseId,
-    claim.leaseToken,
-  ]);
+/**
+ * Hands the response back: any worker may take it over once `afterSeconds` have
+ * passed (0: at once, as on a graceful shutdown). The NOTIFY wakes idle workers
+ * in every process instead of leaving them to their next poll.
+ */
+export async function releaseLease(db: Queryable, claim: Claim, afterSeconds = 0): Promise<void> {
+  await db.query(
+    `WITH released AS (
+       UPDATE responses SET lease_expires_at = now() + make_interval(secs => $3)
+       WHERE id = $1 AND lease_token = $2 AND status = 'in_progress' RETURNING id)
+     SELECT pg_notify($4, id) FROM released`,
+    [claim.responseId, claim.leaseToken, afterSeconds, WORK_CHANNEL],
+  );
 }

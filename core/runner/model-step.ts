@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Usage } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
+import { storableText } from '../json.js';
 import { LeaseLostError } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import { ModelProviderError, type ModelAdapter } from '../models/model-port.js';
@@ -50,6 +51,11 @@ export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<St
   let row = first;
   for (let attempt = 0; ; attempt++) {
     const outcome = await modelAttempt(ctx, row, resolved, adapter);
+    if (outcome instanceof PalaiError) {
+      // The egress guard refused the destination: asking again would be refused again.
+      await end(ctx, 'failed', responseError(outcome.slug, outcome.message));
+      return null;
+    }
     if (!(outcome instanceof ModelProviderError)) return outcome;
     if (!outcome.retryable || attempt >= kernel.config.modelMaxRetries) {
       const message = redactKey(`${outcome.provider}: ${outcome.message}`, resolved.credentials.apiKey);
@@ -65,8 +71,16 @@ export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<St
 
 const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);
 
-/** One call to the model. A failed call's streamed item is committed as incomplete before the error is returned. */
-async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: ResolvedModel, adapter: ModelAdapter): Promise<StepResult | ModelProviderError | null> {
+/**
+ * One call to the model. A failed call's streamed item is committed as incomplete
+ * before the error is returned: the provider's, or the transport's egress refusal.
+ */
+async function modelAttempt(
+  ctx: RunContext,
+  row: ResponseRow,
+  resolved: ResolvedModel,
+  adapter: ModelAdapter,
+): Promise<StepResult | ModelProviderError | PalaiError | null> {
   const { kernel, writer, spec, signal } = ctx;
   const model = spec.model!;
   const stream = new StepStream(kernel.db, writer, row.output.length, adapter.coalesceDeltas !== false);
@@ -80,6 +94,7 @@ async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: Resolve
       model,
       modelName: resolved.modelName,
       credentials: resolved.credentials,
+      transport: kernel.egress,
       instructions,
       items: conversation.items,
       tools,
@@ -91,11 +106,12 @@ async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: Resolve
     });
     for await (const event of events) {
       switch (event.type) {
+        // What a provider streams is stored as it came, but for characters PostgreSQL cannot hold.
         case 'text_delta':
-          await stream.textDelta(event.text);
+          await stream.textDelta(storableText(event.text));
           break;
         case 'tool_call':
-          await stream.toolCall(event.callId, event.name, event.arguments);
+          await stream.toolCall(storableText(event.callId), storableText(event.name), storableText(event.arguments));
           break;
         case 'usage':
           usage = addUsage(usage, event);
@@ -118,7 +134,8 @@ async function modelAttempt(ctx: RunContext, row: ResponseRow, resolved: Resolve
     if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), stream, total).then(() => null);
     // Shutdown or a lost lease: the next owner closes the open item and retries the step.
     if (reason) throw error;
-    if (!(error instanceof ModelProviderError)) throw error;
+    // A PalaiError out of an adapter is the transport's: its egress guard refused the call.
+    if (!(error instanceof ModelProviderError || error instanceof PalaiError)) throw error;
     await commitFailedAttempt(ctx, stream, usage);
     return error;
   }

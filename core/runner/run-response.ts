@@ -44,7 +44,7 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
     await appendEvent(db, writer, 'response.in_progress', { response: responseView(first) });
   }
   const { spec } = await getRevision(db, first.agent_revision_id);
-  const ctx: RunContext = { kernel, writer, spec, tools: resolveTools(spec, { egressAllowHosts: kernel.config.egressAllowHosts }), signal, log };
+  const ctx: RunContext = { kernel, writer, spec, tools: resolveTools(spec, { egress: kernel.egress }), signal, log };
 
   try {
     await runSteps(ctx, claim);

@@ -59,7 +59,8 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
     if (!(error instanceof ToolError)) ctx.log.warn({ err: error, tool: call.name }, 'tool threw');
     outcome = { kind: 'output', output: errorOutput(error instanceof ToolError ? error.message : 'The tool failed.') };
   }
-  ctx.kernel.metrics.toolLatency.observe({ tool: call.name }, (performance.now() - started) / 1000);
+  // Labelled by built-in name or by kind, never by a project's own tool names: /metrics is not per project.
+  ctx.kernel.metrics.toolLatency.observe({ tool: tool.kind === 'builtin' ? tool.name : tool.kind }, (performance.now() - started) / 1000);
   switch (outcome.kind) {
     case 'output':
       return commitOutput(ctx, call, outcome.output);

@@ -1,11 +1,18 @@
 // The worker: claims runnable responses up to its concurrency, keeps their leases
 // alive with a heartbeat, and interrupts a run when it is cancelled, passes its
 // deadline or loses its lease. A NOTIFY wakes it; polling is the backstop.
+//
+// A run that throws ends in one of four ways: its lease was lost (someone else
+// owns it now: do nothing); the process is stopping or the database failed
+// (hand the lease back, so this or another process continues it from the last
+// commit); anything else is a bug, and the response ends `failed`.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LeaseLostError } from '../journal/journal.js';
 import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Kernel } from '../kernel.js';
+import { isTransientStoreError } from '../store/transient.js';
 import { claimNext, releaseLease, renewLease, type Claim } from './claim.js';
 import { RunInterrupted } from './interrupt.js';
 import { failRun, runResponse } from './run-response.js';
@@ -16,9 +23,17 @@ interface Running {
   done: Promise<void>;
 }
 
+/** Backoff before a run the database interrupted may be claimed again: 1 s, doubling, at most 30 s. */
+const STORE_RETRY_BASE_SECONDS = 1;
+const STORE_RETRY_MAX_SECONDS = 30;
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly running = new Map<string, Running>();
+  /** Consecutive database interruptions per response, for the backoff. */
+  private readonly storeFailures = new Map<string, number>();
   private readonly stopping = new AbortController();
   private loop: Promise<void> | null = null;
   private unlisten: (() => Promise<void>) | null = null;
@@ -28,6 +43,11 @@ export class Worker {
   async start(): Promise<void> {
     this.unlisten = await this.kernel.db.listen(CANCEL_CHANNEL, (responseId) => this.interrupt(responseId, 'cancel'));
     this.loop ??= this.claimLoop();
+  }
+
+  /** Responses this process is running now. */
+  get busy(): number {
+    return this.running.size;
   }
 
   private interrupt(responseId: string, reason: RunInterrupted['reason']): void {
@@ -43,6 +63,11 @@ export class Worker {
         while (this.running.size < config.workerConcurrency && !this.stopping.signal.aborted) {
           const claim = await claimNext(this.kernel.db, this.id, config.leaseSeconds);
           if (!claim) break;
+          // A claim that raced with stop() is handed straight back.
+          if (this.stopping.signal.aborted) {
+            await releaseLease(this.kernel.db, claim);
+            break;
+          }
           this.launch(claim);
         }
       } catch (error) {
@@ -63,7 +88,7 @@ export class Worker {
     const log = logger.child({ response_id: claim.responseId, lease_token: claim.leaseToken });
     if (claim.takeover) {
       metrics.leaseTakeovers.inc();
-      log.warn('took over a response whose lease expired');
+      log.warn('took over a response whose lease expired or was handed back');
     }
     const heartbeat = setInterval(() => {
       renewLease(this.kernel.db, claim, config.leaseSeconds)
@@ -74,24 +99,22 @@ export class Worker {
         .catch((error) => log.warn({ err: error }, 'lease renewal failed'));
     }, Math.max(100, (config.leaseSeconds * 1000) / 3));
     let deadlineTimer: NodeJS.Timeout | undefined;
-    void this.deadlineOf(claim).then((deadline) => {
-      if (deadline !== null && !abort.signal.aborted) {
-        deadlineTimer = setTimeout(() => abort.abort(new RunInterrupted('deadline')), Math.max(0, deadline - Date.now()));
-      }
-    });
+    // setTimeout fires at once for delays beyond 2^31-1 ms (24.8 days), so a far deadline is re-armed in steps.
+    const armDeadline = (deadline: number) => {
+      if (abort.signal.aborted) return;
+      const wait = Math.max(0, deadline - Date.now());
+      deadlineTimer = setTimeout(() => (wait > MAX_TIMER_MS ? armDeadline(deadline) : abort.abort(new RunInterrupted('deadline'))), Math.min(wait, MAX_TIMER_MS));
+    };
+    this.deadlineOf(claim)
+      .then((deadline) => {
+        if (deadline !== null) armDeadline(deadline);
+      })
+      // Without the deadline timer the run still stops at its deadline: every step checks it first.
+      .catch((error) => log.warn({ err: error }, 'reading the deadline failed'));
 
     const done = runResponse(this.kernel, claim, abort.signal)
-      .catch(async (error) => {
-        const reason = abort.signal.reason instanceof RunInterrupted ? abort.signal.reason.reason : null;
-        if (error instanceof LeaseLostError || reason === 'lease_lost') {
-          log.warn('lease lost; another worker owns this response now');
-        } else if (this.stopping.signal.aborted) {
-          await releaseLease(this.kernel.db, claim).catch(() => undefined);
-        } else {
-          log.error({ err: error }, 'run failed unexpectedly');
-          await failRun(this.kernel, claim).catch((e) => log.error({ err: e }, 'could not record the failure'));
-        }
-      })
+      .then(() => void this.storeFailures.delete(claim.responseId))
+      .catch((error) => this.afterFailure(claim, abort.signal, error, log))
       .finally(() => {
         clearInterval(heartbeat);
         clearTimeout(deadlineTimer);
@@ -101,12 +124,55 @@ export class Worker {
     this.running.set(claim.responseId, { claim, abort, done });
   }
 
-  /** Stops claiming, interrupts running responses and hands their leases back. */
-  async stop(): Promise<void> {
+  private async afterFailure(claim: Claim, signal: AbortSignal, error: unknown, log: Kernel['logger']): Promise<void> {
+    const reason = signal.reason instanceof RunInterrupted ? signal.reason.reason : null;
+    if (error instanceof LeaseLostError || reason === 'lease_lost') {
+      log.warn('lease lost; another worker owns this response now');
+      return;
+    }
+    if (reason === 'shutdown') {
+      this.storeFailures.delete(claim.responseId);
+      await releaseLease(this.kernel.db, claim).catch((e) => log.warn({ err: e }, 'could not hand the lease back; it expires on its own'));
+      return;
+    }
+    if (isTransientStoreError(error)) {
+      // The run did nothing wrong: continue it from its last commit, after a pause,
+      // here or in another process. If the database is still down, the lease simply expires.
+      const failures = (this.storeFailures.get(claim.responseId) ?? 0) + 1;
+      this.storeFailures.set(claim.responseId, failures);
+      const ceiling = Math.min(STORE_RETRY_MAX_SECONDS, STORE_RETRY_BASE_SECONDS * 2 ** (failures - 1));
+      const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+      this.kernel.metrics.storeInterruptions.inc();
+      log.warn({ err: error, retry_in_s: Math.round(delay * 10) / 10, attempt: failures }, 'the database failed during a run; it continues from its last commit');
+      await releaseLease(this.kernel.db, claim, delay).catch(() => undefined);
+      return;
+    }
+    this.storeFailures.delete(claim.responseId);
+    log.error({ err: error }, 'run failed unexpectedly');
+    await failRun(this.kernel, claim).catch((e) => log.error({ err: e }, 'could not record the failure'));
+  }
+
+  /** Stops claiming at once; running responses go on. */
+  stopClaiming(): void {
     this.stopping.abort();
-    for (const run of this.running.values()) run.abort.abort(new RunInterrupted('shutdown'));
-    await Promise.allSettled([...this.running.values()].map((r) => r.done));
+  }
+
+  /**
+   * Stops claiming, gives running responses up to `graceMs` to finish (or to
+   * park waiting for someone), then interrupts the rest and hands their leases
+   * back so another process continues them at once.
+   */
+  async stop(graceMs = 0): Promise<void> {
+    this.stopClaiming();
+    const runs = () => [...this.running.values()];
+    if (graceMs > 0 && this.running.size > 0) {
+      const grace = new AbortController();
+      await Promise.race([Promise.allSettled(runs().map((r) => r.done)), sleep(graceMs, undefined, { signal: grace.signal }).catch(() => undefined)]);
+      grace.abort();
+    }
+    for (const run of runs()) run.abort.abort(new RunInterrupted('shutdown'));
+    await Promise.allSettled(runs().map((r) => r.done));
     await this.loop;
-    await this.unlisten?.();
+    await this.unlisten?.().catch(() => undefined);
   }
 }

@@ -33,6 +33,14 @@ export class PgDb implements Db {
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A checked-out client has no pool listener: a socket reset or a server
+    // shutdown message between two statements would be an unhandled 'error' event
+    // and kill the process. The pending (or next) query fails with it instead.
+    let broken = false;
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
     const tx: Queryable = {
       query: async <Row>(sql: string, params: unknown[] = []) => {
         const result = await client.query(sql, params);
@@ -42,19 +50,22 @@ export class PgDb implements Db {
         await client.query(sql);
       },
     };
-    let broken = false;
     try {
       await client.query('BEGIN');
       const value = await work(tx);
       await client.query('COMMIT');
       return value;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
+      if (!broken) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+      }
       throw error;
     } finally {
-      client.release(broken);
+      client.off('error', onError);
+      // A broken client is discarded, never handed to the next caller.
+      client.release(broken || undefined);
     }
   }
 

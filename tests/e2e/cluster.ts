@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { after, afterEach, before } from 'node:test';
 import { startPalai, tempDir, userEnv, within, type Running } from '../support/cli.js';
+import { freshPostgresDatabase } from '../support/stores.js';
 import { assertBodyMatchesSpec } from '../support/spec.js';
 
 export const API_KEY = 'palai_sk_e2e_bootstrap_key_0123456789';
@@ -37,17 +39,20 @@ export interface PalaiNode {
   proc: Running;
   /** The HTTP base URL; null for role worker. */
   base: string | null;
+  /** Where /metrics, /healthz and /readyz are served when not on `base` (a worker, or PALAI_ADMIN_PORT set). */
+  admin: string | null;
 }
 
 /** Starts `palai serve --role <role>` and waits until it listens (or, for a worker, runs). */
 export async function startNode(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): Promise<PalaiNode> {
   const proc = startPalai(['serve', '--port', String(port), '--role', role], env);
   if (role === 'worker') {
-    await proc.waitFor(/^Palai worker running/m, STARTUP_TIMEOUT_MS);
-    return { name, role, proc, base: null };
+    const [, admin] = await proc.waitFor(/^Palai worker running; \/metrics, \/healthz and \/readyz on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
+    return { name, role, proc, base: null, admin };
   }
   const [, base] = await proc.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
-  return { name, role, proc, base };
+  const admin = /^Operator endpoints \(\/metrics, \/healthz, \/readyz\) on (http:\/\/\S+)$/m.exec(proc.stdout())?.[1] ?? null;
+  return { name, role, proc, base, admin };
 }
 
 /** Starts a node without waiting for it; `ready` resolves once it is up (a failure surfaces when awaited). */
@@ -73,6 +78,44 @@ export async function stopNode(node: PalaiNode): Promise<void> {
   node.proc.child.kill('SIGTERM');
   const code = await within(node.proc.exited, 20_000, `${node.name} shutting down`);
   assert.equal(code, 0, `${node.name} exit code; stderr: ${node.proc.stderr()}`);
+}
+
+export interface Cluster {
+  /** The environment of a node on the suite's database, with the bootstrap key; `extra` adds or overrides. */
+  env(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  /** Starts a node that is stopped (SIGTERM) after the current test. */
+  start(name: string, role: Role, extra?: Record<string, string>): Promise<PalaiNode>;
+}
+
+/**
+ * Registers the hooks of a suite of processes on one fresh database: the
+ * database before the suite, each test's nodes stopped after it (a worker left
+ * running would claim the next test's responses), the database dropped at the end.
+ */
+export function useCluster(defaults: Record<string, string> = {}): Cluster {
+  let database: Awaited<ReturnType<typeof freshPostgresDatabase>> | null = null;
+  const nodes: PalaiNode[] = [];
+  before(async () => {
+    database = await freshPostgresDatabase();
+  });
+  afterEach(async () => {
+    for (const node of nodes.splice(0)) await stopNode(node).catch(() => node.proc.child.kill('SIGKILL'));
+  });
+  after(async () => {
+    await database?.drop();
+  });
+  const env = (extra: Record<string, string> = {}) => {
+    assert.ok(database, 'the cluster database is created before the tests');
+    return clusterEnv(database.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY, ...defaults, ...extra });
+  };
+  return {
+    env,
+    async start(name, role, extra = {}) {
+      const node = await startNode(name, role, env(extra));
+      nodes.push(node);
+      return node;
+    },
+  };
 }
 
 /** What each process printed, for a failure message. */
@@ -153,6 +196,14 @@ export interface SseEvent {
   data: any;
 }
 
+/** A stream the server could not continue ended with an `error` event (no SSE id): where to resume is in `data`. */
+export class StreamErrorFrame extends Error {
+  constructor(readonly data: { type: 'error'; code: string; message: string; sequence_number: number }) {
+    super(`the stream ended with an error event: ${data.code}: ${data.message}`);
+    this.name = 'StreamErrorFrame';
+  }
+}
+
 function parseBlock(block: string): SseEvent | null {
   let id: string | null = null;
   let event: string | null = null;
@@ -167,6 +218,7 @@ function parseBlock(block: string): SseEvent | null {
     else if (field === 'data') data.push(value);
   }
   if (data.length === 0) return null;
+  if (event === 'error' && id === null) throw new StreamErrorFrame(JSON.parse(data.join('\n')));
   assert.ok(id !== null && /^\d+$/.test(id), `SSE frame without a numeric id: ${block}`);
   assert.ok(event !== null, `SSE frame without an event name: ${block}`);
   return { id: Number(id), event, data: JSON.parse(data.join('\n')) };
@@ -176,7 +228,8 @@ function parseBlock(block: string): SseEvent | null {
  * Reads GET /v1/responses/{id}/events as a stream, yielding each complete frame
  * as it arrives (fetch + manual text/event-stream parsing). `lastEventId` sends
  * Last-Event-ID. The generator ends when the server ends the stream; it throws
- * when the connection breaks (the server died) and stops quietly when `signal` aborts.
+ * when the connection breaks (the server died) or when the server ended the
+ * stream with an `error` event (StreamErrorFrame), and stops quietly when `signal` aborts.
  */
 export async function* readEvents(base: string, id: string, options: { lastEventId?: number; signal?: AbortSignal } = {}): AsyncGenerator<SseEvent> {
   const headers: Record<string, string> = { Authorization: `Bearer ${API_KEY}`, Accept: 'text/event-stream' };

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { random, testSeed } from '../support/seeded-random.js';
 import { cleanUpProcesses, freePort } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 import {
@@ -34,18 +35,6 @@ import {
 const postgresReason = await postgresUnavailable();
 
 after(cleanUpProcesses);
-
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed with its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const isDelta = (e: SseEvent) => e.event === 'response.output_text.delta';
 
@@ -140,7 +129,7 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
       await createAgent(baseOf(a), { name: 'talker', model: { provider: 'fake', script: [{ text, delay_ms: 30 }] } });
       const created = await createBackground(baseOf(a), 'talker', 'talk');
 
-      const seed = Number(process.env.PALAI_TEST_SEED ?? Date.now() % 1_000_000);
+      const seed = testSeed();
       const rand = random(seed);
       const collected: SseEvent[] = [];
       const cuts: number[] = [];

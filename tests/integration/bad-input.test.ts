@@ -1,47 +1,55 @@
 // Bad input is an answer, not a crash: every rejected request gets an RFC 9457
 // problem with a stable type, nothing is half-written, no stack trace leaves.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { before, test } from 'node:test';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createHttpApp } from '../../adapters/http/app.js';
 import { createApiKey, revokeApiKey } from '../../core/auth/api-keys.js';
+import { MAX_JSON_DEPTH } from '../../adapters/http/json-guard.js';
 import type { Kernel } from '../../core/kernel.js';
+import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
 import { ModelRegistry } from '../../core/models/model-port.js';
 import type { Db } from '../../core/store/db.js';
 import { operations } from '../../generated/operations.js';
 import { createAgent } from '../support/api.js';
-import { describeEachStore, testConfig } from '../support/hub.js';
+import { describeEachStore, testConfig, type TestHub } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
+import { parseSse } from '../support/sse.js';
 
 const BODY_LIMIT = 1024;
 
 const pointers = (body: { errors?: { pointer: string }[] }): string[] => (body.errors ?? []).map((e) => e.pointer);
 
+/** `nothingWritten(reject)` runs `reject`, then proves the project's rows and its agent list did not change. */
+function storeGuard(ctx: () => TestHub) {
+  /** What a rejected request must leave exactly as it was. */
+  const snapshot = async () => {
+    const { http, auth, hub, projectId } = ctx();
+    const list = await http.get('/v1/agents?limit=100').set(auth);
+    assert.equal(list.status, 200, list.text);
+    const counts: Record<string, number> = {};
+    for (const table of ['agents', 'agent_revisions', 'sessions', 'session_items', 'responses', 'response_events', 'idempotency_keys', 'model_connections']) {
+      const { rows } = await hub.kernel.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE project_id = $1`, [projectId]);
+      counts[table] = rows[0].n;
+    }
+    return { agents: list.body.data, counts };
+  };
+  return {
+    nothingWritten: async (reject: () => Promise<void>) => {
+      const before = await snapshot();
+      await reject();
+      assert.deepEqual(await snapshot(), before, 'a rejected request wrote something');
+    },
+  };
+}
+
 await describeEachStore(
   'bad input',
   (ctx) => {
     const fake = { provider: 'fake' };
-
-    /** What a rejected request must leave exactly as it was. */
-    const snapshot = async () => {
-      const { http, auth, hub, projectId } = ctx();
-      const list = await http.get('/v1/agents?limit=100').set(auth);
-      assert.equal(list.status, 200, list.text);
-      const counts: Record<string, number> = {};
-      for (const table of ['agents', 'agent_revisions', 'sessions', 'session_items', 'responses', 'response_events']) {
-        const { rows } = await hub.kernel.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE project_id = $1`, [projectId]);
-        counts[table] = rows[0].n;
-      }
-      return { agents: list.body.data, counts };
-    };
-
-    /** Runs `reject`, then proves the store and the agent list did not change. */
-    const nothingWritten = async (reject: () => Promise<void>) => {
-      const before = await snapshot();
-      await reject();
-      assert.deepEqual(await snapshot(), before, 'a rejected request wrote something');
-    };
+    const { nothingWritten } = storeGuard(ctx);
 
     const ensureAgent = async (name: string, model: Record<string, unknown> = fake) => {
       const { http, auth } = ctx();
@@ -300,9 +308,211 @@ await describeEachStore(
       const read = await http.get(`/v1/responses/${res.body.id}`).set(auth);
       assert.deepEqual(read.body.error, res.body.error);
     });
+
+    test('a query integer written as 1e309 or Infinity is a 400 pointing at it, not a 500', async () => {
+      const { http, auth } = ctx();
+      const done = await http.post('/v1/responses').set(auth).send({ model: (await ensureAgent('counted')).name, input: 'x' });
+      for (const [path, pointer] of [
+        ['/v1/agents?limit=1e309', '/query/limit'],
+        ['/v1/agents?limit=Infinity', '/query/limit'],
+        ['/v1/model_connections?limit=-Infinity', '/query/limit'],
+        ['/v1/agents/counted/revisions?limit=1e999', '/query/limit'],
+        [`/v1/sessions/ses_00000000000000000000000000/items?limit=1e309`, '/query/limit'],
+        [`/v1/responses/${done.body.id}/events?starting_after=1e309`, '/query/starting_after'],
+      ]) {
+        const res = await http.get(path).set(auth);
+        assertProblem(res, 400, 'validation-failed');
+        assert.deepEqual(pointers(res.body), [pointer], path);
+      }
+    });
+
+    test('an agent timeout_seconds beyond a PostgreSQL integer is a 400 when the agent is written, so no response of it fails on it', async () => {
+      const { http, auth } = ctx();
+      await nothingWritten(async () => {
+        for (const [body, pointer] of [
+          [{ limits: { timeout_seconds: 2 ** 31 } }, '/limits/timeout_seconds'],
+          [{ limits: { timeout_seconds: Number.MAX_SAFE_INTEGER } }, '/limits/timeout_seconds'],
+          [{ tools: [{ type: 'builtin', name: 'echo' }], approval: { tools: ['echo'], timeout_seconds: 2 ** 31 } }, '/approval/timeout_seconds'],
+        ] as const) {
+          const res = await http.post('/v1/agents').set(auth).send({ name: 'forever', model: fake, ...body });
+          assertMatchesSpec(res, 'createAgent');
+          assertProblem(res, 400, 'validation-failed');
+          assert.deepEqual(pointers(res.body), [pointer]);
+        }
+      });
+      const longest = await http.post('/v1/agents').set(auth).send({ name: 'patient', model: fake, limits: { timeout_seconds: 2 ** 31 - 1 } });
+      assert.equal(longest.status, 201, longest.text);
+    });
   },
   { maxBodyBytes: BODY_LIMIT },
 );
+
+// Text the store cannot hold, nesting too deep to walk, bodies that cannot be
+// decoded and resume points beyond the journal: refused at the edge, for every
+// operation, before any of it reaches ajv, the journal or the store. The default
+// body limit here, so a body 5,000 levels deep is not refused for its size.
+await describeEachStore('bad input: text, nesting, encodings and resume points', (ctx) => {
+  const { nothingWritten } = storeGuard(ctx);
+  const fake = { provider: 'fake' };
+
+  before(async () => {
+    await createAgent(ctx, { name: 'echo', model: fake });
+  });
+
+  /** POSTs `text` as the JSON body, unchanged (escapes and all). */
+  const postJson = (path: string, text: string | Buffer, headers: Record<string, string> = {}) =>
+    ctx()
+      .http.post(path)
+      .set(ctx().auth)
+      .set({ 'Content-Type': 'application/json', ...headers })
+      .serialize((body: unknown) => body as string)
+      .send(text as string);
+
+  test('U+0000 or a lone surrogate anywhere in a JSON body, in a value or a member name, is a 400 pointing there; nothing is written', async () => {
+    await nothingWritten(async () => {
+      for (const [path, body, pointer] of [
+        ['/v1/agents', { name: 'nul', model: fake, instructions: 'a\u0000b' }, '/instructions'],
+        ['/v1/agents', { name: 'nul', model: fake, metadata: { ['key\u0000']: 'v' } }, '/metadata'],
+        ['/v1/agents', { name: 'nul', model: fake, tools: [{ type: 'function', name: 'f', parameters: { ['\u0000']: 1 } }] }, '/tools/0/parameters'],
+        ['/v1/agents', { name: 'surrogate', model: fake, instructions: 'half \ud800 a pair' }, '/instructions'],
+        ['/v1/agents', { name: 'surrogate', model: fake, metadata: { ['\udc00']: 'v' } }, '/metadata'],
+        ['/v1/agents/echo', { model: fake, description: 'x\u0000' }, '/description'],
+        ['/v1/sessions', { agent: 'echo', metadata: { k: '\u0000' } }, '/metadata/k'],
+        ['/v1/responses', { model: 'echo', input: 'hello\u0000' }, '/input'],
+        ['/v1/responses', { model: 'echo', input: [{ role: 'user', content: 'tail \ud83d' }] }, '/input/0/content'],
+        ['/v1/responses', { model: 'echo', input: 'hi', user: '\u0000' }, '/user'],
+      ] as const) {
+        // JSON.stringify writes U+0000 as \u0000 and a lone surrogate as its \uXXXX escape: valid JSON text.
+        const res = await postJson(path, JSON.stringify(body));
+        assertProblem(res, 400, 'validation-failed');
+        assert.deepEqual(pointers(res.body), [pointer], `${path} ${JSON.stringify(body)}`);
+      }
+    });
+  });
+
+  test('U+0000 in a path parameter or a query value, or a malformed percent-escape in the path, is a 400 problem; nothing is written', async () => {
+    const { http, auth } = ctx();
+    await nothingWritten(async () => {
+      for (const [method, path] of [
+        ['get', '/v1/agents/%00'],
+        ['get', '/v1/agents/echo%00/revisions'],
+        ['get', '/v1/sessions/%00/items'],
+        ['get', '/v1/responses/resp_%00'],
+        ['get', '/v1/responses/resp_%00/events'],
+        ['delete', '/v1/model_connections/%00'],
+        ['delete', '/v1/sessions/ses_%00'],
+        ['get', '/v1/agents/%E0%A4%A'],
+        ['get', '/v1/agents/%ED%A0%80'],
+        ['get', '/v1/sessions/%'],
+      ] as const) {
+        const res = await http[method](path).set(auth);
+        assertProblem(res, 400, 'invalid-request');
+      }
+      const update = await http.post('/v1/agents/%00').set(auth).send({ model: fake });
+      assertProblem(update, 400, 'invalid-request');
+      const cancel = await http.post('/v1/responses/%00/cancel').set(auth);
+      assertProblem(cancel, 400, 'invalid-request');
+      for (const [path, pointer] of [
+        ['/v1/agents?after=%00', '/query/after'],
+        ['/v1/agents?limit=5&after=agt_%00', '/query/after'],
+        ['/v1/model_connections?after=x%00y', '/query/after'],
+      ]) {
+        const res = await http.get(path).set(auth);
+        assertProblem(res, 400, 'validation-failed');
+        assert.deepEqual(pointers(res.body), [pointer], path);
+      }
+    });
+  });
+
+  test('a corrupt gzip, deflate or br body is a 400 and an unknown Content-Encoding a 415; nothing is written; a sound gzip body is read', async () => {
+    const spec = JSON.stringify({ name: 'zipped', model: fake });
+    await nothingWritten(async () => {
+      for (const [encoding, bytes] of [
+        ['gzip', Buffer.from('not gzip at all')],
+        ['gzip', gzipSync(spec).subarray(0, 15)],
+        ['deflate', Buffer.from('not deflate')],
+        ['deflate', deflateSync(spec).subarray(0, 10)],
+        ['br', Buffer.from('not brotli data')],
+      ] as const) {
+        const res = await postJson('/v1/agents', bytes, { 'Content-Encoding': encoding });
+        assertMatchesSpec(res, 'createAgent');
+        assertProblem(res, 400, 'invalid-request');
+      }
+      for (const encoding of ['zstd', 'compress', 'gzip, gzip']) {
+        const res = await postJson('/v1/agents', spec, { 'Content-Encoding': encoding });
+        assertProblem(res, 415, 'unsupported-media-type');
+        assert.match(res.body.detail, /Content-Encoding/);
+      }
+    });
+    for (const [encoding, compress] of [['gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync]] as const) {
+      const res = await postJson('/v1/agents', compress(JSON.stringify({ name: `zipped-${encoding}`, model: fake })), { 'Content-Encoding': encoding });
+      assertMatchesSpec(res, 'createAgent');
+      assert.equal(res.status, 201, res.text);
+    }
+  });
+
+  test('starting_after or Last-Event-ID beyond the journal, malformed, or below -1 is a 400 naming it; within it, the stream resumes after it', async () => {
+    const { http, auth } = ctx();
+    const done = await http.post('/v1/responses').set(auth).send({ model: 'echo', input: 'resume points' });
+    assert.equal(done.status, 200, done.text);
+    const events = `/v1/responses/${done.body.id}/events`;
+    const stream = `/v1/responses/${done.body.id}?stream=true`;
+    const all = parseSse((await http.get(events).set(auth)).text);
+    const last = Number(all.at(-1)!.id);
+    assert.equal(all.at(-1)!.data.type, 'response.completed');
+
+    for (const path of [stream, events]) {
+      for (const beyond of [last + 1, last + 1000, 2 ** 31 - 1, 2 ** 31, 1e30]) {
+        const res = await http.get(`${path}${path.includes('?') ? '&' : '?'}starting_after=${beyond}`).set(auth);
+        assertProblem(res, 400, 'validation-failed');
+        assert.deepEqual(pointers(res.body), ['/query/starting_after'], `${path} starting_after=${beyond}`);
+      }
+      for (const header of [String(last + 1), '2147483648', '99999999999', '-2', 'abc', '1.5', '1e3', ' 7x']) {
+        const res = await http.get(path).set(auth).set('Last-Event-ID', header);
+        assertProblem(res, 400, 'invalid-request');
+        assert.match(res.body.detail, /Last-Event-ID/, `${path} Last-Event-ID: ${header}`);
+      }
+      const below = await http.get(`${path}${path.includes('?') ? '&' : '?'}starting_after=-2`).set(auth);
+      assertProblem(below, 400, 'validation-failed');
+    }
+
+    // Within the journal nothing changes: the events after the one named, none after the last.
+    const after = (res: { status: number; text: string }) => (assert.equal(res.status, 200, res.text), parseSse(res.text).map((f) => Number(f.id)));
+    const ids = all.map((f) => Number(f.id));
+    assert.deepEqual(after(await http.get(`${events}?starting_after=2`).set(auth)), ids.slice(3));
+    assert.deepEqual(after(await http.get(events).set(auth).set('Last-Event-ID', '4')), ids.slice(5));
+    assert.deepEqual(after(await http.get(`${stream}&starting_after=-1`).set(auth)), ids);
+    assert.deepEqual(after(await http.get(events).set(auth).set('Last-Event-ID', '-1')), ids);
+    assert.deepEqual(after(await http.get(`${stream}&starting_after=${last}`).set(auth)), []);
+    assert.deepEqual(after(await http.get(events).set(auth).set('Last-Event-ID', String(last))), []);
+  });
+
+  test(`JSON nested deeper than ${MAX_JSON_DEPTH} levels is a 400 stating the maximum — 5,000 levels in tool parameters, metadata or output_schema, 100,000 in a tolerated field — and nothing is written`, async () => {
+    const objects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    await nothingWritten(async () => {
+      for (const [path, text, pointer] of [
+        ['/v1/agents', `{"name":"deep","model":{"provider":"fake"},"tools":[{"type":"function","name":"f","parameters":${objects(5000)}}]}`, '/tools/0/parameters'],
+        ['/v1/agents', `{"name":"deep","model":{"provider":"fake"},"metadata":${objects(5000)}}`, '/metadata'],
+        ['/v1/agents', `{"name":"deep","model":{"provider":"fake"},"output_schema":${objects(5000)}}`, '/output_schema'],
+        ['/v1/agents', `{"name":"deep","model":{"provider":"fake","script":[{"json":${arrays(5000)}}]}}`, '/model/script/0/json'],
+        ['/v1/agents/echo', `{"model":{"provider":"fake"},"output_schema":${objects(5000)}}`, '/output_schema'],
+        ['/v1/responses', `{"model":"echo","input":"x","tolerated":${arrays(100_000)}}`, '/tolerated'],
+      ] as const) {
+        const res = await postJson(path, text);
+        assertProblem(res, 400, 'validation-failed');
+        assert.match(res.body.detail, new RegExp(`deeper than ${MAX_JSON_DEPTH} levels`));
+        assert.equal(res.body.errors.length, 1);
+        assert.ok(res.body.errors[0].pointer.startsWith(pointer), `${res.body.errors[0].pointer} is not under ${pointer}`);
+      }
+    });
+    // The body itself is level 1: tools, the tool and its parameters take three more.
+    const nested = (depth: number) => `{"name":"nested-${depth}","model":{"provider":"fake"},"tools":[{"type":"function","name":"f","parameters":${objects(depth - 3)}}]}`;
+    const atLimit = await postJson('/v1/agents', nested(MAX_JSON_DEPTH));
+    assert.equal(atLimit.status, 201, atLimit.text);
+    assertProblem(await postJson('/v1/agents', nested(MAX_JSON_DEPTH + 1)), 400, 'validation-failed');
+  });
+});
 
 test('an unexpected failure is a generic 500 problem: no message or stack trace of its own reaches the client', async () => {
   const secret = 'connection to db-internal.example:5432 refused';
@@ -318,7 +528,7 @@ test('an unexpected failure is a generic 500 problem: no message or stack trace 
     listen: async () => async () => undefined,
     close: async () => undefined,
   };
-  const kernel = { db: failing, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry() } as unknown as Kernel;
+  const kernel = { db: failing, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel;
   const res = await request(createHttpApp(kernel)).get('/v1/agents').set('Authorization', 'Bearer palai_sk_anything-at-all');
   assertMatchesSpec(res, 'listAgents');
   assertProblem(res, 500, 'internal');

@@ -5,10 +5,12 @@ import { test } from 'node:test';
 import request from 'supertest';
 import { createHttpApp } from '../../adapters/http/app.js';
 import type { Kernel } from '../../core/kernel.js';
+import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
 import { ModelRegistry } from '../../core/models/model-port.js';
 import type { Db, QueryResult } from '../../core/store/db.js';
 import { loadMigrations } from '../../core/store/migrate.js';
+import { createAgent, respond } from '../support/api.js';
 import { describeEachStore, testConfig } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
@@ -52,6 +54,39 @@ await describeEachStore('health', (ctx) => {
     const res = await ctx().http.head('/healthz');
     assert.equal(res.status, 200);
   });
+
+  test("/metrics names no project's own tools: a client function is counted by its kind", async () => {
+    const { http, auth } = ctx();
+    const tool = 'acme_private_payroll_lookup';
+    const agent = await createAgent(ctx, {
+      name: 'metrics-tools',
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: tool, arguments: {} }] }] },
+      tools: [{ type: 'function', name: tool }],
+    });
+    const waiting = await respond(ctx, { model: agent.name, input: 'go' });
+    assert.equal(waiting.status, 'waiting_for_tool');
+    const metrics = await http.get('/metrics').set(auth);
+    assert.equal(metrics.status, 200);
+    assert.ok(!metrics.text.includes(tool), 'the tool name of a project is not exposed');
+    assert.match(metrics.text, /^palai_tool_call_seconds_count\{tool="function"\} [1-9]/m);
+  });
+
+  test('a draining process answers /readyz 503 shutting-down but stays healthy', async () => {
+    const { http } = ctx();
+    const lifecycle = new Lifecycle();
+    const app = request(createHttpApp({ ...ctx().hub.kernel, lifecycle }));
+    assert.equal((await app.get('/readyz')).status, 200);
+    lifecycle.beginDrain();
+    const ready = await app.get('/readyz');
+    assertMatchesSpec(ready, 'getReadiness');
+    assertProblem(ready, 503, 'shutting-down');
+    assert.equal((await app.get('/healthz')).status, 200);
+    const refused = await app.get('/v1/agents').set(ctx().auth);
+    assertProblem(refused, 503, 'shutting-down');
+    assert.equal(refused.headers['connection'], 'close', 'the client is told not to reuse the connection');
+    assert.match(String(refused.headers['retry-after']), /^\d+$/);
+    assert.equal((await http.get('/readyz')).status, 200, 'the hub itself is not draining');
+  });
 });
 
 /** A stand-in store answering the migration ledger queries as told. */
@@ -69,7 +104,7 @@ function ledgerDb(answer: (sql: string) => QueryResult<any>): Db {
 }
 
 const appOn = (db: Db) =>
-  request(createHttpApp({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry() } as unknown as Kernel));
+  request(createHttpApp({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel));
 
 test('/readyz is a 503 not-ready problem when the database cannot be reached', async () => {
   const res = await appOn(

@@ -1,7 +1,8 @@
 // Model connections: a project's named way to reach a provider. The key is stored
 // sealed (or read from an environment variable), shown only as "set" and its last
 // four, and reaches the provider and nothing else: not responses, not the journal,
-// not the store in clear, not the logs.
+// not the store in clear, not the logs. A key read from the server's environment
+// goes only to the base URL the operator bound its variable to.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAgent, respond } from '../support/api.js';
@@ -20,6 +21,14 @@ const ENV_KEY = 'sk-test-connections-env-9e1f3a5c7b2d';
 const KEY_VARIABLE = 'PALAI_TEST_CONNECTION_KEY';
 
 const bearer = (request: RecordedRequest) => String(request.headers.authorization ?? '').replace(/^Bearer /, '');
+
+/** The provider the suites call; the operator bound KEY_VARIABLE to it. */
+const wire = await OpenAIWireServer.start();
+after(() => wire.close());
+const KEY_BINDINGS = [{ variable: KEY_VARIABLE, baseUrl: wire.baseUrl }];
+/** Another server of the same kind, which no server key may reach. */
+const elsewhere = await OpenAIWireServer.start();
+after(() => elsewhere.close());
 
 /** POST /v1/model_connections, checked against the document. */
 async function postConnection(ctx: () => TestHub, body: Record<string, unknown>) {
@@ -51,17 +60,17 @@ async function storedRows(ctx: () => TestHub): Promise<Record<string, unknown>[]
 await describeEachStore(
   'model connections',
   (ctx) => {
-    let wire: OpenAIWireServer;
     /** Every line the hub logs while this suite runs. */
     const logs: string[] = [];
 
-    before(async () => {
-      wire = await OpenAIWireServer.start();
+    before(() => {
+      // Each store's suite starts with a server that has seen nothing.
+      wire.reset();
+      elsewhere.reset();
       ctx().hub.kernel.logger = createLogger('debug', { write: (line: string) => void logs.push(line) });
     });
-    after(async () => {
+    after(() => {
       delete process.env[KEY_VARIABLE];
-      await wire?.close();
     });
 
     const localConnection = () => ({
@@ -210,6 +219,39 @@ await describeEachStore(
       assert.equal(bearer(sent[0]), ENV_KEY);
     });
 
+    test('api_key_env with a base_url other than the one its variable is bound to is 400 at /base_url, and nothing is stored', async () => {
+      const count = (await storedRows(ctx)).length;
+      for (const base_url of [elsewhere.baseUrl, `${wire.baseUrl}/other`, wire.baseUrl.replace('http:', 'https:')]) {
+        const res = await postConnection(ctx, { name: 'env-elsewhere', provider: 'openai-chat', base_url, api_key_env: KEY_VARIABLE });
+        assertProblem(res, 400, 'invalid-request');
+        assert.equal(res.body.errors[0].pointer, '/base_url');
+        assert.match(res.body.detail, new RegExp(`${KEY_VARIABLE} may be sent only to ${wire.baseUrl}`));
+      }
+      // The same URL written with a trailing slash is the bound one.
+      const same = await postConnection(ctx, { name: 'env-same', provider: 'openai-chat', base_url: `${wire.baseUrl}/`, api_key_env: KEY_VARIABLE });
+      assert.equal(same.status, 201, same.text);
+      assert.equal((await storedRows(ctx)).length, count + 1);
+    });
+
+    test('when the binding no longer matches at run time (or the agent overrides base_url), the run fails saying why and the key is never sent', async () => {
+      process.env[KEY_VARIABLE] = ENV_KEY;
+      // A connection made when the operator had bound the variable elsewhere.
+      await ctx().hub.kernel.db.query(
+        `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_env) VALUES ($1, $2, $3, 'openai-chat', $4, $5)`,
+        ['mconn_rebound', ctx().projectId, 'rebound', elsewhere.baseUrl, KEY_VARIABLE],
+      );
+      await createAgent(ctx, { name: 'via-rebound', model: { connection: 'rebound', name: 'scenario-text' } });
+      await createAgent(ctx, { name: 'via-env-overridden', model: { connection: 'from-env', name: 'scenario-text', base_url: elsewhere.baseUrl } });
+      for (const agent of ['via-rebound', 'via-env-overridden']) {
+        const res = await respond(ctx, { model: agent, input: 'hi' });
+        assert.equal(res.status, 'failed', agent);
+        assert.equal(res.error.code, 'model-provider-error');
+        assert.match(res.error.message, new RegExp(`would send the server's key from ${KEY_VARIABLE} to ${elsewhere.baseUrl}, but the operator bound ${KEY_VARIABLE} to ${wire.baseUrl}`));
+        assert.ok(!JSON.stringify(res).includes(ENV_KEY));
+      }
+      assert.equal(elsewhere.requests.length, 0, 'the other server was never called');
+    });
+
     test('a provider error through a connection keeps the key out of the error and the journal', async () => {
       await createAgent(ctx, { name: 'via-local-401', model: { connection: 'local', name: 'scenario-401' } });
       const res = await respond(ctx, { model: 'via-local-401', input: 'hi' });
@@ -278,12 +320,10 @@ await describeEachStore(
       assert.equal(wire.requests.length, sentBefore, 'neither reached the provider');
     });
   },
-  { secretKey: SECRET_KEY, keyEnvAllowlist: [KEY_VARIABLE] },
+  { secretKey: SECRET_KEY, keyEnvAllowlist: KEY_BINDINGS },
 );
 
 await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
-  let wire: OpenAIWireServer;
-
   test('api_key_env may only name a variable the operator allow-listed', async () => {
     for (const variable of ['PALAI_SECRET_KEY', 'PALAI_DATABASE_URL', 'HOME']) {
       const res = await postConnection(ctx, { name: `env-${variable.toLowerCase()}`, provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: variable });
@@ -293,12 +333,9 @@ await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
     assert.deepEqual(await storedRows(ctx), []);
   });
 
-  before(async () => {
-    wire = await OpenAIWireServer.start();
-  });
-  after(async () => {
+  before(() => wire.reset());
+  after(() => {
     delete process.env[KEY_VARIABLE];
-    await wire?.close();
   });
 
   test('a connection with api_key is 400 invalid-request, and nothing is stored', async () => {
@@ -331,7 +368,7 @@ await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
     assert.equal(res.error.code, 'model-provider-error');
     assert.match(res.error.message, /has a stored key, but PALAI_SECRET_KEY is not set/);
   });
-}, { keyEnvAllowlist: [KEY_VARIABLE] });
+}, { keyEnvAllowlist: KEY_BINDINGS });
 
 test('a store failure while looking a connection up is not reported as a missing connection', async () => {
   const broken = { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) };

@@ -2,6 +2,8 @@
 // block points at a local server speaking the provider's wire format, replaying
 // recorded answers. What the caller sees (text, usage, status, errors) and what
 // the provider receives (key, tool turns) are both checked, for each provider.
+// The servers are the operator's configured provider URLs (OPENAI_BASE_URL,
+// ANTHROPIC_BASE_URL), so the server's keys may go to them.
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -72,9 +74,10 @@ interface ProviderCase {
   assertToolTurn(body: any, calls: Call[], outputs: Output[]): void;
 }
 
-let openai: OpenAIWireServer;
-let chat: OpenAIWireServer;
-let anthropic: AnthropicTestServer;
+/** One server answers both OpenAI APIs (it counts scenarios per API), since OPENAI_API_KEY is bound to one base URL. */
+const openai = await OpenAIWireServer.start();
+const anthropic: AnthropicTestServer = await startAnthropicServer();
+after(() => Promise.all([openai.close(), anthropic.close()]));
 
 const OPENAI_SCENARIOS = {
   text: 'scenario-text',
@@ -91,7 +94,7 @@ const PROVIDERS: ProviderCase[] = [
   {
     provider: 'openai',
     baseUrl: () => openai.baseUrl,
-    requestsFor: (scenario) => openai.requestsFor(scenario),
+    requestsFor: (scenario) => openai.requestsFor(scenario, 'responses'),
     key: OPENAI_KEY,
     credentialOf: bearer,
     scenario: OPENAI_SCENARIOS,
@@ -118,8 +121,8 @@ const PROVIDERS: ProviderCase[] = [
   },
   {
     provider: 'openai-chat',
-    baseUrl: () => chat.baseUrl,
-    requestsFor: (scenario) => chat.requestsFor(scenario),
+    baseUrl: () => openai.baseUrl,
+    requestsFor: (scenario) => openai.requestsFor(scenario, 'chat'),
     key: OPENAI_KEY,
     credentialOf: bearer,
     scenario: OPENAI_SCENARIOS,
@@ -207,13 +210,13 @@ await describeEachStore('model providers', (ctx) => {
     // The broker reads each provider's key from its usual variable, in this process.
     process.env.OPENAI_API_KEY = OPENAI_KEY;
     process.env.ANTHROPIC_API_KEY = ANTHROPIC_KEY;
-    // One server per provider, so scenarios that answer their first request differently start afresh for each.
-    [openai, chat, anthropic] = await Promise.all([OpenAIWireServer.start(), OpenAIWireServer.start(), startAnthropicServer()]);
+    // Each store's suite starts with servers that have seen nothing, so scenarios that answer their first request differently start afresh.
+    openai.reset();
+    anthropic.reset();
   });
-  after(async () => {
+  after(() => {
     restoreEnv('OPENAI_API_KEY', saved.openai);
     restoreEnv('ANTHROPIC_API_KEY', saved.anthropic);
-    await Promise.all([openai?.close(), chat?.close(), anthropic?.close()]);
   });
 
   const journal = async (responseId: string): Promise<{ type: string; data: any }[]> => {
@@ -381,7 +384,7 @@ await describeEachStore('model providers', (ctx) => {
     await createAgent(ctx, { name: 'switcher', model: { provider: 'fake' } });
     const steps: { model: Record<string, unknown>; text: string }[] = [
       { model: { provider: 'fake' }, text: 'echo me' },
-      { model: { provider: 'openai-chat', name: 'scenario-text', base_url: chat.baseUrl }, text: 'Paris is the capital of France.' },
+      { model: { provider: 'openai-chat', name: 'scenario-text', base_url: openai.baseUrl }, text: 'Paris is the capital of France.' },
       { model: { provider: 'anthropic', name: 'text', base_url: anthropic.baseUrl }, text: 'Hello! How can I help you today?' },
       { model: { provider: 'openai', name: 'scenario-text', base_url: openai.baseUrl }, text: 'Paris is the capital of France.' },
     ];
@@ -397,7 +400,17 @@ await describeEachStore('model providers', (ctx) => {
       assert.equal(res.output_text, step.text, String(step.model.provider));
     }
   });
-});
+
+  test('a model that streams U+0000 gets U+FFFD in its text instead of failing the run (PostgreSQL cannot store NUL)', async () => {
+    await createAgent(ctx, { name: 'nul-talker', model: { provider: 'openai-chat', name: 'scenario-nul-text', base_url: openai.baseUrl } });
+    const res = await respond(ctx, { model: 'nul-talker', input: 'hi' });
+    assert.equal(res.status, 'completed', JSON.stringify(res.error));
+    assert.equal(res.output_text, 'before\ufffdafter');
+    const events = await journal(res.id);
+    const deltas = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.data.delta).join('');
+    assert.equal(deltas, 'before\ufffdafter', 'the journal holds the same text');
+  });
+}, { openaiBaseUrl: openai.baseUrl, anthropicBaseUrl: anthropic.baseUrl });
 
 /** The conversation a request carried: Responses `input`, or Chat and Messages `messages`. */
 function conversationSent(body: any): unknown[] {

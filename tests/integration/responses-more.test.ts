@@ -200,7 +200,9 @@ await describeEachStore('responses (more)', (ctx) => {
     const last = all.at(-1)!.data.sequence_number;
     assert.deepEqual(await replay(done.id, { starting_after: last }), []);
     assert.deepEqual(await replay(done.id, {}, { 'Last-Event-ID': String(last) }), []);
-    assert.deepEqual(await replay(done.id, { starting_after: last + 100 }), []);
+    // Beyond the last event is not "nothing more": it names an event that was never sent.
+    const beyond = await ctx().http.get(`/v1/responses/${done.id}`).query({ stream: true, starting_after: last + 100 }).set(ctx().auth);
+    assertProblem(beyond, 400, 'validation-failed');
   });
 
   test('a text step with delay_ms pauses between words', async () => {

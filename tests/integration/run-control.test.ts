@@ -234,6 +234,13 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(events.at(-1).response.status, 'timed_out');
   });
 
+  test('timeout_seconds longer than a timer can hold (over 24.8 days) does not end the run early', async () => {
+    await createAgent(ctx, { name: 'patient-run', model: { provider: 'fake', script: [{ text: 'w1 w2 w3 w4', delay_ms: 30 }] }, limits: { timeout_seconds: 40 * 24 * 3600 } });
+    const res = await respond(ctx, { model: 'patient-run', input: 'x' });
+    assert.equal(res.status, 'completed', JSON.stringify(res.error));
+    assert.equal(res.output_text, 'w1 w2 w3 w4');
+  });
+
   test('timeout_seconds: a response still waiting for a tool at its deadline ends timed_out', async () => {
     await createAgent(ctx, {
       name: 'patient',

@@ -2,6 +2,8 @@
 // the caller supplies (through /tool_outputs or an OpenAI-style continuation),
 // and ask_user, which suspends a response until someone answers.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
@@ -343,5 +345,27 @@ await describeEachStore('tools', (ctx) => {
     assert.equal(answered.body.status, 'completed');
     const again = await post(`/v1/responses/${waiting.id}/input`, 'submitInput', { input: 'Bergen' });
     assertProblem(again, 409, 'invalid-state');
+  });
+
+  test('a remote body with NUL bytes reaches the model intact as JSON text, and the run completes', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.end('before\u0000after');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/nul`;
+      await createAgent(ctx, {
+        name: 'nul-body',
+        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'http_post', arguments: { url } }] }, { text: 'done' }] },
+        tools: [{ type: 'builtin', name: 'http_post' }],
+      });
+      const res = await respond(ctx, { model: 'nul-body', input: 'post' });
+      assert.equal(res.status, 'completed', JSON.stringify(res.error));
+      const output = res.output.find((item: { type: string }) => item.type === 'function_call_output');
+      assert.deepEqual(JSON.parse(output.output), { status: 200, body: 'before\u0000after' });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import { MessageStreamReader } from '../../adapters/models/anthropic/stream-read
 import { ModelProviderError, type ModelEvent, type ModelRequest } from '../../core/models/model-port.js';
 import type { Item } from '../../generated/schemas.js';
 import { startAnthropicServer, type AnthropicTestServer, type RecordedRequest } from '../support/wire/anthropic-server.js';
+import { testTransport } from '../support/wire/transport.js';
 
 const KEY = 'sk-ant-api03-PALAI-TEST-KEY-do-not-leak-7f3a9c';
 
@@ -28,6 +29,7 @@ function requestFor(scenario: string, overrides: Partial<ModelRequest> = {}): Mo
     model: { provider: 'anthropic', name: scenario },
     modelName: scenario,
     credentials: { apiKey: KEY, baseUrl: server.baseUrl },
+    transport: testTransport,
     instructions: null,
     items: [user('Hello')],
     tools: [],

@@ -34,3 +34,23 @@ test('PORT is a TCP port: 0 to 65535, and anything above is a configuration erro
     }, value);
   }
 });
+
+test('the listener binds 127.0.0.1 unless HOST (or PALAI_HOST) says otherwise; HOST wins', () => {
+  assert.equal(loadConfig({}).host, '127.0.0.1');
+  assert.equal(loadConfig({ HOST: '0.0.0.0' }).host, '0.0.0.0');
+  assert.equal(loadConfig({ PALAI_HOST: '::' }).host, '::');
+  assert.equal(loadConfig({ HOST: '10.1.2.3', PALAI_HOST: '::' }).host, '10.1.2.3');
+});
+
+test('PALAI_ADMIN_PORT is off by default and a TCP port when set', () => {
+  assert.equal(loadConfig({}).adminPort, null);
+  assert.equal(loadConfig({ PALAI_ADMIN_PORT: '' }).adminPort, null);
+  assert.equal(loadConfig({ PALAI_ADMIN_PORT: '9090' }).adminPort, 9090);
+  assert.throws(() => loadConfig({ PALAI_ADMIN_PORT: '70000' }), /PALAI_ADMIN_PORT must be an integer from 0 to 65535/);
+});
+
+test('PALAI_SHUTDOWN_GRACE_SECONDS defaults to 20 and takes 0 to 3600', () => {
+  assert.equal(loadConfig({}).shutdownGraceSeconds, 20);
+  assert.equal(loadConfig({ PALAI_SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds, 0);
+  for (const value of ['-1', '3601', 'soon']) assert.throws(() => loadConfig({ PALAI_SHUTDOWN_GRACE_SECONDS: value }), ConfigError, value);
+});

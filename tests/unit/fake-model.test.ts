@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { FakeModel, splitWords } from '../../adapters/models/fake/fake-model.js';
 import { ModelProviderError, type ModelEvent, type ModelRequest } from '../../core/models/model-port.js';
 import type { FakeStep, Item } from '../../generated/schemas.js';
+import { testTransport } from '../support/wire/transport.js';
 
 const user = (text: string): Item => ({ id: 'msg_u', type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
 const assistant = (text: string): Item => ({ id: 'msg_a', type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
@@ -14,6 +15,7 @@ function requestOf(items: Item[], options: { script?: FakeStep[]; stepIndex?: nu
     model: { provider: 'fake', ...(options.script ? { script: options.script } : {}) },
     modelName: null,
     credentials: { apiKey: null, baseUrl: null },
+    transport: testTransport,
     instructions: options.instructions ?? null,
     items,
     tools: [],

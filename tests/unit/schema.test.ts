@@ -10,6 +10,7 @@ import { createHttpApp } from '../../adapters/http/app.js';
 import { bindOperations } from '../../adapters/http/operations.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 import type { Kernel } from '../../core/kernel.js';
+import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
 import { ModelRegistry } from '../../core/models/model-port.js';
 import * as bodyValidators from '../../generated/body-validators.js';
@@ -28,6 +29,7 @@ const idleKernel = () =>
     config: testConfig(),
     logger: createLogger('silent'),
     models: new ModelRegistry(),
+    lifecycle: new Lifecycle(),
   }) as unknown as Kernel;
 
 function documentOperations(): { operationId: string; method: string; path: string }[] {

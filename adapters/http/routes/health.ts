@@ -6,12 +6,14 @@ import type { OperationHandlers } from '../operations.js';
 
 const openApiDocument = readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8');
 
-export function healthHandlers({ db, metrics }: Kernel): OperationHandlers {
+export function healthHandlers({ db, metrics, lifecycle }: Kernel): OperationHandlers {
   return {
     getHealth: (_req, res) => {
       res.json({ status: 'ok' });
     },
     getReadiness: async (_req, res) => {
+      // A stopping process takes no new traffic, but stays healthy while it finishes its runs.
+      if (lifecycle.draining.aborted) throw new PalaiError('shutting-down', 'This process is shutting down.');
       let status;
       try {
         status = await migrationStatus(db);

@@ -1,10 +1,11 @@
 // The `anthropic` provider: Anthropic's Messages API through the official SDK, streamed.
-// One client per request, built from the request's credentials and nothing ambient;
+// One client per request, built from the request's credentials and transport (the
+// kernel's egress-guarded fetch, which follows no redirect) and nothing ambient;
 // the SDK never retries (the kernel retries a failed step as a fresh one). The timeout
 // bounds the wait for the answer's headers and then for each next stream event.
 import Anthropic from '@anthropic-ai/sdk';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { ModelProviderError, type ModelAdapter, type ModelEvent, type ModelRequest } from '../../../core/models/model-port.js';
+import { ModelProviderError, transportRefusal, type ModelAdapter, type ModelEvent, type ModelRequest } from '../../../core/models/model-port.js';
 import { PROVIDER, toProviderError } from './provider-errors.js';
 import { toMessagesParams } from './request-mapping.js';
 import { MessageStreamReader } from './stream-reader.js';
@@ -53,6 +54,7 @@ export class AnthropicModel implements ModelAdapter {
       maxRetries: 0,
       timeout: this.timeoutMs,
       logLevel: 'off',
+      fetch: request.transport,
     });
 
     // One signal for the SDK: the caller's cancellation, or no stream event within the timeout.
@@ -71,7 +73,7 @@ export class AnthropicModel implements ModelAdapter {
     const failure = (error: unknown, phase: 'request' | 'stream'): unknown => {
       if (request.signal.aborted) return request.signal.reason;
       if (idle) return new ModelProviderError(PROVIDER, `no stream event for ${this.timeoutMs / 1000}s`);
-      return toProviderError(error, secret, this.timeoutMs, phase);
+      return transportRefusal(error) ?? toProviderError(error, secret, this.timeoutMs, phase);
     };
 
     const reader = new MessageStreamReader();

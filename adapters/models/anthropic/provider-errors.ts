@@ -1,7 +1,8 @@
 // SDK failures as ModelProviderError: an HTTP error answer keeps its status and
-// retry-after, an `error` event inside a stream gets the status Anthropic documents
-// for its type, and connection failures, timeouts and broken streams get none (so
-// the kernel retries them). Messages are short, and never repeat the credential.
+// retry-after (a 3xx says its redirect was not followed), an `error` event inside
+// a stream gets the status Anthropic documents for its type, and connection
+// failures, timeouts and broken streams get none (so the kernel retries them).
+// Messages are short, and never repeat the credential.
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import { ModelProviderError } from '../../../core/models/model-port.js';
 
@@ -78,6 +79,11 @@ export function toProviderError(error: unknown, secret: string | null, timeoutMs
   if (error instanceof APIConnectionError) return make(`connection failed: ${error.cause ? chainMessage(error.cause) : error.message}`);
   if (error instanceof APIError) {
     const { type, cause } = bodyCause(error.error);
+    if (error.status !== undefined && error.status >= 300 && error.status < 400) {
+      // The transport follows no redirect: its target was never checked by the egress guard.
+      const location = error.headers?.get('location');
+      return make(`answered ${error.status} redirecting to ${location ? JSON.stringify(location) : 'no Location'}; redirects are not followed`, error.status);
+    }
     if (error.status !== undefined) return make(`${error.status} ${cause}`, error.status, retryAfterMs(error.headers));
     // An `error` event inside the stream: the HTTP answer was 200, the type tells what happened.
     return make(`stream error: ${cause}`, type ? STATUS_OF_ERROR_TYPE[type] : undefined);

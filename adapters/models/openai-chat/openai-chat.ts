@@ -87,7 +87,7 @@ export class OpenAIChatModel implements ModelAdapter {
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
     const chunks = guardedStream<ChatCompletionChunk>(
-      { provider: this.provider, credentials: request.credentials, timeoutMs: this.timeoutMs, signal: request.signal },
+      { provider: this.provider, credentials: request.credentials, transport: request.transport, timeoutMs: this.timeoutMs, signal: request.signal },
       (client: OpenAI, signal) => client.chat.completions.create(chatRequest(request), { signal }),
     );
     const calls = new ToolCallAssembler();

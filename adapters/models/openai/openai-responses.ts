@@ -86,7 +86,7 @@ export class OpenAIResponsesModel implements ModelAdapter {
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
     const clean = (text: string) => cleanCause(text, request.credentials.apiKey);
     const events = guardedStream<ResponseStreamEvent>(
-      { provider: this.provider, credentials: request.credentials, timeoutMs: this.timeoutMs, signal: request.signal },
+      { provider: this.provider, credentials: request.credentials, transport: request.transport, timeoutMs: this.timeoutMs, signal: request.signal },
       (client: OpenAI, signal) => client.responses.create(responsesRequest(request), { signal }),
     );
     const emitted = new Set<string>();

@@ -1,8 +1,9 @@
-// One OpenAI SDK client per model call, built only from the broker's credentials,
+// One OpenAI SDK client per model call, built only from the broker's credentials
+// and transport (the kernel's egress-guarded fetch, which follows no redirect),
 // and the guard every streamed call runs through: the kernel owns retries, the
 // caller's signal cancels the HTTP request, and silence from the provider times out.
 import OpenAI from 'openai';
-import { ModelProviderError, type ModelCredentials } from '../../../core/models/model-port.js';
+import { ModelProviderError, transportRefusal, type ModelCredentials, type ModelRequest } from '../../../core/models/model-port.js';
 import { toProviderError } from './openai-errors.js';
 
 /** Sent when the connection has no key: local servers ignore it, and the SDK refuses to run without one. */
@@ -11,7 +12,7 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 /** Default of the adapters' `timeoutMs`: how long the provider may stay silent. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
-export function openAIClient(credentials: ModelCredentials, timeoutMs: number): OpenAI {
+export function openAIClient(credentials: ModelCredentials, transport: ModelRequest['transport'], timeoutMs: number): OpenAI {
   // Every option the SDK would otherwise read from OPENAI_* environment variables is set,
   // so the broker's resolution is the only source of where and as whom we call.
   return new OpenAI({
@@ -23,6 +24,7 @@ export function openAIClient(credentials: ModelCredentials, timeoutMs: number): 
     webhookSecret: null,
     maxRetries: 0,
     timeout: timeoutMs,
+    fetch: transport,
   });
 }
 
@@ -57,13 +59,15 @@ interface SdkStream<T> extends AsyncIterable<T> {
 export interface GuardedCall {
   provider: string;
   credentials: ModelCredentials;
+  transport: ModelRequest['transport'];
   timeoutMs: number;
   signal: AbortSignal;
 }
 
 /**
  * The SDK's events of one streamed call. Throws the caller's abort reason unwrapped
- * when it cancels, and ModelProviderError for everything the provider or network did.
+ * when it cancels, the transport's egress refusal as it is, and ModelProviderError
+ * for everything the provider or network did.
  * A stream that merely ends is returned as ended: the caller judges whether it was complete.
  */
 export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI, signal: AbortSignal) => Promise<SdkStream<T>>): AsyncGenerator<T> {
@@ -73,13 +77,13 @@ export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI
     // The SDK reports an abort as APIUserAbortError, or mid-stream by just ending.
     if (call.signal.aborted) return call.signal.reason;
     if (silence.fired) return new ModelProviderError(call.provider, `no answer for ${call.timeoutMs / 1000}s; the request timed out`);
-    return toProviderError(call.provider, error, call.credentials.apiKey);
+    return transportRefusal(error) ?? toProviderError(call.provider, error, call.credentials.apiKey);
   };
 
   let stream: SdkStream<T> | undefined;
   try {
     call.signal.throwIfAborted();
-    stream = await silence.wait(open(openAIClient(call.credentials, call.timeoutMs), signal));
+    stream = await silence.wait(open(openAIClient(call.credentials, call.transport, call.timeoutMs), signal));
     const iterator = stream[Symbol.asyncIterator]();
     for (;;) {
       const next = await silence.wait(iterator.next());

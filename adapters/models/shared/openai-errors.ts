@@ -54,6 +54,15 @@ function networkCause(error: unknown): string {
   return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
+/**
+ * A provider's 3xx: the transport follows no redirect, since its target was never
+ * checked by the egress guard. Not retryable: the same call gets the same answer.
+ */
+export function redirectNotFollowed(status: number, headers: Headers | undefined): string {
+  const location = headers?.get('location');
+  return `answered ${status} redirecting to ${location ? JSON.stringify(location) : 'no Location'}; redirects are not followed`;
+}
+
 /** Maps anything the SDK threw while calling or streaming (aborts are handled by the caller). */
 export function toProviderError(provider: string, error: unknown, apiKey: string | null): ModelProviderError {
   const clean = (text: string) => cleanCause(text, apiKey);
@@ -62,6 +71,7 @@ export function toProviderError(provider: string, error: unknown, apiKey: string
   if (error instanceof APIConnectionError) return new ModelProviderError(provider, clean(`connection failed: ${networkCause(error.cause)}`));
   if (error instanceof APIError) {
     if (error.status === undefined) return new ModelProviderError(provider, clean(`stream error: ${causeOf(error)}`));
+    if (error.status >= 300 && error.status < 400) return new ModelProviderError(provider, clean(redirectNotFollowed(error.status, error.headers)), error.status);
     return new ModelProviderError(provider, clean(`${error.status} ${causeOf(error)}`), error.status, retryAfterMs(error.headers));
   }
   if (error instanceof SyntaxError) return new ModelProviderError(provider, clean(`malformed stream: ${error.message}`));

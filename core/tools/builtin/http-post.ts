@@ -1,14 +1,25 @@
-import { assertEgressAllowed } from '../../egress.js';
+import { PalaiError } from '../../errors/palai-error.js';
 import { ToolError } from '../tool-port.js';
 import type { BuiltinTool } from './registry.js';
 
 const TIMEOUT_MS = 30_000;
 const MAX_RESULT_CHARS = 20_000;
 
+/** Where a call went, for messages: without credentials, query or fragment. */
+function shown(url: string): string {
+  try {
+    const { origin, pathname } = new URL(url);
+    return `${origin}${pathname}`;
+  } catch {
+    return JSON.stringify(url.slice(0, 200));
+  }
+}
+
 /**
  * POSTs JSON to a URL with an `Idempotency-Key` header equal to the call's key,
  * so a receiver that deduplicates sees one effect even if Palai retries the
- * call after a crash.
+ * call after a crash. The call goes through the kernel's egress guard: a refused
+ * destination is a result the model reads, and a redirect is returned as it is.
  */
 export const httpPost: BuiltinTool = {
   name: 'http_post',
@@ -21,24 +32,27 @@ export const httpPost: BuiltinTool = {
   },
   risk: 'write',
   async run(args: { url: string; body?: unknown }, context, deps) {
-    const url = await assertEgressAllowed(args.url, deps.egressAllowHosts).catch((error: Error) => {
-      throw new ToolError(error.message);
-    });
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(TIMEOUT_MS)]);
-    let res: Response;
     try {
-      res = await fetch(url, {
+      const res = await deps.egress(args.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': context.idempotencyKey },
         body: JSON.stringify(args.body ?? null),
         signal,
-        redirect: 'manual',
       });
+      const text = (await res.text()).slice(0, MAX_RESULT_CHARS);
+      return { kind: 'output', output: JSON.stringify({ status: res.status, body: text }) };
     } catch (error) {
       context.signal.throwIfAborted();
-      throw new ToolError(`POST ${url.origin}${url.pathname} failed: ${(error as Error).message}`);
+      if (error instanceof PalaiError) throw new ToolError(error.message);
+      throw new ToolError(`POST ${shown(args.url)} failed: ${causeOf(error)}`);
     }
-    const text = (await res.text()).slice(0, MAX_RESULT_CHARS);
-    return { kind: 'output', output: JSON.stringify({ status: res.status, body: text }) };
   },
 };
+
+/** "fetch failed" says nothing; the innermost cause ("getaddrinfo ENOTFOUND host") does. */
+function causeOf(error: unknown): string {
+  let message = String(error);
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) message = current.message;
+  return message;
+}

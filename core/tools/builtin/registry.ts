@@ -1,5 +1,6 @@
 // The built-in tools. Each declares a JSON Schema for its arguments (validated
 // before it runs) and a default risk an agent spec may raise.
+import type { EgressFetch } from '../../egress/egress-port.js';
 import type { ToolOutcome, ToolCallContext, ToolRisk } from '../tool-port.js';
 import { askUser } from './ask-user.js';
 import { currentTime } from './current-time.js';
@@ -7,8 +8,8 @@ import { echo } from './echo.js';
 import { httpPost } from './http-post.js';
 
 export interface BuiltinDeps {
-  /** Hosts outbound tools may reach even when they resolve to private addresses. */
-  egressAllowHosts: readonly string[];
+  /** The only way a built-in tool calls out: the kernel's egress-guarded fetch. */
+  egress: EgressFetch;
 }
 
 export interface BuiltinTool {

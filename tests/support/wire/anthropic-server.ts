@@ -71,6 +71,8 @@ export interface AnthropicTestServer {
   requests: RecordedRequest[];
   /** The requests whose model was `scenario`. */
   requestsFor(scenario: string): RecordedRequest[];
+  /** Forgets every request and scenario count, as a freshly started server. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -176,6 +178,10 @@ export async function startAnthropicServer(): Promise<AnthropicTestServer> {
     baseUrl: `http://127.0.0.1:${port}`,
     requests,
     requestsFor: (scenario) => requests.filter((r) => r.body?.model === scenario),
+    reset() {
+      requests.length = 0;
+      served.clear();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { ModelProviderError, type ModelAdapter, type ModelEvent, type ModelRequest } from '../../../core/models/model-port.js';
 import type { Item } from '../../../generated/schemas.js';
+import { testTransport } from './transport.js';
 
 /** Recognisable, so a test can prove it never leaks into a message. */
 export const FAKE_API_KEY = 'sk-palai-test-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c';
@@ -20,6 +21,7 @@ export function modelRequest(baseUrl: string | null, modelName: string, override
     model: { provider: 'openai', name: modelName },
     modelName,
     credentials: { apiKey: FAKE_API_KEY, baseUrl },
+    transport: testTransport,
     instructions: null,
     items: [user('What is the capital of France?')],
     tools: [],

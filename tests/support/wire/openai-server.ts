@@ -2,7 +2,8 @@
 // real SDK: POST /v1/responses (SSE with `event:` and `data:` lines) and
 // POST /v1/chat/completions (`data:` chunks ending in `data: [DONE]`), replaying
 // recordings from tests/fixtures/openai/. The request's model name picks the
-// scenario; every request is recorded with its headers, body and how it ended.
+// scenario (counted per API, so one server can serve both adapters); every
+// request is recorded with its headers, body and how it ended.
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,6 +53,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'scenario-error-event': { stream: 'error-event' },
   'scenario-stream-error': { stream: 'stream-error' },
   'scenario-local-text': { stream: 'local-text' },
+  'scenario-nul-text': { stream: 'nul-text' },
   'scenario-local-tools': { stream: 'local-tools' },
   'scenario-terminal-only': { stream: 'terminal-only' },
   'scenario-429': { error: json('429.json', 429, () => ({ 'retry-after': '7' })) },
@@ -113,9 +115,15 @@ export class OpenAIWireServer {
     return wire;
   }
 
-  /** The requests one scenario received, oldest first. */
-  requestsFor(model: string): RecordedRequest[] {
-    return this.requests.filter((r) => r.body?.model === model);
+  /** The requests one scenario received (of one API, if given), oldest first. */
+  requestsFor(model: string, api?: WireApi): RecordedRequest[] {
+    return this.requests.filter((r) => r.body?.model === model && (api === undefined || r.api === api));
+  }
+
+  /** Forgets every request and scenario count, as a freshly started server. */
+  reset(): void {
+    this.requests.length = 0;
+    this.seen.clear();
   }
 
   lastRequest(): RecordedRequest {
@@ -161,8 +169,8 @@ export class OpenAIWireServer {
     const name = String(body.model);
     const named = SCENARIOS[name];
     if (!named) return this.sendError(res, 404, invalidRequest(`The model \`${name}\` does not exist or you do not have access to it.`));
-    const count = this.seen.get(name) ?? 0;
-    this.seen.set(name, count + 1);
+    const count = this.seen.get(`${api}:${name}`) ?? 0;
+    this.seen.set(`${api}:${name}`, count + 1);
     const scenario = count === 0 && named.first ? named.first : named;
 
     if (scenario.hang) return;

@@ -1,0 +1,55 @@
+// The guarded fetch: undici's own fetch over one Agent whose connector is the
+// egress check, so connections are pooled per origin and each new one is
+// checked. Node's global fetch is not used: it runs its own bundled undici, and
+// a dispatcher from this package is not guaranteed to work with it.
+import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import { PalaiError } from '../errors/palai-error.js';
+import type { EgressFetch, EgressOptions } from './egress-port.js';
+import { guardedConnector, systemResolver } from './guarded-connector.js';
+
+/** A URL and init from fetch's arguments; a Request's own fields are the defaults of `init`. */
+function unpack(input: string | URL | Request, init: RequestInit = {}): { url: string; init: RequestInit } {
+  if (typeof input === 'string') return { url: input, init };
+  if (input instanceof URL) return { url: input.href, init };
+  const fromRequest: RequestInit & { duplex?: 'half' } = { method: input.method, headers: input.headers, signal: input.signal };
+  if (input.body) Object.assign(fromRequest, { body: input.body, duplex: 'half' });
+  return { url: input.url, init: { ...fromRequest, ...init } };
+}
+
+function httpUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PalaiError('invalid-request', `Not a URL: ${JSON.stringify(url.slice(0, 200))}.`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new PalaiError('egress-denied', `Outbound calls may use http and https only, not ${parsed.protocol}.`);
+  }
+  return parsed;
+}
+
+/** Our refusal, from inside fetch's "fetch failed" TypeError. */
+function refusalIn(error: unknown): PalaiError | null {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof PalaiError) return current;
+  }
+  return null;
+}
+
+/** One guarded fetch with its own connection pool; a hub builds one and closes it when it stops. */
+export function createEgressFetch(options: EgressOptions): EgressFetch {
+  const agent = new Agent({ connect: guardedConnector(options.allowHosts, options.resolve ?? systemResolver) });
+  const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const call = unpack(input, init);
+    const url = httpUrl(call.url);
+    try {
+      // A redirect is a second destination, chosen by the server answering: it is returned, not followed.
+      const response = await undiciFetch(url, { ...call.init, redirect: 'manual', dispatcher: agent } as UndiciRequestInit);
+      return response as unknown as Response;
+    } catch (error) {
+      throw refusalIn(error) ?? error;
+    }
+  };
+  return Object.assign(guarded, { close: () => agent.close() });
+}
