@@ -21,10 +21,11 @@ export const unixSeconds = (date: Date | string | null): number | null =>
 /** U+0000 and UTF-16 surrogates without their other half: PostgreSQL's text and jsonb cannot hold them. */
 const UNSTORABLE_SOURCE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.source;
 const UNSTORABLE = new RegExp(UNSTORABLE_SOURCE, 'g');
+const UNSTORABLE_ONE = new RegExp(UNSTORABLE_SOURCE);
 
 /** The first character of `text` PostgreSQL cannot store, or null. */
 export function firstUnstorable(text: string): string | null {
-  return new RegExp(UNSTORABLE_SOURCE).exec(text)?.[0] ?? null;
+  return UNSTORABLE_ONE.exec(text)?.[0] ?? null;
 }
 
 /**

@@ -51,3 +51,11 @@ export function egressDenied(host: string, refusal: Refusal): PalaiError {
       `An operator can allow the host with PALAI_EGRESS_ALLOW_HOSTS.`,
   );
 }
+
+/** The guard's refusal inside whatever wrapped it (fetch's "fetch failed", an SDK's connection error); null if none. */
+export function egressRefusalIn(error: unknown): PalaiError | null {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof PalaiError) return current;
+  }
+  return null;
+}

@@ -4,7 +4,7 @@
 // a dispatcher from this package is not guaranteed to work with it.
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import { PalaiError } from '../errors/palai-error.js';
-import type { EgressFetch, EgressOptions } from './egress-port.js';
+import { egressRefusalIn, type EgressFetch, type EgressOptions } from './egress-port.js';
 import { guardedConnector, systemResolver } from './guarded-connector.js';
 
 /** A URL and init from fetch's arguments; a Request's own fields are the defaults of `init`. */
@@ -29,14 +29,6 @@ function httpUrl(url: string): URL {
   return parsed;
 }
 
-/** Our refusal, from inside fetch's "fetch failed" TypeError. */
-function refusalIn(error: unknown): PalaiError | null {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    if (current instanceof PalaiError) return current;
-  }
-  return null;
-}
-
 /** One guarded fetch with its own connection pool; a hub builds one and closes it when it stops. */
 export function createEgressFetch(options: EgressOptions): EgressFetch {
   const agent = new Agent({ connect: guardedConnector(options.allowHosts, options.resolve ?? systemResolver) });
@@ -48,7 +40,7 @@ export function createEgressFetch(options: EgressOptions): EgressFetch {
       const response = await undiciFetch(url, { ...call.init, redirect: 'manual', dispatcher: agent } as UndiciRequestInit);
       return response as unknown as Response;
     } catch (error) {
-      throw refusalIn(error) ?? error;
+      throw egressRefusalIn(error) ?? error;
     }
   };
   return Object.assign(guarded, { close: () => agent.close() });

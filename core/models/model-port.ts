@@ -3,8 +3,8 @@
 // The kernel decides where and as whom a call goes (credentials) and through
 // what (the transport, its egress guard): an adapter uses what it is given.
 import type { Item, ModelSpec } from '../../generated/schemas.js';
-import type { EgressFetch } from '../egress/egress-port.js';
-import { PalaiError } from '../errors/palai-error.js';
+import { egressRefusalIn, type EgressFetch } from '../egress/egress-port.js';
+import type { PalaiError } from '../errors/palai-error.js';
 
 export interface ToolDefinition {
   name: string;
@@ -91,11 +91,16 @@ export class ModelProviderError extends Error {
  * wrapped it in. Adapters rethrow it unchanged: the run ends with that code, not
  * as a provider failure to retry.
  */
-export function transportRefusal(error: unknown): PalaiError | null {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    if (current instanceof PalaiError) return current;
-  }
-  return null;
+export const transportRefusal = (error: unknown): PalaiError | null => egressRefusalIn(error);
+
+/**
+ * What a provider's 3xx means here: the transport follows no redirect, since its
+ * target was never checked by the egress guard. Not retryable: the same call gets
+ * the same answer.
+ */
+export function redirectNotFollowed(status: number, headers: Pick<Headers, 'get'> | undefined): string {
+  const location = headers?.get('location');
+  return `answered ${status} redirecting to ${location ? JSON.stringify(location) : 'no Location'}; redirects are not followed`;
 }
 
 export class ModelRegistry {

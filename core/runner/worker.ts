@@ -2,7 +2,7 @@
 // alive with a heartbeat, and interrupts a run when it is cancelled, passes its
 // deadline or loses its lease. A NOTIFY wakes it; polling is the backstop.
 //
-// A run that throws ends in one of four ways: its lease was lost (someone else
+// A run that throws ends in one of three ways: its lease was lost (someone else
 // owns it now: do nothing); the process is stopping or the database failed
 // (hand the lease back, so this or another process continues it from the last
 // commit); anything else is a bug, and the response ends `failed`.

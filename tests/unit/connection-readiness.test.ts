@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ConnectionRow } from '../../core/models/connections.js';
+import { loadConfig } from '../../core/config.js';
 import { connectionReadiness } from '../../core/models/resolve.js';
 import { SecretBox } from '../../core/secrets/secret-box.js';
 
@@ -45,4 +46,21 @@ test('sealed secrets do not contain the plaintext and differ on every seal', () 
   assert.notEqual(a, b);
   assert.ok(!a.includes('sk-same-plaintext'));
   assert.equal(box.open(a), 'sk-same-plaintext');
+});
+
+test('palai doctor says when a connection would send a server key somewhere it is not bound to', () => {
+  const config = loadConfig({ PALAI_KEY_ENV_ALLOWLIST: 'OPENAI_API_KEY,LOCAL_KEY=http://10.0.0.5:8000/v1' });
+  const env = { OPENAI_API_KEY: 'sk-server-openai-0123456789', LOCAL_KEY: 'sk-local-0123456789' };
+  const readiness = (overrides: Partial<ConnectionRow>) => connectionReadiness(row(overrides), null, env, config);
+  assert.deepEqual(readiness({ api_key_env: 'LOCAL_KEY', base_url: 'http://10.0.0.5:8000/v1/' }), { usable: true, detail: 'key from LOCAL_KEY' });
+  assert.deepEqual(readiness({ api_key_env: 'LOCAL_KEY' }), { usable: true, detail: 'key from LOCAL_KEY' });
+  assert.deepEqual(readiness({ api_key_env: 'LOCAL_KEY', base_url: 'https://collector.example/v1' }), {
+    usable: false,
+    detail: 'its key from LOCAL_KEY may go only to http://10.0.0.5:8000/v1, not to its base_url https://collector.example/v1',
+  });
+  assert.deepEqual(readiness({ api_key_env: 'ANTHROPIC_API_KEY' }), { usable: false, detail: 'reads ANTHROPIC_API_KEY, which PALAI_KEY_ENV_ALLOWLIST does not allow' });
+  const keyless = readiness({ base_url: 'https://collector.example/v1' });
+  assert.equal(keyless.usable, true);
+  assert.match(keyless.detail, /^no key \(OPENAI_API_KEY goes only to https:\/\/api\.openai\.com\/v1\)/);
+  assert.deepEqual(readiness({}), { usable: true, detail: 'key from OPENAI_API_KEY' });
 });

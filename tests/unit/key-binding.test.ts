@@ -4,9 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../core/config.js';
-import type { ConnectionRow } from '../../core/models/connections.js';
 import { sameBaseUrl } from '../../core/models/key-binding.js';
-import { connectionReadiness, resolveModel } from '../../core/models/resolve.js';
+import { resolveModel } from '../../core/models/resolve.js';
 import type { Queryable } from '../../core/store/db.js';
 import type { ModelSpec } from '../../generated/schemas.js';
 
@@ -91,35 +90,4 @@ test('with OPENAI_BASE_URL set, a model block without base_url goes there with t
   const resolve = (model: ModelSpec) => resolveModel(NO_STORE, null, 'proj_1', model, ENV, config);
   assert.deepEqual((await resolve({ provider: 'openai-chat', name: 'm' })).credentials, { apiKey: ENV.OPENAI_API_KEY, baseUrl: 'http://vllm.internal:8000/v1' });
   assert.equal((await resolve({ provider: 'openai', name: 'm', base_url: 'https://api.openai.com/v1' })).credentials.apiKey, null);
-});
-
-const connection = (overrides: Partial<ConnectionRow>): ConnectionRow => ({
-  id: 'mconn_1',
-  project_id: 'proj_1',
-  name: 'c',
-  provider: 'openai-chat',
-  base_url: null,
-  api_key_encrypted: null,
-  api_key_last4: null,
-  api_key_env: null,
-  default_model: null,
-  created_at: new Date(),
-  ...overrides,
-});
-
-test('palai doctor says when a connection would send a server key somewhere it is not bound to', () => {
-  const config = loadConfig({ PALAI_KEY_ENV_ALLOWLIST: 'OPENAI_API_KEY,LOCAL_KEY=http://10.0.0.5:8000/v1' });
-  const env = { ...ENV, LOCAL_KEY: 'sk-local-0123456789' };
-  const readiness = (row: Partial<ConnectionRow>) => connectionReadiness(connection(row), null, env, config);
-  assert.deepEqual(readiness({ api_key_env: 'LOCAL_KEY', base_url: 'http://10.0.0.5:8000/v1/' }), { usable: true, detail: 'key from LOCAL_KEY' });
-  assert.deepEqual(readiness({ api_key_env: 'LOCAL_KEY' }), { usable: true, detail: 'key from LOCAL_KEY' });
-  assert.deepEqual(readiness({ api_key_env: 'LOCAL_KEY', base_url: 'https://collector.example/v1' }), {
-    usable: false,
-    detail: 'its key from LOCAL_KEY may go only to http://10.0.0.5:8000/v1, not to its base_url https://collector.example/v1',
-  });
-  assert.deepEqual(readiness({ api_key_env: 'ANTHROPIC_API_KEY' }), { usable: false, detail: 'reads ANTHROPIC_API_KEY, which PALAI_KEY_ENV_ALLOWLIST does not allow' });
-  const keyless = readiness({ base_url: 'https://collector.example/v1' });
-  assert.equal(keyless.usable, true);
-  assert.match(keyless.detail, /^no key \(OPENAI_API_KEY goes only to https:\/\/api\.openai\.com\/v1\)/);
-  assert.deepEqual(readiness({}), { usable: true, detail: 'key from OPENAI_API_KEY' });
 });

@@ -4,7 +4,7 @@
 // failures, timeouts and broken streams get none (so the kernel retries them).
 // Messages are short, and never repeat the credential.
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import { ModelProviderError } from '../../../core/models/model-port.js';
+import { ModelProviderError, redirectNotFollowed } from '../../../core/models/model-port.js';
 
 export const PROVIDER = 'anthropic';
 
@@ -80,9 +80,7 @@ export function toProviderError(error: unknown, secret: string | null, timeoutMs
   if (error instanceof APIError) {
     const { type, cause } = bodyCause(error.error);
     if (error.status !== undefined && error.status >= 300 && error.status < 400) {
-      // The transport follows no redirect: its target was never checked by the egress guard.
-      const location = error.headers?.get('location');
-      return make(`answered ${error.status} redirecting to ${location ? JSON.stringify(location) : 'no Location'}; redirects are not followed`, error.status);
+      return make(redirectNotFollowed(error.status, error.headers), error.status);
     }
     if (error.status !== undefined) return make(`${error.status} ${cause}`, error.status, retryAfterMs(error.headers));
     // An `error` event inside the stream: the HTTP answer was 200, the type tells what happened.

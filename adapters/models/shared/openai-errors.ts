@@ -3,7 +3,7 @@
 // own words kept short, and any secret scrubbed, since error bodies echo keys.
 import { STATUS_CODES } from 'node:http';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { ModelProviderError } from '../../../core/models/model-port.js';
+import { ModelProviderError, redirectNotFollowed } from '../../../core/models/model-port.js';
 
 const MAX_CAUSE_LENGTH = 300;
 
@@ -52,15 +52,6 @@ function networkCause(error: unknown): string {
   const code = (innermost as { code?: unknown }).code;
   const message = innermost.message || 'unknown error';
   return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
-}
-
-/**
- * A provider's 3xx: the transport follows no redirect, since its target was never
- * checked by the egress guard. Not retryable: the same call gets the same answer.
- */
-export function redirectNotFollowed(status: number, headers: Headers | undefined): string {
-  const location = headers?.get('location');
-  return `answered ${status} redirecting to ${location ? JSON.stringify(location) : 'no Location'}; redirects are not followed`;
 }
 
 /** Maps anything the SDK threw while calling or streaming (aborts are handled by the caller). */
