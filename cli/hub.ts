@@ -7,6 +7,7 @@ import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
 import { OpenAIChatModel } from '../adapters/models/openai-chat/openai-chat.js';
 import { OpenAIResponsesModel } from '../adapters/models/openai/openai-responses.js';
+import { createKernelApi, type KernelApi } from '../core/api/index.js';
 import type { PalaiConfig } from '../core/config.js';
 import { createEgressFetch } from '../core/egress/guarded-fetch.js';
 import { Wakeups } from '../core/journal/wakeups.js';
@@ -15,19 +16,27 @@ import type { Kernel } from '../core/kernel.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { Metrics } from '../core/metrics.js';
 import { secretBoxFrom } from '../core/secrets/secret-box.js';
+import { createSecretStore } from '../core/secrets/secret-store.js';
 import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
+import { createInbox } from '../core/idempotency/inbox.js';
+import { defaultTools } from '../core/tools/default-tools.js';
+import type { ToolRegistry } from '../core/tools/tool-registry.js';
 import { ModelRegistry } from '../core/models/model-port.js';
 import type { Db } from '../core/store/db.js';
 import { migrate } from '../core/store/migrate.js';
 import { openDb } from '../core/store/open-db.js';
 import { Worker } from '../core/runner/worker.js';
+import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface Hub {
+  /** The kernel's parts: for the composition root and tests, never for a surface. */
   kernel: Kernel;
+  /** What surfaces are given. */
+  api: KernelApi;
   /** The API. Without an operator port it serves /metrics, /healthz and /readyz too. */
   app: Express;
   /** /metrics, /healthz and /readyz alone: the operator port, and the only listener of a worker. */
@@ -35,6 +44,8 @@ export interface Hub {
   /** Requests the API is answering, so a shutdown can wait for them. */
   requests: RequestTracker;
   worker: Worker | null;
+  /** Carries the outbox's deliveries to the consumers surfaces register (null on an api-only process). */
+  outbox: OutboxDispatcher | null;
   /** Stops at once: running responses are handed back, the store is closed. */
   close(): Promise<void>;
 }
@@ -55,6 +66,9 @@ export interface HubOptions {
   db?: Db;
   logger?: Logger;
   models?: ModelRegistry;
+  tools?: ToolRegistry;
+  /** Where the operator's allow-listed model keys are read from, once (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function startHub(options: HubOptions): Promise<Hub> {
@@ -68,27 +82,45 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const metrics = new Metrics(db);
     const lifecycle = new Lifecycle();
     const egress = createEgressFetch({ allowHosts: config.egressAllowHosts });
-    const kernel: Kernel = { db, wakeups, models: options.models ?? defaultModels(config), config, logger, metrics, secrets: secretBoxFrom(config.secretKey), lifecycle, egress };
+    const kernel: Kernel = {
+      db,
+      wakeups,
+      models: options.models ?? defaultModels(config),
+      tools: options.tools ?? defaultTools(),
+      config,
+      logger,
+      metrics,
+      secrets: createSecretStore({ box: secretBoxFrom(config.secretKey), env: options.env ?? process.env, policy: config }),
+      inbox: createInbox(db, { retentionHours: config.idempotencyRetentionHours }),
+      lifecycle,
+      egress,
+    };
+    const api = createKernelApi(kernel);
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(kernel, { metrics: config.adminPort === null, tracker: requests });
-    const adminApp = createAdminApp(kernel);
+    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests });
+    const adminApp = createAdminApp(api);
     const worker = role === 'api' ? null : new Worker(kernel);
     await worker?.start();
+    const outbox = role === 'api' ? null : new OutboxDispatcher({ db, logger: logger.child({ component: 'outbox' }), metrics, pollIntervalMs: config.pollIntervalMs });
+    await outbox?.start();
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
     }, HOUSEKEEPING_INTERVAL_MS).unref();
     return {
       kernel,
+      api,
       app,
       adminApp,
       requests,
       worker,
+      outbox,
       async close() {
         clearInterval(housekeeping);
         lifecycle.beginClose();
         await worker?.stop();
+        await outbox?.stop();
         await wakeups.stop();
         await egress.close().catch(() => undefined);
         if (!options.db) await db.close();

@@ -7,6 +7,7 @@ import { registerDoctor } from './commands/doctor.js';
 import { errorLines } from './commands/errors.js';
 import { registerKeys } from './commands/keys.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerOutbox } from './commands/outbox.js';
 import { registerProjects } from './commands/projects.js';
 import { registerServe } from './commands/serve.js';
 
@@ -29,6 +30,7 @@ registerProjects(program);
 registerKeys(program);
 registerAgents(program);
 registerDoctor(program);
+registerOutbox(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,26 +1,34 @@
-// What every surface receives from the composition root: the store, the
-// wake-up fan-out, the model registry, configuration and the logger.
+// The kernel's own parts, as the composition root (cli/) wires them: the store,
+// the wake-up fan-out, the registries of model and tool providers, the secret
+// store, the egress guard, the inbox, configuration, logging and metrics. Only
+// core and cli/ see this; surfaces get the KernelApi (core/api/) built on it.
 import type { PalaiConfig } from './config.js';
 import type { EgressFetch } from './egress/egress-port.js';
+import type { Inbox } from './idempotency/inbox-port.js';
 import type { Wakeups } from './journal/wakeups.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { ModelRegistry } from './models/model-port.js';
-import type { SecretBox } from './secrets/secret-box.js';
+import type { SecretStore } from './secrets/secret-port.js';
 import type { Db } from './store/db.js';
+import type { ToolRegistry } from './tools/tool-registry.js';
 
 export interface Kernel {
   db: Db;
   wakeups: Wakeups;
   models: ModelRegistry;
+  /** Tool providers by kind (built-in, client function, and every remote kind a surface registers). */
+  tools: ToolRegistry;
   config: PalaiConfig;
   logger: Logger;
   metrics: Metrics;
-  /** Decrypts stored provider keys; null without PALAI_SECRET_KEY. */
-  secrets: SecretBox | null;
-  /** The one way outbound HTTP leaves the process (model SDKs, tools, later webhooks): the egress guard's fetch. */
+  /** Encrypted secrets by reference, and the operator's allow-listed environment keys. */
+  secrets: SecretStore;
+  /** The one way outbound HTTP leaves the process (model SDKs, tools, webhooks): the egress guard's fetch. */
   egress: EgressFetch;
+  /** Inbound deduplication by (project, source, key). */
+  inbox: Inbox;
   /** Where this process is in its shutdown: surfaces stop taking work when it drains. */
   lifecycle: Lifecycle;
 }

@@ -1,6 +1,8 @@
 // Prometheus metrics (prom-client), one registry per hub so tests and several
 // hubs in one process do not collide. Served at GET /metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { countDeliveries } from './outbox/deliveries.js';
+import { DELIVERY_STATUSES } from './outbox/outbox-port.js';
 import type { Db } from './store/db.js';
 
 export class Metrics {
@@ -11,6 +13,7 @@ export class Metrics {
   readonly leaseTakeovers = new Counter({ name: 'palai_lease_takeovers_total', help: 'Responses taken over from a worker whose lease expired or was handed back.', registers: [this.registry] });
   readonly storeInterruptions = new Counter({ name: 'palai_run_store_interruptions_total', help: 'Runs interrupted by a database error and handed back to continue from their last commit.', registers: [this.registry] });
   readonly activeStreams = new Gauge({ name: 'palai_active_streams', help: 'Open SSE streams in this process.', registers: [this.registry] });
+  readonly outboxAttempts = new Counter({ name: 'palai_outbox_attempts_total', help: 'Outbox delivery attempts this process ended, by consumer and outcome (delivered, retry, dead, released, lease_lost).', labelNames: ['consumer', 'outcome'], registers: [this.registry] });
   readonly tokens = new Counter({ name: 'palai_model_tokens_total', help: 'Model tokens used, by kind (input, output, cached).', labelNames: ['kind'], registers: [this.registry] });
 
   constructor(db: Db) {
@@ -35,6 +38,16 @@ export class Metrics {
         const { rows } = await db.query<{ status: string; count: number }>('SELECT status, count(*)::integer AS count FROM responses GROUP BY status');
         this.reset();
         for (const row of rows) this.set({ status: row.status }, row.count);
+      },
+    });
+    new Gauge({
+      name: 'palai_outbox_deliveries',
+      help: 'Outbox deliveries by status (all projects): pending, delivered, dead.',
+      labelNames: ['status'],
+      registers: [this.registry],
+      async collect() {
+        const counts = await countDeliveries(db);
+        for (const status of DELIVERY_STATUSES) this.set({ status }, counts[status]);
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'palai_process_' });

@@ -5,7 +5,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { OperationDescriptor, OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import type { Kernel } from '../../core/kernel.js';
+import type { KernelApi } from '../../core/api/index.js';
 import { bindOperations } from './operations.js';
 import { handleError } from './problem.js';
 import { agentHandlers } from './routes/agents.js';
@@ -18,39 +18,39 @@ import { RequestTracker } from './request-tracker.js';
 const OPERATOR_OPERATIONS: ReadonlySet<OperationId> = new Set(['getHealth', 'getReadiness', 'getMetrics']);
 const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
-function accessLog(kernel: Kernel) {
+function accessLog(api: KernelApi) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      kernel.logger.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'http');
+      api.logger.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'http');
     });
     next();
   };
 }
 
 /** Once the process drains, a request on a kept-alive connection is sent elsewhere; probes still answer. */
-function refuseWhileDraining(kernel: Kernel) {
+function refuseWhileDraining(api: KernelApi) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!kernel.lifecycle.draining.aborted || PROBES.has(req.path)) return next();
+    if (!api.lifecycle.draining.aborted || PROBES.has(req.path)) return next();
     res.setHeader('Connection', 'close');
     throw new PalaiError('shutting-down', 'This process is shutting down; send the request again (to another process).');
   };
 }
 
-function finish(app: Express, kernel: Kernel): Express {
+function finish(app: Express, api: KernelApi): Express {
   app.use((req: Request) => {
     throw new PalaiError('not-found', `No route for ${req.method} ${req.path}.`);
   });
-  app.use(handleError(kernel.logger));
+  app.use(handleError(api.logger));
   return app;
 }
 
-function baseApp(kernel: Kernel): Express {
+function baseApp(api: KernelApi): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use(accessLog(kernel));
+  app.use(accessLog(api));
   return app;
 }
 
@@ -61,30 +61,30 @@ export interface HttpAppOptions {
   tracker?: RequestTracker;
 }
 
-export function createHttpApp(kernel: Kernel, options: HttpAppOptions = {}): Express {
-  const app = baseApp(kernel);
+export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Express {
+  const app = baseApp(api);
   if (options.tracker) app.use(options.tracker.middleware());
-  app.use(refuseWhileDraining(kernel));
+  app.use(refuseWhileDraining(api));
   const include = (op: OperationDescriptor) => options.metrics !== false || op.operationId !== 'getMetrics';
   app.use(
     bindOperations(
-      kernel,
+      api,
       {
-        ...healthHandlers(kernel),
-        ...agentHandlers(kernel),
-        ...sessionHandlers(kernel),
-        ...responseHandlers(kernel),
-        ...modelConnectionHandlers(kernel),
+        ...healthHandlers(api),
+        ...agentHandlers(api),
+        ...sessionHandlers(api),
+        ...responseHandlers(api),
+        ...modelConnectionHandlers(api),
       },
       include,
     ),
   );
-  return finish(app, kernel);
+  return finish(app, api);
 }
 
 /** The operator port: /metrics, /healthz and /readyz only. */
-export function createAdminApp(kernel: Kernel): Express {
-  const app = baseApp(kernel);
-  app.use(bindOperations(kernel, healthHandlers(kernel), (op) => OPERATOR_OPERATIONS.has(op.operationId)));
-  return finish(app, kernel);
+export function createAdminApp(api: KernelApi): Express {
+  const app = baseApp(api);
+  app.use(bindOperations(api, healthHandlers(api), (op) => OPERATOR_OPERATIONS.has(op.operationId)));
+  return finish(app, api);
 }

@@ -3,7 +3,7 @@
 // not Node's bodiless default answer; the connection is then closed.
 import type { Socket } from 'node:net';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import { problemBody } from './problem.js';
+import { httpStatusOf, problemBody } from './problem.js';
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
@@ -21,9 +21,10 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
     return;
   }
   const problem = problemFor(error.code);
+  const status = httpStatusOf(problem.slug);
   const body = JSON.stringify(problemBody(problem));
   socket.end(
-    `HTTP/1.1 ${problem.status} ${REASONS[problem.status] ?? 'Error'}\r\n` +
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
       'Content-Type: application/problem+json\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +

@@ -5,17 +5,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { operations, type OperationDescriptor, type OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import type { Kernel } from '../../core/kernel.js';
+import type { KernelApi } from '../../core/api/index.js';
 import { requireApiKey } from './auth.js';
 import { assertStorablePathParams, validateBody, validateQuery } from './validation.js';
-import {
-  assertSameRequest,
-  DuplicateIdempotencyKey,
-  findKey,
-  fingerprint,
-  type IdempotencyClaim,
-  type IdempotencyRecord,
-} from '../../core/idempotency/idempotency.js';
+import type { IdempotencyClaim, InboxIdentity, InboxRecord } from '../../core/idempotency/inbox-port.js';
 
 export interface OperationContext {
   projectId: string;
@@ -40,12 +33,13 @@ function requireJsonBody(req: Request): void {
 }
 
 /**
- * Runs a POST carrying an Idempotency-Key at most once: a repeat of a finished or
- * still-running request answers for the same resource; a different request
- * with the same key is refused.
+ * Runs a POST carrying an Idempotency-Key at most once, through the kernel's
+ * inbox: a repeat of a finished or still-running request answers for the same
+ * resource (or with the recorded answer); a different request with the same key
+ * is refused. Only the key's syntax and the replay header are HTTP's own.
  */
 async function handleIdempotently(
-  kernel: Kernel,
+  api: KernelApi,
   op: OperationDescriptor,
   handler: OperationHandler,
   req: Request,
@@ -56,36 +50,30 @@ async function handleIdempotently(
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw new PalaiError('invalid-request', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
   }
-  const claim: IdempotencyClaim = {
+  const identity: InboxIdentity = {
+    projectId: ctx.projectId,
+    source: 'http',
     key,
     operation: op.operationId,
-    fingerprint: fingerprint(op.operationId, ctx.params, ctx.body),
-    retentionHours: kernel.config.idempotencyRetentionHours,
+    fingerprint: api.inbox.fingerprint(op.operationId, ctx.params, ctx.body),
   };
-  const replay = async (record: IdempotencyRecord) => {
-    assertSameRequest(record, claim);
-    res.setHeader('Idempotent-Replayed', 'true');
-    if (record.body !== null && record.status !== null) return void res.status(record.status).json(record.body);
-    await handler(req, res, { ...ctx, replay: { resourceId: record.resource_id! } });
-  };
-  const earlier = await findKey(kernel.db, ctx.projectId, key);
-  if (earlier) return replay(earlier);
-  try {
+  const work = async (claim: IdempotencyClaim) => {
     await handler(req, res, { ...ctx, idempotency: claim });
-  } catch (error) {
-    if (!(error instanceof DuplicateIdempotencyKey)) throw error;
-    // A concurrent duplicate committed first: answer as it did.
-    const winner = await findKey(kernel.db, ctx.projectId, key);
-    if (!winner) throw error;
-    await replay(winner);
-  }
+  };
+  const replay = async (record: InboxRecord) => {
+    res.setHeader('Idempotent-Replayed', 'true');
+    if (record.answer) return void res.status(record.answer.status).json(record.answer.body);
+    if (record.resourceId === null) throw new Error(`idempotency record of ${record.operation} names no resource to answer for`);
+    await handler(req, res, { ...ctx, replay: { resourceId: record.resourceId } });
+  };
+  await api.inbox.once(identity, work, replay);
 }
 
 /** Binds the operations `include` accepts (default: all); each must have a handler. */
-export function bindOperations(kernel: Kernel, handlers: OperationHandlers, include: (op: OperationDescriptor) => boolean = () => true): Router {
+export function bindOperations(api: KernelApi, handlers: OperationHandlers, include: (op: OperationDescriptor) => boolean = () => true): Router {
   const router = express.Router();
-  const apiKey = requireApiKey(kernel.db);
-  const jsonBody = express.json({ limit: kernel.config.maxBodyBytes, strict: true, type: 'application/json' });
+  const apiKey = requireApiKey(api);
+  const jsonBody = express.json({ limit: api.config.maxBodyBytes, strict: true, type: 'application/json' });
   const byPath = new Map<string, OperationDescriptor[]>();
 
   for (const op of operations.filter(include)) {
@@ -104,7 +92,7 @@ export function bindOperations(kernel: Kernel, handlers: OperationHandlers, incl
       };
       const key = op.method === 'POST' && op.authenticated ? req.get('idempotency-key') : undefined;
       if (key === undefined) return handler(req, res, ctx);
-      await handleIdempotently(kernel, op, handler, req, res, ctx, key);
+      await handleIdempotently(api, op, handler, req, res, ctx, key);
     });
     router[op.method.toLowerCase() as 'get' | 'post' | 'delete'](op.expressPath, ...chain);
     byPath.set(op.expressPath, [...(byPath.get(op.expressPath) ?? []), op]);

@@ -1,11 +1,12 @@
 // The HTTP mapping of the problem registry: every failure leaves as an RFC 9457
-// application/problem+json body. Unexpected errors are logged and answered with
-// a generic 500 — no message or stack of theirs reaches the client.
+// application/problem+json body at the status this file gives its slug (core
+// knows no HTTP). Unexpected errors are logged and answered with a generic 500
+// — no message or stack of theirs reaches the client.
 import type { Request, Response } from 'express';
+import { isTransientStoreError } from '../../core/api/index.js';
 import { PalaiError, isPalaiError } from '../../core/errors/palai-error.js';
 import { problemTypeUri, type ProblemSlug } from '../../core/errors/problem-types.js';
 import type { Logger } from '../../core/logger.js';
-import { isTransientStoreError } from '../../core/store/transient.js';
 
 export interface ProblemBody {
   type: string;
@@ -17,12 +18,43 @@ export interface ProblemBody {
   [extension: string]: unknown;
 }
 
+/** Each problem's HTTP status. Typed exhaustively: a new slug without a status does not compile. */
+export const HTTP_STATUS: Record<ProblemSlug, number> = {
+  'malformed-json': 400,
+  'validation-failed': 400,
+  'invalid-request': 400,
+  unauthorized: 401,
+  forbidden: 403,
+  'egress-denied': 403,
+  'not-found': 404,
+  'agent-not-found': 404,
+  'method-not-allowed': 405,
+  'not-acceptable': 406,
+  'request-timeout': 408,
+  conflict: 409,
+  'invalid-state': 409,
+  'payload-too-large': 413,
+  'unsupported-media-type': 415,
+  'idempotency-conflict': 422,
+  'limit-exceeded': 422,
+  'output-invalid': 422,
+  'headers-too-large': 431,
+  internal: 500,
+  'model-provider-error': 502,
+  'not-ready': 503,
+  'store-busy': 503,
+  'store-unavailable': 503,
+  'shutting-down': 503,
+};
+
+export const httpStatusOf = (slug: ProblemSlug): number => HTTP_STATUS[slug];
+
 export function problemBody(error: PalaiError, instance?: string): ProblemBody {
   return {
     ...error.extensions,
     type: problemTypeUri(error.slug),
     title: error.title,
-    status: error.status,
+    status: httpStatusOf(error.slug),
     detail: error.message,
     ...(instance ? { instance } : {}),
     ...(error.errors ? { errors: error.errors } : {}),
@@ -86,7 +118,7 @@ export function sendProblem(req: Request, res: Response, error: PalaiError): voi
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
   const allow = error.extensions.allow;
   if (typeof allow === 'string') res.setHeader('Allow', allow);
-  res.status(error.status).type('application/problem+json').send(JSON.stringify(problemBody(error, req.originalUrl.split('?')[0])));
+  res.status(httpStatusOf(error.slug)).type('application/problem+json').send(JSON.stringify(problemBody(error, req.originalUrl.split('?')[0])));
 }
 
 /** A lost database connection is not a bug: the client is told to try again shortly. */

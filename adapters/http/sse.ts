@@ -7,12 +7,11 @@
 // and its `sequence_number` is that event's, the point to resume after.
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
+import { isTerminalEvent, isTransientStoreError, type KernelApi } from '../../core/api/index.js';
 import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
-import { followEvents, isTerminalEvent, readEvents } from '../../core/journal/journal.js';
-import type { Kernel } from '../../core/kernel.js';
-import { isTransientStoreError } from '../../core/store/transient.js';
 import type { StreamErrorEvent } from '../../generated/schemas.js';
+import { openAiStreamEvent } from './openai-events.js';
 import { markStream } from './request-tracker.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -25,18 +24,18 @@ function errorFrame(code: ProblemSlug, message: string, lastSequence: number): s
 }
 
 /** The error event for a stream that broke on `error` after sending `last`. */
-function failureFrame(kernel: Kernel, error: unknown, responseId: string, last: number): string {
+function failureFrame(api: KernelApi, error: unknown, responseId: string, last: number): string {
   if (isTransientStoreError(error)) {
     return errorFrame('store-unavailable', `The database cannot be reached right now; ${resumeHint(last)} in a moment.`, last);
   }
   if (isPalaiError(error)) return errorFrame(error.slug, error.message, last);
-  kernel.logger.error({ err: error, response_id: responseId }, 'event stream failed');
+  api.logger.error({ err: error, response_id: responseId }, 'event stream failed');
   return errorFrame('internal', `The stream stopped on an internal error; ${resumeHint(last)}.`, last);
 }
 
 const resumeHint = (last: number) => (last >= 0 ? `resume with starting_after=${last} (or Last-Event-ID: ${last})` : 'resume from the start');
 
-export async function streamResponseEvents(kernel: Kernel, res: Response, responseId: string, after: number): Promise<void> {
+export async function streamResponseEvents(api: KernelApi, res: Response, projectId: string, responseId: string, after: number): Promise<void> {
   markStream(res);
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -47,27 +46,28 @@ export async function streamResponseEvents(kernel: Kernel, res: Response, respon
   res.flushHeaders();
   const closed = new AbortController();
   res.on('close', () => closed.abort());
-  const signal = AbortSignal.any([closed.signal, kernel.lifecycle.closing]);
+  const signal = AbortSignal.any([closed.signal, api.lifecycle.closing]);
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-  kernel.metrics.activeStreams.inc();
+  api.metrics.activeStreams.inc();
   let last = after;
   let ended = false;
   try {
-    for await (const event of followEvents(kernel.db, kernel.wakeups, responseId, { after, signal })) {
-      const frame = `id: ${event.sequence_number}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-      last = event.sequence_number;
-      ended = isTerminalEvent(event);
+    for await (const entry of api.responses.follow(projectId, responseId, { after, signal })) {
+      const event = openAiStreamEvent(entry);
+      const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+      last = entry.sequence;
+      ended = isTerminalEvent(entry.event);
       if (!res.write(frame)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
       if (signal.aborted) break;
     }
-    if (kernel.lifecycle.closing.aborted && !closed.signal.aborted && !ended) {
+    if (api.lifecycle.closing.aborted && !closed.signal.aborted && !ended) {
       res.write(errorFrame('shutting-down', `This server is shutting down; ${resumeHint(last)} on another one.`, last));
     }
   } catch (error) {
     // The headers are sent: the only way left to say what happened is an event (if anyone listens).
-    if (!closed.signal.aborted) res.write(failureFrame(kernel, error, responseId, last));
+    if (!closed.signal.aborted) res.write(failureFrame(api, error, responseId, last));
   } finally {
-    kernel.metrics.activeStreams.dec();
+    api.metrics.activeStreams.dec();
     clearInterval(keepalive);
     res.end();
   }
@@ -82,7 +82,7 @@ const MAX_SEQUENCE = 2_147_483_647;
  * now: resuming after one not written yet would silently skip the events up to
  * it, or wait for ones that never come, so it is refused.
  */
-export async function resumePoint(kernel: Kernel, req: Request, responseId: string, startingAfter: number | undefined): Promise<number> {
+export async function resumePoint(api: KernelApi, req: Request, projectId: string, responseId: string, startingAfter: number | undefined): Promise<number> {
   const header = req.get('last-event-id');
   let after: number;
   if (startingAfter !== undefined) after = startingAfter;
@@ -91,8 +91,8 @@ export async function resumePoint(kernel: Kernel, req: Request, responseId: stri
   else if (/^(-1|\d{1,10})$/.test(header)) after = Number(header);
   else throw new PalaiError('invalid-request', `Last-Event-ID must be the id of an event of this stream (a sequence number), or -1 to replay it all; got ${JSON.stringify(header.slice(0, 40))}.`);
   if (after === -1) return -1;
-  const [event] = after <= MAX_SEQUENCE ? await readEvents(kernel.db, responseId, after - 1, 1) : [];
-  if (event?.sequence_number === after) return after;
+  const [entry] = after <= MAX_SEQUENCE ? await api.responses.events(projectId, responseId, after - 1, 1) : [];
+  if (entry?.sequence === after) return after;
   const detail = `is beyond the last event of response ${responseId} journaled so far; resume after an id the stream has sent, or from -1`;
   if (startingAfter === undefined) throw new PalaiError('invalid-request', `Last-Event-ID ${after} ${detail}.`);
   throw new PalaiError('validation-failed', `starting_after ${after} ${detail}.`, { errors: [{ pointer: '/query/starting_after', detail }] });

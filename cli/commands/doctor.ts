@@ -11,6 +11,7 @@ import type { ConnectionRow } from '../../core/models/connections.js';
 import { shownUrl } from '../../core/models/key-binding.js';
 import { connectionReadiness } from '../../core/models/resolve.js';
 import { secretBoxFrom } from '../../core/secrets/secret-box.js';
+import { createSecretStore } from '../../core/secrets/secret-store.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Db } from '../../core/store/db.js';
 import { migrationStatus } from '../../core/store/migrate.js';
@@ -140,9 +141,10 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
 
 async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig): Promise<void> {
   const { rows } = await db.query<ConnectionRow>('SELECT * FROM model_connections ORDER BY project_id, name');
-  const box = secretBoxFrom(config.secretKey);
+  // The doctor is a composition root of its own: it sees the keys a server started here would see.
+  const secrets = createSecretStore({ box: secretBoxFrom(config.secretKey), env: process.env, policy: config });
   for (const connection of rows) {
-    const { usable, detail } = connectionReadiness(connection, box, process.env, config);
+    const { usable, detail } = await connectionReadiness(db, secrets, connection, config);
     const label = `model connection ${connection.name} (${connection.provider}, project ${connection.project_id})`;
     if (usable) checks.pass(`${label}: ${detail}`);
     else checks.fail(`${label}: ${detail}`, 'set the variable on every palai process, or recreate the connection with a key (or with the base URL its variable is bound to)');

@@ -3,7 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AgentSpecFields } from '../../generated/schemas.js';
 import { PalaiError, type FieldError } from '../errors/palai-error.js';
-import { BUILTIN_TOOLS } from '../tools/builtin/registry.js';
+import { builtinTools } from '../tools/builtin/builtin-provider.js';
 
 const schemaCompiler = new Ajv2020({ strict: false, allErrors: true });
 
@@ -27,9 +27,9 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
   (spec.tools ?? []).forEach((tool, index) => {
     if (seen.has(tool.name)) errors.push({ pointer: `/tools/${index}/name`, detail: `duplicate tool name ${JSON.stringify(tool.name)}` });
     seen.add(tool.name);
-    if (tool.type === 'builtin' && !BUILTIN_TOOLS.has(tool.name)) {
-      errors.push({ pointer: `/tools/${index}/name`, detail: `no built-in tool is named ${JSON.stringify(tool.name)}; known: ${[...BUILTIN_TOOLS.keys()].join(', ')}` });
-    }
+    // Built-ins are known without the kernel's tool registry, which is not reachable here.
+    const problem = tool.type === 'builtin' ? builtinTools.validateSpec(tool) : null;
+    if (problem) errors.push({ pointer: `/tools/${index}/name`, detail: problem });
   });
   if (errors.length > 0) throw new PalaiError('validation-failed', 'The agent spec is not usable.', { errors });
 }

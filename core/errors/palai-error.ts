@@ -9,7 +9,6 @@ export interface FieldError {
 /** The kernel's one error class; surfaces translate it, never its message text. */
 export class PalaiError extends Error {
   readonly slug: ProblemSlug;
-  readonly status: number;
   readonly title: string;
   readonly errors: FieldError[] | undefined;
   /** Extra problem members, e.g. `allow` for method-not-allowed. */
@@ -20,7 +19,6 @@ export class PalaiError extends Error {
     super(detail ?? entry.title);
     this.name = 'PalaiError';
     this.slug = slug;
-    this.status = entry.status;
     this.title = entry.title;
     this.errors = options.errors;
     this.extensions = options.extensions ?? {};

@@ -1,36 +1,118 @@
-// The one problem vocabulary. Every surface maps a PalaiError through this table
-// (HTTP: RFC 9457 problem+json; later JSON-RPC codes, MCP isError, Slack text).
+// The one problem vocabulary. Each slug says what went wrong and what it means
+// to the caller, in no transport's terms; every surface maps it once (HTTP:
+// adapters/http/problem.ts; later JSON-RPC codes, MCP isError, Slack text).
 // Slugs are stable: they become the `type` URI and clients may branch on them.
 
 export const PROBLEM_TYPE_PREFIX = 'urn:palai:problem:';
 
+/** A problem's title (short, fixed) and its meaning: what a caller should conclude, e.g. whether to retry. */
+export interface ProblemType {
+  title: string;
+  meaning: string;
+}
+
 export const problemTypes = {
-  'malformed-json': { status: 400, title: 'The request body is not valid JSON' },
-  'validation-failed': { status: 400, title: 'The request does not match the schema' },
-  'invalid-request': { status: 400, title: 'The request cannot be carried out as written' },
-  unauthorized: { status: 401, title: 'A valid API key is required' },
-  forbidden: { status: 403, title: 'The API key may not do this' },
-  'egress-denied': { status: 403, title: 'The destination may not be reached from this server' },
-  'not-found': { status: 404, title: 'No such resource' },
-  'agent-not-found': { status: 404, title: 'No such agent' },
-  'method-not-allowed': { status: 405, title: 'Method not allowed on this resource' },
-  'not-acceptable': { status: 406, title: 'No acceptable representation' },
-  conflict: { status: 409, title: 'The resource already exists or changed' },
-  'request-timeout': { status: 408, title: 'The request was not received in time' },
-  'payload-too-large': { status: 413, title: 'The request body is too large' },
-  'unsupported-media-type': { status: 415, title: 'The request body must be application/json' },
-  'headers-too-large': { status: 431, title: 'The request headers are too large' },
-  'idempotency-conflict': { status: 422, title: 'The Idempotency-Key was used with a different request' },
-  'model-provider-error': { status: 502, title: 'The model provider answered with an error' },
-  'limit-exceeded': { status: 422, title: "The run reached one of its agent's limits" },
-  'output-invalid': { status: 422, title: "The output does not satisfy the agent's output schema" },
-  'invalid-state': { status: 409, title: 'The response is not in a state that allows this' },
-  'not-ready': { status: 503, title: 'The service is not ready' },
-  'store-busy': { status: 503, title: 'The store is in use by another process' },
-  'store-unavailable': { status: 503, title: 'The database cannot be reached right now' },
-  'shutting-down': { status: 503, title: 'This server is shutting down' },
-  internal: { status: 500, title: 'Internal error' },
-} as const satisfies Record<string, { status: number; title: string }>;
+  'malformed-json': {
+    title: 'The request body is not valid JSON',
+    meaning: 'The request is malformed; sending it again unchanged will fail the same way.',
+  },
+  'validation-failed': {
+    title: 'The request does not match the schema',
+    meaning: 'The request is malformed: fields are missing, mistyped or out of range; fix them before retrying.',
+  },
+  'invalid-request': {
+    title: 'The request cannot be carried out as written',
+    meaning: 'The request is well-formed but contradicts itself or what it refers to; it must be changed.',
+  },
+  unauthorized: {
+    title: 'A valid API key is required',
+    meaning: 'The caller is not identified: no credential, or one that is unknown or revoked.',
+  },
+  forbidden: {
+    title: 'The API key may not do this',
+    meaning: 'The caller is identified but lacks the permission; retrying with the same credential cannot help.',
+  },
+  'egress-denied': {
+    title: 'The destination may not be reached from this server',
+    meaning: 'The request names an outbound address the server refuses to call; choose another destination.',
+  },
+  'not-found': {
+    title: 'No such resource',
+    meaning: "The named resource does not exist in the caller's project (or was deleted).",
+  },
+  'agent-not-found': {
+    title: 'No such agent',
+    meaning: "The named agent does not exist in the caller's project.",
+  },
+  'method-not-allowed': {
+    title: 'Method not allowed on this resource',
+    meaning: 'The resource exists but does not support this operation; the allowed ones are listed.',
+  },
+  'not-acceptable': {
+    title: 'No acceptable representation',
+    meaning: 'The server cannot answer in any of the representations the caller accepts.',
+  },
+  conflict: {
+    title: 'The resource already exists or changed',
+    meaning: 'The request clashes with the current state (a name taken, a concurrent change); re-read, then decide.',
+  },
+  'request-timeout': {
+    title: 'The request was not received in time',
+    meaning: 'The caller was too slow sending the request; sending it again promptly may succeed.',
+  },
+  'payload-too-large': {
+    title: 'The request body is too large',
+    meaning: 'The request exceeds a size limit; it must be made smaller.',
+  },
+  'unsupported-media-type': {
+    title: 'The request body must be application/json',
+    meaning: 'The request is encoded in a form the server does not read; send JSON, uncompressed or in a supported encoding.',
+  },
+  'headers-too-large': {
+    title: 'The request headers are too large',
+    meaning: "The request's metadata exceeds a size limit; it must be made smaller.",
+  },
+  'idempotency-conflict': {
+    title: 'The Idempotency-Key was used with a different request',
+    meaning: 'The idempotency key was already used for a different request; use a new key or resend the original request.',
+  },
+  'model-provider-error': {
+    title: 'The model provider answered with an error',
+    meaning: 'An upstream model provider failed; the detail says whether retrying later may help.',
+  },
+  'limit-exceeded': {
+    title: "The run reached one of its agent's limits",
+    meaning: 'The run stopped at a limit of its agent (steps, tokens, time, cost); retrying the same run will stop again.',
+  },
+  'output-invalid': {
+    title: "The output does not satisfy the agent's output schema",
+    meaning: "The model's final output did not satisfy the agent's output schema.",
+  },
+  'invalid-state': {
+    title: 'The response is not in a state that allows this',
+    meaning: 'The response is not in a state that allows this action (already ended, or waiting for something else).',
+  },
+  'not-ready': {
+    title: 'The service is not ready',
+    meaning: 'The server is starting or degraded; retrying later can help.',
+  },
+  'store-busy': {
+    title: 'The store is in use by another process',
+    meaning: 'Another process holds the embedded store; stop it or use a shared database.',
+  },
+  'store-unavailable': {
+    title: 'The database cannot be reached right now',
+    meaning: 'The database is briefly unreachable; retrying shortly with the same idempotency key is safe.',
+  },
+  'shutting-down': {
+    title: 'This server is shutting down',
+    meaning: 'This server is stopping; retrying shortly (another server may answer) can help.',
+  },
+  internal: {
+    title: 'Internal error',
+    meaning: "An unexpected failure on the server's side; the server log has the details.",
+  },
+} as const satisfies Record<string, ProblemType>;
 
 export type ProblemSlug = keyof typeof problemTypes;
 

@@ -1,12 +1,12 @@
 // The append-only event journal of each response. Sequence numbers come from the
 // response row inside the writing transaction, so they are gap-free; a writer
 // holding a stale lease token gets no sequence and its transaction rolls back.
-import type { ResponseStreamEvent } from '../../generated/schemas.js';
 import type { Db, Queryable } from '../store/db.js';
-import { TERMINAL_EVENT_TYPES } from '../responses/status.js';
+import { TERMINAL_STATUSES } from '../responses/status.js';
+import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelEvent } from './journal-port.js';
 import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
 
-export type JournalEvent = ResponseStreamEvent;
+export type { JournalEntry, KernelEvent };
 
 /** Who may append: admission (no lease yet) or the worker holding `leaseToken`. */
 export interface JournalWriter {
@@ -27,7 +27,8 @@ export class LeaseLostError extends Error {
  * with a current lease token), insert the event, NOTIFY followers. Inside a
  * transaction the NOTIFY is delivered at commit.
  */
-export async function appendEvent(db: Queryable, writer: JournalWriter, type: string, payload: Record<string, unknown>): Promise<number> {
+export async function appendEvent(db: Queryable, writer: JournalWriter, event: KernelEvent): Promise<number> {
+  const { type, ...payload } = event;
   const { rows } = await db.query<{ sequence: number }>(
     `WITH next AS (
        UPDATE responses SET next_sequence = next_sequence + 1
@@ -43,16 +44,14 @@ export async function appendEvent(db: Queryable, writer: JournalWriter, type: st
   return rows[0].sequence;
 }
 
-export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEvent[]> {
+export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEntry[]> {
   const { rows } = await db.query<{ sequence: number; type: string; data: Record<string, unknown> }>(
     'SELECT sequence, type, data FROM response_events WHERE response_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3',
     [responseId, afterSequence, limit],
   );
-  return rows.map((row) => ({ type: row.type, sequence_number: row.sequence, ...row.data }) as JournalEvent);
+  return rows.map((row) => ({ sequence: row.sequence, event: { type: row.type, ...row.data } as KernelEvent }));
 }
 
-export const isTerminalEvent = (event: JournalEvent): boolean => TERMINAL_EVENT_TYPES.has(event.type);
-const WAITING_EVENT_TYPES = new Set(['response.waiting_for_approval', 'response.waiting_for_tool', 'response.waiting_for_input']);
 const BATCH = 500;
 
 export interface FollowOptions {
@@ -65,8 +64,9 @@ export interface FollowOptions {
 /** True when the response's terminal event has a sequence ≤ `sequence`: nothing follows it. */
 async function endedBy(db: Queryable, responseId: string, sequence: number): Promise<boolean> {
   const { rows } = await db.query<{ ended: boolean }>(
-    'SELECT EXISTS (SELECT 1 FROM response_events WHERE response_id = $1 AND sequence <= $2 AND type = ANY($3::text[])) AS ended',
-    [responseId, sequence, [...TERMINAL_EVENT_TYPES]],
+    `SELECT EXISTS (SELECT 1 FROM response_events WHERE response_id = $1 AND sequence <= $2 AND type = 'status'
+       AND data->>'status' = ANY($3::text[])) AS ended`,
+    [responseId, sequence, [...TERMINAL_STATUSES]],
   );
   return rows[0]?.ended === true;
 }
@@ -76,7 +76,7 @@ async function endedBy(db: Queryable, responseId: string, sequence: number): Pro
  * terminal event, or after a waiting event that is the latest one (the response
  * now waits for the reader's side to act), or when `signal` aborts.
  */
-export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string, options: FollowOptions): AsyncGenerator<JournalEvent> {
+export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string, options: FollowOptions): AsyncGenerator<JournalEntry> {
   let last = options.after;
   while (!options.signal?.aborted) {
     // Register interest before reading, so an append between read and wait still wakes us.
@@ -92,12 +92,12 @@ export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string
       continue;
     }
     woken.cancel();
-    for (const [index, event] of events.entries()) {
-      last = event.sequence_number;
-      yield event;
-      if (isTerminalEvent(event)) return;
+    for (const [index, entry] of events.entries()) {
+      last = entry.sequence;
+      yield entry;
+      if (isTerminalEvent(entry.event)) return;
       const latest = index === events.length - 1 && events.length < BATCH;
-      if (latest && WAITING_EVENT_TYPES.has(event.type)) return;
+      if (latest && isWaitingEvent(entry.event)) return;
     }
   }
 }

@@ -19,8 +19,8 @@ export class Wakeups {
   async start(): Promise<void> {
     for (const channel of [EVENTS_CHANNEL, WORK_CHANNEL]) {
       this.unlisten.push(await this.db.listen(channel, (payload) => this.wake(`${channel}:${payload}`)));
-      // Work notifications also wake anyone waiting for "any work".
-      if (channel === WORK_CHANNEL) this.unlisten.push(await this.db.listen(channel, () => this.wake(`${channel}:*`)));
+      // Every notification also wakes anyone waiting for "any work" or "any event".
+      this.unlisten.push(await this.db.listen(channel, () => this.wake(`${channel}:*`)));
     }
   }
 
@@ -71,3 +71,5 @@ export class Wakeups {
 
 export const eventsKey = (responseId: string): string => `${EVENTS_CHANNEL}:${responseId}`;
 export const anyWorkKey = `${WORK_CHANNEL}:*`;
+/** Woken by an append to any response's journal (project feeds filter after waking). */
+export const anyEventKey = `${EVENTS_CHANNEL}:*`;

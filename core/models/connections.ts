@@ -1,7 +1,8 @@
 // Model connections: a project's named way to reach a provider — base URL,
-// default model, and a key that is either stored encrypted or read from an
-// environment variable. The API shows only whether a key is set and its last four.
-// A key from the environment may go only to the base URL the operator bound it to.
+// default model, and a key that is either kept in the secret store (the row
+// holds its reference) or read from an environment variable. The API shows only
+// whether a key is set and its last four. A key from the environment may go
+// only to the base URL the operator bound it to.
 import type { CreateModelConnectionRequest, ModelConnection, ModelProvider } from '../../generated/schemas.js';
 import type { KeyBinding } from '../config.js';
 import { PalaiError } from '../errors/palai-error.js';
@@ -9,7 +10,7 @@ import { newId } from '../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { unixSeconds } from '../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import { requireSecretBox, type SecretBox } from '../secrets/secret-box.js';
+import { SecretUnavailableError, type SecretRef, type SecretStore } from '../secrets/secret-port.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { sameBaseUrl, shownUrl } from './key-binding.js';
 
@@ -19,7 +20,9 @@ export interface ConnectionRow {
   name: string;
   provider: ModelProvider;
   base_url: string | null;
-  api_key_encrypted: string | null;
+  /** The stored key in the secret store; null when the key comes from the environment or there is none. */
+  api_key_secret_id: string | null;
+  /** Kept beside the reference so a connection is shown without asking the secret store. */
   api_key_last4: string | null;
   api_key_env: string | null;
   default_model: string | null;
@@ -32,7 +35,7 @@ export const connectionView = (row: ConnectionRow): ModelConnection => ({
   name: row.name,
   provider: row.provider,
   base_url: row.base_url,
-  api_key: { set: row.api_key_encrypted !== null, last4: row.api_key_last4 },
+  api_key: { set: row.api_key_secret_id !== null, last4: row.api_key_last4 },
   api_key_env: row.api_key_env,
   default_model: row.default_model,
   created_at: unixSeconds(row.created_at)!,
@@ -50,12 +53,12 @@ export async function requireConnection(db: Queryable, projectId: string, ref: s
   return row;
 }
 
-/** Shows the last four characters only of keys long enough that four say nothing useful about them. */
-const last4Of = (key: string | undefined): string | null => (key !== undefined && key.length >= 16 ? key.slice(-4) : null);
+/** What a model connection's stored key is, in the secret store. */
+const MODEL_KEY_PURPOSE = 'model-key';
 
 export async function createConnection(
   db: Db,
-  box: SecretBox | null,
+  secrets: SecretStore,
   projectId: string,
   request: CreateModelConnectionRequest,
   keyEnvAllowlist: readonly KeyBinding[],
@@ -65,15 +68,16 @@ export async function createConnection(
   if (request.api_key !== undefined && request.api_key_env !== undefined) {
     throw new PalaiError('invalid-request', 'Give either api_key or api_key_env, not both.', { errors: [{ pointer: '/api_key_env', detail: 'conflicts with api_key' }] });
   }
-  const sealed = request.api_key === undefined ? null : requireSecretBox(box).seal(request.api_key);
   const id = newId('mconn');
   try {
     return await db.transaction(async (tx) => {
       await reserveKey(tx, projectId, idem, id);
+      // In this transaction: a connection that is not created leaves no secret behind.
+      const key = request.api_key === undefined ? null : await storeKey(tx, secrets, projectId, request.api_key);
       const { rows } = await tx.query<ConnectionRow>(
-        `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_encrypted, api_key_last4, api_key_env, default_model)
+        `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_secret_id, api_key_last4, api_key_env, default_model)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-        [id, projectId, request.name, request.provider, request.base_url ?? null, sealed, last4Of(request.api_key), request.api_key_env ?? null, request.default_model ?? null],
+        [id, projectId, request.name, request.provider, request.base_url ?? null, key?.id ?? null, key?.last4 ?? null, request.api_key_env ?? null, request.default_model ?? null],
       );
       const view = connectionView(rows[0]);
       await recordAnswer(tx, projectId, idem, 201, view, id);
@@ -81,6 +85,18 @@ export async function createConnection(
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new PalaiError('conflict', `A model connection named ${JSON.stringify(request.name)} already exists.`);
+    throw error;
+  }
+}
+
+/** Stores the key; without PALAI_SECRET_KEY, says what the caller can do instead. */
+async function storeKey(tx: Queryable, secrets: SecretStore, projectId: string, apiKey: string): Promise<SecretRef> {
+  try {
+    return await secrets.put(tx, projectId, MODEL_KEY_PURPOSE, apiKey);
+  } catch (error) {
+    if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
+      throw new PalaiError('invalid-request', 'Storing a key needs PALAI_SECRET_KEY to be set on the server; or use api_key_env.');
+    }
     throw error;
   }
 }
@@ -116,8 +132,12 @@ export async function listConnections(db: Db, projectId: string, page: PageReque
   return toPage(rows, page, connectionView);
 }
 
-export async function deleteConnection(db: Db, projectId: string, ref: string): Promise<string> {
-  const row = await requireConnection(db, projectId, ref);
-  await db.query('DELETE FROM model_connections WHERE id = $1', [row.id]);
-  return row.id;
+/** Deletes the connection and, in the same transaction, its stored key. */
+export async function deleteConnection(db: Db, secrets: SecretStore, projectId: string, ref: string): Promise<string> {
+  return db.transaction(async (tx) => {
+    const row = await requireConnection(tx, projectId, ref);
+    await tx.query('DELETE FROM model_connections WHERE id = $1', [row.id]);
+    if (row.api_key_secret_id) await secrets.remove(tx, projectId, row.api_key_secret_id);
+    return row.id;
+  });
 }

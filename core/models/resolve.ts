@@ -2,10 +2,11 @@
 // from a named connection, or from the block itself. A key the caller stored
 // goes to the caller's base URL; a key from the server's environment goes only
 // to the base URL it is bound to (key-binding.ts), and never anywhere else.
+// Both come from the secret store: nothing here reads the process environment.
 import type { ModelProvider, ModelSpec } from '../../generated/schemas.js';
 import { loadConfig } from '../config.js';
 import { PalaiError } from '../errors/palai-error.js';
-import type { SecretBox } from '../secrets/secret-box.js';
+import { SecretUnavailableError, type SecretFailure, type SecretStore } from '../secrets/secret-port.js';
 import type { Queryable } from '../store/db.js';
 import { requireConnection, type ConnectionRow } from './connections.js';
 import { PROVIDER_KEY_ENV, providerBaseUrl, sameBaseUrl, shownUrl, type KeyPolicy } from './key-binding.js';
@@ -19,21 +20,18 @@ export interface ResolvedModel {
   credentials: ModelCredentials;
 }
 
-type Env = Record<string, string | undefined>;
-
 let defaults: KeyPolicy | null = null;
 /** The operator policy of an unconfigured server (provider defaults, the two provider variables). */
 const defaultPolicy = (): KeyPolicy => (defaults ??= loadConfig({}));
 
 export async function resolveModel(
   db: Queryable,
-  box: SecretBox | null,
+  secrets: SecretStore,
   projectId: string,
   spec: ModelSpec,
-  env: Env = process.env,
   policy: KeyPolicy = defaultPolicy(),
 ): Promise<ResolvedModel> {
-  const resolved = await resolveUnchecked(db, box, projectId, spec, env, policy);
+  const resolved = await resolveUnchecked(db, secrets, projectId, spec, policy);
   const { baseUrl } = resolved.credentials;
   if (baseUrl !== null && !isHttpUrl(baseUrl)) throw new PalaiError('invalid-request', `The model's base_url ${shownUrl(baseUrl)} is not an http or https URL.`);
   return resolved;
@@ -41,11 +39,11 @@ export async function resolveModel(
 
 const isHttpUrl = (text: string): boolean => URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol);
 
-async function resolveUnchecked(db: Queryable, box: SecretBox | null, projectId: string, spec: ModelSpec, env: Env, policy: KeyPolicy): Promise<ResolvedModel> {
+async function resolveUnchecked(db: Queryable, secrets: SecretStore, projectId: string, spec: ModelSpec, policy: KeyPolicy): Promise<ResolvedModel> {
   if (!spec.connection) {
     const provider = spec.provider!;
     const baseUrl = spec.base_url ?? providerBaseUrl(provider, policy);
-    return { provider, modelName: spec.name ?? null, credentials: { apiKey: serverKey(provider, baseUrl, env, policy), baseUrl } };
+    return { provider, modelName: spec.name ?? null, credentials: { apiKey: serverKey(provider, baseUrl, secrets, policy), baseUrl } };
   }
   const connection = await requireConnection(db, projectId, spec.connection).catch((error: unknown) => {
     // Only a missing connection means that; a store failure must not end the run as if it did.
@@ -59,14 +57,11 @@ async function resolveUnchecked(db: Queryable, box: SecretBox | null, projectId:
   const modelName = spec.name ?? connection.default_model;
   const chosenUrl = spec.base_url ?? connection.base_url;
 
-  if (connection.api_key_encrypted) {
-    if (!box) throw new PalaiError('invalid-request', `Connection ${connection.name} has a stored key, but PALAI_SECRET_KEY is not set on this server.`);
-    let apiKey: string;
-    try {
-      apiKey = box.open(connection.api_key_encrypted);
-    } catch {
-      throw new PalaiError('invalid-request', `The stored key of connection ${connection.name} cannot be decrypted with this PALAI_SECRET_KEY.`);
-    }
+  if (connection.api_key_secret_id) {
+    const apiKey = await secrets.reveal(db, projectId, connection.api_key_secret_id).catch((error: unknown) => {
+      if (!(error instanceof SecretUnavailableError)) throw error;
+      throw new PalaiError('invalid-request', storedKeyProblem(connection.name, error.reason));
+    });
     return { provider, modelName, credentials: { apiKey, baseUrl: chosenUrl ?? providerBaseUrl(provider, policy) } };
   }
 
@@ -85,39 +80,56 @@ async function resolveUnchecked(db: Queryable, box: SecretBox | null, projectId:
           `${shownUrl(binding.baseUrl)}; the key was not sent. Store a key with the connection (api_key) to call another base URL.`,
       );
     }
-    return { provider, modelName, credentials: { apiKey: env[variable] || null, baseUrl } };
+    return { provider, modelName, credentials: { apiKey: secrets.serverKey(variable) ?? null, baseUrl } };
   }
 
   const baseUrl = chosenUrl ?? providerBaseUrl(provider, policy);
-  return { provider, modelName, credentials: { apiKey: serverKey(provider, baseUrl, env, policy), baseUrl } };
+  return { provider, modelName, credentials: { apiKey: serverKey(provider, baseUrl, secrets, policy), baseUrl } };
 }
 
 /** The provider's key from the environment, when the call goes where the operator bound it; else none. */
-function serverKey(provider: ModelProvider, baseUrl: string | null, env: Env, policy: KeyPolicy): string | null {
+function serverKey(provider: ModelProvider, baseUrl: string | null, secrets: SecretStore, policy: KeyPolicy): string | null {
   const variable = PROVIDER_KEY_ENV[provider];
   const bound = providerBaseUrl(provider, policy);
   if (!variable || !bound || !baseUrl || !sameBaseUrl(provider, baseUrl, bound)) return null;
-  return env[variable] || null;
+  return secrets.serverKey(variable) ?? null;
+}
+
+/** What a stored key that cannot be revealed means for its connection, without the key. */
+function storedKeyProblem(name: string, reason: SecretFailure): string {
+  switch (reason) {
+    case 'no-secret-key':
+      return `Connection ${name} has a stored key, but PALAI_SECRET_KEY is not set on this server.`;
+    case 'undecryptable':
+      return `The stored key of connection ${name} cannot be decrypted with this PALAI_SECRET_KEY.`;
+    case 'missing':
+      return `The stored key of connection ${name} is missing from the secret store.`;
+    default: {
+      const unknown: never = reason;
+      throw new Error(`unknown secret failure ${String(unknown)}`);
+    }
+  }
 }
 
 /**
  * Whether a connection can authenticate from this process, and why (for `palai doctor`).
- * With `policy` (the doctor passes the configuration), whether the operator's key
- * bindings let the key go to the connection's base URL is checked too.
+ * A stored key is revealed (and dropped) to prove it decrypts here. With `policy`
+ * (the doctor passes the configuration), whether the operator's key bindings let
+ * the key go to the connection's base URL is checked too.
  */
-export function connectionReadiness(
+export async function connectionReadiness(
+  db: Queryable,
+  secrets: SecretStore,
   connection: ConnectionRow,
-  box: SecretBox | null,
-  env: Env = process.env,
   policy: KeyPolicy | null = null,
-): { usable: boolean; detail: string } {
-  if (connection.api_key_encrypted) {
-    if (!box) return { usable: false, detail: 'has a stored key, but PALAI_SECRET_KEY is not set' };
+): Promise<{ usable: boolean; detail: string }> {
+  if (connection.api_key_secret_id) {
     try {
-      box.open(connection.api_key_encrypted);
+      await secrets.reveal(db, connection.project_id, connection.api_key_secret_id);
       return { usable: true, detail: `stored key …${connection.api_key_last4}` };
-    } catch {
-      return { usable: false, detail: 'its stored key does not decrypt with this PALAI_SECRET_KEY' };
+    } catch (error) {
+      if (!(error instanceof SecretUnavailableError)) throw error;
+      return { usable: false, detail: READINESS_DETAIL[error.reason] };
     }
   }
   if (connection.api_key_env && policy) {
@@ -138,8 +150,14 @@ export function connectionReadiness(
       return { usable: true, detail: `no key (${variable} goes only to ${shownUrl(bound)}); fine if ${shownUrl(connection.base_url)} needs none` };
     }
   }
-  if (env[variable]) return { usable: true, detail: `key from ${variable}` };
+  if (secrets.serverKey(variable)) return { usable: true, detail: `key from ${variable}` };
   // OpenAI-compatible servers on a private network often take no key at all.
   if (connection.base_url) return { usable: true, detail: `no key (${variable} is unset); fine if ${shownUrl(connection.base_url)} needs none` };
   return { usable: false, detail: `${variable} is not set` };
 }
+
+const READINESS_DETAIL: Record<SecretFailure, string> = {
+  'no-secret-key': 'has a stored key, but PALAI_SECRET_KEY is not set',
+  undecryptable: 'its stored key does not decrypt with this PALAI_SECRET_KEY',
+  missing: 'its stored key is missing from the secret store',
+};

@@ -11,7 +11,8 @@ import type { Db, Queryable } from '../store/db.js';
 import { completeCall, openToolCalls, recordDecision, type ToolCallRow, type ToolCallStatus } from '../tools/tool-calls.js';
 import { messageText, normalizeInput } from './items.js';
 import { requireResponse, type ResponseRow } from './responses.js';
-import { appendOutputItems, enterWaiting, finishResponse, resumeWaiting, waitingStatusFor } from './state.js';
+import { appendOutputItems } from './output-items.js';
+import { changeStatus, finishResponse, waitingStatusFor } from './status-writer.js';
 import { isTerminal, isWaiting } from './status.js';
 
 const apiWriter = (row: ResponseRow): JournalWriter => ({ projectId: row.project_id, responseId: row.id, leaseToken: null });
@@ -34,19 +35,19 @@ async function lockWaiting(tx: Queryable, projectId: string, responseId: string)
 }
 
 /**
- * After answers were recorded: back to the workers if anything can run, else
- * still waiting. The answers' output items are journaled after the resume, in
- * the order a worker resuming the response (an approval timeout) writes them.
+ * After answers were recorded: back to the workers if anything can run or the
+ * response now waits for something else (they park it there), else still
+ * waiting. The answers' output items are journaled after the resume, in the
+ * order a worker resuming the response (an approval timeout) writes them.
  */
 async function settle(tx: Queryable, row: ResponseRow, answers: Item[]): Promise<void> {
   const open = await openToolCalls(tx, row.id);
   const waiting = waitingStatusFor(open);
-  if (waiting === null || open.some((c) => c.status === 'ready')) {
-    await resumeWaiting(tx, row);
+  if (waiting !== row.status || open.some((c) => c.status === 'ready')) {
+    await changeStatus(tx, apiWriter(row), { to: 'in_progress' });
     return appendOutputItems(tx, apiWriter(row), answers);
   }
   await appendOutputItems(tx, apiWriter(row), answers);
-  if (waiting !== row.status) await enterWaiting(tx, apiWriter(row), waiting);
 }
 
 export async function submitToolOutputs(db: Db, projectId: string, responseId: string, request: SubmitToolOutputsRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {

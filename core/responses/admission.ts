@@ -6,15 +6,14 @@ import { requireAgent } from '../agents/agents.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
-import { appendEvent } from '../journal/journal.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { appendSessionItems, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
 import { completeCall, openToolCalls } from '../tools/tool-calls.js';
-import { finishResponse } from './state.js';
+import { changeStatus, finishResponse, journalStatus } from './status-writer.js';
 import { isWaiting } from './status.js';
 import { normalizeInput } from './items.js';
-import { requireResponse, responseView, type ResponseRow } from './responses.js';
+import { requireResponse, type ResponseRow } from './responses.js';
 
 export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
   return db.transaction(async (tx) => {
@@ -52,7 +51,7 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
     );
     if (session) await appendSessionItems(tx, projectId, session.id, id, input);
     const row = await requireResponse(tx, projectId, id);
-    await appendEvent(tx, { projectId, responseId: id, leaseToken: null }, 'response.created', { response: responseView(row) });
+    await journalStatus(tx, { projectId, responseId: id, leaseToken: null }, row);
     await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, id]);
     return row;
   });
@@ -77,5 +76,7 @@ async function continueFrom(tx: Queryable, projectId: string, previousId: string
   }
   for (const call of awaiting) await completeCall(tx, previous.id, call.call_id, outputs.get(call.call_id)!);
   const writer = { projectId, responseId: previous.id, leaseToken: null };
+  // Its wait is over (in_progress), and its work is done: the new response carries the conversation on.
+  await changeStatus(tx, writer, { to: 'in_progress' });
   await finishResponse(tx, writer, { status: 'completed', output: previous.output, usage: previous.usage, error: null });
 }

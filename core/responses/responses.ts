@@ -1,9 +1,11 @@
-// Reading responses and projecting a row to the OpenAI-shaped Response object.
-import type { Item, PendingToolCall, RequiredAction, Response, ResponseError, ResponseStatus, ToolRisk, Usage } from '../../generated/schemas.js';
+// Reading responses, and the kernel's own view of one (ResponseState): what a
+// status event carries and what the kernel API answers. Surfaces map it to their
+// shapes (the REST API to OpenAI's Response object).
+import type { ResponseState } from '../../generated/protocol-schemas.js';
+import type { Item, PendingToolCall, ResponseError, ResponseStatus, ToolRisk, Usage } from '../../generated/schemas.js';
 import { notFound } from '../errors/palai-error.js';
 import { unixSeconds } from '../json.js';
 import type { Queryable } from '../store/db.js';
-import { outputText } from './items.js';
 import { isWaiting } from './status.js';
 
 interface PendingCallRow {
@@ -72,15 +74,9 @@ export async function requireResponse(db: Queryable, projectId: string, response
 }
 
 const WAITING_FOR = { awaiting_approval: 'approval', awaiting_output: 'tool_output', awaiting_input: 'input' } as const;
-const ACTION_FOR: Record<string, RequiredAction['type']> = {
-  waiting_for_approval: 'approve_tool_calls',
-  waiting_for_tool: 'submit_tool_outputs',
-  waiting_for_input: 'answer_question',
-};
 
-function requiredAction(row: ResponseRow): RequiredAction | null {
-  if (!isWaiting(row.status)) return null;
-  const calls: PendingToolCall[] = (row.pending_calls ?? []).map((c) => ({
+function pendingCalls(row: ResponseRow): PendingToolCall[] {
+  return (row.pending_calls ?? []).map((c) => ({
     call_id: c.call_id,
     name: c.name,
     arguments: c.arguments,
@@ -89,32 +85,24 @@ function requiredAction(row: ResponseRow): RequiredAction | null {
     ...(c.question !== null ? { question: c.question } : {}),
     ...(c.status === 'awaiting_approval' ? { approval_deadline: c.approval_deadline === null ? null : unixSeconds(c.approval_deadline) } : {}),
   }));
-  return { type: ACTION_FOR[row.status], calls };
 }
 
-export function responseView(row: ResponseRow): Response {
+export function responseState(row: ResponseRow): ResponseState {
   return {
     id: row.id,
-    object: 'response',
-    created_at: unixSeconds(row.created_at)!,
-    completed_at: unixSeconds(row.completed_at),
     status: row.status,
-    model: row.agent_name,
     agent: { id: row.agent_id, name: row.agent_name, revision: row.agent_revision, revision_id: row.agent_revision_id },
     session_id: row.session_id,
     previous_response_id: row.previous_response_id,
     instructions: row.instructions,
     background: row.background,
+    metadata: row.metadata,
     output: row.output,
-    output_text: outputText(row.output),
     usage: row.usage,
     usage_by_step: row.step_usage,
     error: row.error,
-    incomplete_details: row.status === 'timed_out' || row.status === 'budget_exceeded' ? { reason: row.status } : null,
-    required_action: requiredAction(row),
-    metadata: row.metadata,
-    tools: [],
-    parallel_tool_calls: true,
-    tool_choice: 'auto',
+    pending_calls: isWaiting(row.status) ? pendingCalls(row) : [],
+    created_at: unixSeconds(row.created_at)!,
+    completed_at: unixSeconds(row.completed_at),
   };
 }

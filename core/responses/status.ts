@@ -4,7 +4,12 @@
 //   in_progress ⇄ waiting_for_approval | waiting_for_tool | waiting_for_input
 //
 // Any non-terminal state may also end as canceled, failed or timed_out (a cancel or
-// a deadline does not wait for the run to come back to in_progress).
+// a deadline does not wait for the run to come back to in_progress). A waiting
+// response whose answer settles one wait while another remains goes back to the
+// workers, which park it in the next wait: waits never follow each other directly.
+// Every status write goes through this table: the status writer
+// (status-writer.ts) checks each change, and a claim only takes statuses that
+// may become in_progress.
 import type { ResponseStatus } from '../../generated/schemas.js';
 
 export type { ResponseStatus };
@@ -31,23 +36,10 @@ export const isTerminal = (status: ResponseStatus): boolean => (TERMINAL_STATUSE
 export const isWaiting = (status: ResponseStatus): boolean => (WAITING_STATUSES as readonly string[]).includes(status);
 export const canTransition = (from: ResponseStatus, to: ResponseStatus): boolean => TRANSITIONS[from].includes(to);
 
-/** The journal event that announces a terminal status (OpenAI's names where they exist). */
-export function terminalEventType(status: (typeof TERMINAL_STATUSES)[number]): string {
-  switch (status) {
-    case 'completed':
-      return 'response.completed';
-    case 'failed':
-      return 'response.failed';
-    case 'canceled':
-      return 'response.cancelled';
-    case 'timed_out':
-    case 'budget_exceeded':
-      return 'response.incomplete';
-    default: {
-      const unreachable: never = status;
-      throw new Error(`unknown terminal status ${unreachable}`);
-    }
-  }
-}
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+export type WaitingStatus = (typeof WAITING_STATUSES)[number];
 
-export const TERMINAL_EVENT_TYPES = new Set(TERMINAL_STATUSES.map(terminalEventType));
+/** Statuses a worker's claim may move to in_progress (in_progress itself: a lease taken over, not a change). */
+export const CLAIMABLE_STATUSES: readonly ResponseStatus[] = (Object.keys(TRANSITIONS) as ResponseStatus[]).filter(
+  (status) => status === 'in_progress' || canTransition(status, 'in_progress'),
+);

@@ -5,7 +5,7 @@
 // or waiting with a wake-up time that has passed (approval timeout, deadline).
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import type { Queryable } from '../store/db.js';
-import type { ResponseStatus } from '../responses/status.js';
+import { CLAIMABLE_STATUSES, type ResponseStatus } from '../responses/status.js';
 
 export interface Claim {
   responseId: string;
@@ -20,9 +20,9 @@ export async function claimNext(db: Queryable, workerId: string, leaseSeconds: n
   const { rows } = await db.query<{ id: string; project_id: string; lease_token: number; previous_status: ResponseStatus; takeover: boolean }>(
     `WITH candidate AS (
        SELECT id, status, lease_expires_at FROM responses
-       WHERE status = 'queued'
+       WHERE status = ANY($3::text[]) AND (status = 'queued'
           OR (status = 'in_progress' AND (lease_expires_at IS NULL OR lease_expires_at < now()))
-          OR (status LIKE 'waiting_for_%' AND wake_at <= now())
+          OR (status LIKE 'waiting_for_%' AND wake_at <= now()))
        ORDER BY created_at LIMIT 1
        FOR UPDATE SKIP LOCKED)
      UPDATE responses r SET status = 'in_progress', lease_owner = $1, lease_token = r.lease_token + 1,
@@ -30,7 +30,7 @@ export async function claimNext(db: Queryable, workerId: string, leaseSeconds: n
      FROM candidate c WHERE r.id = c.id
      RETURNING r.id, r.project_id, r.lease_token, c.status AS previous_status,
        (c.status = 'in_progress' AND c.lease_expires_at IS NOT NULL) AS takeover`,
-    [workerId, leaseSeconds],
+    [workerId, leaseSeconds, CLAIMABLE_STATUSES],
   );
   const row = rows[0];
   return row

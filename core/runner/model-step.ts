@@ -9,6 +9,7 @@ import { LeaseLostError } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import { ModelProviderError, type ModelAdapter } from '../models/model-port.js';
 import { resolveModel, type ResolvedModel } from '../models/resolve.js';
+import { assertLease } from '../responses/lease.js';
 import { requireResponse, type ResponseRow } from '../responses/responses.js';
 import { needsApproval } from '../tools/broker.js';
 import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
@@ -41,7 +42,7 @@ export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<St
   let resolved: ResolvedModel;
   let adapter: ModelAdapter;
   try {
-    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!, process.env, kernel.config);
+    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!, kernel.config);
     adapter = kernel.models.get(resolved.provider);
   } catch (error) {
     if (!(error instanceof PalaiError || error instanceof ModelProviderError)) throw error;
@@ -156,13 +157,13 @@ async function modelAttempt(
     };
   });
   await kernel.db.transaction(async (tx) => {
-    const { rowCount } = await tx.query(
-      `UPDATE responses SET output = output || $3::jsonb, usage = $4, step_usage = step_usage || $5::jsonb,
-         model_calls = model_calls + 1, model_attempts = model_attempts + 1, tool_call_count = tool_call_count + $6
-       WHERE id = $1 AND lease_token = $2`,
-      [writer.responseId, writer.leaseToken, JSON.stringify(stream.items), JSON.stringify(addUsages(row.usage, usage)), JSON.stringify([usage]), calls.length],
+    await assertLease(tx, writer);
+    await tx.query(
+      `UPDATE responses SET output = output || $2::jsonb, usage = $3, step_usage = step_usage || $4::jsonb,
+         model_calls = model_calls + 1, model_attempts = model_attempts + 1, tool_call_count = tool_call_count + $5
+       WHERE id = $1`,
+      [writer.responseId, JSON.stringify(stream.items), JSON.stringify(addUsages(row.usage, usage)), JSON.stringify([usage]), calls.length],
     );
-    if (rowCount === 0) throw new LeaseLostError(writer.responseId);
     await stream.flush(tx);
     await insertToolCalls(tx, writer.projectId, writer.responseId, calls);
   });
@@ -174,11 +175,11 @@ async function modelAttempt(
 async function commitFailedAttempt(ctx: RunContext, stream: StepStream, usage: Usage): Promise<void> {
   recordTokens(ctx.kernel, usage);
   await ctx.kernel.db.transaction(async (tx) => {
-    const { rowCount } = await tx.query(
-      `UPDATE responses SET output = output || $3::jsonb, model_attempts = model_attempts + 1 WHERE id = $1 AND lease_token = $2`,
-      [ctx.writer.responseId, ctx.writer.leaseToken, JSON.stringify(stream.items)],
-    );
-    if (rowCount === 0) throw new LeaseLostError(ctx.writer.responseId);
+    await assertLease(tx, ctx.writer);
+    await tx.query('UPDATE responses SET output = output || $2::jsonb, model_attempts = model_attempts + 1 WHERE id = $1', [
+      ctx.writer.responseId,
+      JSON.stringify(stream.items),
+    ]);
     await stream.flush(tx);
   });
 }

@@ -14,14 +14,14 @@ interface OpenItem {
 export async function closeDanglingItems(db: Db, writer: JournalWriter): Promise<number> {
   const { rows } = await db.query<{ type: string; data: any }>(
     `SELECT type, data FROM response_events WHERE response_id = $1
-       AND type IN ('response.output_item.added', 'response.output_item.done', 'response.output_text.delta')
+       AND type IN ('item.added', 'item.done', 'text.delta')
      ORDER BY sequence`,
     [writer.responseId],
   );
   const open = new Map<string, OpenItem>();
   for (const { type, data } of rows) {
-    if (type === 'response.output_item.added') open.set(data.item.id, { outputIndex: data.output_index, item: data.item, text: '' });
-    else if (type === 'response.output_item.done') open.delete(data.item.id);
+    if (type === 'item.added') open.set(data.item.id, { outputIndex: data.output_index, item: data.item, text: '' });
+    else if (type === 'item.done') open.delete(data.item.id);
     else {
       const item = open.get(data.item_id);
       if (item) item.text += data.delta;
@@ -37,7 +37,7 @@ export async function closeDanglingItems(db: Db, writer: JournalWriter): Promise
           ? ({ ...item, status: 'incomplete', content: [{ type: 'output_text', text, annotations: [] }] } satisfies MessageItem)
           : { ...item, status: 'incomplete' };
       items.push(incomplete);
-      await appendEvent(tx, writer, 'response.output_item.done', { output_index: outputIndex, item: incomplete });
+      await appendEvent(tx, writer, { type: 'item.done', output_index: outputIndex, item: incomplete });
     }
     await tx.query('UPDATE responses SET output = output || $2::jsonb WHERE id = $1', [writer.responseId, JSON.stringify(items)]);
   });

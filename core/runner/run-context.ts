@@ -1,12 +1,12 @@
 // What every part of a run shares: its context, how it ends, and usage arithmetic.
 import type { AgentSpecFields, ResponseError, Usage } from '../../generated/schemas.js';
 import { problemTypeUri, type ProblemSlug } from '../errors/problem-types.js';
-import { LeaseLostError, type JournalWriter } from '../journal/journal.js';
+import type { JournalWriter } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ModelEvent } from '../models/model-port.js';
-import { requireResponse } from '../responses/responses.js';
-import { finishResponse, type TerminalStatus } from '../responses/state.js';
+import { lockUnderLease } from '../responses/lease.js';
+import { finishResponse, type TerminalStatus } from '../responses/status-writer.js';
 import type { ResolvedTool } from '../tools/tool-port.js';
 import type { StepStream } from './step-stream.js';
 
@@ -60,8 +60,7 @@ export interface RunContext {
 /** Ends the response; `stream` carries a cut-off step's items and held events. */
 export async function end(ctx: RunContext, status: TerminalStatus, error: ResponseError | null, stream?: StepStream, usage?: Usage): Promise<void> {
   await ctx.kernel.db.transaction(async (tx) => {
-    const row = await requireResponse(tx, ctx.writer.projectId, ctx.writer.responseId, true);
-    if (row.lease_token !== ctx.writer.leaseToken) throw new LeaseLostError(row.id);
+    const row = await lockUnderLease(tx, ctx.writer);
     await stream?.flush(tx);
     const output = [...row.output, ...(stream?.items ?? [])];
     await finishResponse(tx, ctx.writer, { status, output, usage: usage ?? row.usage, error });

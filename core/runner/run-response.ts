@@ -4,10 +4,11 @@
 import type { AgentSpecFields, Item, ResponseError } from '../../generated/schemas.js';
 import { getRevision } from '../agents/agents.js';
 import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/journal.js';
+import { lockUnderLease } from '../responses/lease.js';
 import type { Kernel } from '../kernel.js';
-import { requireResponse, responseView, type ResponseRow } from '../responses/responses.js';
-import { enterWaiting, finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/state.js';
-import { resolveTools } from '../tools/broker.js';
+import { requireResponse, type ResponseRow } from '../responses/responses.js';
+import { changeStatus, finishResponse, journalStatus, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
+import { ToolResolutionError } from '../tools/tool-port.js';
 import { openToolCalls } from '../tools/tool-calls.js';
 import type { Claim } from './claim.js';
 import { interruptReason } from './interrupt.js';
@@ -41,10 +42,20 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
     const closed = await closeDanglingItems(db, writer);
     if (closed > 0) log.warn({ closed }, 'closed output items a crashed worker left open');
   } else if (claim.previousStatus !== 'in_progress') {
-    await appendEvent(db, writer, 'response.in_progress', { response: responseView(first) });
+    // The claim moved it to in_progress; announce that under the new lease.
+    await db.transaction((tx) => journalStatus(tx, writer, first));
   }
   const { spec } = await getRevision(db, first.agent_revision_id);
-  const ctx: RunContext = { kernel, writer, spec, tools: resolveTools(spec, { egress: kernel.egress }), signal, log };
+  let tools;
+  try {
+    tools = await kernel.tools.resolveAll(spec.tools ?? [], { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
+  } catch (error) {
+    // A tool the agent names cannot be had (an unknown kind, two tools of one name, a provider out of reach): say which.
+    if (!(error instanceof ToolResolutionError)) throw error;
+    const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log };
+    return end(ctx, 'failed', responseError('invalid-request', error.message));
+  }
+  const ctx: RunContext = { kernel, writer, spec, tools, signal, log };
 
   try {
     await runSteps(ctx, claim);
@@ -71,7 +82,7 @@ async function runSteps(ctx: RunContext, claim: Claim): Promise<void> {
     if (open.length > 0) {
       await Promise.all(open.filter((c) => c.status === 'ready' || c.status === 'running').map((call) => executeToolCall(ctx, call)));
       const waiting = waitingStatusFor(await openToolCalls(db, row.id));
-      if (waiting) return db.transaction((tx) => enterWaiting(tx, writer, waiting));
+      if (waiting) return db.transaction(async (tx) => void (await changeStatus(tx, writer, { to: waiting })));
       continue;
     }
 
@@ -100,8 +111,7 @@ async function runSteps(ctx: RunContext, claim: Claim): Promise<void> {
 /** Hides the invalid answer from the output text and asks the model once more, with the violations. */
 async function requestRepair(ctx: RunContext, answer: string, violations: string[]): Promise<void> {
   await ctx.kernel.db.transaction(async (tx) => {
-    const row = await requireResponse(tx, ctx.writer.projectId, ctx.writer.responseId, true);
-    if (row.lease_token !== ctx.writer.leaseToken) throw new LeaseLostError(row.id);
+    const row = await lockUnderLease(tx, ctx.writer);
     const last = row.output.at(-1);
     const answered = last?.type === 'message' && last.role === 'assistant';
     const output: Item[] = row.output.map((item, index) => (answered && index === row.output.length - 1 ? { ...item, status: 'incomplete' } : item));
@@ -111,6 +121,8 @@ async function requestRepair(ctx: RunContext, answer: string, violations: string
       JSON.stringify(output),
       JSON.stringify(kernelItems),
     ]);
+    // The rejected answer leaves the output text: say so in the journal, as for any change of an item.
+    if (answered) await appendEvent(tx, ctx.writer, { type: 'item.updated', output_index: output.length - 1, item: output.at(-1)! });
   });
   ctx.log.info({ violations }, 'output did not satisfy the schema; asking for a repair');
 }
@@ -119,8 +131,11 @@ async function requestRepair(ctx: RunContext, answer: string, violations: string
 export async function failRun(kernel: Kernel, claim: Claim): Promise<void> {
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
   await kernel.db.transaction(async (tx) => {
-    const row = await requireResponse(tx, claim.projectId, claim.responseId, true);
-    if (row.lease_token !== claim.leaseToken) return;
+    const row = await lockUnderLease(tx, writer).catch((error: unknown) => {
+      if (error instanceof LeaseLostError) return null;
+      throw error;
+    });
+    if (!row) return;
     await finishResponse(tx, writer, {
       status: 'failed',
       output: row.output,

@@ -9,13 +9,11 @@
 // write-round-trip instead of one per token, and the first delta still leaves at once.
 import type { FunctionCallItem, Item, MessageItem } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
-import { appendEvent, type JournalWriter } from '../journal/journal.js';
+import { appendEvent, type JournalWriter, type KernelEvent } from '../journal/journal.js';
 import type { Db, Queryable } from '../store/db.js';
 
-export interface HeldEvent {
-  type: string;
-  payload: Record<string, unknown>;
-}
+/** An event held back until the step commits. */
+export type HeldEvent = KernelEvent;
 
 export interface ProposedCall {
   callId: string;
@@ -72,21 +70,22 @@ export class StepStream {
 
   /** The first delta of a message is journaled together with the events that open it: one commit, not three. */
   private async writeDelta(message: OpenMessage, delta: string): Promise<void> {
-    const payload = { item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] };
+    const deltaEvent: KernelEvent = { type: 'text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta };
     if (message.announced) {
-      await appendEvent(this.db, this.writer, 'response.output_text.delta', payload);
+      await appendEvent(this.db, this.writer, deltaEvent);
       return;
     }
     await this.db.transaction(async (tx) => {
       const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
-      await appendEvent(tx, this.writer, 'response.output_item.added', { output_index: message.outputIndex, item });
-      await appendEvent(tx, this.writer, 'response.content_part.added', {
+      await appendEvent(tx, this.writer, { type: 'item.added', output_index: message.outputIndex, item });
+      await appendEvent(tx, this.writer, {
+        type: 'content.added',
         item_id: message.id,
         output_index: message.outputIndex,
         content_index: 0,
         part: { type: 'output_text', text: '', annotations: [] },
       });
-      await appendEvent(tx, this.writer, 'response.output_text.delta', payload);
+      await appendEvent(tx, this.writer, deltaEvent);
     });
     message.announced = true;
   }
@@ -115,8 +114,8 @@ export class StepStream {
     await this.closeMessage('completed');
     const item: FunctionCallItem = { id: newId('fc'), type: 'function_call', call_id: callId, name, arguments: args, status: 'completed' };
     const outputIndex = this.nextIndex++;
-    this.held.push({ type: 'response.output_item.added', payload: { output_index: outputIndex, item: { ...item, status: 'in_progress' } } });
-    this.held.push({ type: 'response.output_item.done', payload: { output_index: outputIndex, item } });
+    this.held.push({ type: 'item.added', output_index: outputIndex, item: { ...item, status: 'in_progress' } });
+    this.held.push({ type: 'item.done', output_index: outputIndex, item });
     this.items.push(item);
     this.calls.push({ callId, itemId: item.id, name, arguments: args });
   }
@@ -133,7 +132,7 @@ export class StepStream {
   async interrupt(): Promise<void> {
     await this.closeMessage('incomplete').catch(() => undefined);
     const callItems = new Set(this.calls.map((c) => c.itemId));
-    const keep = (e: HeldEvent) => !callItems.has((e.payload.item as Item | undefined)?.id ?? '');
+    const keep = (e: HeldEvent) => !('item' in e && callItems.has(e.item.id ?? ''));
     this.held.splice(0, this.held.length, ...this.held.filter(keep));
     this.items.splice(0, this.items.length, ...this.items.filter((item) => !callItems.has(item.id)));
     this.calls.length = 0;
@@ -141,7 +140,7 @@ export class StepStream {
 
   /** Journals the held events; call inside the committing transaction. */
   async flush(tx: Queryable): Promise<void> {
-    for (const event of this.held) await appendEvent(tx, this.writer, event.type, event.payload);
+    for (const event of this.held) await appendEvent(tx, this.writer, event);
     this.held.length = 0;
   }
 
@@ -160,10 +159,10 @@ export class StepStream {
     const where = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };
     const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status, content: [part] };
     if (status === 'completed') {
-      this.held.push({ type: 'response.output_text.done', payload: { ...where, text: message.text, logprobs: [] } });
-      this.held.push({ type: 'response.content_part.done', payload: { ...where, part } });
+      this.held.push({ type: 'text.done', ...where, text: message.text });
+      this.held.push({ type: 'content.done', ...where, part });
     }
-    this.held.push({ type: 'response.output_item.done', payload: { output_index: message.outputIndex, item } });
+    this.held.push({ type: 'item.done', output_index: message.outputIndex, item });
     this.items.push(item);
   }
 }

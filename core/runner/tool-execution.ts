@@ -2,9 +2,9 @@
 // (committed) before it executes and `completed` with its output (committed)
 // after, individually, so parallel calls commit as they finish and a crash
 // between the two retries the call with the same idempotency key.
-import { LeaseLostError } from '../journal/journal.js';
 import type { ResponseRow } from '../responses/responses.js';
-import { appendOutputItems } from '../responses/state.js';
+import { assertLease } from '../responses/lease.js';
+import { appendOutputItems } from '../responses/output-items.js';
 import type { Queryable } from '../store/db.js';
 import { argumentProblems } from '../tools/broker.js';
 import { completeCall, markRunning, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
@@ -13,11 +13,7 @@ import type { RunContext } from './run-context.js';
 
 async function fenced<T>(ctx: RunContext, work: (tx: Queryable) => Promise<T>): Promise<T> {
   return ctx.kernel.db.transaction(async (tx) => {
-    const { rowCount } = await tx.query('SELECT 1 FROM responses WHERE id = $1 AND lease_token = $2 FOR UPDATE', [
-      ctx.writer.responseId,
-      ctx.writer.leaseToken,
-    ]);
-    if (rowCount === 0) throw new LeaseLostError(ctx.writer.responseId);
+    await assertLease(tx, ctx.writer);
     return work(tx);
   });
 }

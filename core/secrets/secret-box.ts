@@ -1,7 +1,6 @@
 // The secret store's cipher: AES-256-GCM with a key derived from PALAI_SECRET_KEY.
 // Ciphertexts carry a version and their nonce, so the key can be rotated later.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { PalaiError } from '../errors/palai-error.js';
 
 const VERSION = 'v1';
 
@@ -31,9 +30,4 @@ export class SecretBox {
 
 export function secretBoxFrom(secretKey: string | null): SecretBox | null {
   return secretKey ? new SecretBox(secretKey) : null;
-}
-
-export function requireSecretBox(box: SecretBox | null): SecretBox {
-  if (!box) throw new PalaiError('invalid-request', 'Storing a key needs PALAI_SECRET_KEY to be set on the server; or use api_key_env.');
-  return box;
 }

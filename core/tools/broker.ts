@@ -1,42 +1,13 @@
-// The tool broker: turns an agent spec's tool list into runnable tools, and
-// decides which calls need a human (the agent's approval policy).
+// The tool broker's rules for a call the model made: whether its arguments fit
+// the tool's schema, and whether it waits for a human (the agent's approval
+// policy). Which tools an agent has is the ToolRegistry's answer.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import type { AgentSpecFields, ToolSpec } from '../../generated/schemas.js';
-import { BUILTIN_TOOLS, type BuiltinDeps } from './builtin/registry.js';
+import type { AgentSpecFields } from '../../generated/schemas.js';
 import type { ResolvedTool } from './tool-port.js';
 
 const argumentCompiler = new Ajv2020({ strict: false, allErrors: true });
+// Keyed by the schema object: a built-in's schema is compiled once per process.
 const validators = new WeakMap<object, ValidateFunction>();
-
-function resolve(spec: ToolSpec, deps: BuiltinDeps): ResolvedTool {
-  if (spec.type === 'builtin') {
-    const builtin = BUILTIN_TOOLS.get(spec.name);
-    if (!builtin) throw new Error(`unknown built-in tool ${spec.name}`);
-    return {
-      name: builtin.name,
-      kind: 'builtin',
-      description: builtin.description,
-      parameters: builtin.parameters,
-      risk: spec.risk ?? builtin.risk,
-      validateArguments: true,
-      run: (args, context) => builtin.run(args, context, deps),
-    };
-  }
-  return {
-    name: spec.name,
-    kind: 'function',
-    description: spec.description ?? '',
-    parameters: (spec.parameters as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} },
-    risk: spec.risk ?? 'read',
-    // The caller runs client-side functions; their arguments are checked only under `strict`.
-    validateArguments: spec.strict === true && spec.parameters !== undefined,
-    run: async () => ({ kind: 'await_client' }),
-  };
-}
-
-export function resolveTools(spec: AgentSpecFields, deps: BuiltinDeps): Map<string, ResolvedTool> {
-  return new Map((spec.tools ?? []).map((tool) => [tool.name, resolve(tool, deps)]));
-}
 
 /** Null when the arguments satisfy the tool's schema, else what is wrong. */
 export function argumentProblems(tool: ResolvedTool, args: unknown): string | null {

@@ -1,9 +1,34 @@
-// The tool broker port: one shape for every tool kind (built-in, client-side
-// function, and later MCP, A2A, remote HTTP, companion commands). Each call gets
-// its idempotency key `<response_id>:<call_id>` so a tool can deduplicate a retry.
+// The tool port: one shape for every tool, whoever provides it. A provider serves
+// one `type` of entry in an agent spec's `tools` (built-in, client-side function,
+// and later MCP servers, remote A2A agents, companion nodes) and turns an entry
+// into runnable tools; the broker only ever sees ResolvedTool. Each call gets its
+// idempotency key `<response_id>:<call_id>` so a tool can deduplicate a retry.
+//
+// Reading order: this file (the contract), tool-registry.ts (how entries find
+// their provider), builtin/builtin-provider.ts and function-provider.ts (examples).
 import type { ToolRisk } from '../../generated/schemas.js';
+import type { EgressFetch } from '../egress/egress-port.js';
 
 export type { ToolRisk };
+
+/**
+ * What every entry of an agent spec's `tools` (ToolSpec in the generated schemas)
+ * has: the `type` naming its provider. A provider is typed by its own generated spec.
+ */
+export interface ToolSpecEntry {
+  readonly type: string;
+  readonly name?: string;
+}
+
+/** What a provider may use while resolving an agent's tools for one response. */
+export interface ToolResolveContext {
+  projectId: string;
+  responseId: string;
+  /** The only way a tool or its provider calls out: the kernel's egress-guarded fetch. */
+  egress: EgressFetch;
+  /** Aborts a resolution that has to ask a remote party (listing a server's tools). */
+  signal?: AbortSignal;
+}
 
 export interface ToolCallContext {
   responseId: string;
@@ -23,7 +48,11 @@ export type ToolOutcome =
 
 export interface ResolvedTool {
   name: string;
-  kind: 'builtin' | 'function';
+  /**
+   * The kind of the provider that resolved it ('builtin', 'function', ...). It
+   * labels metrics, so it is never a project's own name.
+   */
+  kind: string;
   description: string;
   /** JSON Schema of the arguments, as shown to the model. */
   parameters: Record<string, unknown>;
@@ -33,10 +62,50 @@ export interface ResolvedTool {
   run(args: unknown, context: ToolCallContext): Promise<ToolOutcome>;
 }
 
+export interface ToolProvider<S extends ToolSpecEntry = ToolSpecEntry> {
+  /** The `type` of the agent spec's tool entries this provider serves. */
+  readonly kind: S['type'];
+  /**
+   * The tools one entry stands for: one for a built-in or a function, all of a
+   * server's tools for an MCP entry. Asynchronous because a remote provider may
+   * have to list its tools first.
+   */
+  resolve(spec: S, context: ToolResolveContext): Promise<ResolvedTool[]>;
+  /**
+   * Checks an entry when an agent is created or updated, without calling out.
+   * Null when usable, else what is wrong, worded to follow the entry's pointer.
+   */
+  validateSpec?(spec: S): string | null;
+}
+
+/** What a built-in tool is given besides its call: the kernel's services it may use. */
+export type BuiltinDeps = Pick<ToolResolveContext, 'egress'>;
+
+/** A tool the hub itself runs. It declares a JSON Schema for its arguments (validated before it runs) and a default risk. */
+export interface BuiltinTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  risk: ToolRisk;
+  run(args: any, context: ToolCallContext, deps: BuiltinDeps): Promise<ToolOutcome>;
+}
+
 /** A tool failing is a result for the model, not a failure of the response. */
 export class ToolError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ToolError';
+  }
+}
+
+/**
+ * An agent's tools could not be made runnable: no provider for an entry's type,
+ * two tools of one name, an entry its provider does not know. The response cannot
+ * run as its agent is written.
+ */
+export class ToolResolutionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolResolutionError';
   }
 }

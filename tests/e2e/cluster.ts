@@ -2,6 +2,7 @@
 // real HTTP: starting and SIGKILLing them, the few API calls the crash and
 // scale-out suites make, and an incremental SSE reader that can be cut off and
 // resumed. Used by the e2e suites; not a test file itself.
+import { TERMINAL_STREAM_EVENTS } from '../../adapters/http/openai-events.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,7 +15,7 @@ export const API_KEY = 'palai_sk_e2e_bootstrap_key_0123456789';
 /** `palai serve` compiles its sources with tsx on start; on a busy CI box that takes a few seconds. */
 const STARTUP_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 20_000;
-const TERMINAL_TYPES = new Set(['response.completed', 'response.failed', 'response.canceled', 'response.timed_out', 'response.budget_exceeded']);
+
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -293,7 +294,8 @@ export async function readUntil(base: string, id: string, stop: (event: SseEvent
   return seen;
 }
 
-export const isTerminal = (event: SseEvent): boolean => TERMINAL_TYPES.has(event.event);
+/** The REST projection's own list of the events that end a stream, so a duplicate or a missing one is caught. */
+export const isTerminal = (event: SseEvent): boolean => TERMINAL_STREAM_EVENTS.has(event.event);
 
 /**
  * The journal invariants: sequences 0..n-1 without gap, each SSE id equal to its

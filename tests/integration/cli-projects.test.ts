@@ -300,7 +300,7 @@ for (const kind of storeKinds) {
           });
 
           const list = await store.palai(['projects', 'list']);
-          assert.match(list.stderr, /Applied migration\(s\) 4 /);
+          assert.match(list.stderr, /Applied migration\(s\) 4[, ]/);
           assert.deepEqual(
             tableRows(list, PROJECTS_HEADER).map(([id, name, , keys]) => [id, name, keys]),
             [

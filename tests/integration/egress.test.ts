@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
+import { httpStatusOf } from '../../adapters/http/problem.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { ResolvedAddress, Resolver } from '../../core/egress/egress-port.js';
 import { guardedLookup } from '../../core/egress/guarded-connector.js';
@@ -51,7 +52,7 @@ after(() => Promise.all([v4.close(), v6.close(), redirector.close()]));
 function assertRefused(error: unknown, host: string, why: RegExp): true {
   assert.ok(error instanceof PalaiError, `expected the egress refusal, got ${String(error)}`);
   assert.equal(error.slug, 'egress-denied');
-  assert.equal(error.status, 403);
+  assert.equal(httpStatusOf(error.slug), 403);
   assert.ok(error.message.includes(`Outbound call to ${host}`), error.message);
   assert.match(error.message, why);
   assert.match(error.message, /PALAI_EGRESS_ALLOW_HOSTS/);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import request from 'supertest';
 import { createHttpApp } from '../../adapters/http/app.js';
+import { createKernelApi } from '../../core/api/index.js';
 import type { Kernel } from '../../core/kernel.js';
 import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
@@ -74,7 +75,7 @@ await describeEachStore('health', (ctx) => {
   test('a draining process answers /readyz 503 shutting-down but stays healthy', async () => {
     const { http } = ctx();
     const lifecycle = new Lifecycle();
-    const app = request(createHttpApp({ ...ctx().hub.kernel, lifecycle }));
+    const app = request(createHttpApp({ ...ctx().hub.api, lifecycle }));
     assert.equal((await app.get('/readyz')).status, 200);
     lifecycle.beginDrain();
     const ready = await app.get('/readyz');
@@ -104,7 +105,7 @@ function ledgerDb(answer: (sql: string) => QueryResult<any>): Db {
 }
 
 const appOn = (db: Db) =>
-  request(createHttpApp({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel));
+  request(createHttpApp(createKernelApi({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel)));
 
 test('/readyz is a 503 not-ready problem when the database cannot be reached', async () => {
   const res = await appOn(

@@ -113,6 +113,30 @@ await describeEachStore('idempotency', (ctx) => {
     assert.equal(second.body.output_text, 'b');
   });
 
+  test('a conflict names the Idempotency-Key it was refused for', async () => {
+    await post('/v1/agents', 'k-named', { name: 'idem-named', model: { provider: 'fake' } });
+    const res = await post('/v1/agents', 'k-named', { name: 'idem-named-2', model: { provider: 'fake' } });
+    assertProblem(res, 422, 'idempotency-conflict');
+    assert.match(res.body.detail, /Idempotency-Key "k-named"/);
+  });
+
+  test('an Idempotency-Key is an http key: the same text from another surface is another request', async () => {
+    const { hub, projectId } = ctx();
+    await hub.kernel.db.query(
+      `INSERT INTO idempotency_keys (project_id, source, key, operation, fingerprint, resource_id, expires_at)
+       VALUES ($1, 'a2a', 'k-cross', 'sendMessage', 'not-this-request', 'resp_elsewhere', now() + interval '1 hour')`,
+      [projectId],
+    );
+    const res = await post('/v1/agents', 'k-cross', { name: 'idem-cross', model: { provider: 'fake' } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.headers['idempotent-replayed'], undefined);
+    const { rows } = await hub.kernel.db.query<{ source: string }>(
+      "SELECT source FROM idempotency_keys WHERE project_id = $1 AND key = 'k-cross' ORDER BY source",
+      [projectId],
+    );
+    assert.deepEqual(rows.map((r) => r.source), ['a2a', 'http']);
+  });
+
   test('a malformed key is refused with a problem', async () => {
     const res = await post('/v1/agents', 'x'.repeat(256), { name: 'never', model: { provider: 'fake' } });
     assertProblem(res, 400, 'invalid-request');

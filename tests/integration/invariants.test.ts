@@ -42,11 +42,11 @@ async function suite(kind: StoreKind) {
       assert.deepEqual([await countRows('responses'), await countRows('response_events')], before);
     });
 
-    test('an admitted response is queued with its response.created event as sequence 0', async () => {
+    test('an admitted response is queued with its queued status event as sequence 0', async () => {
       const row = await admitResponse(db, projectId, { model: 'inv', input: 'x' });
       assert.equal(row.status, 'queued');
       const events = await readEvents(db, row.id, -1);
-      assert.deepEqual(events.map((e) => [e.sequence_number, e.type]), [[0, 'response.created']]);
+      assert.deepEqual(events.map((e) => [e.sequence, e.event.type, e.event.type === 'status' && e.event.status]), [[0, 'status', 'queued']]);
     });
 
     test('a writer with a stale fencing token is rejected and writes nothing', async () => {
@@ -60,12 +60,13 @@ async function suite(kind: StoreKind) {
       assert.equal(second.takeover, true);
       assert.ok(second.leaseToken > first.leaseToken);
       const stale = { projectId, responseId: row.id, leaseToken: first.leaseToken };
-      await assert.rejects(appendEvent(db, stale, 'response.output_text.delta', { delta: 'late' }), LeaseLostError);
+      const late = { type: 'text.delta', item_id: 'msg_late', output_index: 0, content_index: 0, delta: 'late' } as const;
+      await assert.rejects(appendEvent(db, stale, late), LeaseLostError);
       const fresh = { ...stale, leaseToken: second.leaseToken };
-      const sequence = await appendEvent(db, fresh, 'response.in_progress', { response: {} });
+      const sequence = await appendEvent(db, fresh, { ...late, delta: 'on time' });
       const events = await readEvents(db, row.id, -1);
-      assert.deepEqual(events.map((e) => e.sequence_number), [0, sequence]);
-      assert.ok(!events.some((e) => e.type === 'response.output_text.delta'));
+      assert.deepEqual(events.map((e) => e.sequence), [0, sequence]);
+      assert.ok(!events.some((e) => e.event.type === 'text.delta' && e.event.delta === 'late'));
     });
 
     test('concurrent claims never hand the same response to two workers', async () => {

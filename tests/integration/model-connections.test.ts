@@ -12,6 +12,7 @@ import { OpenAIWireServer, type RecordedRequest } from '../support/wire/openai-s
 import { createLogger } from '../../core/logger.js';
 import { resolveModel } from '../../core/models/resolve.js';
 import { SecretBox } from '../../core/secrets/secret-box.js';
+import { createSecretStore } from '../../core/secrets/secret-store.js';
 import type { Queryable } from '../../core/store/db.js';
 
 const SECRET_KEY = 'test-secret-key-for-palai';
@@ -19,6 +20,9 @@ const SECRET_KEY = 'test-secret-key-for-palai';
 const STORED_KEY = 'sk-test-connections-4b8d2e6f1a9c3e57';
 const ENV_KEY = 'sk-test-connections-env-9e1f3a5c7b2d';
 const KEY_VARIABLE = 'PALAI_TEST_CONNECTION_KEY';
+
+/** The hub's environment: it takes the operator's keys from it when it starts. */
+const HUB_ENV = { env: { [KEY_VARIABLE]: ENV_KEY } };
 
 const bearer = (request: RecordedRequest) => String(request.headers.authorization ?? '').replace(/^Bearer /, '');
 
@@ -43,13 +47,25 @@ async function getConnection(ctx: () => TestHub, ref: string) {
   return res;
 }
 
-/** A connection row as a hub with another PALAI_SECRET_KEY would have stored it. */
+/** A connection and its stored key as a hub with another PALAI_SECRET_KEY would have stored them. */
 async function insertSealedConnection(ctx: () => TestHub, name: string, sealed: string): Promise<void> {
-  await ctx().hub.kernel.db.query(
-    `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_encrypted, api_key_last4)
+  const { db } = ctx().hub.kernel;
+  await db.query(`INSERT INTO secrets (id, project_id, purpose, ciphertext, last4) VALUES ($1, $2, 'model-key', $3, $4)`, [
+    `sec_${name}`,
+    ctx().projectId,
+    sealed,
+    STORED_KEY.slice(-4),
+  ]);
+  await db.query(
+    `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_secret_id, api_key_last4)
      VALUES ($1, $2, $3, 'openai-chat', 'http://127.0.0.1:9/v1', $4, $5)`,
-    [`mconn_${name}`, ctx().projectId, name, sealed, STORED_KEY.slice(-4)],
+    [`mconn_${name}`, ctx().projectId, name, `sec_${name}`, STORED_KEY.slice(-4)],
   );
+}
+
+async function storedSecrets(ctx: () => TestHub): Promise<{ id: string; ciphertext: string }[]> {
+  const { rows } = await ctx().hub.kernel.db.query<{ id: string; ciphertext: string }>('SELECT id, ciphertext FROM secrets WHERE project_id = $1', [ctx().projectId]);
+  return rows;
 }
 
 async function storedRows(ctx: () => TestHub): Promise<Record<string, unknown>[]> {
@@ -69,10 +85,6 @@ await describeEachStore(
       elsewhere.reset();
       ctx().hub.kernel.logger = createLogger('debug', { write: (line: string) => void logs.push(line) });
     });
-    after(() => {
-      delete process.env[KEY_VARIABLE];
-    });
-
     const localConnection = () => ({
       name: 'local',
       provider: 'openai-chat',
@@ -157,9 +169,15 @@ await describeEachStore(
       assert.ok(rows.length >= 3);
       assert.ok(!JSON.stringify(rows).includes(STORED_KEY), 'a stored row holds the key in clear');
       const local = rows.find((row) => row.name === 'local')!;
-      assert.match(String(local.api_key_encrypted), /^v1\./);
+      assert.match(String(local.api_key_secret_id), /^sec_/);
       assert.equal(local.api_key_last4, STORED_KEY.slice(-4));
-      assert.equal(ctx().hub.kernel.secrets!.open(String(local.api_key_encrypted)), STORED_KEY, 'the hub can open what it sealed');
+      const secrets = await storedSecrets(ctx);
+      assert.match(secrets.find((secret) => secret.id === local.api_key_secret_id)!.ciphertext, /^v1\./);
+      assert.ok(!JSON.stringify(secrets).includes(STORED_KEY), 'a secret is held in clear');
+      // One secret per connection with a key: the refused duplicate left none behind.
+      assert.deepEqual(secrets.map((secret) => secret.id).toSorted(), rows.map((row) => row.api_key_secret_id).filter(Boolean).toSorted());
+      const { db, secrets: store } = ctx().hub.kernel;
+      assert.equal(await store.reveal(db, ctx().projectId, String(local.api_key_secret_id)), STORED_KEY, 'the hub can open what it sealed');
     });
 
     test('an idempotent create replays its answer, and no table of the store holds the key in clear', async () => {
@@ -209,7 +227,6 @@ await describeEachStore(
       assert.equal(res.status, 201, res.text);
       assert.deepEqual(res.body.api_key, { set: false, last4: null });
       assert.equal(res.body.api_key_env, KEY_VARIABLE);
-      process.env[KEY_VARIABLE] = ENV_KEY;
       await createAgent(ctx, { name: 'via-env', model: { connection: 'from-env', name: 'scenario-local-text' } });
       const earlier = wire.requests.length;
       const answer = await respond(ctx, { model: 'via-env', input: 'hi' });
@@ -234,7 +251,6 @@ await describeEachStore(
     });
 
     test('when the binding no longer matches at run time (or the agent overrides base_url), the run fails saying why and the key is never sent', async () => {
-      process.env[KEY_VARIABLE] = ENV_KEY;
       // A connection made when the operator had bound the variable elsewhere.
       await ctx().hub.kernel.db.query(
         `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_env) VALUES ($1, $2, $3, 'openai-chat', $4, $5)`,
@@ -282,7 +298,9 @@ await describeEachStore(
       }
     });
 
-    test('DELETE removes the connection: reading or deleting it again is 404', async () => {
+    test('DELETE removes the connection and its stored key: reading or deleting it again is 404', async () => {
+      const secretId = (await storedRows(ctx)).find((row) => row.name === 'page-a')!.api_key_secret_id;
+      assert.ok(secretId);
       const res = await ctx().http.delete('/v1/model_connections/page-a').set(ctx().auth);
       assertMatchesSpec(res, 'deleteModelConnection');
       assert.equal(res.status, 200, res.text);
@@ -293,6 +311,7 @@ await describeEachStore(
       const again = await ctx().http.delete(`/v1/model_connections/${res.body.id}`).set(ctx().auth);
       assertMatchesSpec(again, 'deleteModelConnection');
       assertProblem(again, 404, 'not-found');
+      assert.ok(!(await storedSecrets(ctx)).some((secret) => secret.id === secretId), 'the key went with its connection');
     });
 
     test('an agent naming a connection that does not exist: its response ends failed, naming the connection', async () => {
@@ -321,6 +340,7 @@ await describeEachStore(
     });
   },
   { secretKey: SECRET_KEY, keyEnvAllowlist: KEY_BINDINGS },
+  HUB_ENV,
 );
 
 await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
@@ -334,9 +354,6 @@ await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
   });
 
   before(() => wire.reset());
-  after(() => {
-    delete process.env[KEY_VARIABLE];
-  });
 
   test('a connection with api_key is 400 invalid-request, and nothing is stored', async () => {
     const res = await postConnection(ctx, { name: 'sealed', provider: 'openai-chat', base_url: wire.baseUrl, api_key: STORED_KEY });
@@ -351,7 +368,6 @@ await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
     const res = await postConnection(ctx, { name: 'from-env', provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: KEY_VARIABLE });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual(res.body.api_key, { set: false, last4: null });
-    process.env[KEY_VARIABLE] = ENV_KEY;
     await createAgent(ctx, { name: 'via-env', model: { connection: 'from-env', name: 'scenario-local-text' } });
     const answer = await respond(ctx, { model: 'via-env', input: 'hi' });
     assert.equal(answer.status, 'completed', JSON.stringify(answer.error));
@@ -368,9 +384,10 @@ await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
     assert.equal(res.error.code, 'model-provider-error');
     assert.match(res.error.message, /has a stored key, but PALAI_SECRET_KEY is not set/);
   });
-}, { keyEnvAllowlist: KEY_BINDINGS });
+}, { keyEnvAllowlist: KEY_BINDINGS }, HUB_ENV);
 
 test('a store failure while looking a connection up is not reported as a missing connection', async () => {
   const broken = { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) };
-  await assert.rejects(resolveModel(broken as unknown as Queryable, null, 'proj_x', { connection: 'local' }), /connection terminated unexpectedly/);
+  const secrets = createSecretStore({ box: null, env: {}, policy: { keyEnvAllowlist: [] } });
+  await assert.rejects(resolveModel(broken as unknown as Queryable, secrets, 'proj_x', { connection: 'local' }), /connection terminated unexpectedly/);
 });

@@ -204,21 +204,11 @@ const usageOf = (response: any): Usage => ({
 });
 
 await describeEachStore('model providers', (ctx) => {
-  const saved = { openai: process.env.OPENAI_API_KEY, anthropic: process.env.ANTHROPIC_API_KEY };
-
   before(async () => {
-    // The broker reads each provider's key from its usual variable, in this process.
-    process.env.OPENAI_API_KEY = OPENAI_KEY;
-    process.env.ANTHROPIC_API_KEY = ANTHROPIC_KEY;
     // Each store's suite starts with servers that have seen nothing, so scenarios that answer their first request differently start afresh.
     openai.reset();
     anthropic.reset();
   });
-  after(() => {
-    restoreEnv('OPENAI_API_KEY', saved.openai);
-    restoreEnv('ANTHROPIC_API_KEY', saved.anthropic);
-  });
-
   const journal = async (responseId: string): Promise<{ type: string; data: any }[]> => {
     const { rows } = await ctx().hub.kernel.db.query<{ type: string; data: any }>(
       'SELECT type, data FROM response_events WHERE response_id = $1 ORDER BY sequence',
@@ -361,7 +351,7 @@ await describeEachStore('model providers', (ctx) => {
         assert.equal(started.status, 200, started.text);
         const id = started.body.id;
         // Cancel once some text has streamed and the provider is holding the stream open.
-        for (let i = 0; !(await journal(id)).some((e) => e.type === 'response.output_text.delta'); i++) {
+        for (let i = 0; !(await journal(id)).some((e) => e.type === 'text.delta'); i++) {
           assert.ok(i < 200, 'no text streamed within 10 s');
           await sleep(50);
         }
@@ -407,10 +397,10 @@ await describeEachStore('model providers', (ctx) => {
     assert.equal(res.status, 'completed', JSON.stringify(res.error));
     assert.equal(res.output_text, 'before\ufffdafter');
     const events = await journal(res.id);
-    const deltas = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.data.delta).join('');
+    const deltas = events.filter((e) => e.type === 'text.delta').map((e) => e.data.delta).join('');
     assert.equal(deltas, 'before\ufffdafter', 'the journal holds the same text');
   });
-}, { openaiBaseUrl: openai.baseUrl, anthropicBaseUrl: anthropic.baseUrl });
+}, { openaiBaseUrl: openai.baseUrl, anthropicBaseUrl: anthropic.baseUrl }, { env: { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY } });
 
 /** The conversation a request carried: Responses `input`, or Chat and Messages `messages`. */
 function conversationSent(body: any): unknown[] {
@@ -420,9 +410,4 @@ function conversationSent(body: any): unknown[] {
 /** The tool names a request offered the model, in the provider's format. */
 function toolNamesSent(p: ProviderCase, body: any): string[] {
   return (body.tools as any[]).map((tool) => (p.provider === 'openai-chat' ? tool.function.name : tool.name));
-}
-
-function restoreEnv(name: string, value: string | undefined): void {
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
 }

@@ -73,20 +73,11 @@ async function postConnection(ctx: () => TestHub, body: Record<string, unknown>)
 await describeEachStore(
   'server keys go only where the operator said',
   (ctx) => {
-    const saved = { OPENAI_API_KEY: process.env.OPENAI_API_KEY, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY };
     before(() => {
-      // The hub reads provider keys from its own environment.
-      Object.assign(process.env, SERVER_KEYS);
       operatorOpenAI.reset();
       callerOpenAI.reset();
       operatorAnthropic.reset();
       callerAnthropic.reset();
-    });
-    after(() => {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
     });
 
     const run = async (agent: string) => {
@@ -181,4 +172,6 @@ await describeEachStore(
       { variable: 'ANTHROPIC_API_KEY', baseUrl: operatorAnthropic.baseUrl },
     ],
   },
+  // The hub's environment, which it takes its provider keys from when it starts.
+  { env: SERVER_KEYS },
 );

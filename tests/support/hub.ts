@@ -25,9 +25,14 @@ export function testConfig(overrides: Partial<PalaiConfig> = {}): PalaiConfig {
   return { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, modelRetryBaseMs: 10, egressAllowHosts: ['127.0.0.1'], ...overrides };
 }
 
-async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>): Promise<TestHub> {
+/** What the hub reads its allow-listed model keys from, once at start (default: this process's environment). */
+export interface TestHubOptions {
+  env?: Record<string, string>;
+}
+
+async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>, options: TestHubOptions): Promise<TestHub> {
   const config = testConfig(overrides);
-  const hub = await startHub({ config, db: database.db, logger: createLogger('silent') });
+  const hub = await startHub({ config, db: database.db, logger: createLogger('silent'), env: options.env ?? process.env });
   const newProjectKey = async () => {
     const project = await createProject(database.db, `test-${Math.random().toString(36).slice(2)}`);
     return (await createApiKey(database.db, project.id, 'test')).secret;
@@ -54,6 +59,7 @@ export async function describeEachStore(
   name: string,
   suite: (ctx: () => TestHub) => void,
   overrides: Partial<PalaiConfig> = {},
+  options: TestHubOptions = {},
 ): Promise<void> {
   for (const kind of storeKinds) {
     const unavailable = kind === 'postgres' ? await postgresUnavailable() : null;
@@ -62,7 +68,7 @@ export async function describeEachStore(
       let database: TestDatabase | null = null;
       before(async () => {
         database = await openTestDatabase(kind);
-        current = await startTestHub(kind, database, overrides);
+        current = await startTestHub(kind, database, overrides, options);
       });
       after(async () => {
         await current?.hub.close();

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../core/config.js';
 import { sameBaseUrl } from '../../core/models/key-binding.js';
 import { resolveModel } from '../../core/models/resolve.js';
+import { createSecretStore } from '../../core/secrets/secret-store.js';
 import type { Queryable } from '../../core/store/db.js';
 import type { ModelSpec } from '../../generated/schemas.js';
 
@@ -73,7 +74,8 @@ test('base URLs are compared as the SDK uses them: trailing slashes, default por
 
 test("an agent's model block gets the server key only at the operator's base URL; any other URL gets none", async () => {
   const config = loadConfig({});
-  const resolve = (model: ModelSpec) => resolveModel(NO_STORE, null, 'proj_1', model, ENV, config);
+  const secrets = createSecretStore({ box: null, env: ENV, policy: config });
+  const resolve = (model: ModelSpec) => resolveModel(NO_STORE, secrets, 'proj_1', model, config);
   for (const [provider, key] of [['openai', ENV.OPENAI_API_KEY], ['openai-chat', ENV.OPENAI_API_KEY], ['anthropic', ENV.ANTHROPIC_API_KEY]] as const) {
     const bound = provider === 'anthropic' ? config.anthropicBaseUrl : config.openaiBaseUrl;
     assert.deepEqual((await resolve({ provider, name: 'm' })).credentials, { apiKey: key, baseUrl: bound }, provider);
@@ -87,7 +89,8 @@ test("an agent's model block gets the server key only at the operator's base URL
 
 test('with OPENAI_BASE_URL set, a model block without base_url goes there with the key, and api.openai.com gets no key', async () => {
   const config = loadConfig({ OPENAI_BASE_URL: 'http://vllm.internal:8000/v1' });
-  const resolve = (model: ModelSpec) => resolveModel(NO_STORE, null, 'proj_1', model, ENV, config);
+  const secrets = createSecretStore({ box: null, env: ENV, policy: config });
+  const resolve = (model: ModelSpec) => resolveModel(NO_STORE, secrets, 'proj_1', model, config);
   assert.deepEqual((await resolve({ provider: 'openai-chat', name: 'm' })).credentials, { apiKey: ENV.OPENAI_API_KEY, baseUrl: 'http://vllm.internal:8000/v1' });
   assert.equal((await resolve({ provider: 'openai', name: 'm', base_url: 'https://api.openai.com/v1' })).credentials.apiKey, null);
 });

@@ -1,43 +1,76 @@
-// The one problem vocabulary: a registry of stable slugs, mapped once to RFC 9457
-// problem+json for HTTP.
+// The one problem vocabulary: a registry of stable slugs and their meaning in
+// core, free of any transport, mapped once to RFC 9457 problem+json for HTTP.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { problemBody, toPalaiError } from '../../adapters/http/problem.js';
+import { HTTP_STATUS, httpStatusOf, problemBody, toPalaiError } from '../../adapters/http/problem.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 import { PalaiError, isPalaiError, notFound } from '../../core/errors/palai-error.js';
 import { PROBLEM_TYPE_PREFIX, problemTypeUri, problemTypes, type ProblemSlug } from '../../core/errors/problem-types.js';
 
 const slugs = Object.keys(problemTypes) as ProblemSlug[];
+const coreErrorsDir = new URL('../../core/errors/', import.meta.url);
 
 test('slugs are lowercase kebab-case words and their type URIs are unique', () => {
   for (const slug of slugs) assert.match(slug, /^[a-z]+(-[a-z]+)*$/, slug);
   assert.equal(new Set(slugs.map(problemTypeUri)).size, slugs.length);
 });
 
-test('every problem type has a 4xx or 5xx status and a title', () => {
+test('every problem type has a title and a one-line meaning', () => {
   for (const slug of slugs) {
-    const { status, title } = problemTypes[slug];
-    assert.ok(Number.isInteger(status) && status >= 400 && status <= 599, `${slug}: ${status}`);
+    const { title, meaning } = problemTypes[slug];
     assert.ok(title.trim().length > 0, slug);
+    assert.ok(meaning.trim().length > 0 && !meaning.includes('\n'), slug);
   }
 });
 
-test('the registry holds the statuses clients branch on', () => {
-  const expected: Partial<Record<ProblemSlug, number>> = {
+test('core/errors knows no HTTP: registry entries hold only a title and a meaning, and no status number appears', () => {
+  for (const slug of slugs) assert.deepEqual(Object.keys(problemTypes[slug]).sort(), ['meaning', 'title'], slug);
+  assert.ok(!('status' in new PalaiError('conflict')), 'a PalaiError carries no status');
+  for (const name of readdirSync(coreErrorsDir).filter((n) => n.endsWith('.ts'))) {
+    const source = readFileSync(new URL(name, coreErrorsDir), 'utf8');
+    assert.doesNotMatch(source, /\bstatus\b/i, `core/errors/${name} mentions a status`);
+    assert.doesNotMatch(source, /\b[1-5]\d\d\b/, `core/errors/${name} holds what looks like an HTTP status number`);
+  }
+});
+
+test('the HTTP table gives every slug, and only registry slugs, a 4xx or 5xx status', () => {
+  assert.deepEqual(Object.keys(HTTP_STATUS).sort(), [...slugs].sort());
+  for (const slug of slugs) {
+    const status = httpStatusOf(slug);
+    assert.ok(Number.isInteger(status) && status >= 400 && status <= 599, `${slug}: ${status}`);
+  }
+});
+
+test('the HTTP table holds the statuses clients branch on', () => {
+  const expected: Record<ProblemSlug, number> = {
     'malformed-json': 400,
     'validation-failed': 400,
+    'invalid-request': 400,
     unauthorized: 401,
+    forbidden: 403,
+    'egress-denied': 403,
     'not-found': 404,
     'agent-not-found': 404,
     'method-not-allowed': 405,
+    'not-acceptable': 406,
+    'request-timeout': 408,
     conflict: 409,
+    'invalid-state': 409,
     'payload-too-large': 413,
     'unsupported-media-type': 415,
     'idempotency-conflict': 422,
-    'not-ready': 503,
+    'limit-exceeded': 422,
+    'output-invalid': 422,
+    'headers-too-large': 431,
     internal: 500,
+    'model-provider-error': 502,
+    'not-ready': 503,
+    'store-busy': 503,
+    'store-unavailable': 503,
+    'shutting-down': 503,
   };
-  for (const [slug, status] of Object.entries(expected)) assert.equal(problemTypes[slug as ProblemSlug].status, status, slug);
+  for (const slug of slugs) assert.equal(httpStatusOf(slug), expected[slug], slug);
 });
 
 test('a problem type URI is the stable urn:palai:problem: prefix followed by the slug', () => {
@@ -46,9 +79,8 @@ test('a problem type URI is the stable urn:palai:problem: prefix followed by the
   for (const slug of slugs) assert.equal(problemTypeUri(slug), `urn:palai:problem:${slug}`);
 });
 
-test('a PalaiError takes its status and title from the registry; its detail defaults to the title', () => {
+test('a PalaiError takes its title from the registry; its detail defaults to the title', () => {
   const plain = new PalaiError('conflict');
-  assert.equal(plain.status, 409);
   assert.equal(plain.title, problemTypes.conflict.title);
   assert.equal(plain.message, problemTypes.conflict.title);
   assert.equal(plain.slug, 'conflict');
@@ -58,7 +90,7 @@ test('a PalaiError takes its status and title from the registry; its detail defa
   assert.equal(new PalaiError('conflict', 'name taken').message, 'name taken');
 });
 
-test('problemBody maps a PalaiError to an RFC 9457 body with its field errors and the instance', () => {
+test('problemBody maps a PalaiError to an RFC 9457 body at its HTTP status, with its field errors and the instance', () => {
   const error = new PalaiError('validation-failed', 'The request body does not match the schema.', {
     errors: [{ pointer: '/name', detail: 'must be string' }],
   });

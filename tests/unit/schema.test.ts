@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { createHttpApp } from '../../adapters/http/app.js';
 import { bindOperations } from '../../adapters/http/operations.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
+import { createKernelApi } from '../../core/api/index.js';
 import type { Kernel } from '../../core/kernel.js';
 import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
@@ -24,13 +25,13 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 
 /** A kernel that is never called: building the app must not touch the store. */
 const idleKernel = () =>
-  ({
+  createKernelApi({
     db: new Proxy({}, { get: () => () => Promise.reject(new Error('the store was used while building the app')) }),
     config: testConfig(),
     logger: createLogger('silent'),
     models: new ModelRegistry(),
     lifecycle: new Lifecycle(),
-  }) as unknown as Kernel;
+  } as unknown as Kernel);
 
 function documentOperations(): { operationId: string; method: string; path: string }[] {
   return Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>

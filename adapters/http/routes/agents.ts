@@ -1,23 +1,22 @@
-import { createAgent, listAgents, listRevisions, requireAgent, agentView, updateAgent } from '../../../core/agents/agents.js';
-import type { Kernel } from '../../../core/kernel.js';
+import type { KernelApi } from '../../../core/api/index.js';
 import type { OperationHandlers } from '../operations.js';
 
-export function agentHandlers({ db }: Kernel): OperationHandlers {
+export function agentHandlers({ agents }: KernelApi): OperationHandlers {
   return {
     createAgent: async (_req, res, { projectId, body, idempotency }) => {
-      res.status(201).json(await createAgent(db, projectId, body, idempotency));
+      res.status(201).json(await agents.create(projectId, body, { idempotency }));
     },
     listAgents: async (_req, res, { projectId, query }) => {
-      res.json(await listAgents(db, projectId, query));
+      res.json(await agents.list(projectId, query));
     },
     getAgent: async (_req, res, { projectId, params }) => {
-      res.json(agentView(await requireAgent(db, projectId, params.agent)));
+      res.json(await agents.get(projectId, params.agent));
     },
     updateAgent: async (_req, res, { projectId, params, body, idempotency }) => {
-      res.json((await updateAgent(db, projectId, params.agent, body, idempotency)).agent);
+      res.json(await agents.update(projectId, params.agent, body, { idempotency }));
     },
     listAgentRevisions: async (_req, res, { projectId, params, query }) => {
-      res.json(await listRevisions(db, projectId, params.agent, query));
+      res.json(await agents.revisions(projectId, params.agent, query));
     },
   };
 }

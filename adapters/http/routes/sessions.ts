@@ -1,21 +1,20 @@
-import { createSession, deleteSession, listSessionItems, requireSession } from '../../../core/sessions/sessions.js';
-import type { Kernel } from '../../../core/kernel.js';
+import type { KernelApi } from '../../../core/api/index.js';
 import type { OperationHandlers } from '../operations.js';
 
-export function sessionHandlers({ db }: Kernel): OperationHandlers {
+export function sessionHandlers({ sessions }: KernelApi): OperationHandlers {
   return {
     createSession: async (_req, res, { projectId, body, idempotency }) => {
-      res.status(201).json(await createSession(db, projectId, body, idempotency));
+      res.status(201).json(await sessions.create(projectId, body, { idempotency }));
     },
     getSession: async (_req, res, { projectId, params }) => {
-      res.json(await requireSession(db, projectId, params.session_id));
+      res.json(await sessions.get(projectId, params.session_id));
     },
     deleteSession: async (_req, res, { projectId, params }) => {
-      await deleteSession(db, projectId, params.session_id);
+      await sessions.delete(projectId, params.session_id);
       res.json({ id: params.session_id, object: 'session.deleted', deleted: true });
     },
     listSessionItems: async (_req, res, { projectId, params, query }) => {
-      res.json(await listSessionItems(db, projectId, params.session_id, query));
+      res.json(await sessions.items(projectId, params.session_id, query));
     },
   };
 }

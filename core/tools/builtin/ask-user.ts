@@ -1,4 +1,4 @@
-import type { BuiltinTool } from './registry.js';
+import type { BuiltinTool } from '../tool-port.js';
 
 /** Suspends the response (waiting_for_input) until someone answers the question. */
 export const askUser: BuiltinTool = {

@@ -1,4 +1,4 @@
-import type { BuiltinTool } from './registry.js';
+import type { BuiltinTool } from '../tool-port.js';
 
 export const currentTime: BuiltinTool = {
   name: 'current_time',

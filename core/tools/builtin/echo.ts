@@ -1,4 +1,4 @@
-import type { BuiltinTool } from './registry.js';
+import type { BuiltinTool } from '../tool-port.js';
 
 /** Returns its input: a harmless tool for demos and conformance runs. */
 export const echo: BuiltinTool = {

@@ -1,6 +1,5 @@
 import { PalaiError } from '../../errors/palai-error.js';
-import { ToolError } from '../tool-port.js';
-import type { BuiltinTool } from './registry.js';
+import { ToolError, type BuiltinTool } from '../tool-port.js';
 
 const TIMEOUT_MS = 30_000;
 const MAX_RESULT_CHARS = 20_000;

@@ -1,0 +1,88 @@
+// Binds the kernel API to one kernel: each member calls the core module that owns
+// the operation, with the store and the wake-ups only the kernel holds.
+import { agentView, createAgent, listAgents, listRevisions, requireAgent, updateAgent } from '../agents/agents.js';
+import { authenticate } from '../auth/api-keys.js';
+import { PalaiError } from '../errors/palai-error.js';
+import { followEvents, readEvents } from '../journal/journal.js';
+import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
+import type { Kernel } from '../kernel.js';
+import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
+import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
+import { admitResponse } from '../responses/admission.js';
+import { requireResponse, responseState } from '../responses/responses.js';
+import { waitUntilSettled } from '../responses/settle.js';
+import { createSession, deleteSession, listSessionItems, requireSession } from '../sessions/sessions.js';
+import { migrationStatus } from '../store/migrate.js';
+import type { KernelApi } from './kernel-api.js';
+
+export function createKernelApi(kernel: Kernel): KernelApi {
+  const { db, config } = kernel;
+  /** A response of the project, or not-found: checked before reading its journal. */
+  const owned = async (projectId: string, responseId: string) => (await requireResponse(db, projectId, responseId)).id;
+  return {
+    config,
+    logger: kernel.logger,
+    metrics: kernel.metrics,
+    lifecycle: kernel.lifecycle,
+    inbox: kernel.inbox,
+
+    authenticate: (apiKey) => authenticate(db, apiKey),
+
+    agents: {
+      create: (projectId, request, options) => createAgent(db, projectId, request, options?.idempotency),
+      get: async (projectId, ref) => agentView(await requireAgent(db, projectId, ref)),
+      list: (projectId, page) => listAgents(db, projectId, page),
+      update: async (projectId, ref, request, options) => (await updateAgent(db, projectId, ref, request, options?.idempotency)).agent,
+      revisions: (projectId, ref, page) => listRevisions(db, projectId, ref, page),
+    },
+
+    sessions: {
+      create: (projectId, request, options) => createSession(db, projectId, request, options?.idempotency),
+      get: (projectId, sessionId) => requireSession(db, projectId, sessionId),
+      delete: (projectId, sessionId) => deleteSession(db, projectId, sessionId),
+      items: (projectId, sessionId, page) => listSessionItems(db, projectId, sessionId, page),
+    },
+
+    connections: {
+      create: (projectId, request, options) => createConnection(db, kernel.secrets, projectId, request, config.keyEnvAllowlist, options?.idempotency),
+      get: async (projectId, ref) => connectionView(await requireConnection(db, projectId, ref)),
+      list: (projectId, page) => listConnections(db, projectId, page),
+      delete: (projectId, ref) => deleteConnection(db, kernel.secrets, projectId, ref),
+    },
+
+    responses: {
+      admit: async (projectId, request, options) => responseState(await admitResponse(db, projectId, request, options?.idempotency)),
+      get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
+      cancel: async (projectId, responseId, options) => responseState(await cancelResponse(db, projectId, responseId, options?.idempotency)),
+      submitToolOutputs: async (projectId, responseId, request, options) =>
+        responseState(await submitToolOutputs(db, projectId, responseId, request, options?.idempotency)),
+      decideApproval: async (projectId, responseId, request, options) =>
+        responseState(await decideApproval(db, projectId, responseId, request, options?.idempotency)),
+      submitInput: async (projectId, responseId, request, options) => responseState(await submitInput(db, projectId, responseId, request, options?.idempotency)),
+      waitUntilSettled: async (projectId, responseId, timeoutMs, signal) => responseState(await waitUntilSettled(kernel, projectId, responseId, timeoutMs, signal)),
+      async *follow(projectId, responseId, options) {
+        yield* followEvents(db, kernel.wakeups, await owned(projectId, responseId), options);
+      },
+      events: async (projectId, responseId, after, limit) => readEvents(db, await owned(projectId, responseId), after, limit),
+    },
+
+    journal: {
+      follow: (projectId, options) => followProjectEvents(db, kernel.wakeups, projectId, { ...options, pollMs: config.pollIntervalMs }),
+      latest: (projectId) => latestCursor(db, projectId),
+    },
+
+    operator: {
+      async readiness() {
+        let status;
+        try {
+          status = await migrationStatus(db);
+        } catch {
+          throw new PalaiError('not-ready', 'The database cannot be reached.');
+        }
+        if (status.pending.length > 0) throw new PalaiError('not-ready', `${status.pending.length} migration(s) are not applied yet; run \`palai migrate\`.`);
+        return { store: db.kind, migrations: status.applied };
+      },
+      metrics: async () => ({ contentType: kernel.metrics.registry.contentType, body: await kernel.metrics.registry.metrics() }),
+    },
+  };
+}

@@ -1,0 +1,10 @@
+// What a surface imports from the kernel: the API, and the pure helpers that
+// read the kernel's own vocabulary (statuses, events, the text of an output).
+export type * from './kernel-api.js';
+export { createKernelApi } from './create-kernel-api.js';
+export { isTerminalEvent, isWaitingEvent } from '../journal/journal-port.js';
+export { FEED_START } from '../journal/project-feed.js';
+export { firstUnstorable } from '../json.js';
+export { outputText } from '../responses/items.js';
+export { isTerminal, isWaiting, TERMINAL_STATUSES, WAITING_STATUSES, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../responses/status.js';
+export { isTransientStoreError } from '../store/transient.js';

@@ -1,0 +1,113 @@
+// The kernel API: the commands and queries every surface needs, and the only
+// way a surface (adapters/, bots/) reaches the kernel. It is typed from the
+// generated schemas and knows no surface's shape: a response is the kernel's
+// ResponseState, its events are kernel events; each surface maps them into its
+// own vocabulary. Surfaces never see the store: everything here takes a project
+// id (from `authenticate`) and answers for that project only.
+import type {
+  Agent,
+  AgentRevision,
+  ApprovalDecisionRequest,
+  CreateAgentRequest,
+  CreateModelConnectionRequest,
+  CreateResponseRequest,
+  CreateSessionRequest,
+  Item,
+  ModelConnection,
+  Session,
+  SubmitInputRequest,
+  SubmitToolOutputsRequest,
+  UpdateAgentRequest,
+} from '../../generated/schemas.js';
+import type { PalaiConfig } from '../config.js';
+import type { Inbox, IdempotencyClaim } from '../idempotency/inbox-port.js';
+import type { FeedCursor, JournalEntry, ResponseState } from '../journal/journal-port.js';
+import type { FeedEntry } from '../journal/project-feed.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Page, PageRequest } from '../pagination.js';
+
+export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
+
+/** Who a valid API key speaks for. */
+export interface Principal {
+  projectId: string;
+  keyId: string;
+}
+
+/** Options every command that changes something accepts. */
+export interface CommandOptions {
+  /** The caller's idempotency identity, reserved in the command's own transaction (see `inbox`). */
+  idempotency?: IdempotencyClaim;
+}
+
+export interface FollowOptions {
+  /** Replay events with a sequence greater than this (-1: from the start). */
+  after: number;
+  signal?: AbortSignal;
+}
+
+export interface KernelApi {
+  readonly config: PalaiConfig;
+  readonly logger: Logger;
+  /** The process's Prometheus metrics, for a surface's own figures (open streams, say). */
+  readonly metrics: Metrics;
+  /** Shutdown signals: stop taking work when `draining`, end streams when `closing`. */
+  readonly lifecycle: { readonly draining: AbortSignal; readonly closing: AbortSignal };
+  /** Inbound deduplication keyed by (project, source, key): Idempotency-Key, A2A messageId, queue message, Slack event_id. */
+  readonly inbox: Inbox;
+
+  authenticate(apiKey: string): Promise<Principal | null>;
+
+  agents: {
+    create(projectId: string, request: CreateAgentRequest, options?: CommandOptions): Promise<Agent>;
+    get(projectId: string, ref: string): Promise<Agent>;
+    list(projectId: string, page: PageRequest): Promise<Page<Agent>>;
+    update(projectId: string, ref: string, request: UpdateAgentRequest, options?: CommandOptions): Promise<Agent>;
+    revisions(projectId: string, ref: string, page: PageRequest): Promise<Page<AgentRevision>>;
+  };
+
+  sessions: {
+    create(projectId: string, request: CreateSessionRequest, options?: CommandOptions): Promise<Session>;
+    get(projectId: string, sessionId: string): Promise<Session>;
+    delete(projectId: string, sessionId: string): Promise<void>;
+    items(projectId: string, sessionId: string, page: PageRequest): Promise<Page<Item>>;
+  };
+
+  connections: {
+    create(projectId: string, request: CreateModelConnectionRequest, options?: CommandOptions): Promise<ModelConnection>;
+    get(projectId: string, ref: string): Promise<ModelConnection>;
+    list(projectId: string, page: PageRequest): Promise<Page<ModelConnection>>;
+    delete(projectId: string, ref: string): Promise<string>;
+  };
+
+  responses: {
+    /** Admits a run: the response, its input and its `queued` event commit together before this returns. */
+    admit(projectId: string, request: CreateResponseRequest, options?: CommandOptions): Promise<ResponseState>;
+    get(projectId: string, responseId: string): Promise<ResponseState>;
+    /** Idempotent: a response nobody runs ends canceled at once; a running one stops within one step. */
+    cancel(projectId: string, responseId: string, options?: CommandOptions): Promise<ResponseState>;
+    submitToolOutputs(projectId: string, responseId: string, request: SubmitToolOutputsRequest, options?: CommandOptions): Promise<ResponseState>;
+    decideApproval(projectId: string, responseId: string, request: ApprovalDecisionRequest, options?: CommandOptions): Promise<ResponseState>;
+    submitInput(projectId: string, responseId: string, request: SubmitInputRequest, options?: CommandOptions): Promise<ResponseState>;
+    /** Until the response ends or waits for someone, `timeoutMs` passes or `signal` aborts; then its state. */
+    waitUntilSettled(projectId: string, responseId: string, timeoutMs: number, signal?: AbortSignal): Promise<ResponseState>;
+    /** The response's journal from `after`, then live; ends after the terminal event or a trailing wait. */
+    follow(projectId: string, responseId: string, options: FollowOptions): AsyncGenerator<JournalEntry>;
+    /** Journaled events after `after`, at most `limit`. */
+    events(projectId: string, responseId: string, after: number, limit?: number): Promise<JournalEntry[]>;
+  };
+
+  journal: {
+    /** Every event of the project after `after` (FEED_START: from the beginning), in commit order, then live. */
+    follow(projectId: string, options: { after: FeedCursor; signal?: AbortSignal }): AsyncGenerator<FeedEntry>;
+    /** The cursor that follows only events journaled from now on. */
+    latest(projectId: string): Promise<FeedCursor>;
+  };
+
+  operator: {
+    /** Throws a PalaiError (`not-ready`) when the store is out of reach or migrations are pending. */
+    readiness(): Promise<{ store: string; migrations: number }>;
+    metrics(): Promise<{ contentType: string; body: string }>;
+  };
+}

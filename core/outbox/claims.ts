@@ -1,0 +1,95 @@
+// Leased claiming of deliveries, like the workers' claim of responses: FOR
+// UPDATE SKIP LOCKED so dispatchers in any number of processes never take the
+// same delivery at once, and a fencing token bumped on every claim. Every
+// ending of an attempt is guarded by that token: a holder whose lease expired
+// and whose delivery was claimed again changes nothing, and learns it (false).
+import type { Queryable } from '../store/db.js';
+import { deliveryFromRow, type DeliveryRow } from './deliveries.js';
+import { OUTBOX_CHANNEL, storedError, type OutboxDelivery } from './outbox-port.js';
+
+export interface ClaimedDelivery extends OutboxDelivery {
+  leaseToken: number;
+}
+
+/** Which claim an ending applies to. */
+export type DeliveryLease = Pick<ClaimedDelivery, 'id' | 'leaseToken'>;
+
+export interface ClaimOptions {
+  owner: string;
+  /** Only deliveries of these consumers; none: nothing is claimed. */
+  consumers: string[];
+  limit: number;
+  leaseSeconds: number;
+}
+
+/**
+ * Claims up to `limit` due deliveries: pending, next attempt due, lease absent
+ * or expired (its holder died). Counts the attempt now, so a delivery whose
+ * attempts keep killing their process still runs out of attempts.
+ */
+export async function claimDeliveries(q: Queryable, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  if (options.consumers.length === 0 || options.limit <= 0) return [];
+  const { rows } = await q.query<DeliveryRow>(
+    `WITH due AS (
+       SELECT id FROM outbox_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= now() AND consumer = ANY ($2::text[])
+         AND (lease_expires_at IS NULL OR lease_expires_at < now())
+       ORDER BY next_attempt_at, id LIMIT $3
+       FOR UPDATE SKIP LOCKED)
+     UPDATE outbox_deliveries d SET lease_owner = $1, lease_token = d.lease_token + 1, attempts = d.attempts + 1,
+       lease_expires_at = now() + make_interval(secs => $4)
+     FROM due WHERE d.id = due.id
+     RETURNING d.*`,
+    [options.owner, options.consumers, options.limit, options.leaseSeconds],
+  );
+  return rows.map((row) => ({ ...deliveryFromRow(row), leaseToken: row.lease_token }));
+}
+
+const ENDING_GUARD = "WHERE id = $1 AND lease_token = $2 AND status = 'pending'";
+
+/** The attempt succeeded. */
+export async function completeDelivery(q: Queryable, lease: DeliveryLease): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE outbox_deliveries SET status = 'delivered', delivered_at = now(), lease_owner = NULL, lease_expires_at = NULL
+     ${ENDING_GUARD}`,
+    [lease.id, lease.leaseToken],
+  );
+  return rowCount > 0;
+}
+
+/** The attempt failed: try again after `delayMs`. */
+export async function retryDelivery(q: Queryable, lease: DeliveryLease, error: string, delayMs: number): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE outbox_deliveries SET next_attempt_at = now() + make_interval(secs => $4), last_error = $3,
+       lease_owner = NULL, lease_expires_at = NULL
+     ${ENDING_GUARD}`,
+    [lease.id, lease.leaseToken, storedError(error), Math.max(0, delayMs) / 1000],
+  );
+  return rowCount > 0;
+}
+
+/** The delivery will never succeed, or ran out of attempts. */
+export async function killDelivery(q: Queryable, lease: DeliveryLease, error: string): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE outbox_deliveries SET status = 'dead', dead_at = now(), last_error = $3, lease_owner = NULL, lease_expires_at = NULL
+     ${ENDING_GUARD}`,
+    [lease.id, lease.leaseToken, storedError(error)],
+  );
+  return rowCount > 0;
+}
+
+/**
+ * Hands a claimed delivery back untried (a shutdown cut the attempt short):
+ * due now, the attempt not counted. The NOTIFY lets another dispatcher take it at once.
+ */
+export async function releaseDelivery(q: Queryable, lease: DeliveryLease): Promise<boolean> {
+  const { rows } = await q.query<{ id: string }>(
+    `WITH released AS (
+       UPDATE outbox_deliveries SET attempts = greatest(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+       ${ENDING_GUARD}
+       RETURNING id, consumer)
+     SELECT id, pg_notify($3, consumer) FROM released`,
+    [lease.id, lease.leaseToken, OUTBOX_CHANNEL],
+  );
+  return rows.length > 0;
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// The dependency rule of ARCHITECTURE.md §1, checked rather than hoped for:
+// arrows point inward (cli → adapters, bots → core → generated), a surface
+// sees only the kernel's public face, and surface libraries stay out of core.
+// Plain Node, no dependencies, so it runs before `npm ci` and in any hook.
+//
+//   node scripts/check-imports.mjs [--json] [root]
+//
+// Prints each violation as `file:line imports target — rule`; exits 1 if any.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SCANNED = ['core', 'adapters', 'bots'];
+
+/** Libraries of a surface, a provider or a transport: never in core. */
+const SURFACE_LIBRARIES = [/^express$/, /^@slack\//, /^kafkajs$/, /^@aws-sdk\//, /^openai$/, /^@anthropic-ai\/sdk$/];
+/** Database drivers: only the store may hold them. */
+const STORE_LIBRARIES = [/^pg$/, /^@electric-sql\/pglite$/];
+
+const RULES = {
+  coreInward: 'core never imports adapters/, bots/ or cli/',
+  coreLibrary: 'core imports no surface library (express, Slack, Kafka, AWS, model SDKs)',
+  storeDriver: 'database drivers (pg, PGlite) are imported only inside core/store/',
+  dbHandle: 'a surface never imports the Db handle (core/store/db.ts)',
+  kernelApi: 'a surface imports from core only core/api/**, *-port.ts, core/errors/**, core/ids.ts, core/config.ts, core/logger.ts',
+  otherSurface: 'a surface never imports another surface folder (adapters/models/shared is for model adapters only)',
+  cli: 'only cli/ is the composition root: nothing in core/, adapters/ or bots/ imports it',
+};
+
+// Statement-level imports start a line (so commented-out code is not read);
+// the clause between the keyword and `from` holds only names, braces, `*` and comments.
+const STATIC = /^[ \t]*(?:import|export)\b(?:(?!\b(?:import|export)\b)(?:[\w\s{},*$]|\/\/[^\n]*|\/\*[\s\S]*?\*\/))*?\bfrom\s*(['"])([^'"\n]+)\1/gm;
+const SIDE_EFFECT = /^[ \t]*import\s*(['"])([^'"\n]+)\1/gm;
+const DYNAMIC = /\bimport\s*\(\s*(['"])([^'"\n]+)\1\s*\)/g;
+
+/** Every module specifier of a source file, with the line it is on. */
+export function importsOf(source) {
+  const lineAt = (index) => source.slice(0, index).split('\n').length;
+  const found = [];
+  for (const pattern of [STATIC, SIDE_EFFECT]) {
+    for (const m of source.matchAll(pattern)) found.push({ line: lineAt(m.index), specifier: m[2] });
+  }
+  for (const m of source.matchAll(DYNAMIC)) {
+    const lineStart = source.lastIndexOf('\n', m.index) + 1;
+    const before = source.slice(lineStart, m.index);
+    if (/\/\/|^\s*\/?\*/.test(before)) continue; // inside a comment
+    found.push({ line: lineAt(m.index), specifier: m[2] });
+  }
+  return found.sort((a, b) => a.line - b.line);
+}
+
+/** A relative specifier as a repo path (`./x.js` names `x.ts`); a bare one as its package name. */
+function resolveTarget(root, fromFile, specifier) {
+  if (!specifier.startsWith('.')) {
+    const parts = specifier.split('/');
+    return { pkg: specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0] };
+  }
+  const path = posix.normalize(posix.join(posix.dirname(fromFile), specifier));
+  const base = path.replace(/\.(?:[cm]?js|ts)$/, '');
+  const candidates = [`${base}.ts`, path, `${path}/index.ts`];
+  return { path: candidates.find((c) => existsSync(join(root, c)) && statSync(join(root, c)).isFile()) ?? `${base}.ts` };
+}
+
+/** The folder a surface file belongs to: adapters/<x>, adapters/models/<provider>, bots/<x>. */
+function surfaceOf(path) {
+  const parts = path.split('/');
+  if (parts[0] !== 'adapters' && parts[0] !== 'bots') return null;
+  const depth = path.startsWith('adapters/models/') && parts.length > 3 ? 3 : 2;
+  return parts.slice(0, depth).join('/');
+}
+
+const KERNEL_API = [/^core\/api\//, /^core\/.*-port\.ts$/, /^core\/errors\//, /^core\/(ids|config|logger)\.ts$/];
+
+/** The rule an import breaks, or null. */
+export function ruleBroken(fromFile, target) {
+  const inCore = fromFile.startsWith('core/');
+  if (target.pkg) {
+    if (!inCore) return null;
+    if (SURFACE_LIBRARIES.some((p) => p.test(target.pkg))) return RULES.coreLibrary;
+    if (STORE_LIBRARIES.some((p) => p.test(target.pkg)) && !fromFile.startsWith('core/store/')) return RULES.storeDriver;
+    return null;
+  }
+  const to = target.path;
+  if (to.startsWith('cli/')) return inCore ? RULES.coreInward : RULES.cli;
+  if (inCore) return /^(adapters|bots)\//.test(to) ? RULES.coreInward : null;
+  if (to === 'core/store/db.ts') return RULES.dbHandle;
+  if (to.startsWith('core/')) return KERNEL_API.some((p) => p.test(to)) ? null : RULES.kernelApi;
+  const from = surfaceOf(fromFile);
+  const into = surfaceOf(to);
+  if (!into || into === from) return null;
+  const modelShared = into === 'adapters/models/shared' && from?.startsWith('adapters/models/');
+  return modelShared ? null : RULES.otherSurface;
+}
+
+function tsFiles(root, dir) {
+  const full = join(root, dir);
+  if (!existsSync(full)) return [];
+  return readdirSync(full, { withFileTypes: true }).flatMap((entry) => {
+    const path = posix.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : tsFiles(root, path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+export function checkImports(root) {
+  return SCANNED.flatMap((dir) => tsFiles(root, dir)).flatMap((file) =>
+    importsOf(readFileSync(join(root, file), 'utf8')).flatMap(({ line, specifier }) => {
+      const target = resolveTarget(root, file, specifier);
+      const rule = ruleBroken(file, target);
+      return rule ? [{ file, line, target: target.path ?? target.pkg, rule }] : [];
+    }),
+  );
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  const json = args.includes('--json');
+  const rootArg = args.find((a) => a !== '--json');
+  const root = rootArg ?? join(dirname(fileURLToPath(import.meta.url)), '..');
+  const violations = checkImports(root);
+  if (json) console.log(JSON.stringify(violations, null, 2));
+  else {
+    for (const v of violations) console.log(`${v.file}:${v.line} imports ${v.target} — ${v.rule}`);
+    console.error(violations.length ? `${violations.length} import(s) break the dependency rule` : 'imports follow the dependency rule');
+  }
+  process.exitCode = violations.length ? 1 : 0;
+}

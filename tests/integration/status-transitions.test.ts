@@ -1,0 +1,132 @@
+// Every status write obeys the transition table, and is journaled. A trigger
+// installed for this test records each change of responses.status, whoever
+// wrote it (the status writer, a claim, any SQL added later); runs covering
+// every way a response moves are driven through the API; then each recorded
+// change must be one canTransition allows, each response's status events must
+// replay exactly its changes, and every journaled event must be a kernel event
+// of protocols/kernel-events.schema.json.
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { canTransition, isTerminal, type ResponseStatus } from '../../core/responses/status.js';
+import { KernelEvent as validKernelEvent } from '../../generated/protocol-validators.js';
+import { createAgent, respond } from '../support/api.js';
+import { describeEachStore } from '../support/hub.js';
+
+const AUDIT = `
+  CREATE TABLE status_audit (n serial PRIMARY KEY, response_id text NOT NULL, from_status text, to_status text NOT NULL);
+  CREATE FUNCTION audit_status() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO status_audit (response_id, from_status, to_status) VALUES (NEW.id, NULL, NEW.status);
+    ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
+      INSERT INTO status_audit (response_id, from_status, to_status) VALUES (NEW.id, OLD.status, NEW.status);
+    END IF;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER audit_status AFTER INSERT OR UPDATE OF status ON responses FOR EACH ROW EXECUTE FUNCTION audit_status();`;
+
+const echoCall = (text: string) => ({ tool_calls: [{ name: 'echo', arguments: { text } }] });
+
+await describeEachStore('status transitions', (ctx) => {
+  const post = (path: string, body: Record<string, unknown>) => ctx().http.post(path).set(ctx().auth).send(body);
+  const get = async (id: string) => (await ctx().http.get(`/v1/responses/${id}`).set(ctx().auth)).body;
+  const settled = async (id: string, done: (status: ResponseStatus) => boolean) => {
+    for (let i = 0; i < 400; i++) {
+      const body = await get(id);
+      if (done(body.status)) return body;
+      await sleep(25);
+    }
+    throw new Error(`response ${id} did not settle`);
+  };
+
+  before(async () => {
+    await ctx().hub.kernel.db.exec(AUDIT);
+    const fake = (script: unknown[]) => ({ provider: 'fake', script });
+    await createAgent(ctx, { name: 'plain', model: fake([{ text: 'hello' }]) });
+    await createAgent(ctx, { name: 'client-tool', model: fake([{ tool_calls: [{ name: 'lookup', arguments: { q: 1 } }] }, { text: 'thanks' }]), tools: [{ type: 'function', name: 'lookup' }] });
+    await createAgent(ctx, { name: 'gated', model: fake([echoCall('a'), { text: 'done' }]), tools: [{ type: 'builtin', name: 'echo' }], approval: { tools: ['echo'] } });
+    await createAgent(ctx, {
+      name: 'gated-and-client',
+      model: fake([{ tool_calls: [{ name: 'echo', arguments: { text: 'b' } }, { name: 'lookup', arguments: { q: 2 } }] }, { text: 'both' }]),
+      tools: [{ type: 'builtin', name: 'echo' }, { type: 'function', name: 'lookup' }],
+      approval: { tools: ['echo'] },
+    });
+    await createAgent(ctx, { name: 'asker', model: fake([{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which?' } }] }, { text: 'ok' }]), tools: [{ type: 'builtin', name: 'ask_user' }] });
+    await createAgent(ctx, { name: 'slow', model: fake([{ text: 'a b c d e f g h i j k l m n o p', delay_ms: 300 }]) });
+    await createAgent(ctx, { name: 'late', model: fake([{ text: 'a b c d e f g h i j', delay_ms: 400 }]), limits: { timeout_seconds: 1 } });
+    await createAgent(ctx, { name: 'looper', model: fake([echoCall('1'), echoCall('2')]), tools: [{ type: 'builtin', name: 'echo' }], limits: { max_steps: 1 } });
+  });
+
+  test('every way a response moves writes only allowed transitions, each journaled once, as kernel events', async () => {
+    const ids: string[] = [];
+    ids.push((await respond(ctx, { model: 'plain', input: 'x' })).id);
+
+    const tool = await respond(ctx, { model: 'client-tool', input: 'x' });
+    ids.push(tool.id);
+    assert.equal(tool.status, 'waiting_for_tool');
+    await post(`/v1/responses/${tool.id}/tool_outputs`, { outputs: [{ call_id: tool.required_action.calls[0].call_id, output: '42' }] });
+
+    const continued = await respond(ctx, { model: 'client-tool', input: 'y' });
+    ids.push(continued.id);
+    const next = await respond(ctx, { model: 'client-tool', previous_response_id: continued.id, input: [{ type: 'function_call_output', call_id: continued.required_action.calls[0].call_id, output: '7' }] });
+    ids.push(next.id);
+
+    for (const decision of ['approve', 'deny']) {
+      const gated = await respond(ctx, { model: 'gated', input: decision });
+      ids.push(gated.id);
+      assert.equal(gated.status, 'waiting_for_approval');
+      await post(`/v1/responses/${gated.id}/approvals`, { call_id: gated.required_action.calls[0].call_id, decision });
+    }
+
+    // A denial that leaves a client tool output due: the response goes back to the workers, which park it again.
+    const both = await respond(ctx, { model: 'gated-and-client', input: 'x' });
+    ids.push(both.id);
+    const echo = both.required_action.calls.find((c: { name: string }) => c.name === 'echo');
+    await post(`/v1/responses/${both.id}/approvals`, { call_id: echo.call_id, decision: 'deny' });
+    const parked = await settled(both.id, (s) => s === 'waiting_for_tool');
+    await post(`/v1/responses/${both.id}/tool_outputs`, { outputs: [{ call_id: parked.required_action.calls[0].call_id, output: 'x' }] });
+
+    const asker = await respond(ctx, { model: 'asker', input: 'x' });
+    ids.push(asker.id);
+    await post(`/v1/responses/${asker.id}/input`, { input: 'this one' });
+
+    const queued = await respond(ctx, { model: 'slow', input: 'x', background: true });
+    ids.push(queued.id);
+    await post(`/v1/responses/${queued.id}/cancel`, {});
+    const waiting = await respond(ctx, { model: 'client-tool', input: 'x' });
+    ids.push(waiting.id);
+    await post(`/v1/responses/${waiting.id}/cancel`, {});
+    const running = await respond(ctx, { model: 'slow', input: 'x', background: true });
+    ids.push(running.id);
+    await settled(running.id, (s) => s === 'in_progress');
+    await post(`/v1/responses/${running.id}/cancel`, {});
+
+    ids.push((await respond(ctx, { model: 'late', input: 'x', background: true })).id);
+    ids.push((await respond(ctx, { model: 'looper', input: 'x' })).id);
+
+    const finals = await Promise.all(ids.map((id) => settled(id, isTerminal)));
+    assert.deepEqual(new Set(finals.map((f) => f.status)), new Set(['completed', 'canceled', 'timed_out', 'failed']));
+
+    const { db } = ctx().hub.kernel;
+    const audit = (await db.query<{ response_id: string; from_status: ResponseStatus | null; to_status: ResponseStatus }>(
+      'SELECT response_id, from_status, to_status FROM status_audit WHERE response_id = ANY($1) ORDER BY n',
+      [ids],
+    )).rows;
+    const illegal = audit.filter((a) => a.from_status !== null && !canTransition(a.from_status, a.to_status));
+    assert.deepEqual(illegal, [], 'every status write is in the transition table');
+    assert.ok(audit.filter((a) => a.from_status === null).every((a) => a.to_status === 'queued'), 'a response is admitted queued');
+    const seen = new Set(audit.map((a) => `${a.from_status}>${a.to_status}`));
+    for (const pair of ['queued>in_progress', 'in_progress>completed', 'in_progress>waiting_for_tool', 'waiting_for_tool>in_progress', 'in_progress>waiting_for_approval', 'waiting_for_approval>in_progress', 'in_progress>waiting_for_input', 'waiting_for_input>in_progress', 'waiting_for_tool>canceled', 'in_progress>canceled', 'in_progress>timed_out', 'in_progress>failed']) {
+      assert.ok(seen.has(pair), `the scenarios cover ${pair}`);
+    }
+
+    for (const id of ids) {
+      const events = (await db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM response_events WHERE response_id = $1 ORDER BY sequence', [id])).rows.map((row) => ({ type: row.type, ...row.data }));
+      for (const event of events) assert.ok(validKernelEvent(event), `${id}: ${JSON.stringify(validKernelEvent.errors)} in ${JSON.stringify(event).slice(0, 300)}`);
+      const journaled = events.flatMap((e) => (e.type === 'status' ? [(e as { status?: string }).status] : []));
+      const written = audit.filter((a) => a.response_id === id).map((a) => a.to_status);
+      assert.deepEqual(journaled, written, `${id}: its status events replay its status changes, one each`);
+    }
+  });
+});
