@@ -40,6 +40,7 @@ export declare const ModelConnection: ValidateFunction;
 export declare const ModelConnectionList: ValidateFunction;
 export declare const ModelProvider: ValidateFunction;
 export declare const ModelSpec: ValidateFunction;
+export declare const OpenAIErrorMember: ValidateFunction;
 export declare const OutputItemEvent: ValidateFunction;
 export declare const OutputTextDeltaEvent: ValidateFunction;
 export declare const OutputTextDoneEvent: ValidateFunction;

@@ -659,6 +659,19 @@ export interface components {
             script?: components["schemas"]["FakeStep"][];
             temperature?: number;
         };
+        /**
+         * @description The same problem in OpenAI's error shape (an RFC 9457 extension member), so the
+         *     official OpenAI SDKs surface its message, code and parameter: `message` is the
+         *     problem's `detail`, `code` its slug, `param` the first offending field in
+         *     OpenAI's notation (`input[0].content`), `type` OpenAI's error family.
+         */
+        OpenAIErrorMember: {
+            code: string;
+            message: string;
+            param: string | null;
+            /** @enum {unknown} */
+            type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "rate_limit_error" | "server_error";
+        };
         OutputItemEvent: {
             item: components["schemas"]["Item"];
             output_index: number;
@@ -708,6 +721,7 @@ export interface components {
         /** @description RFC 9457 problem details. `type` is a stable URI from Palai's registry. */
         Problem: {
             detail?: string;
+            error?: components["schemas"]["OpenAIErrorMember"];
             /** @description For validation problems, one entry per offending location. */
             errors?: components["schemas"]["ProblemFieldError"][];
             instance?: string;

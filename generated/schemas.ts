@@ -41,6 +41,7 @@ export type ModelConnection = components['schemas']['ModelConnection'];
 export type ModelConnectionList = components['schemas']['ModelConnectionList'];
 export type ModelProvider = components['schemas']['ModelProvider'];
 export type ModelSpec = components['schemas']['ModelSpec'];
+export type OpenAIErrorMember = components['schemas']['OpenAIErrorMember'];
 export type OutputItemEvent = components['schemas']['OutputItemEvent'];
 export type OutputTextDeltaEvent = components['schemas']['OutputTextDeltaEvent'];
 export type OutputTextDoneEvent = components['schemas']['OutputTextDoneEvent'];

@@ -2,6 +2,7 @@
 // application/problem+json body at the status this file gives its slug (core
 // knows no HTTP). Unexpected errors are logged and answered with a generic 500
 // — no message or stack of theirs reaches the client.
+import type { OpenAIErrorMember } from '../../generated/schemas.js';
 import type { Request, Response } from 'express';
 import { isTransientStoreError } from '../../core/api/index.js';
 import { PalaiError, isPalaiError } from '../../core/errors/palai-error.js';
@@ -49,6 +50,33 @@ export const HTTP_STATUS: Record<ProblemSlug, number> = {
 
 export const httpStatusOf = (slug: ProblemSlug): number => HTTP_STATUS[slug];
 
+/** OpenAI's error family for an HTTP status (their SDKs pick the error class by status, and show `type`). */
+function openAiErrorType(status: number): OpenAIErrorMember['type'] {
+  if (status >= 500) return 'server_error';
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  return 'invalid_request_error';
+}
+
+/** A JSON Pointer in OpenAI's parameter notation: /input/0/content → input[0].content (a query's /query/x → x). */
+export function openAiParam(pointer: string): string | null {
+  const tokens = pointer
+    .split('/')
+    .slice(1)
+    .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (tokens[0] === 'query') tokens.shift();
+  if (tokens.length === 0 || tokens[0] === '') return null;
+  return tokens.reduce((param, token, index) => (/^\d+$/.test(token) && index > 0 ? `${param}[${token}]` : index === 0 ? token : `${param}.${token}`), '');
+}
+
+/** The OpenAI-shaped `error` member every problem carries beside RFC 9457's own. */
+function openAiError(error: PalaiError): OpenAIErrorMember {
+  const pointer = error.errors?.[0]?.pointer;
+  return { message: error.message, type: openAiErrorType(httpStatusOf(error.slug)), code: error.slug, param: pointer === undefined ? null : openAiParam(pointer) };
+}
+
 export function problemBody(error: PalaiError, instance?: string): ProblemBody {
   return {
     ...error.extensions,
@@ -58,6 +86,7 @@ export function problemBody(error: PalaiError, instance?: string): ProblemBody {
     detail: error.message,
     ...(instance ? { instance } : {}),
     ...(error.errors ? { errors: error.errors } : {}),
+    error: openAiError(error),
   };
 }
 

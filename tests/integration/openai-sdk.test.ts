@@ -71,10 +71,27 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
   test('errors surface as the SDK error class with the problem status', async () => {
     await assert.rejects(client.responses.create({ model: 'no-such-agent', input: 'x' }), (error: unknown) => {
       assert.ok(error instanceof OpenAI.NotFoundError, String(error));
+      assert.match(error.message, /^404 .*no-such-agent/, 'the SDK shows the message, naming the agent');
+      assert.equal(error.code, 'agent-not-found');
+      assert.equal(error.type, 'not_found_error');
+      return true;
+    });
+    const invalid = { model: 'sdk-echo', input: 42 } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming;
+    await assert.rejects(client.responses.create(invalid), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+      assert.equal(error.code, 'validation-failed');
+      assert.equal(error.type, 'invalid_request_error');
+      assert.match(String(error.param), /^input/, 'the SDK names the offending parameter');
+      assert.doesNotMatch(error.message, /no body/);
       return true;
     });
     const anonymous = new OpenAI({ apiKey: 'palai_sk_wrong_key_value', baseURL: client.baseURL, maxRetries: 0 });
-    await assert.rejects(anonymous.responses.create({ model: 'sdk-echo', input: 'x' }), OpenAI.AuthenticationError);
+    await assert.rejects(anonymous.responses.create({ model: 'sdk-echo', input: 'x' }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.AuthenticationError, String(error));
+      assert.equal(error.code, 'unauthorized');
+      assert.match(error.message, /API key/);
+      return true;
+    });
   });
 
   test('a function-tool round trip: the call surfaces as a function_call item, its output continues the run', async () => {

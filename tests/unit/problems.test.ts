@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { HTTP_STATUS, httpStatusOf, problemBody, toPalaiError } from '../../adapters/http/problem.js';
+import { HTTP_STATUS, httpStatusOf, openAiParam, problemBody, toPalaiError } from '../../adapters/http/problem.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 import { PalaiError, isPalaiError, notFound } from '../../core/errors/palai-error.js';
 import { PROBLEM_TYPE_PREFIX, problemTypeUri, problemTypes, type ProblemSlug } from '../../core/errors/problem-types.js';
@@ -102,13 +102,15 @@ test('problemBody maps a PalaiError to an RFC 9457 body at its HTTP status, with
     detail: 'The request body does not match the schema.',
     instance: '/v1/agents',
     errors: [{ pointer: '/name', detail: 'must be string' }],
+    error: { message: 'The request body does not match the schema.', type: 'invalid_request_error', code: 'validation-failed', param: 'name' },
   });
   assert.ok(matchesSchema('Problem', body).ok);
 });
 
 test('problemBody leaves out errors and instance when there are none', () => {
   const body = problemBody(notFound('session', 'ses_x'));
-  assert.deepEqual(Object.keys(body).sort(), ['detail', 'status', 'title', 'type']);
+  assert.deepEqual(Object.keys(body).sort(), ['detail', 'error', 'status', 'title', 'type']);
+  assert.deepEqual(body.error, { message: 'No session with id "ses_x" in this project.', type: 'not_found_error', code: 'not-found', param: null });
   assert.equal(body.type, 'urn:palai:problem:not-found');
   assert.equal(body.detail, 'No session with id "ses_x" in this project.');
   assert.ok(matchesSchema('Problem', body).ok);
@@ -142,4 +144,24 @@ test("the JSON body parser's failures map to problems; anything else is not a kn
   assert.equal(toPalaiError('a string'), null);
   const known = new PalaiError('forbidden');
   assert.equal(toPalaiError(known), known);
+});
+
+test("every problem carries OpenAI's error member: detail as message, slug as code, its family by status", () => {
+  for (const slug of slugs) {
+    const { error, status } = problemBody(new PalaiError(slug, `about ${slug}`));
+    assert.equal((error as { message: string }).message, `about ${slug}`);
+    assert.equal((error as { code: string }).code, slug);
+    const type = (error as { type: string }).type;
+    const expected = status >= 500 ? 'server_error' : ({ 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error' } as Record<number, string>)[status] ?? 'invalid_request_error';
+    assert.equal(type, expected, slug);
+  }
+});
+
+test('a field error pointer becomes the parameter in OpenAI notation', () => {
+  assert.equal(openAiParam('/model'), 'model');
+  assert.equal(openAiParam('/input/0/content'), 'input[0].content');
+  assert.equal(openAiParam('/outputs/2/call_id'), 'outputs[2].call_id');
+  assert.equal(openAiParam('/query/limit'), 'limit');
+  assert.equal(openAiParam('/metadata/a~1b'), 'metadata.a/b');
+  assert.equal(openAiParam(''), null);
 });
