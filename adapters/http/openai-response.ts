@@ -1,7 +1,7 @@
 // The REST projection of a response: the kernel's ResponseState in the shape of
 // OpenAI's Response object, so the official SDKs read it unchanged.
 import type { ResponseState, ResponseStatus } from '../../core/api/index.js';
-import { isWaiting, outputText } from '../../core/api/index.js';
+import { outputText } from '../../core/api/index.js';
 import type { RequiredAction, Response } from '../../generated/schemas.js';
 
 const ACTION_FOR: Partial<Record<ResponseStatus, RequiredAction['type']>> = {
@@ -12,7 +12,7 @@ const ACTION_FOR: Partial<Record<ResponseStatus, RequiredAction['type']>> = {
 
 function requiredAction(state: ResponseState): RequiredAction | null {
   const type = ACTION_FOR[state.status];
-  return isWaiting(state.status) && type ? { type, calls: state.pending_calls } : null;
+  return type ? { type, calls: state.pending_calls } : null;
 }
 
 export function openAiResponse(state: ResponseState): Response {

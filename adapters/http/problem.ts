@@ -68,7 +68,7 @@ export function openAiParam(pointer: string): string | null {
     .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (tokens[0] === 'query') tokens.shift();
   if (tokens.length === 0 || tokens[0] === '') return null;
-  return tokens.reduce((param, token, index) => (/^\d+$/.test(token) && index > 0 ? `${param}[${token}]` : index === 0 ? token : `${param}.${token}`), '');
+  return tokens.map((token, index) => (index === 0 ? token : /^\d+$/.test(token) ? `[${token}]` : `.${token}`)).join('');
 }
 
 /** The OpenAI-shaped `error` member every problem carries beside RFC 9457's own. */

@@ -8,15 +8,20 @@ import { LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import type { Queryable } from '../store/db.js';
 import { requireResponse, type ResponseRow } from './responses.js';
 
+/** The check itself: a worker's token must be the response's current one; an API writer holds none. */
+function checkLease(writer: JournalWriter, currentToken: number | undefined): void {
+  if (currentToken === undefined || (writer.leaseToken !== null && currentToken !== writer.leaseToken)) throw new LeaseLostError(writer.responseId);
+}
+
 /** Locks the response and fails with LeaseLostError unless `writer` still holds its lease. */
 export async function lockUnderLease(tx: Queryable, writer: JournalWriter): Promise<ResponseRow> {
   const row = await requireResponse(tx, writer.projectId, writer.responseId, true);
-  if (writer.leaseToken !== null && row.lease_token !== writer.leaseToken) throw new LeaseLostError(writer.responseId);
+  checkLease(writer, row.lease_token);
   return row;
 }
 
-/** The same check without reading the whole response: for writes that need only the guarantee. */
+/** The same, without reading the whole response: for writes that need only the guarantee. */
 export async function assertLease(tx: Queryable, writer: JournalWriter): Promise<void> {
   const { rows } = await tx.query<{ lease_token: number }>('SELECT lease_token FROM responses WHERE id = $1 FOR UPDATE', [writer.responseId]);
-  if (rows.length === 0 || (writer.leaseToken !== null && rows[0].lease_token !== writer.leaseToken)) throw new LeaseLostError(writer.responseId);
+  checkLease(writer, rows[0]?.lease_token);
 }

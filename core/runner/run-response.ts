@@ -46,16 +46,14 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
     await db.transaction((tx) => journalStatus(tx, writer, first));
   }
   const { spec } = await getRevision(db, first.agent_revision_id);
-  let tools;
+  const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log };
   try {
-    tools = await kernel.tools.resolveAll(spec.tools ?? [], { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
+    ctx.tools = await kernel.tools.resolveAll(spec.tools ?? [], { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
   } catch (error) {
-    // A tool the agent names cannot be had (an unknown kind, two tools of one name, a provider out of reach): say which.
+    // A tool the agent names cannot be had (no provider of its kind here, a provider out of reach): say which.
     if (!(error instanceof ToolResolutionError)) throw error;
-    const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log };
     return end(ctx, 'failed', responseError('invalid-request', error.message));
   }
-  const ctx: RunContext = { kernel, writer, spec, tools, signal, log };
 
   try {
     await runSteps(ctx, claim);

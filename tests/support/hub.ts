@@ -7,6 +7,7 @@ import { createProject } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
 import type { StoreKind } from '../../core/store/db.js';
+import type { ToolRegistry } from '../../core/tools/tool-registry.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from './stores.js';
 
 export interface TestHub {
@@ -28,11 +29,13 @@ export function testConfig(overrides: Partial<PalaiConfig> = {}): PalaiConfig {
 /** What the hub reads its allow-listed model keys from, once at start (default: this process's environment). */
 export interface TestHubOptions {
   env?: Record<string, string>;
+  /** The tool providers the hub offers (default: the built-in and client-function ones). */
+  tools?: ToolRegistry;
 }
 
 async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>, options: TestHubOptions): Promise<TestHub> {
   const config = testConfig(overrides);
-  const hub = await startHub({ config, db: database.db, logger: createLogger('silent'), env: options.env ?? process.env });
+  const hub = await startHub({ config, db: database.db, logger: createLogger('silent'), env: options.env ?? process.env, tools: options.tools });
   const newProjectKey = async () => {
     const project = await createProject(database.db, `test-${Math.random().toString(36).slice(2)}`);
     return (await createApiKey(database.db, project.id, 'test')).secret;

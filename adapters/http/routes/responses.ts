@@ -39,7 +39,7 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
   const stream = (res: Response, projectId: string, responseId: string, after: number) => streamResponseEvents(api, res, projectId, responseId, after);
   return {
-    createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
+    createResponse: async (_req, res, { projectId, body, idempotency, replay }) => {
       const request = body as CreateResponseRequest;
       const state = replay ? await responses.get(projectId, replay.resourceId) : await responses.admit(projectId, request, { idempotency });
       if (request.stream) return stream(res, projectId, state.id, -1);
