@@ -168,6 +168,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's agents as OpenAI models (OpenAI's Models API; `id` is the agent's name). */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's name (or id). */
+                model: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/responses": {
         parameters: {
             query?: never;
@@ -283,6 +319,25 @@ export interface paths {
         put?: never;
         /** Answer the question the agent asked (`ask_user`). */
         post: operations["submitInput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{response_id}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        /** The items the response was given as input (OpenAI's input items list). */
+        get: operations["listResponseInputItems"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -614,6 +669,17 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        /** @description An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes. */
+        Model: {
+            agent_id: string;
+            created: components["schemas"]["UnixSeconds"];
+            /** @description The agent's name. */
+            id: string;
+            /** @constant */
+            object: "model";
+            /** @description The project the agent belongs to. */
+            owned_by: string;
+        };
         ModelConnection: {
             /** @description Whether a key is stored, and its last four characters; never the key. */
             api_key: {
@@ -635,6 +701,11 @@ export interface components {
             first_id?: string | null;
             has_more: boolean;
             last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        ModelList: {
+            data: components["schemas"]["Model"][];
             /** @constant */
             object: "list";
         };
@@ -1240,6 +1311,51 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every agent of the project, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's name (or id). */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent as a model. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
     createResponse: {
         parameters: {
             query?: never;
@@ -1424,6 +1540,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Response"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listResponseInputItems: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last item of the previous page. */
+                after?: string;
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `desc` (the default, as OpenAI's): the last input item first; `asc`: in the order given. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the response's input items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemList"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -10,6 +10,8 @@ export type OperationId =
   | 'getAgent'
   | 'updateAgent'
   | 'listAgentRevisions'
+  | 'listModels'
+  | 'getModel'
   | 'listModelConnections'
   | 'createModelConnection'
   | 'getModelConnection'
@@ -20,6 +22,7 @@ export type OperationId =
   | 'listSessionItems'
   | 'createResponse'
   | 'getResponse'
+  | 'listResponseInputItems'
   | 'getResponseEvents'
   | 'cancelResponse'
   | 'submitToolOutputs'
@@ -158,6 +161,32 @@ export const operations: readonly OperationDescriptor[] = [
     }
   },
   {
+    "operationId": "listModels",
+    "method": "GET",
+    "path": "/v1/models",
+    "expressPath": "/v1/models",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "ModelList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getModel",
+    "method": "GET",
+    "path": "/v1/models/{model}",
+    "expressPath": "/v1/models/:model",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Model",
+      "default": "Problem"
+    }
+  },
+  {
     "operationId": "listModelConnections",
     "method": "GET",
     "path": "/v1/model_connections",
@@ -284,6 +313,19 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "getResponseQuery",
     "responses": {
       "200": "Response",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listResponseInputItems",
+    "method": "GET",
+    "path": "/v1/responses/{response_id}/input_items",
+    "expressPath": "/v1/responses/:response_id/input_items",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listResponseInputItemsQuery",
+    "responses": {
+      "200": "ItemList",
       "default": "Problem"
     }
   },

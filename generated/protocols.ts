@@ -293,6 +293,17 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        /** @description An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes. */
+        Model: {
+            agent_id: string;
+            created: components["schemas"]["UnixSeconds"];
+            /** @description The agent's name. */
+            id: string;
+            /** @constant */
+            object: "model";
+            /** @description The project the agent belongs to. */
+            owned_by: string;
+        };
         ModelConnection: {
             /** @description Whether a key is stored, and its last four characters; never the key. */
             api_key: {
@@ -314,6 +325,11 @@ export interface components {
             first_id?: string | null;
             has_more: boolean;
             last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        ModelList: {
+            data: components["schemas"]["Model"][];
             /** @constant */
             object: "list";
         };

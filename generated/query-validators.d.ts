@@ -5,4 +5,5 @@ export declare const listAgentRevisionsQuery: ValidateFunction;
 export declare const listModelConnectionsQuery: ValidateFunction;
 export declare const listSessionItemsQuery: ValidateFunction;
 export declare const getResponseQuery: ValidateFunction;
+export declare const listResponseInputItemsQuery: ValidateFunction;
 export declare const getResponseEventsQuery: ValidateFunction;

@@ -11,6 +11,7 @@ import { handleError } from './problem.js';
 import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
+import { modelHandlers } from './routes/models.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
 import { RequestTracker } from './request-tracker.js';
@@ -75,6 +76,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...sessionHandlers(api),
         ...responseHandlers(api),
         ...modelConnectionHandlers(api),
+        ...modelHandlers(api),
       },
       include,
     ),

@@ -53,6 +53,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
     responses: {
       admit: async (projectId, request, options) => responseState(await admitResponse(db, projectId, request, options?.idempotency)),
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
+      inputItems: async (projectId, responseId) => (await requireResponse(db, projectId, responseId)).input,
       cancel: async (projectId, responseId, options) => responseState(await cancelResponse(db, projectId, responseId, options?.idempotency)),
       submitToolOutputs: async (projectId, responseId, request, options) =>
         responseState(await submitToolOutputs(db, projectId, responseId, request, options?.idempotency)),

@@ -85,6 +85,8 @@ export interface KernelApi {
     /** Admits a run: the response, its input and its `queued` event commit together before this returns. */
     admit(projectId: string, request: CreateResponseRequest, options?: CommandOptions): Promise<ResponseState>;
     get(projectId: string, responseId: string): Promise<ResponseState>;
+    /** The items the response was given as input, in order, as stored (each with its id). */
+    inputItems(projectId: string, responseId: string): Promise<Item[]>;
     /** Idempotent: a response nobody runs ends canceled at once; a running one stops within one step. */
     cancel(projectId: string, responseId: string, options?: CommandOptions): Promise<ResponseState>;
     submitToolOutputs(projectId: string, responseId: string, request: SubmitToolOutputsRequest, options?: CommandOptions): Promise<ResponseState>;

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { createAgent } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
+import { assertMatchesSpec } from '../support/spec.js';
 
 await describeEachStore('OpenAI SDK as a client', (ctx) => {
   let server: Server;
@@ -114,5 +115,57 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
     assert.equal(second.status, 'completed');
     assert.equal(second.output_text, 'It is sunny in Oslo');
     assert.equal((await client.responses.retrieve(first.id)).status, 'completed');
+  });
+
+  test("models.list shows the project's agents as models, and models.retrieve one by name", async () => {
+    const models = [];
+    for await (const model of client.models.list()) models.push(model);
+    const echo = models.find((m) => m.id === 'sdk-echo');
+    assert.ok(echo, JSON.stringify(models));
+    assert.equal(echo.object, 'model');
+    assert.equal(echo.owned_by, ctx().projectId);
+    assert.equal(typeof echo.created, 'number');
+    const one = await client.models.retrieve('sdk-echo');
+    assert.deepEqual(one, echo);
+    await assert.rejects(client.models.retrieve('no-such-agent'), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.NotFoundError, String(error));
+      assert.equal(error.code, 'agent-not-found');
+      assert.match(error.message, /no-such-agent/);
+      return true;
+    });
+    const other = new OpenAI({ apiKey: await ctx().newProjectKey(), baseURL: client.baseURL, maxRetries: 0 });
+    const theirs = [];
+    for await (const model of other.models.list()) theirs.push(model);
+    assert.deepEqual(theirs, [], "another project's key sees none of this project's agents");
+  });
+
+  test('responses.inputItems.list pages through the input, newest first by default, in order with order=asc', async () => {
+    const input = ['one', 'two', 'three'].map((text) => ({ role: 'user' as const, content: text }));
+    const response = await client.responses.create({ model: 'sdk-echo', input });
+    const texts = (items: { type: string }[]) => items.map((item) => (item as unknown as { content: { text: string }[] }).content[0].text);
+    const newest = await client.responses.inputItems.list(response.id);
+    assert.deepEqual(texts(newest.data), ['three', 'two', 'one']);
+    const ascending = [];
+    for await (const item of client.responses.inputItems.list(response.id, { order: 'asc', limit: 1 })) ascending.push(item);
+    assert.deepEqual(texts(ascending), ['one', 'two', 'three'], 'the SDK follows the cursor page by page');
+    await assert.rejects(client.responses.inputItems.list('resp_does_not_exist'), OpenAI.NotFoundError);
+    await assert.rejects(client.responses.inputItems.list(response.id, { after: 'msg_not_one_of_them' }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+      assert.equal(error.param, 'after');
+      return true;
+    });
+  });
+
+  test('the models and input-items answers match the OpenAPI document', async () => {
+    const { http, auth } = ctx();
+    assertMatchesSpec(await http.get('/v1/models').set(auth), 'listModels');
+    assertMatchesSpec(await http.get('/v1/models/sdk-echo').set(auth), 'getModel');
+    assertMatchesSpec(await http.get('/v1/models/nobody').set(auth), 'getModel');
+    const response = await client.responses.create({ model: 'sdk-echo', input: 'conforming' });
+    const page = await http.get(`/v1/responses/${response.id}/input_items?order=asc&limit=5`).set(auth);
+    assertMatchesSpec(page, 'listResponseInputItems');
+    assert.equal(page.status, 200);
+    assert.equal(page.body.data.length, 1);
+    assertMatchesSpec(await http.get(`/v1/responses/${response.id}/input_items?order=sideways`).set(auth), 'listResponseInputItems');
   });
 });

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { isTerminal, isTransientStoreError, isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
-import type { CreateResponseRequest } from '../../../generated/schemas.js';
+import type { CreateResponseRequest, Item, ItemList } from '../../../generated/schemas.js';
 import { openAiResponse } from '../openai-response.js';
 import type { OperationHandlers } from '../operations.js';
 import { resumePoint, streamResponseEvents } from '../sse.js';
@@ -34,6 +34,25 @@ async function answerWhenSettled(api: KernelApi, res: Response, projectId: strin
   res.json(openAiResponse(settled));
 }
 
+/**
+ * One page of a response's input items as OpenAI pages them: newest first unless
+ * `order=asc`, resuming after an item's id. An id not among them is a 400.
+ */
+function inputItemsPage(items: Item[], query: { limit?: number; after?: string; order?: 'asc' | 'desc' }): ItemList {
+  const ordered = query.order === 'asc' ? items : [...items].reverse();
+  let start = 0;
+  if (query.after !== undefined) {
+    start = ordered.findIndex((item) => item.id === query.after) + 1;
+    if (start === 0) {
+      throw new PalaiError('validation-failed', `after ${JSON.stringify(query.after)} is not an input item of this response.`, {
+        errors: [{ pointer: '/query/after', detail: 'is not the id of one of its input items' }],
+      });
+    }
+  }
+  const data = ordered.slice(start, start + (query.limit ?? 20));
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + data.length < ordered.length };
+}
+
 export function responseHandlers(api: KernelApi): OperationHandlers {
   const { responses } = api;
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
@@ -50,6 +69,9 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const state = await responses.get(projectId, params.response_id);
       if (query.stream) return stream(res, projectId, state.id, await resumePoint(api, req, projectId, state.id, query.starting_after));
       res.json(openAiResponse(state));
+    },
+    listResponseInputItems: async (_req, res, { projectId, params, query }) => {
+      res.json(inputItemsPage(await responses.inputItems(projectId, params.response_id), query));
     },
     getResponseEvents: async (req, res, { projectId, params, query }) => {
       const state = await responses.get(projectId, params.response_id);
