@@ -55,6 +55,7 @@ export declare const RequiredAction: ValidateFunction;
 export declare const Response: ValidateFunction;
 export declare const ResponseError: ValidateFunction;
 export declare const ResponseLifecycleEvent: ValidateFunction;
+export declare const ResponseList: ValidateFunction;
 export declare const ResponseStatus: ValidateFunction;
 export declare const ResponseStreamEvent: ValidateFunction;
 export declare const ResponseStreamFrame: ValidateFunction;

@@ -211,7 +211,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The project's responses, newest first (a Palai extension; OpenAI has no list). */
+        get: operations["listResponses"];
         put?: never;
         /**
          * Run an agent (OpenAI Responses API shape; `model` names the agent).
@@ -879,6 +880,14 @@ export interface components {
             /** @enum {unknown} */
             type: "response.created" | "response.queued" | "response.in_progress" | "response.completed" | "response.failed" | "response.incomplete" | "response.cancelled" | "response.waiting_for_approval" | "response.waiting_for_tool" | "response.waiting_for_input";
         };
+        ResponseList: {
+            data: components["schemas"]["Response"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
         /** @enum {unknown} */
         ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
         /** @description One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`. */
@@ -1351,6 +1360,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Model"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listResponses: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last response of the previous page. */
+                after?: string;
+                /** @description Only responses of this agent (name or id). */
+                agent?: string;
+                /** @description Unix seconds, inclusive. */
+                created_after?: number;
+                /** @description Unix seconds, inclusive. */
+                created_before?: number;
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `desc` (the default): newest first; `asc`: oldest first. */
+                order?: "asc" | "desc";
+                session_id?: string;
+                status?: components["schemas"]["ResponseStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of responses. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseList"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -20,6 +20,7 @@ export type OperationId =
   | 'getSession'
   | 'deleteSession'
   | 'listSessionItems'
+  | 'listResponses'
   | 'createResponse'
   | 'getResponse'
   | 'listResponseInputItems'
@@ -287,6 +288,19 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "listSessionItemsQuery",
     "responses": {
       "200": "ItemList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listResponses",
+    "method": "GET",
+    "path": "/v1/responses",
+    "expressPath": "/v1/responses",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listResponsesQuery",
+    "responses": {
+      "200": "ResponseList",
       "default": "Problem"
     }
   },

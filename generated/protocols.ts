@@ -503,6 +503,14 @@ export interface components {
             /** @enum {unknown} */
             type: "response.created" | "response.queued" | "response.in_progress" | "response.completed" | "response.failed" | "response.incomplete" | "response.cancelled" | "response.waiting_for_approval" | "response.waiting_for_tool" | "response.waiting_for_input";
         };
+        ResponseList: {
+            data: components["schemas"]["Response"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
         /** @description A response as the kernel knows it at the moment of the event: no surface's fields. */
         ResponseState: {
             agent: {

@@ -56,6 +56,7 @@ export type RequiredAction = components['schemas']['RequiredAction'];
 export type Response = components['schemas']['Response'];
 export type ResponseError = components['schemas']['ResponseError'];
 export type ResponseLifecycleEvent = components['schemas']['ResponseLifecycleEvent'];
+export type ResponseList = components['schemas']['ResponseList'];
 export type ResponseStatus = components['schemas']['ResponseStatus'];
 export type ResponseStreamEvent = components['schemas']['ResponseStreamEvent'];
 export type ResponseStreamFrame = components['schemas']['ResponseStreamFrame'];

@@ -64,12 +64,12 @@ const protocolDocument: Json = {
 };
 
 /** Component refs become $defs refs inside one schema bundle ajv can compile. */
-function toBundleRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toBundleRefs);
+function toBundleRefs(value: unknown, target = '#/$defs/'): unknown {
+  if (Array.isArray(value)) return value.map((v) => toBundleRefs(v, target));
   if (value && typeof value === 'object') {
     const out: Json = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : toBundleRefs(v);
+      out[k] = k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', target) : toBundleRefs(v, target);
     }
     return out;
   }
@@ -159,11 +159,13 @@ function validatorModules(querySchemas: Json): { bodyCode: string; queryCode: st
   const bodyRefs = Object.fromEntries(schemaNames.map((n) => [n, `${SCHEMA_BUNDLE_ID}#/$defs/${n}`]));
 
   // Query strings arrive as text: their validators coerce types, bodies never do.
+  // A query parameter may name a component schema (an enum, say): refs point into the same bundle.
   const queries = ajvFor(true);
+  queries.addSchema({ $id: SCHEMA_BUNDLE_ID, $defs: toBundleRefs(doc.components.schemas) });
   const queryRefs: Record<string, string> = {};
   for (const [name, schema] of Object.entries<Json>(querySchemas)) {
     queryRefs[name] = `https://palai.dev/schemas/query/${name}.json`;
-    queries.addSchema({ $id: queryRefs[name], ...schema });
+    queries.addSchema({ $id: queryRefs[name], ...(toBundleRefs(schema, `${SCHEMA_BUNDLE_ID}#/$defs/`) as Json) });
   }
   return { bodyCode: standaloneCode(bodies, bodyRefs), queryCode: standaloneCode(queries, queryRefs) };
 }

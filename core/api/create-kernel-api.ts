@@ -9,7 +9,7 @@ import type { Kernel } from '../kernel.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
-import { requireResponse, responseState } from '../responses/responses.js';
+import { listResponses, requireResponse, responseState } from '../responses/responses.js';
 import { waitUntilSettled } from '../responses/settle.js';
 import { createSession, deleteSession, listSessionItems, requireSession } from '../sessions/sessions.js';
 import { migrationStatus } from '../store/migrate.js';
@@ -53,6 +53,11 @@ export function createKernelApi(kernel: Kernel): KernelApi {
     responses: {
       admit: async (projectId, request, options) => responseState(await admitResponse(db, projectId, request, options?.idempotency)),
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
+      async list(projectId, { agent, ...filter }, page) {
+        const agentId = agent === undefined ? undefined : (await requireAgent(db, projectId, agent)).id;
+        const rows = await listResponses(db, projectId, { ...filter, agentId }, page);
+        return { ...rows, data: rows.data.map(responseState) };
+      },
       inputItems: async (projectId, responseId) => (await requireResponse(db, projectId, responseId)).input,
       cancel: async (projectId, responseId, options) => responseState(await cancelResponse(db, projectId, responseId, options?.idempotency)),
       submitToolOutputs: async (projectId, responseId, request, options) =>

@@ -26,6 +26,7 @@ import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Page, PageRequest } from '../pagination.js';
+import type { ResponseStatus } from '../responses/status.js';
 
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
@@ -39,6 +40,17 @@ export interface Principal {
 export interface CommandOptions {
   /** The caller's idempotency identity, reserved in the command's own transaction (see `inbox`). */
   idempotency?: IdempotencyClaim;
+}
+
+/** Narrows a response list; an unknown agent is `agent-not-found`. */
+export interface ResponseListFilter {
+  /** The agent's name or id. */
+  agent?: string;
+  sessionId?: string;
+  status?: ResponseStatus;
+  /** Unix seconds, inclusive. */
+  createdAfter?: number;
+  createdBefore?: number;
 }
 
 export interface FollowOptions {
@@ -85,6 +97,8 @@ export interface KernelApi {
     /** Admits a run: the response, its input and its `queued` event commit together before this returns. */
     admit(projectId: string, request: CreateResponseRequest, options?: CommandOptions): Promise<ResponseState>;
     get(projectId: string, responseId: string): Promise<ResponseState>;
+    /** The project's responses matching `filter`, newest first unless `order` is `asc`. */
+    list(projectId: string, filter: ResponseListFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseState>>;
     /** The items the response was given as input, in order, as stored (each with its id). */
     inputItems(projectId: string, responseId: string): Promise<Item[]>;
     /** Idempotent: a response nobody runs ends canceled at once; a running one stops within one step. */

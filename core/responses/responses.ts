@@ -5,6 +5,7 @@ import type { ResponseState } from '../../generated/protocol-schemas.js';
 import type { Item, PendingToolCall, ResponseError, ResponseStatus, ToolRisk, Usage } from '../../generated/schemas.js';
 import { notFound } from '../errors/palai-error.js';
 import { unixSeconds } from '../json.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import type { Queryable } from '../store/db.js';
 import { isWaiting } from './status.js';
 
@@ -65,6 +66,39 @@ export async function findResponse(db: Queryable, projectId: string, responseId:
     responseId,
   ]);
   return rows[0] ?? null;
+}
+
+/** Which responses a list returns; every field narrows it. */
+export interface ResponseFilter {
+  agentId?: string;
+  sessionId?: string;
+  status?: ResponseStatus;
+  /** Unix seconds, inclusive. */
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
+/** A page of the project's responses, newest first unless `order` is `asc`; the cursor is a response id. */
+export async function listResponses(db: Queryable, projectId: string, filter: ResponseFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseRow>> {
+  const conditions = ['r.project_id = $1'];
+  const params: unknown[] = [projectId];
+  const where = (sql: string, value: unknown) => {
+    params.push(value);
+    conditions.push(sql.replace('?', `$${params.length}`));
+  };
+  const ascending = page.order === 'asc';
+  if (filter.agentId !== undefined) where('r.agent_id = ?', filter.agentId);
+  if (filter.sessionId !== undefined) where('r.session_id = ?', filter.sessionId);
+  if (filter.status !== undefined) where('r.status = ?', filter.status);
+  if (filter.createdAfter !== undefined) where('r.created_at >= to_timestamp(?)', filter.createdAfter);
+  if (filter.createdBefore !== undefined) where('r.created_at <= to_timestamp(?)', filter.createdBefore);
+  if (page.after !== undefined) where(ascending ? 'r.id > ?' : 'r.id < ?', page.after);
+  params.push(fetchSize(page));
+  const { rows } = await db.query<ResponseRow>(
+    `${SELECT_RESPONSE} WHERE ${conditions.join(' AND ')} ORDER BY r.id ${ascending ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
+    params,
+  );
+  return toPage(rows, page, (row) => row);
 }
 
 export async function requireResponse(db: Queryable, projectId: string, responseId: string, forUpdate = false): Promise<ResponseRow> {

@@ -70,6 +70,12 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       if (query.stream) return stream(res, projectId, state.id, await resumePoint(api, req, projectId, state.id, query.starting_after));
       res.json(openAiResponse(state));
     },
+    listResponses: async (_req, res, { projectId, query }) => {
+      const { limit, after, order, agent, session_id, status, created_after, created_before } = query;
+      const filter = { agent, sessionId: session_id, status, createdAfter: created_after, createdBefore: created_before };
+      const page = await responses.list(projectId, filter, { limit, after, order });
+      res.json({ ...page, data: page.data.map(openAiResponse) });
+    },
     listResponseInputItems: async (_req, res, { projectId, params, query }) => {
       res.json(inputItemsPage(await responses.inputItems(projectId, params.response_id), query));
     },
