@@ -133,6 +133,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an agent on a chat (OpenAI's Chat Completions; `model` names the agent).
+         * @description Each call is a Palai response (its `id`), run durably and visible under
+         *     /v1/responses. System and developer messages are added to the agent's
+         *     instructions; the other messages are the conversation. With `stream`
+         *     the answer is `text/event-stream` of chunks ending in `data: [DONE]`.
+         */
+        post: operations["createChatCompletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/model_connections": {
         parameters: {
             query?: never;
@@ -240,7 +263,13 @@ export interface paths {
         get: operations["getResponse"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete the response and its journal (OpenAI's delete); a running one is stopped first.
+         * @description The items it added to a session stay in the session, and responses that
+         *     continued from it keep their own items but no longer name it as
+         *     `previous_response_id`.
+         */
+        delete: operations["deleteResponse"];
         options?: never;
         head?: never;
         patch?: never;
@@ -497,6 +526,87 @@ export interface components {
             risk?: components["schemas"]["ToolRisk"];
             /** @constant */
             type: "builtin";
+        };
+        ChatCompletion: {
+            choices: {
+                finish_reason: components["schemas"]["ChatFinishReason"];
+                /** @constant */
+                index: 0;
+                logprobs: null;
+                message: {
+                    content: string;
+                    refusal: null;
+                    /** @constant */
+                    role: "assistant";
+                };
+            }[];
+            created: components["schemas"]["UnixSeconds"];
+            /** @description The Palai response that ran it. */
+            id: string;
+            /** @description The agent's name. */
+            model: string;
+            /** @constant */
+            object: "chat.completion";
+            usage: components["schemas"]["ChatUsage"];
+        };
+        /** @description One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`). */
+        ChatCompletionChunk: {
+            choices: {
+                delta: {
+                    content?: string;
+                    /** @constant */
+                    role?: "assistant";
+                };
+                finish_reason: components["schemas"]["ChatFinishReason"] | null;
+                /** @constant */
+                index: 0;
+                logprobs: null;
+            }[];
+            created: components["schemas"]["UnixSeconds"];
+            id: string;
+            model: string;
+            /** @constant */
+            object: "chat.completion.chunk";
+            usage?: components["schemas"]["ChatUsage"] | null;
+        };
+        /**
+         * @description OpenAI's Chat Completions request; `model` names a Palai agent. Client
+         *     tools, a `response_format` other than text, `n` above 1 and `tool`
+         *     messages are refused with a 400 naming the field.
+         */
+        ChatCompletionRequest: {
+            messages: components["schemas"]["ChatMessage"][];
+            metadata?: components["schemas"]["Metadata"] | null;
+            model: string;
+            n?: number | null;
+            response_format?: Record<string, unknown> | null;
+            stream?: boolean | null;
+            stream_options?: null | {
+                include_usage?: boolean;
+            };
+            tools?: unknown[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @enum {unknown} */
+        ChatFinishReason: "stop" | "length";
+        ChatMessage: {
+            content?: string | null | {
+                text?: string;
+                type: string;
+            }[];
+            name?: string;
+            /** @enum {unknown} */
+            role: "system" | "developer" | "user" | "assistant" | "tool";
+            tool_call_id?: string;
+            tool_calls?: unknown[];
+        } & {
+            [key: string]: unknown;
+        };
+        ChatUsage: {
+            completion_tokens: number;
+            prompt_tokens: number;
+            total_tokens: number;
         };
         ContentPart: components["schemas"]["InputTextPart"] | components["schemas"]["OutputTextPart"];
         ContentPartEvent: {
@@ -1213,6 +1323,40 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    createChatCompletion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description The completion, or its chunks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatCompletion"];
+                    "text/event-stream": components["schemas"]["ChatCompletionChunk"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
     listModelConnections: {
         parameters: {
             query?: {
@@ -1459,6 +1603,29 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Response"];
                     "text/event-stream": components["schemas"]["ResponseStreamFrame"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                response_id: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
                 };
             };
             default: components["responses"]["Problem"];

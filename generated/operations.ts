@@ -10,6 +10,7 @@ export type OperationId =
   | 'getAgent'
   | 'updateAgent'
   | 'listAgentRevisions'
+  | 'createChatCompletion'
   | 'listModels'
   | 'getModel'
   | 'listModelConnections'
@@ -23,6 +24,7 @@ export type OperationId =
   | 'listResponses'
   | 'createResponse'
   | 'getResponse'
+  | 'deleteResponse'
   | 'listResponseInputItems'
   | 'getResponseEvents'
   | 'cancelResponse'
@@ -158,6 +160,19 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "listAgentRevisionsQuery",
     "responses": {
       "200": "AgentRevisionList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createChatCompletion",
+    "method": "POST",
+    "path": "/v1/chat/completions",
+    "expressPath": "/v1/chat/completions",
+    "authenticated": true,
+    "bodySchema": "ChatCompletionRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "ChatCompletion",
       "default": "Problem"
     }
   },
@@ -327,6 +342,19 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "getResponseQuery",
     "responses": {
       "200": "Response",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteResponse",
+    "method": "DELETE",
+    "path": "/v1/responses/{response_id}",
+    "expressPath": "/v1/responses/:response_id",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
       "default": "Problem"
     }
   },

@@ -80,6 +80,87 @@ export interface components {
             /** @constant */
             type: "builtin";
         };
+        ChatCompletion: {
+            choices: {
+                finish_reason: components["schemas"]["ChatFinishReason"];
+                /** @constant */
+                index: 0;
+                logprobs: null;
+                message: {
+                    content: string;
+                    refusal: null;
+                    /** @constant */
+                    role: "assistant";
+                };
+            }[];
+            created: components["schemas"]["UnixSeconds"];
+            /** @description The Palai response that ran it. */
+            id: string;
+            /** @description The agent's name. */
+            model: string;
+            /** @constant */
+            object: "chat.completion";
+            usage: components["schemas"]["ChatUsage"];
+        };
+        /** @description One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`). */
+        ChatCompletionChunk: {
+            choices: {
+                delta: {
+                    content?: string;
+                    /** @constant */
+                    role?: "assistant";
+                };
+                finish_reason: components["schemas"]["ChatFinishReason"] | null;
+                /** @constant */
+                index: 0;
+                logprobs: null;
+            }[];
+            created: components["schemas"]["UnixSeconds"];
+            id: string;
+            model: string;
+            /** @constant */
+            object: "chat.completion.chunk";
+            usage?: components["schemas"]["ChatUsage"] | null;
+        };
+        /**
+         * @description OpenAI's Chat Completions request; `model` names a Palai agent. Client
+         *     tools, a `response_format` other than text, `n` above 1 and `tool`
+         *     messages are refused with a 400 naming the field.
+         */
+        ChatCompletionRequest: {
+            messages: components["schemas"]["ChatMessage"][];
+            metadata?: components["schemas"]["Metadata"] | null;
+            model: string;
+            n?: number | null;
+            response_format?: Record<string, unknown> | null;
+            stream?: boolean | null;
+            stream_options?: null | {
+                include_usage?: boolean;
+            };
+            tools?: unknown[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @enum {unknown} */
+        ChatFinishReason: "stop" | "length";
+        ChatMessage: {
+            content?: string | null | {
+                text?: string;
+                type: string;
+            }[];
+            name?: string;
+            /** @enum {unknown} */
+            role: "system" | "developer" | "user" | "assistant" | "tool";
+            tool_call_id?: string;
+            tool_calls?: unknown[];
+        } & {
+            [key: string]: unknown;
+        };
+        ChatUsage: {
+            completion_tokens: number;
+            prompt_tokens: number;
+            total_tokens: number;
+        };
         ContentAddedEvent: {
             content_index: number;
             item_id: string;

@@ -12,6 +12,7 @@ import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
 import { modelHandlers } from './routes/models.js';
+import { chatHandlers } from './routes/chat-completions.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
 import { RequestTracker } from './request-tracker.js';
@@ -77,6 +78,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...responseHandlers(api),
         ...modelConnectionHandlers(api),
         ...modelHandlers(api),
+        ...chatHandlers(api),
       },
       include,
     ),

@@ -35,7 +35,8 @@ function failureFrame(api: KernelApi, error: unknown, responseId: string, last: 
 
 const resumeHint = (last: number) => (last >= 0 ? `resume with starting_after=${last} (or Last-Event-ID: ${last})` : 'resume from the start');
 
-export async function streamResponseEvents(api: KernelApi, res: Response, projectId: string, responseId: string, after: number): Promise<void> {
+/** Starts an event stream: headers sent now, and a signal that aborts when the client goes away. */
+export function openEventStream(res: Response): AbortController {
   markStream(res);
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -46,6 +47,11 @@ export async function streamResponseEvents(api: KernelApi, res: Response, projec
   res.flushHeaders();
   const closed = new AbortController();
   res.on('close', () => closed.abort());
+  return closed;
+}
+
+export async function streamResponseEvents(api: KernelApi, res: Response, projectId: string, responseId: string, after: number): Promise<void> {
+  const closed = openEventStream(res);
   const signal = AbortSignal.any([closed.signal, api.lifecycle.closing]);
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
   api.metrics.activeStreams.inc();

@@ -9,6 +9,7 @@ import type { Kernel } from '../kernel.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
+import { deleteResponse } from '../responses/deletion.js';
 import { listResponses, requireResponse, responseState } from '../responses/responses.js';
 import { waitUntilSettled } from '../responses/settle.js';
 import { createSession, deleteSession, listSessionItems, requireSession } from '../sessions/sessions.js';
@@ -58,6 +59,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
         const rows = await listResponses(db, projectId, { ...filter, agentId }, page);
         return { ...rows, data: rows.data.map(responseState) };
       },
+      delete: (projectId, responseId) => deleteResponse(db, projectId, responseId),
       inputItems: async (projectId, responseId) => (await requireResponse(db, projectId, responseId)).input,
       cancel: async (projectId, responseId, options) => responseState(await cancelResponse(db, projectId, responseId, options?.idempotency)),
       submitToolOutputs: async (projectId, responseId, request, options) =>

@@ -99,6 +99,8 @@ export interface KernelApi {
     get(projectId: string, responseId: string): Promise<ResponseState>;
     /** The project's responses matching `filter`, newest first unless `order` is `asc`. */
     list(projectId: string, filter: ResponseListFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseState>>;
+    /** Deletes the response and its journal; a running one is interrupted. Its session keeps the items it added. */
+    delete(projectId: string, responseId: string): Promise<void>;
     /** The items the response was given as input, in order, as stored (each with its id). */
     inputItems(projectId: string, responseId: string): Promise<Item[]>;
     /** Idempotent: a response nobody runs ends canceled at once; a running one stops within one step. */

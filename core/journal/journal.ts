@@ -61,11 +61,12 @@ export interface FollowOptions {
   pollMs?: number;
 }
 
-/** True when the response's terminal event has a sequence ≤ `sequence`: nothing follows it. */
+/** True when nothing follows `sequence`: the response's terminal event is at or before it, or the response was deleted. */
 async function endedBy(db: Queryable, responseId: string, sequence: number): Promise<boolean> {
   const { rows } = await db.query<{ ended: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM response_events WHERE response_id = $1 AND sequence <= $2 AND type = 'status'
-       AND data->>'status' = ANY($3::text[])) AS ended`,
+    `SELECT NOT EXISTS (SELECT 1 FROM responses WHERE id = $1)
+       OR EXISTS (SELECT 1 FROM response_events WHERE response_id = $1 AND sequence <= $2 AND type = 'status'
+         AND data->>'status' = ANY($3::text[])) AS ended`,
     [responseId, sequence, [...TERMINAL_STATUSES]],
   );
   return rows[0]?.ended === true;
@@ -83,8 +84,8 @@ export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string
     const woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
     const events = await readEvents(db, responseId, last, BATCH);
     if (events.length === 0) {
-      // A reader resuming at or past the terminal event would otherwise wait forever.
-      if (last >= 0 && (await endedBy(db, responseId, last))) {
+      // A reader resuming at or past the terminal event (or of a deleted response) would otherwise wait forever.
+      if (await endedBy(db, responseId, last)) {
         woken.cancel();
         return;
       }

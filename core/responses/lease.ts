@@ -6,18 +6,22 @@
 // streamed delta costs a single round trip.)
 import { LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import type { Queryable } from '../store/db.js';
-import { requireResponse, type ResponseRow } from './responses.js';
+import { findResponse, requireResponse, type ResponseRow } from './responses.js';
 
 /** The check itself: a worker's token must be the response's current one; an API writer holds none. */
 function checkLease(writer: JournalWriter, currentToken: number | undefined): void {
   if (currentToken === undefined || (writer.leaseToken !== null && currentToken !== writer.leaseToken)) throw new LeaseLostError(writer.responseId);
 }
 
-/** Locks the response and fails with LeaseLostError unless `writer` still holds its lease. */
+/**
+ * Locks the response and fails with LeaseLostError unless `writer` still holds
+ * its lease. A worker whose response was deleted holds nothing either; an API
+ * writer asking for a response that is not there gets not-found.
+ */
 export async function lockUnderLease(tx: Queryable, writer: JournalWriter): Promise<ResponseRow> {
-  const row = await requireResponse(tx, writer.projectId, writer.responseId, true);
-  checkLease(writer, row.lease_token);
-  return row;
+  const row = writer.leaseToken === null ? await requireResponse(tx, writer.projectId, writer.responseId, true) : await findResponse(tx, writer.projectId, writer.responseId, true);
+  checkLease(writer, row?.lease_token);
+  return row!;
 }
 
 /** The same, without reading the whole response: for writes that need only the guarantee. */

@@ -258,7 +258,7 @@ await describeEachStore(
         ['/v1/agents/someone/revisions', 'post', 'GET, HEAD'],
         ['/v1/sessions', 'get', 'POST'],
         ['/v1/sessions/ses_x', 'patch', 'GET, HEAD, DELETE'],
-        ['/v1/responses/resp_x', 'delete', 'GET, HEAD'],
+        ['/v1/responses/resp_x', 'put', 'GET, HEAD, DELETE'],
         ['/healthz', 'post', 'GET, HEAD'],
       ];
       await nothingWritten(async () => {

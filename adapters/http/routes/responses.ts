@@ -1,37 +1,15 @@
 import type { Response } from 'express';
-import { isTerminal, isTransientStoreError, isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
+import type { KernelApi } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { CreateResponseRequest, Item, ItemList } from '../../../generated/schemas.js';
 import { openAiResponse } from '../openai-response.js';
 import type { OperationHandlers } from '../operations.js';
+import { settled } from '../settle.js';
 import { resumePoint, streamResponseEvents } from '../sse.js';
 
-/**
- * Waits (while the caller stays connected) until the response settles, then
- * answers with it. The response exists by now, so when the wait itself fails —
- * a database outage, this process shutting down — the answer is a 503 naming it:
- * the client fetches it later instead of sending the request again.
- */
+/** Waits for the response to settle (see settle.ts), then answers with it. */
 async function answerWhenSettled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number): Promise<void> {
-  // The caller hanging up does not stop the run; it only stops our waiting.
-  const gone = new AbortController();
-  res.on('close', () => gone.abort());
-  const signal = AbortSignal.any([gone.signal, api.lifecycle.closing]);
-  let settled: ResponseState;
-  try {
-    settled = await api.responses.waitUntilSettled(projectId, responseId, maxMs, signal);
-  } catch (error) {
-    if (!isTransientStoreError(error)) throw error;
-    throw new PalaiError('store-unavailable', `Response ${responseId} was accepted and goes on, but the database cannot be reached right now; fetch it with GET /v1/responses/${responseId} shortly.`, {
-      extensions: { response_id: responseId },
-    });
-  }
-  if (api.lifecycle.closing.aborted && !isTerminal(settled.status) && !isWaiting(settled.status)) {
-    throw new PalaiError('shutting-down', `This process is shutting down; response ${responseId} goes on in another one. Fetch it with GET /v1/responses/${responseId}.`, {
-      extensions: { response_id: responseId },
-    });
-  }
-  res.json(openAiResponse(settled));
+  res.json(openAiResponse(await settled(api, res, projectId, responseId, maxMs)));
 }
 
 /**
@@ -75,6 +53,10 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const filter = { agent, sessionId: session_id, status, createdAfter: created_after, createdBefore: created_before };
       const page = await responses.list(projectId, filter, { limit, after, order });
       res.json({ ...page, data: page.data.map(openAiResponse) });
+    },
+    deleteResponse: async (_req, res, { projectId, params }) => {
+      await responses.delete(projectId, params.response_id);
+      res.json({ id: params.response_id, object: 'response.deleted', deleted: true });
     },
     listResponseInputItems: async (_req, res, { projectId, params, query }) => {
       res.json(inputItemsPage(await responses.inputItems(projectId, params.response_id), query));

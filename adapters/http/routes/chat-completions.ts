@@ -1,0 +1,52 @@
+import type { Response } from 'express';
+import { isPalaiError, PalaiError } from '../../../core/errors/palai-error.js';
+import { isTerminal, isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
+import type { ChatCompletionRequest } from '../../../generated/schemas.js';
+import { chatChunk, chatCompletion, chatEnding, chatUsage, responseRequestFor } from '../chat-completions.js';
+import type { OperationHandlers } from '../operations.js';
+import { problemBody } from '../problem.js';
+import { settled } from '../settle.js';
+import { openEventStream } from '../sse.js';
+
+/**
+ * Streams the run as chat chunks, read from the journal: the role first, each
+ * text delta as it is journaled, the finish reason, the usage when asked, then
+ * `[DONE]`. A run that ends in a way a chat cannot say ends the stream with an
+ * `error` frame, which the OpenAI SDKs raise.
+ */
+async function streamChat(api: KernelApi, res: Response, projectId: string, state: ResponseState, includeUsage: boolean): Promise<void> {
+  const closed = openEventStream(res);
+  const signal = AbortSignal.any([closed.signal, api.lifecycle.closing]);
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  const none = { finish_reason: null, logprobs: null, index: 0 as const };
+  try {
+    send(chatChunk(state, { ...none, delta: { role: 'assistant', content: '' } }));
+    for await (const { event } of api.responses.follow(projectId, state.id, { after: -1, signal })) {
+      if (event.type === 'text.delta') send(chatChunk(state, { ...none, delta: { content: event.delta } }));
+      if (event.type !== 'status' || !(isTerminal(event.status) || isWaiting(event.status))) continue;
+      send(chatChunk(state, { ...none, delta: {}, finish_reason: chatEnding(event.response) }));
+      if (includeUsage) send(chatChunk(state, null, chatUsage(event.response)));
+      res.write('data: [DONE]\n\n');
+      return;
+    }
+    if (!closed.signal.aborted) throw new PalaiError('shutting-down', `This process is shutting down; response ${state.id} goes on. Fetch it with GET /v1/responses/${state.id}.`);
+  } catch (error) {
+    if (!isPalaiError(error)) api.logger.error({ err: error, response_id: state.id }, 'chat stream failed');
+    const problem = isPalaiError(error) ? error : new PalaiError('internal', `The stream stopped on an internal error; fetch response ${state.id} with GET /v1/responses/${state.id}.`);
+    if (!closed.signal.aborted) send({ error: problemBody(problem).error });
+  } finally {
+    res.end();
+  }
+}
+
+export function chatHandlers(api: KernelApi): OperationHandlers {
+  const syncWaitMs = api.config.syncWaitSeconds * 1000;
+  return {
+    createChatCompletion: async (_req, res, { projectId, body, idempotency, replay }) => {
+      const request = body as ChatCompletionRequest;
+      const state = replay ? await api.responses.get(projectId, replay.resourceId) : await api.responses.admit(projectId, responseRequestFor(request), { idempotency });
+      if (request.stream) return streamChat(api, res, projectId, state, request.stream_options?.include_usage === true);
+      res.json(chatCompletion(await settled(api, res, projectId, state.id, syncWaitMs)));
+    },
+  };
+}
