@@ -156,6 +156,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a conversation (OpenAI's Conversations API over a Palai session; its first response binds it to an agent). */
+        post: operations["createConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        get: operations["getConversation"];
+        put?: never;
+        /** Replace the conversation's metadata. */
+        post: operations["updateConversation"];
+        /** Delete the conversation and its items; its responses stay readable. */
+        delete: operations["deleteConversation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        get: operations["listConversationItems"];
+        put?: never;
+        /** Add items at the end of the conversation; later responses see them. */
+        post: operations["createConversationItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getConversationItem"];
+        put?: never;
+        post?: never;
+        /** Remove the item; later responses no longer see it. Answers with the conversation. */
+        delete: operations["deleteConversationItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/model_connections": {
         parameters: {
             query?: never;
@@ -618,9 +697,24 @@ export interface components {
             /** @enum {unknown} */
             type: "response.content_part.added" | "response.content_part.done";
         };
+        /** @description A Palai session in the shape of OpenAI's Conversation. */
+        Conversation: {
+            created_at: components["schemas"]["UnixSeconds"];
+            id: string;
+            metadata: components["schemas"]["Metadata"];
+            /** @constant */
+            object: "conversation";
+        };
         CreateAgentRequest: {
             name: components["schemas"]["AgentName"];
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
+        CreateConversationItemsRequest: {
+            items: components["schemas"]["InputItem"][];
+        };
+        CreateConversationRequest: {
+            items?: null | components["schemas"]["InputItem"][];
+            metadata?: components["schemas"]["Metadata"] | null;
+        };
         CreateModelConnectionRequest: {
             /** @description Stored encrypted with PALAI_SECRET_KEY; never returned. */
             api_key?: string;
@@ -639,6 +733,10 @@ export interface components {
          */
         CreateResponseRequest: {
             background?: boolean | null;
+            /** @description OpenAI's form of `session_id`: the conversation's id, or `{id}`. */
+            conversation?: string | {
+                id: string;
+            } | null;
             input: string | components["schemas"]["InputItem"][];
             /** @description Added after the agent's own instructions. */
             instructions?: string | null;
@@ -945,6 +1043,10 @@ export interface components {
             };
             background: boolean;
             completed_at?: number | null;
+            /** @description The session as OpenAI's conversation reference (null outside one). */
+            conversation?: null | {
+                id: string;
+            };
             created_at: components["schemas"]["UnixSeconds"];
             error: components["schemas"]["ResponseError"] | null;
             id: string;
@@ -1006,8 +1108,9 @@ export interface components {
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
         Session: {
             /** @description The agent's name. */
-            agent: string;
-            agent_id: string;
+            agent: string | null;
+            /** @description Null until its first response binds it (a session created as a conversation). */
+            agent_id: string | null;
             created_at: components["schemas"]["UnixSeconds"];
             id: string;
             metadata: components["schemas"]["Metadata"];
@@ -1048,6 +1151,9 @@ export interface components {
         UpdateAgentRequest: {
             name?: components["schemas"]["AgentName"];
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
+        UpdateConversationRequest: {
+            metadata: components["schemas"]["Metadata"];
+        };
         Usage: {
             input_tokens: number;
             input_tokens_details: {
@@ -1076,6 +1182,8 @@ export interface components {
         After: string;
         /** @description The agent's id (`agt_…`) or name. */
         AgentRef: string;
+        /** @description The conversation's id (a session id, `ses_…`). */
+        ConversationId: string;
         /**
          * @description Makes the POST safe to retry: the same key with the same request returns the
          *     original result (also while the first is still running) and never does the work
@@ -1352,6 +1460,240 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": components["schemas"]["ChatCompletionChunk"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateConversationRequest"];
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateConversationRequest"];
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listConversationItems: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `desc` (the default, as OpenAI's): newest first; `asc`: oldest first. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the conversation's items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createConversationItems: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateConversationItemsRequest"];
+            };
+        };
+        responses: {
+            /** @description The items as added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getConversationItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Item"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteConversationItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The conversation's id (a session id, `ses_…`). */
+                conversation_id: components["parameters"]["ConversationId"];
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conversation"];
                 };
             };
             default: components["responses"]["Problem"];

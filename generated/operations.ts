@@ -21,6 +21,14 @@ export type OperationId =
   | 'getSession'
   | 'deleteSession'
   | 'listSessionItems'
+  | 'createConversation'
+  | 'getConversation'
+  | 'updateConversation'
+  | 'deleteConversation'
+  | 'listConversationItems'
+  | 'createConversationItems'
+  | 'getConversationItem'
+  | 'deleteConversationItem'
   | 'listResponses'
   | 'createResponse'
   | 'getResponse'
@@ -303,6 +311,110 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "listSessionItemsQuery",
     "responses": {
       "200": "ItemList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createConversation",
+    "method": "POST",
+    "path": "/v1/conversations",
+    "expressPath": "/v1/conversations",
+    "authenticated": true,
+    "bodySchema": "CreateConversationRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "Conversation",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getConversation",
+    "method": "GET",
+    "path": "/v1/conversations/{conversation_id}",
+    "expressPath": "/v1/conversations/:conversation_id",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Conversation",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "updateConversation",
+    "method": "POST",
+    "path": "/v1/conversations/{conversation_id}",
+    "expressPath": "/v1/conversations/:conversation_id",
+    "authenticated": true,
+    "bodySchema": "UpdateConversationRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "Conversation",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteConversation",
+    "method": "DELETE",
+    "path": "/v1/conversations/{conversation_id}",
+    "expressPath": "/v1/conversations/:conversation_id",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listConversationItems",
+    "method": "GET",
+    "path": "/v1/conversations/{conversation_id}/items",
+    "expressPath": "/v1/conversations/:conversation_id/items",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listConversationItemsQuery",
+    "responses": {
+      "200": "ItemList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createConversationItems",
+    "method": "POST",
+    "path": "/v1/conversations/{conversation_id}/items",
+    "expressPath": "/v1/conversations/:conversation_id/items",
+    "authenticated": true,
+    "bodySchema": "CreateConversationItemsRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "ItemList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getConversationItem",
+    "method": "GET",
+    "path": "/v1/conversations/{conversation_id}/items/{item_id}",
+    "expressPath": "/v1/conversations/:conversation_id/items/:item_id",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Item",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteConversationItem",
+    "method": "DELETE",
+    "path": "/v1/conversations/{conversation_id}/items/{item_id}",
+    "expressPath": "/v1/conversations/:conversation_id/items/:item_id",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Conversation",
       "default": "Problem"
     }
   },

@@ -187,9 +187,24 @@ export interface components {
             /** @enum {unknown} */
             type: "response.content_part.added" | "response.content_part.done";
         };
+        /** @description A Palai session in the shape of OpenAI's Conversation. */
+        Conversation: {
+            created_at: components["schemas"]["UnixSeconds"];
+            id: string;
+            metadata: components["schemas"]["Metadata"];
+            /** @constant */
+            object: "conversation";
+        };
         CreateAgentRequest: {
             name: components["schemas"]["AgentName"];
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
+        CreateConversationItemsRequest: {
+            items: components["schemas"]["InputItem"][];
+        };
+        CreateConversationRequest: {
+            items?: null | components["schemas"]["InputItem"][];
+            metadata?: components["schemas"]["Metadata"] | null;
+        };
         CreateModelConnectionRequest: {
             /** @description Stored encrypted with PALAI_SECRET_KEY; never returned. */
             api_key?: string;
@@ -208,6 +223,10 @@ export interface components {
          */
         CreateResponseRequest: {
             background?: boolean | null;
+            /** @description OpenAI's form of `session_id`: the conversation's id, or `{id}`. */
+            conversation?: string | {
+                id: string;
+            } | null;
             input: string | components["schemas"]["InputItem"][];
             /** @description Added after the agent's own instructions. */
             instructions?: string | null;
@@ -539,6 +558,10 @@ export interface components {
             };
             background: boolean;
             completed_at?: number | null;
+            /** @description The session as OpenAI's conversation reference (null outside one). */
+            conversation?: null | {
+                id: string;
+            };
             created_at: components["schemas"]["UnixSeconds"];
             error: components["schemas"]["ResponseError"] | null;
             id: string;
@@ -625,8 +648,9 @@ export interface components {
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
         Session: {
             /** @description The agent's name. */
-            agent: string;
-            agent_id: string;
+            agent: string | null;
+            /** @description Null until its first response binds it (a session created as a conversation). */
+            agent_id: string | null;
             created_at: components["schemas"]["UnixSeconds"];
             id: string;
             metadata: components["schemas"]["Metadata"];
@@ -690,6 +714,9 @@ export interface components {
         UpdateAgentRequest: {
             name?: components["schemas"]["AgentName"];
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
+        UpdateConversationRequest: {
+            metadata: components["schemas"]["Metadata"];
+        };
         Usage: {
             input_tokens: number;
             input_tokens_details: {

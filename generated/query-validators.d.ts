@@ -4,6 +4,7 @@ export declare const listAgentsQuery: ValidateFunction;
 export declare const listAgentRevisionsQuery: ValidateFunction;
 export declare const listModelConnectionsQuery: ValidateFunction;
 export declare const listSessionItemsQuery: ValidateFunction;
+export declare const listConversationItemsQuery: ValidateFunction;
 export declare const listResponsesQuery: ValidateFunction;
 export declare const getResponseQuery: ValidateFunction;
 export declare const listResponseInputItemsQuery: ValidateFunction;

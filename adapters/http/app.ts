@@ -13,6 +13,7 @@ import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
 import { modelHandlers } from './routes/models.js';
 import { chatHandlers } from './routes/chat-completions.js';
+import { conversationHandlers } from './routes/conversations.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
 import { RequestTracker } from './request-tracker.js';
@@ -79,6 +80,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...modelConnectionHandlers(api),
         ...modelHandlers(api),
         ...chatHandlers(api),
+        ...conversationHandlers(api),
       },
       include,
     ),

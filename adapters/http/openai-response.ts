@@ -25,6 +25,7 @@ export function openAiResponse(state: ResponseState): Response {
     model: state.agent.name,
     agent: state.agent,
     session_id: state.session_id,
+    conversation: state.session_id === null ? null : { id: state.session_id },
     previous_response_id: state.previous_response_id,
     instructions: state.instructions,
     background: state.background,

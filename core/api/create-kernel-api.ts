@@ -12,7 +12,16 @@ import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
 import { listResponses, requireResponse, responseState } from '../responses/responses.js';
 import { waitUntilSettled } from '../responses/settle.js';
-import { createSession, deleteSession, listSessionItems, requireSession } from '../sessions/sessions.js';
+import {
+  addSessionItems,
+  createSession,
+  deleteSession,
+  deleteSessionItem,
+  listSessionItems,
+  requireSession,
+  requireSessionItem,
+  updateSessionMetadata,
+} from '../sessions/sessions.js';
 import { migrationStatus } from '../store/migrate.js';
 import type { KernelApi } from './kernel-api.js';
 
@@ -41,7 +50,11 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       create: (projectId, request, options) => createSession(db, projectId, request, options?.idempotency),
       get: (projectId, sessionId) => requireSession(db, projectId, sessionId),
       delete: (projectId, sessionId) => deleteSession(db, projectId, sessionId),
+      updateMetadata: (projectId, sessionId, metadata, options) => updateSessionMetadata(db, projectId, sessionId, metadata, options?.idempotency),
       items: (projectId, sessionId, page) => listSessionItems(db, projectId, sessionId, page),
+      addItems: (projectId, sessionId, items, options) => addSessionItems(db, projectId, sessionId, items, options?.idempotency),
+      item: (projectId, sessionId, itemId) => requireSessionItem(db, projectId, sessionId, itemId),
+      deleteItem: (projectId, sessionId, itemId) => deleteSessionItem(db, projectId, sessionId, itemId),
     },
 
     connections: {

@@ -11,8 +11,9 @@ import type {
   CreateAgentRequest,
   CreateModelConnectionRequest,
   CreateResponseRequest,
-  CreateSessionRequest,
+  InputItem,
   Item,
+  Metadata,
   ModelConnection,
   Session,
   SubmitInputRequest,
@@ -25,9 +26,11 @@ import type { FeedCursor, JournalEntry, ResponseState } from '../journal/journal
 import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { NewSession } from '../sessions/sessions.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { ResponseStatus } from '../responses/status.js';
 
+export type { NewSession };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -80,10 +83,17 @@ export interface KernelApi {
   };
 
   sessions: {
-    create(projectId: string, request: CreateSessionRequest, options?: CommandOptions): Promise<Session>;
+    /** Without `agent` the session is bound by its first response. */
+    create(projectId: string, request: NewSession, options?: CommandOptions): Promise<Session>;
     get(projectId: string, sessionId: string): Promise<Session>;
+    updateMetadata(projectId: string, sessionId: string, metadata: Metadata, options?: CommandOptions): Promise<Session>;
     delete(projectId: string, sessionId: string): Promise<void>;
-    items(projectId: string, sessionId: string, page: PageRequest): Promise<Page<Item>>;
+    /** Oldest first, or newest first with `order: 'desc'`. */
+    items(projectId: string, sessionId: string, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<Item>>;
+    /** Adds items at the end, outside any response; answers with them as stored (one page). */
+    addItems(projectId: string, sessionId: string, items: InputItem[], options?: CommandOptions): Promise<Page<Item>>;
+    item(projectId: string, sessionId: string, itemId: string): Promise<Item>;
+    deleteItem(projectId: string, sessionId: string, itemId: string): Promise<void>;
   };
 
   connections: {

@@ -7,7 +7,7 @@ import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
-import { appendSessionItems, requireSession } from '../sessions/sessions.js';
+import { appendSessionItems, bindSessionAgent, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
 import { completeCall, openToolCalls } from '../tools/tool-calls.js';
 import { changeStatus, finishResponse, journalStatus } from './status-writer.js';
@@ -20,9 +20,15 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
     const id = newId('resp');
     // First, so a concurrent duplicate waits here and then replays this response.
     await reserveKey(tx, projectId, idem, id);
-    const session = request.session_id ? await requireSession(tx, projectId, request.session_id) : null;
-    const agent = await requireAgent(tx, projectId, request.model ?? session!.agent_id);
-    if (session && agent.id !== session.agent_id) {
+    // Locked: the first response of an unbound session binds it, and a concurrent one must see that.
+    const session = request.session_id ? await requireSession(tx, projectId, request.session_id, true) : null;
+    const agentRef = request.model ?? session?.agent_id;
+    if (!agentRef) {
+      throw new PalaiError('invalid-request', `Session ${session!.id} has no agent yet; name one as model.`, { errors: [{ pointer: '/model', detail: 'is required for the first response of this session' }] });
+    }
+    const agent = await requireAgent(tx, projectId, agentRef);
+    if (session && session.agent_id === null) await bindSessionAgent(tx, session.id, agent.id);
+    else if (session && agent.id !== session.agent_id) {
       throw new PalaiError('invalid-request', `Session ${session.id} belongs to agent "${session.agent}".`, {
         errors: [{ pointer: '/model', detail: `must name the session's agent "${session.agent}"` }],
       });

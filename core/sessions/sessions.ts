@@ -1,18 +1,21 @@
 // Sessions are durable conversations: an ordered list of items that every
-// response in the session reads before its own input.
-import type { CreateSessionRequest, Item, Session } from '../../generated/schemas.js';
+// response in the session reads before its own input. A session belongs to one
+// agent; one created without (a conversation) is bound by its first response.
+// Items may also be added and removed directly, between responses.
+import type { InputItem, Item, Metadata, Session } from '../../generated/schemas.js';
 import { requireAgent } from '../agents/agents.js';
-import { notFound } from '../errors/palai-error.js';
+import { notFound, PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { unixSeconds } from '../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import type { Db, Queryable } from '../store/db.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
+import { normalizeInput } from '../responses/items.js';
 
 interface SessionRow {
   id: string;
-  agent_id: string;
-  agent_name: string;
+  agent_id: string | null;
+  agent_name: string | null;
   metadata: Record<string, string>;
   created_at: Date;
 }
@@ -29,7 +32,7 @@ const sessionView = (row: SessionRow): Session => ({
 async function findSession(db: Queryable, projectId: string, sessionId: string, forUpdate = false): Promise<SessionRow | null> {
   const { rows } = await db.query<SessionRow>(
     `SELECT s.id, s.agent_id, a.name AS agent_name, s.metadata, s.created_at
-     FROM sessions s JOIN agents a ON a.id = s.agent_id WHERE s.project_id = $1 AND s.id = $2${forUpdate ? ' FOR UPDATE OF s' : ''}`,
+     FROM sessions s LEFT JOIN agents a ON a.id = s.agent_id WHERE s.project_id = $1 AND s.id = $2${forUpdate ? ' FOR UPDATE OF s' : ''}`,
     [projectId, sessionId],
   );
   return rows[0] ?? null;
@@ -41,20 +44,27 @@ export async function requireSession(db: Queryable, projectId: string, sessionId
   return sessionView(row);
 }
 
-export async function createSession(db: Db, projectId: string, request: CreateSessionRequest, idem?: IdempotencyClaim): Promise<Session> {
+export interface NewSession {
+  /** The agent's id or name; left out, the first response binds it. */
+  agent?: string;
+  metadata?: Metadata;
+  /** Items the conversation starts with. */
+  items?: InputItem[];
+}
+
+export async function createSession(db: Db, projectId: string, request: NewSession, idem?: IdempotencyClaim): Promise<Session> {
   return db.transaction(async (tx) => {
     const id = newId('ses');
     await reserveKey(tx, projectId, idem, id);
-    const agent = await requireAgent(tx, projectId, request.agent);
+    const agent = request.agent === undefined ? null : await requireAgent(tx, projectId, request.agent);
     await tx.query('INSERT INTO sessions (id, project_id, agent_id, metadata) VALUES ($1, $2, $3, $4)', [
       id,
       projectId,
-      agent.id,
+      agent?.id ?? null,
       JSON.stringify(request.metadata ?? {}),
     ]);
-    const session = await requireSession(tx, projectId, id);
-    await recordAnswer(tx, projectId, idem, 201, session, id);
-    return session;
+    if (request.items) await appendSessionItems(tx, projectId, id, null, normalizeInput(request.items));
+    return requireSession(tx, projectId, id);
   });
 }
 
@@ -63,8 +73,53 @@ export async function deleteSession(db: Db, projectId: string, sessionId: string
   if (rowCount === 0) throw notFound('session', sessionId);
 }
 
-/** Appends items at the end of the session, in order. Call inside the transaction that produced them. */
-export async function appendSessionItems(tx: Queryable, projectId: string, sessionId: string, responseId: string, items: Item[]): Promise<void> {
+/** Binds a session created without an agent to the agent of its first response (in that response's admission). */
+export async function bindSessionAgent(tx: Queryable, sessionId: string, agentId: string): Promise<void> {
+  await tx.query('UPDATE sessions SET agent_id = $2 WHERE id = $1 AND agent_id IS NULL', [sessionId, agentId]);
+}
+
+export async function updateSessionMetadata(db: Db, projectId: string, sessionId: string, metadata: Metadata, idem?: IdempotencyClaim): Promise<Session> {
+  return db.transaction(async (tx) => {
+    await reserveKey(tx, projectId, idem, sessionId);
+    const { rowCount } = await tx.query('UPDATE sessions SET metadata = $3 WHERE project_id = $1 AND id = $2', [projectId, sessionId, JSON.stringify(metadata)]);
+    if (rowCount === 0) throw notFound('session', sessionId);
+    return requireSession(tx, projectId, sessionId);
+  });
+}
+
+/**
+ * Adds items at the end of the session, outside any response; they are the
+ * conversation's from now on. The page of added items is the answer a repeat
+ * with the same idempotency key gets.
+ */
+export async function addSessionItems(db: Db, projectId: string, sessionId: string, input: InputItem[], idem?: IdempotencyClaim): Promise<Page<Item>> {
+  return db.transaction(async (tx) => {
+    await reserveKey(tx, projectId, idem, sessionId);
+    await requireSession(tx, projectId, sessionId, true);
+    const items = normalizeInput(input);
+    await appendSessionItems(tx, projectId, sessionId, null, items);
+    const page = toPage(items, { limit: items.length }, (item) => item);
+    await recordAnswer(tx, projectId, idem, 200, page, sessionId);
+    return page;
+  });
+}
+
+export async function requireSessionItem(db: Queryable, projectId: string, sessionId: string, itemId: string): Promise<Item> {
+  await requireSession(db, projectId, sessionId);
+  const { rows } = await db.query<{ item: Item }>('SELECT item FROM session_items WHERE session_id = $1 AND id = $2', [sessionId, itemId]);
+  if (!rows[0]) throw notFound('item', itemId);
+  return rows[0].item;
+}
+
+/** Removes one item: later responses of the session no longer see it. */
+export async function deleteSessionItem(db: Db, projectId: string, sessionId: string, itemId: string): Promise<void> {
+  await requireSession(db, projectId, sessionId);
+  const { rowCount } = await db.query('DELETE FROM session_items WHERE session_id = $1 AND id = $2', [sessionId, itemId]);
+  if (rowCount === 0) throw notFound('item', itemId);
+}
+
+/** Appends items at the end of the session, in order. Call inside the transaction that produced them (`responseId` null: added directly). */
+export async function appendSessionItems(tx: Queryable, projectId: string, sessionId: string, responseId: string | null, items: Item[]): Promise<void> {
   if (items.length === 0) return;
   const { rows } = await tx.query<{ item_count: number }>(
     'UPDATE sessions SET item_count = item_count + $2 WHERE id = $1 RETURNING item_count - $2 AS item_count',
@@ -96,12 +151,22 @@ export async function sessionHistory(db: Queryable, sessionId: string, responseI
   return rows.map((r) => r.item);
 }
 
-export async function listSessionItems(db: Db, projectId: string, sessionId: string, page: PageRequest): Promise<Page<Item>> {
+/** The session's items, oldest first (or newest first with `order: 'desc'`), after the item `after`. */
+export async function listSessionItems(db: Db, projectId: string, sessionId: string, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<Item>> {
   await requireSession(db, projectId, sessionId);
+  const descending = page.order === 'desc';
+  if (page.after !== undefined) {
+    const { rowCount } = await db.query('SELECT 1 FROM session_items WHERE session_id = $1 AND id = $2', [sessionId, page.after]);
+    if (rowCount === 0) {
+      throw new PalaiError('validation-failed', `after ${JSON.stringify(page.after)} is not an item of this session.`, {
+        errors: [{ pointer: '/query/after', detail: 'is not the id of one of its items' }],
+      });
+    }
+  }
   const { rows } = await db.query<{ id: string; item: Item }>(
     `SELECT id, item FROM session_items WHERE session_id = $1
-       AND position > COALESCE((SELECT position FROM session_items WHERE session_id = $1 AND id = $2), -1)
-     ORDER BY position LIMIT $3`,
+       AND ($2::text IS NULL OR position ${descending ? '<' : '>'} (SELECT position FROM session_items WHERE session_id = $1 AND id = $2))
+     ORDER BY position ${descending ? 'DESC' : 'ASC'} LIMIT $3`,
     [sessionId, page.after ?? null, fetchSize(page)],
   );
   return toPage(rows, page, (row) => row.item);

@@ -7,6 +7,17 @@ import type { OperationHandlers } from '../operations.js';
 import { settled } from '../settle.js';
 import { resumePoint, streamResponseEvents } from '../sse.js';
 
+/** OpenAI's `conversation` (an id or `{id}`) is Palai's `session_id`; naming two different ones is refused. */
+function withSession(request: CreateResponseRequest): CreateResponseRequest {
+  const { conversation, ...rest } = request;
+  const id = typeof conversation === 'string' ? conversation : conversation?.id;
+  if (id === undefined) return rest;
+  if (rest.session_id !== undefined && rest.session_id !== id) {
+    throw new PalaiError('invalid-request', 'conversation and session_id name different sessions; give one.', { errors: [{ pointer: '/conversation', detail: 'differs from session_id' }] });
+  }
+  return { ...rest, session_id: id };
+}
+
 /** Waits for the response to settle (see settle.ts), then answers with it. */
 async function answerWhenSettled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number): Promise<void> {
   res.json(openAiResponse(await settled(api, res, projectId, responseId, maxMs)));
@@ -37,7 +48,7 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
   const stream = (res: Response, projectId: string, responseId: string, after: number) => streamResponseEvents(api, res, projectId, responseId, after);
   return {
     createResponse: async (_req, res, { projectId, body, idempotency, replay }) => {
-      const request = body as CreateResponseRequest;
+      const request = withSession(body as CreateResponseRequest);
       const state = replay ? await responses.get(projectId, replay.resourceId) : await responses.admit(projectId, request, { idempotency });
       if (request.stream) return stream(res, projectId, state.id, -1);
       if (request.background) return void res.json(openAiResponse(state));

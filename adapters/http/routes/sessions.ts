@@ -3,8 +3,8 @@ import type { OperationHandlers } from '../operations.js';
 
 export function sessionHandlers({ sessions }: KernelApi): OperationHandlers {
   return {
-    createSession: async (_req, res, { projectId, body, idempotency }) => {
-      res.status(201).json(await sessions.create(projectId, body, { idempotency }));
+    createSession: async (_req, res, { projectId, body, idempotency, replay }) => {
+      res.status(201).json(replay ? await sessions.get(projectId, replay.resourceId) : await sessions.create(projectId, body, { idempotency }));
     },
     getSession: async (_req, res, { projectId, params }) => {
       res.json(await sessions.get(projectId, params.session_id));
