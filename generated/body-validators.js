@@ -7753,7 +7753,7 @@ return errors === 0;
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateResponseRequest = validate69;
-const schema101 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. Other OpenAI request fields are accepted\nand ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/InputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
+const schema101 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/InputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"enum":[1,null],"description":"Only 1 (or null) is accepted: Palai does not send nucleus sampling to providers."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"enum":[true,null],"description":"Only true (or null): Palai runs the calls a step proposes in parallel."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"oneOf":[{"enum":["auto"]},{"type":"null"}],"description":"Only `auto`: the agent's tools are offered as they are."},"text":{"type":["object","null"],"description":"Only `{format: {type: text}}`: a structured answer comes from the agent's output_schema.","properties":{"format":{"type":"object","required":["type"],"properties":{"type":{"enum":["text"]}}}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8243,15 +8243,10 @@ vErrors = null;
 }
 }
 }
-if(data.conversation !== undefined){
-let data10 = data.conversation;
-const _errs38 = errors;
-let valid10 = false;
-let passing2 = null;
-const _errs39 = errors;
-if(typeof data10 === "string"){
-if(func1(data10) > 128){
-const err32 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.temperature !== undefined){
+let data10 = data.temperature;
+if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
+const err32 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema101.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8260,8 +8255,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(func1(data10) < 1){
-const err33 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 2 || isNaN(data10)){
+const err33 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8270,9 +8266,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data10 < 0 || isNaN(data10)){
+const err34 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8281,15 +8276,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid3 = _errs39 === errors;
-if(_valid3){
-valid10 = true;
-passing2 = 0;
 }
-const _errs41 = errors;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.id === undefined){
-const err35 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data.max_output_tokens !== undefined){
+let data11 = data.max_output_tokens;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err35 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema101.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8298,11 +8290,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data10.id !== undefined){
-let data11 = data10.id;
-if(typeof data11 === "string"){
-if(func1(data11) > 128){
-const err36 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 1000000 || isNaN(data11)){
+const err36 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8311,8 +8301,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(func1(data11) < 1){
-const err37 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data11 < 1 || isNaN(data11)){
+const err37 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8322,8 +8312,11 @@ vErrors.push(err37);
 errors++;
 }
 }
-else {
-const err38 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.user !== undefined){
+let data12 = data.user;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err38 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema101.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8332,10 +8325,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data12 === "string"){
+if(func1(data12) > 256){
+const err39 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8344,21 +8336,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-var _valid3 = _errs41 === errors;
-if(_valid3 && valid10){
-valid10 = false;
-passing2 = [passing2, 1];
 }
-else {
-if(_valid3){
-valid10 = true;
-passing2 = 1;
-var props2 = {};
-props2.id = true;
 }
-const _errs45 = errors;
-if(data10 !== null){
-const err40 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/2/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.top_p !== undefined){
+let data13 = data.top_p;
+if(!((data13 === 1) || (data13 === null))){
+const err40 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/enum",keyword:"enum",params:{allowedValues: schema101.properties.top_p.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8367,20 +8350,11 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid3 = _errs45 === errors;
-if(_valid3 && valid10){
-valid10 = false;
-passing2 = [passing2, 2];
 }
-else {
-if(_valid3){
-valid10 = true;
-passing2 = 2;
-}
-}
-}
-if(!valid10){
-const err41 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(data.store !== undefined){
+let data14 = data.store;
+if(!((data14 === true) || (data14 === null))){
+const err41 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema101.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8389,11 +8363,353 @@ vErrors.push(err41);
 }
 errors++;
 }
+}
+if(data.parallel_tool_calls !== undefined){
+let data15 = data.parallel_tool_calls;
+if(!((data15 === true) || (data15 === null))){
+const err42 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/enum",keyword:"enum",params:{allowedValues: schema101.properties.parallel_tool_calls.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err42];
+}
 else {
-errors = _errs38;
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.truncation !== undefined){
+let data16 = data.truncation;
+const _errs47 = errors;
+let valid10 = false;
+let passing2 = null;
+const _errs48 = errors;
+if(!(data16 === "disabled")){
+const err43 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema101.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid3 = _errs48 === errors;
+if(_valid3){
+valid10 = true;
+passing2 = 0;
+}
+const _errs49 = errors;
+if(data16 !== null){
+const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid3 = _errs49 === errors;
+if(_valid3 && valid10){
+valid10 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid3){
+valid10 = true;
+passing2 = 1;
+}
+}
+if(!valid10){
+const err45 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs47;
 if(vErrors !== null){
-if(_errs38){
-vErrors.length = _errs38;
+if(_errs47){
+vErrors.length = _errs47;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tool_choice !== undefined){
+let data17 = data.tool_choice;
+const _errs52 = errors;
+let valid11 = false;
+let passing3 = null;
+const _errs53 = errors;
+if(!(data17 === "auto")){
+const err46 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema101.properties.tool_choice.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid4 = _errs53 === errors;
+if(_valid4){
+valid11 = true;
+passing3 = 0;
+}
+const _errs54 = errors;
+if(data17 !== null){
+const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid4 = _errs54 === errors;
+if(_valid4 && valid11){
+valid11 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid4){
+valid11 = true;
+passing3 = 1;
+}
+}
+if(!valid11){
+const err48 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs52;
+if(vErrors !== null){
+if(_errs52){
+vErrors.length = _errs52;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.text !== undefined){
+let data18 = data.text;
+if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
+const err49 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema101.properties.text.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.format !== undefined){
+let data19 = data18.format;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.type === undefined){
+const err50 = {instancePath:instancePath+"/text/format",schemaPath:"#/properties/text/properties/format/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data19.type !== undefined){
+if(!(data19.type === "text")){
+const err51 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/properties/text/properties/format/properties/type/enum",keyword:"enum",params:{allowedValues: schema101.properties.text.properties.format.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/text/format",schemaPath:"#/properties/text/properties/format/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+}
+if(data.conversation !== undefined){
+let data21 = data.conversation;
+const _errs62 = errors;
+let valid14 = false;
+let passing4 = null;
+const _errs63 = errors;
+if(typeof data21 === "string"){
+if(func1(data21) > 128){
+const err53 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(func1(data21) < 1){
+const err54 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid5 = _errs63 === errors;
+if(_valid5){
+valid14 = true;
+passing4 = 0;
+}
+const _errs65 = errors;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.id === undefined){
+const err56 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data21.id !== undefined){
+let data22 = data21.id;
+if(typeof data22 === "string"){
+if(func1(data22) > 128){
+const err57 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(func1(data22) < 1){
+const err58 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid5 = _errs65 === errors;
+if(_valid5 && valid14){
+valid14 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid5){
+valid14 = true;
+passing4 = 1;
+var props2 = {};
+props2.id = true;
+}
+const _errs69 = errors;
+if(data21 !== null){
+const err61 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/2/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid5 = _errs69 === errors;
+if(_valid5 && valid14){
+valid14 = false;
+passing4 = [passing4, 2];
+}
+else {
+if(_valid5){
+valid14 = true;
+passing4 = 2;
+}
+}
+}
+if(!valid14){
+const err62 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
 }
 else {
 vErrors = null;
@@ -8403,12 +8719,12 @@ vErrors = null;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err63 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err63];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err63);
 }
 errors++;
 }
@@ -12351,7 +12667,7 @@ validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ModelConnection = validate100;
 const schema138 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const func72 = Object.prototype.hasOwnProperty;
+const func73 = Object.prototype.hasOwnProperty;
 const pattern19 = new RegExp("^mconn_", "u");
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12456,7 +12772,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func72.call(schema138.properties, key0))){
+if(!(func73.call(schema138.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -14924,7 +15240,7 @@ return errors === 0;
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Response = validate120;
-const schema159 = {"type":"object","required":["id","object","created_at","status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array"},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"type":"string"}}};
+const schema159 = {"type":"object","required":["id","object","created_at","status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array"},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"type":"string"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":"null"},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}}}}}};
 const schema161 = {"enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
 const schema162 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
 const schema164 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
@@ -15131,7 +15447,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func72.call(schema159.properties, key0))){
+if(!(func73.call(schema159.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -16525,14 +16841,175 @@ vErrors.push(err120);
 errors++;
 }
 }
-}
-else {
-const err121 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.temperature !== undefined){
+let data50 = data.temperature;
+if((!((typeof data50 == "number") && (isFinite(data50)))) && (data50 !== null)){
+const err121 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema159.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err121];
 }
 else {
 vErrors.push(err121);
+}
+errors++;
+}
+}
+if(data.max_output_tokens !== undefined){
+let data51 = data.max_output_tokens;
+if((!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))) && (data51 !== null)){
+const err122 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema159.properties.max_output_tokens.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data.top_p !== undefined){
+if(data.top_p !== null){
+const err123 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+if(data.user !== undefined){
+let data53 = data.user;
+if((typeof data53 !== "string") && (data53 !== null)){
+const err124 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema159.properties.user.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+if(data.store !== undefined){
+if(true !== data.store){
+const err125 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+if(data.truncation !== undefined){
+if("disabled" !== data.truncation){
+const err126 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/const",keyword:"const",params:{allowedValue: "disabled"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+if(data.text !== undefined){
+let data56 = data.text;
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+if(data56.format === undefined){
+const err127 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+for(const key9 in data56){
+if(!(key9 === "format")){
+const err128 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+if(data56.format !== undefined){
+let data57 = data56.format;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.type === undefined){
+const err129 = {instancePath:instancePath+"/text/format",schemaPath:"#/properties/text/properties/format/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+for(const key10 in data57){
+if(!(key10 === "type")){
+const err130 = {instancePath:instancePath+"/text/format",schemaPath:"#/properties/text/properties/format/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+if(data57.type !== undefined){
+if("text" !== data57.type){
+const err131 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/properties/text/properties/format/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/text/format",schemaPath:"#/properties/text/properties/format/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+}
+else {
+const err133 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+}
+else {
+const err134 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
 }
 errors++;
 }

@@ -9,6 +9,7 @@ export type ItemUpdatedEvent = components['schemas']['ItemUpdatedEvent'];
 export type KernelEvent = components['schemas']['KernelEvent'];
 export type KernelEventType = components['schemas']['KernelEventType'];
 export type ResponseState = components['schemas']['ResponseState'];
+export type RunOptions = components['schemas']['RunOptions'];
 export type StatusEvent = components['schemas']['StatusEvent'];
 export type TextDeltaEvent = components['schemas']['TextDeltaEvent'];
 export type TextDoneEvent = components['schemas']['TextDoneEvent'];

@@ -8,6 +8,7 @@ export declare const ItemUpdatedEvent: ValidateFunction;
 export declare const KernelEvent: ValidateFunction;
 export declare const KernelEventType: ValidateFunction;
 export declare const ResponseState: ValidateFunction;
+export declare const RunOptions: ValidateFunction;
 export declare const StatusEvent: ValidateFunction;
 export declare const TextDeltaEvent: ValidateFunction;
 export declare const TextDoneEvent: ValidateFunction;

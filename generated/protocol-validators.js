@@ -1388,19 +1388,20 @@ validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const KernelEvent = validate36;
 const schema44 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
-const schema55 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
-const schema56 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
+const schema56 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
+const schema57 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
 const schema45 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
 const schema46 = {"enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema47 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]}}};
+const schema47 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]}}};
 const schema49 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
-const schema50 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema52 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema50 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."}}};
+const schema51 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema53 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = func2Module.default;
 const pattern4 = new RegExp("^resp_", "u");
-const schema53 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
-const schema54 = {"enum":["read","write","privileged"]};
+const schema54 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema55 = {"enum":["read","write","privileged"]};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1514,7 +1515,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1527,7 +1528,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema53.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema54.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1552,7 +1553,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema53.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema54.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2033,19 +2034,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.output !== undefined){
-let data13 = data.output;
-if(Array.isArray(data13)){
-const len0 = data13.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate27(data13[i0], {instancePath:instancePath+"/output/" + i0,parentData:data13,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.options !== undefined){
+let data13 = data.options;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.temperature === undefined){
+const err39 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "temperature"},message:"must have required property '"+"temperature"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2054,16 +2047,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data.usage !== undefined){
-let data15 = data.usage;
-const _errs36 = errors;
-let valid8 = false;
-let passing0 = null;
-const _errs37 = errors;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.input_tokens === undefined){
-const err40 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+if(data13.max_output_tokens === undefined){
+const err40 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "max_output_tokens"},message:"must have required property '"+"max_output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2072,8 +2057,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data15.output_tokens === undefined){
-const err41 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if(data13.user === undefined){
+const err41 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2082,8 +2067,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data15.total_tokens === undefined){
-const err42 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+for(const key4 in data13){
+if(!(((key4 === "temperature") || (key4 === "max_output_tokens")) || (key4 === "user"))){
+const err42 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2092,8 +2078,11 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data15.input_tokens_details === undefined){
-const err43 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+}
+if(data13.temperature !== undefined){
+let data14 = data13.temperature;
+if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
+const err43 = {instancePath:instancePath+"/options/temperature",schemaPath:"#/$defs/RunOptions/properties/temperature/type",keyword:"type",params:{type: schema50.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2102,8 +2091,11 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data15.output_tokens_details === undefined){
-const err44 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+if(data13.max_output_tokens !== undefined){
+let data15 = data13.max_output_tokens;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err44 = {instancePath:instancePath+"/options/max_output_tokens",schemaPath:"#/$defs/RunOptions/properties/max_output_tokens/type",keyword:"type",params:{type: schema50.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2112,9 +2104,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-for(const key4 in data15){
-if(!(((((key4 === "input_tokens") || (key4 === "output_tokens")) || (key4 === "total_tokens")) || (key4 === "input_tokens_details")) || (key4 === "output_tokens_details"))){
-const err45 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data13.user !== undefined){
+let data16 = data13.user;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err45 = {instancePath:instancePath+"/options/user",schemaPath:"#/$defs/RunOptions/properties/user/type",keyword:"type",params:{type: schema50.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2124,10 +2118,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data15.input_tokens !== undefined){
-let data16 = data15.input_tokens;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err46 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2136,9 +2129,20 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.output !== undefined){
+let data17 = data.output;
+if(Array.isArray(data17)){
+const len0 = data17.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate27(data17[i0], {instancePath:instancePath+"/output/" + i0,parentData:data17,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2148,11 +2152,15 @@ vErrors.push(err47);
 errors++;
 }
 }
-}
-if(data15.output_tokens !== undefined){
-let data17 = data15.output_tokens;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.usage !== undefined){
+let data19 = data.usage;
+const _errs46 = errors;
+let valid10 = false;
+let passing0 = null;
+const _errs47 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.input_tokens === undefined){
+const err48 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2161,9 +2169,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data19.output_tokens === undefined){
+const err49 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2172,12 +2179,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-}
-if(data15.total_tokens !== undefined){
-let data18 = data15.total_tokens;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err50 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data19.total_tokens === undefined){
+const err50 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2186,9 +2189,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data19.input_tokens_details === undefined){
+const err51 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2197,13 +2199,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-}
-if(data15.input_tokens_details !== undefined){
-let data19 = data15.input_tokens_details;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.cached_tokens === undefined){
-const err52 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+if(data19.output_tokens_details === undefined){
+const err52 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2212,10 +2209,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data19.cached_tokens !== undefined){
-let data20 = data19.cached_tokens;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err53 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key5 in data19){
+if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
+const err53 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2224,9 +2220,11 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err54 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data19.input_tokens !== undefined){
+let data20 = data19.input_tokens;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err54 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2235,11 +2233,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err55 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2249,11 +2245,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data15.output_tokens_details !== undefined){
-let data21 = data15.output_tokens_details;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-if(data21.reasoning_tokens === undefined){
-const err56 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
+}
+if(data19.output_tokens !== undefined){
+let data21 = data19.output_tokens;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err56 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -2262,10 +2258,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data21.reasoning_tokens !== undefined){
-let data22 = data21.reasoning_tokens;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err57 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err57 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -2274,9 +2269,12 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err58 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data19.total_tokens !== undefined){
+let data22 = data19.total_tokens;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err58 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2285,11 +2283,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err59 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err59 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2300,8 +2296,11 @@ errors++;
 }
 }
 }
-else {
-const err60 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.input_tokens_details !== undefined){
+let data23 = data19.input_tokens_details;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.cached_tokens === undefined){
+const err60 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -2310,14 +2309,10 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid0 = _errs37 === errors;
-if(_valid0){
-valid8 = true;
-passing0 = 0;
-}
-const _errs55 = errors;
-if(data15 !== null){
-const err61 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data23.cached_tokens !== undefined){
+let data24 = data23.cached_tokens;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err61 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2326,19 +2321,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-var _valid0 = _errs55 === errors;
-if(_valid0 && valid8){
-valid8 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid8 = true;
-passing0 = 1;
-}
-}
-if(!valid8){
-const err62 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+const err62 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2347,27 +2332,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-else {
-errors = _errs36;
-if(vErrors !== null){
-if(_errs36){
-vErrors.length = _errs36;
+}
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.usage_by_step !== undefined){
-let data23 = data.usage_by_step;
-if(Array.isArray(data23)){
-const len1 = data23.length;
-for(let i1=0; i1<len1; i1++){
-let data24 = data23[i1];
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.input_tokens === undefined){
-const err63 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+const err63 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2376,8 +2345,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data24.output_tokens === undefined){
-const err64 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+}
+if(data19.output_tokens_details !== undefined){
+let data25 = data19.output_tokens_details;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.reasoning_tokens === undefined){
+const err64 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2386,8 +2359,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data24.total_tokens === undefined){
-const err65 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+if(data25.reasoning_tokens !== undefined){
+let data26 = data25.reasoning_tokens;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err65 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2396,8 +2371,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data24.input_tokens_details === undefined){
-const err66 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err66 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2406,8 +2382,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data24.output_tokens_details === undefined){
-const err67 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2416,9 +2395,10 @@ vErrors.push(err67);
 }
 errors++;
 }
-for(const key5 in data24){
-if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
-const err68 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2427,11 +2407,14 @@ vErrors.push(err68);
 }
 errors++;
 }
+var _valid0 = _errs47 === errors;
+if(_valid0){
+valid10 = true;
+passing0 = 0;
 }
-if(data24.input_tokens !== undefined){
-let data25 = data24.input_tokens;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err69 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const _errs65 = errors;
+if(data19 !== null){
+const err69 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2440,9 +2423,19 @@ vErrors.push(err69);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
-const err70 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var _valid0 = _errs65 === errors;
+if(_valid0 && valid10){
+valid10 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid10 = true;
+passing0 = 1;
+}
+}
+if(!valid10){
+const err70 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2451,12 +2444,27 @@ vErrors.push(err70);
 }
 errors++;
 }
+else {
+errors = _errs46;
+if(vErrors !== null){
+if(_errs46){
+vErrors.length = _errs46;
+}
+else {
+vErrors = null;
 }
 }
-if(data24.output_tokens !== undefined){
-let data26 = data24.output_tokens;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err71 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if(data.usage_by_step !== undefined){
+let data27 = data.usage_by_step;
+if(Array.isArray(data27)){
+const len1 = data27.length;
+for(let i1=0; i1<len1; i1++){
+let data28 = data27[i1];
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.input_tokens === undefined){
+const err71 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2465,9 +2473,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err72 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data28.output_tokens === undefined){
+const err72 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2476,12 +2483,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-}
-if(data24.total_tokens !== undefined){
-let data27 = data24.total_tokens;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err73 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data28.total_tokens === undefined){
+const err73 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2490,9 +2493,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
-const err74 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data28.input_tokens_details === undefined){
+const err74 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2501,13 +2503,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-}
-if(data24.input_tokens_details !== undefined){
-let data28 = data24.input_tokens_details;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.cached_tokens === undefined){
-const err75 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+if(data28.output_tokens_details === undefined){
+const err75 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2516,10 +2513,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(data28.cached_tokens !== undefined){
-let data29 = data28.cached_tokens;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err76 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key6 in data28){
+if(!(((((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens")) || (key6 === "input_tokens_details")) || (key6 === "output_tokens_details"))){
+const err76 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2528,9 +2524,11 @@ vErrors.push(err76);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 0 || isNaN(data29)){
-const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data28.input_tokens !== undefined){
+let data29 = data28.input_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2539,11 +2537,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
+const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2553,11 +2549,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data24.output_tokens_details !== undefined){
-let data30 = data24.output_tokens_details;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.reasoning_tokens === undefined){
-const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
+}
+if(data28.output_tokens !== undefined){
+let data30 = data28.output_tokens;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2566,10 +2562,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(data30.reasoning_tokens !== undefined){
-let data31 = data30.reasoning_tokens;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2578,9 +2573,12 @@ vErrors.push(err80);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 0 || isNaN(data31)){
-const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data28.total_tokens !== undefined){
+let data31 = data28.total_tokens;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2589,11 +2587,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 0 || isNaN(data31)){
+const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2604,8 +2600,11 @@ errors++;
 }
 }
 }
-else {
-const err83 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data28.input_tokens_details !== undefined){
+let data32 = data28.input_tokens_details;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.cached_tokens === undefined){
+const err83 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2614,10 +2613,10 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-}
-else {
-const err84 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data32.cached_tokens !== undefined){
+let data33 = data32.cached_tokens;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err84 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2626,16 +2625,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-if(data.error !== undefined){
-let data32 = data.error;
-const _errs78 = errors;
-let valid19 = false;
-let passing1 = null;
-const _errs79 = errors;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.code === undefined){
-const err85 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 < 0 || isNaN(data33)){
+const err85 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2644,8 +2636,11 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data32.message === undefined){
-const err86 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2654,9 +2649,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-for(const key6 in data32){
-if(!((((key6 === "code") || (key6 === "message")) || (key6 === "type")) || (key6 === "provider_status"))){
-const err87 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data28.output_tokens_details !== undefined){
+let data34 = data28.output_tokens_details;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.reasoning_tokens === undefined){
+const err87 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2665,10 +2663,10 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data32.code !== undefined){
-if(typeof data32.code !== "string"){
-const err88 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.reasoning_tokens !== undefined){
+let data35 = data34.reasoning_tokens;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err88 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2677,10 +2675,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-if(data32.message !== undefined){
-if(typeof data32.message !== "string"){
-const err89 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err89 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2690,9 +2687,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data32.type !== undefined){
-if(typeof data32.type !== "string"){
-const err90 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2702,10 +2700,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data32.provider_status !== undefined){
-let data36 = data32.provider_status;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err91 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err91 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2717,7 +2714,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err92 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2726,14 +2723,16 @@ vErrors.push(err92);
 }
 errors++;
 }
-var _valid1 = _errs79 === errors;
-if(_valid1){
-valid19 = true;
-passing1 = 0;
 }
-const _errs91 = errors;
-if(data32 !== null){
-const err93 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.error !== undefined){
+let data36 = data.error;
+const _errs88 = errors;
+let valid21 = false;
+let passing1 = null;
+const _errs89 = errors;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.code === undefined){
+const err93 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2742,19 +2741,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-var _valid1 = _errs91 === errors;
-if(_valid1 && valid19){
-valid19 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid19 = true;
-passing1 = 1;
-}
-}
-if(!valid19){
-const err94 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(data36.message === undefined){
+const err94 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2763,31 +2751,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-else {
-errors = _errs78;
-if(vErrors !== null){
-if(_errs78){
-vErrors.length = _errs78;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.pending_calls !== undefined){
-let data37 = data.pending_calls;
-if(Array.isArray(data37)){
-const len2 = data37.length;
-for(let i2=0; i2<len2; i2++){
-if(!(validate40(data37[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data37,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err95 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key7 in data36){
+if(!((((key7 === "code") || (key7 === "message")) || (key7 === "type")) || (key7 === "provider_status"))){
+const err95 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2797,10 +2763,9 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data39 = data.created_at;
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err96 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data36.code !== undefined){
+if(typeof data36.code !== "string"){
+const err96 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2810,10 +2775,9 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data.completed_at !== undefined){
-let data40 = data.completed_at;
-if((!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))) && (data40 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
+if(data36.message !== undefined){
+if(typeof data36.message !== "string"){
+const err97 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2823,14 +2787,147 @@ vErrors.push(err97);
 errors++;
 }
 }
-}
-else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data36.type !== undefined){
+if(typeof data36.type !== "string"){
+const err98 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
+}
+errors++;
+}
+}
+if(data36.provider_status !== undefined){
+let data40 = data36.provider_status;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err99 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+var _valid1 = _errs89 === errors;
+if(_valid1){
+valid21 = true;
+passing1 = 0;
+}
+const _errs101 = errors;
+if(data36 !== null){
+const err101 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+var _valid1 = _errs101 === errors;
+if(_valid1 && valid21){
+valid21 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid21 = true;
+passing1 = 1;
+}
+}
+if(!valid21){
+const err102 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+else {
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.pending_calls !== undefined){
+let data41 = data.pending_calls;
+if(Array.isArray(data41)){
+const len2 = data41.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate40(data41[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data41,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data43 = data.created_at;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err104 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+if(data.completed_at !== undefined){
+let data44 = data.completed_at;
+if((!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))) && (data44 !== null)){
+const err105 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+else {
+const err106 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
 }
 errors++;
 }
@@ -3438,7 +3535,7 @@ return errors === 0;
 validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const KernelEventType = validate49;
-const schema57 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
+const schema58 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3451,7 +3548,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((data === "status") || (data === "item.added")) || (data === "item.done")) || (data === "item.updated")) || (data === "content.added")) || (data === "content.done")) || (data === "text.delta")) || (data === "text.done"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3921,19 +4018,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.output !== undefined){
-let data13 = data.output;
-if(Array.isArray(data13)){
-const len0 = data13.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate27(data13[i0], {instancePath:instancePath+"/output/" + i0,parentData:data13,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.options !== undefined){
+let data13 = data.options;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.temperature === undefined){
+const err39 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "temperature"},message:"must have required property '"+"temperature"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -3942,16 +4031,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data.usage !== undefined){
-let data15 = data.usage;
-const _errs36 = errors;
-let valid8 = false;
-let passing0 = null;
-const _errs37 = errors;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.input_tokens === undefined){
-const err40 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+if(data13.max_output_tokens === undefined){
+const err40 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "max_output_tokens"},message:"must have required property '"+"max_output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -3960,8 +4041,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data15.output_tokens === undefined){
-const err41 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if(data13.user === undefined){
+const err41 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3970,8 +4051,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data15.total_tokens === undefined){
-const err42 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+for(const key4 in data13){
+if(!(((key4 === "temperature") || (key4 === "max_output_tokens")) || (key4 === "user"))){
+const err42 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3980,8 +4062,11 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data15.input_tokens_details === undefined){
-const err43 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+}
+if(data13.temperature !== undefined){
+let data14 = data13.temperature;
+if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
+const err43 = {instancePath:instancePath+"/options/temperature",schemaPath:"#/$defs/RunOptions/properties/temperature/type",keyword:"type",params:{type: schema50.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3990,8 +4075,11 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data15.output_tokens_details === undefined){
-const err44 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+if(data13.max_output_tokens !== undefined){
+let data15 = data13.max_output_tokens;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err44 = {instancePath:instancePath+"/options/max_output_tokens",schemaPath:"#/$defs/RunOptions/properties/max_output_tokens/type",keyword:"type",params:{type: schema50.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -4000,9 +4088,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-for(const key4 in data15){
-if(!(((((key4 === "input_tokens") || (key4 === "output_tokens")) || (key4 === "total_tokens")) || (key4 === "input_tokens_details")) || (key4 === "output_tokens_details"))){
-const err45 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data13.user !== undefined){
+let data16 = data13.user;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err45 = {instancePath:instancePath+"/options/user",schemaPath:"#/$defs/RunOptions/properties/user/type",keyword:"type",params:{type: schema50.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4012,10 +4102,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data15.input_tokens !== undefined){
-let data16 = data15.input_tokens;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err46 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4024,9 +4113,20 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.output !== undefined){
+let data17 = data.output;
+if(Array.isArray(data17)){
+const len0 = data17.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate27(data17[i0], {instancePath:instancePath+"/output/" + i0,parentData:data17,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4036,11 +4136,15 @@ vErrors.push(err47);
 errors++;
 }
 }
-}
-if(data15.output_tokens !== undefined){
-let data17 = data15.output_tokens;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.usage !== undefined){
+let data19 = data.usage;
+const _errs46 = errors;
+let valid10 = false;
+let passing0 = null;
+const _errs47 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.input_tokens === undefined){
+const err48 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4049,9 +4153,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data19.output_tokens === undefined){
+const err49 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4060,12 +4163,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-}
-if(data15.total_tokens !== undefined){
-let data18 = data15.total_tokens;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err50 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data19.total_tokens === undefined){
+const err50 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4074,9 +4173,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data19.input_tokens_details === undefined){
+const err51 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4085,13 +4183,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-}
-if(data15.input_tokens_details !== undefined){
-let data19 = data15.input_tokens_details;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.cached_tokens === undefined){
-const err52 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+if(data19.output_tokens_details === undefined){
+const err52 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4100,10 +4193,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data19.cached_tokens !== undefined){
-let data20 = data19.cached_tokens;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err53 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key5 in data19){
+if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
+const err53 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4112,9 +4204,11 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err54 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data19.input_tokens !== undefined){
+let data20 = data19.input_tokens;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err54 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4123,11 +4217,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err55 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4137,11 +4229,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data15.output_tokens_details !== undefined){
-let data21 = data15.output_tokens_details;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-if(data21.reasoning_tokens === undefined){
-const err56 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
+}
+if(data19.output_tokens !== undefined){
+let data21 = data19.output_tokens;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err56 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4150,10 +4242,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data21.reasoning_tokens !== undefined){
-let data22 = data21.reasoning_tokens;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err57 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err57 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -4162,9 +4253,12 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err58 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data19.total_tokens !== undefined){
+let data22 = data19.total_tokens;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err58 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -4173,11 +4267,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err59 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err59 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -4188,8 +4280,11 @@ errors++;
 }
 }
 }
-else {
-const err60 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.input_tokens_details !== undefined){
+let data23 = data19.input_tokens_details;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.cached_tokens === undefined){
+const err60 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -4198,14 +4293,10 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid0 = _errs37 === errors;
-if(_valid0){
-valid8 = true;
-passing0 = 0;
-}
-const _errs55 = errors;
-if(data15 !== null){
-const err61 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data23.cached_tokens !== undefined){
+let data24 = data23.cached_tokens;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err61 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -4214,19 +4305,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-var _valid0 = _errs55 === errors;
-if(_valid0 && valid8){
-valid8 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid8 = true;
-passing0 = 1;
-}
-}
-if(!valid8){
-const err62 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+const err62 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -4235,27 +4316,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-else {
-errors = _errs36;
-if(vErrors !== null){
-if(_errs36){
-vErrors.length = _errs36;
+}
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.usage_by_step !== undefined){
-let data23 = data.usage_by_step;
-if(Array.isArray(data23)){
-const len1 = data23.length;
-for(let i1=0; i1<len1; i1++){
-let data24 = data23[i1];
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.input_tokens === undefined){
-const err63 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+const err63 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -4264,8 +4329,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data24.output_tokens === undefined){
-const err64 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+}
+if(data19.output_tokens_details !== undefined){
+let data25 = data19.output_tokens_details;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.reasoning_tokens === undefined){
+const err64 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -4274,8 +4343,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data24.total_tokens === undefined){
-const err65 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+if(data25.reasoning_tokens !== undefined){
+let data26 = data25.reasoning_tokens;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err65 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -4284,8 +4355,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data24.input_tokens_details === undefined){
-const err66 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err66 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4294,8 +4366,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data24.output_tokens_details === undefined){
-const err67 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4304,9 +4379,10 @@ vErrors.push(err67);
 }
 errors++;
 }
-for(const key5 in data24){
-if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
-const err68 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4315,11 +4391,14 @@ vErrors.push(err68);
 }
 errors++;
 }
+var _valid0 = _errs47 === errors;
+if(_valid0){
+valid10 = true;
+passing0 = 0;
 }
-if(data24.input_tokens !== undefined){
-let data25 = data24.input_tokens;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err69 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const _errs65 = errors;
+if(data19 !== null){
+const err69 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4328,9 +4407,19 @@ vErrors.push(err69);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
-const err70 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var _valid0 = _errs65 === errors;
+if(_valid0 && valid10){
+valid10 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid10 = true;
+passing0 = 1;
+}
+}
+if(!valid10){
+const err70 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4339,12 +4428,27 @@ vErrors.push(err70);
 }
 errors++;
 }
+else {
+errors = _errs46;
+if(vErrors !== null){
+if(_errs46){
+vErrors.length = _errs46;
+}
+else {
+vErrors = null;
 }
 }
-if(data24.output_tokens !== undefined){
-let data26 = data24.output_tokens;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err71 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if(data.usage_by_step !== undefined){
+let data27 = data.usage_by_step;
+if(Array.isArray(data27)){
+const len1 = data27.length;
+for(let i1=0; i1<len1; i1++){
+let data28 = data27[i1];
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.input_tokens === undefined){
+const err71 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4353,9 +4457,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err72 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data28.output_tokens === undefined){
+const err72 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4364,12 +4467,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-}
-if(data24.total_tokens !== undefined){
-let data27 = data24.total_tokens;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err73 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data28.total_tokens === undefined){
+const err73 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4378,9 +4477,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
-const err74 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data28.input_tokens_details === undefined){
+const err74 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4389,13 +4487,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-}
-if(data24.input_tokens_details !== undefined){
-let data28 = data24.input_tokens_details;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.cached_tokens === undefined){
-const err75 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+if(data28.output_tokens_details === undefined){
+const err75 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4404,10 +4497,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(data28.cached_tokens !== undefined){
-let data29 = data28.cached_tokens;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err76 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key6 in data28){
+if(!(((((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens")) || (key6 === "input_tokens_details")) || (key6 === "output_tokens_details"))){
+const err76 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4416,9 +4508,11 @@ vErrors.push(err76);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 0 || isNaN(data29)){
-const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data28.input_tokens !== undefined){
+let data29 = data28.input_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4427,11 +4521,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
+const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4441,11 +4533,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data24.output_tokens_details !== undefined){
-let data30 = data24.output_tokens_details;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.reasoning_tokens === undefined){
-const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
+}
+if(data28.output_tokens !== undefined){
+let data30 = data28.output_tokens;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4454,10 +4546,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(data30.reasoning_tokens !== undefined){
-let data31 = data30.reasoning_tokens;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4466,9 +4557,12 @@ vErrors.push(err80);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 0 || isNaN(data31)){
-const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data28.total_tokens !== undefined){
+let data31 = data28.total_tokens;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4477,11 +4571,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 0 || isNaN(data31)){
+const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4492,8 +4584,11 @@ errors++;
 }
 }
 }
-else {
-const err83 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data28.input_tokens_details !== undefined){
+let data32 = data28.input_tokens_details;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.cached_tokens === undefined){
+const err83 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4502,10 +4597,10 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-}
-else {
-const err84 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data32.cached_tokens !== undefined){
+let data33 = data32.cached_tokens;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err84 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4514,16 +4609,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-if(data.error !== undefined){
-let data32 = data.error;
-const _errs78 = errors;
-let valid19 = false;
-let passing1 = null;
-const _errs79 = errors;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.code === undefined){
-const err85 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 < 0 || isNaN(data33)){
+const err85 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4532,8 +4620,11 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data32.message === undefined){
-const err86 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4542,9 +4633,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-for(const key6 in data32){
-if(!((((key6 === "code") || (key6 === "message")) || (key6 === "type")) || (key6 === "provider_status"))){
-const err87 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data28.output_tokens_details !== undefined){
+let data34 = data28.output_tokens_details;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.reasoning_tokens === undefined){
+const err87 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4553,10 +4647,10 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data32.code !== undefined){
-if(typeof data32.code !== "string"){
-const err88 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.reasoning_tokens !== undefined){
+let data35 = data34.reasoning_tokens;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err88 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4565,10 +4659,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-if(data32.message !== undefined){
-if(typeof data32.message !== "string"){
-const err89 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err89 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4578,9 +4671,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data32.type !== undefined){
-if(typeof data32.type !== "string"){
-const err90 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4590,10 +4684,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data32.provider_status !== undefined){
-let data36 = data32.provider_status;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err91 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err91 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4605,7 +4698,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err92 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4614,14 +4707,16 @@ vErrors.push(err92);
 }
 errors++;
 }
-var _valid1 = _errs79 === errors;
-if(_valid1){
-valid19 = true;
-passing1 = 0;
 }
-const _errs91 = errors;
-if(data32 !== null){
-const err93 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.error !== undefined){
+let data36 = data.error;
+const _errs88 = errors;
+let valid21 = false;
+let passing1 = null;
+const _errs89 = errors;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.code === undefined){
+const err93 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4630,19 +4725,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-var _valid1 = _errs91 === errors;
-if(_valid1 && valid19){
-valid19 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid19 = true;
-passing1 = 1;
-}
-}
-if(!valid19){
-const err94 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(data36.message === undefined){
+const err94 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4651,31 +4735,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-else {
-errors = _errs78;
-if(vErrors !== null){
-if(_errs78){
-vErrors.length = _errs78;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.pending_calls !== undefined){
-let data37 = data.pending_calls;
-if(Array.isArray(data37)){
-const len2 = data37.length;
-for(let i2=0; i2<len2; i2++){
-if(!(validate40(data37[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data37,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err95 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key7 in data36){
+if(!((((key7 === "code") || (key7 === "message")) || (key7 === "type")) || (key7 === "provider_status"))){
+const err95 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4685,10 +4747,9 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data39 = data.created_at;
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err96 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data36.code !== undefined){
+if(typeof data36.code !== "string"){
+const err96 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4698,10 +4759,9 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data.completed_at !== undefined){
-let data40 = data.completed_at;
-if((!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))) && (data40 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
+if(data36.message !== undefined){
+if(typeof data36.message !== "string"){
+const err97 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4711,9 +4771,9 @@ vErrors.push(err97);
 errors++;
 }
 }
-}
-else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data36.type !== undefined){
+if(typeof data36.type !== "string"){
+const err98 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4722,17 +4782,260 @@ vErrors.push(err98);
 }
 errors++;
 }
+}
+if(data36.provider_status !== undefined){
+let data40 = data36.provider_status;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err99 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+var _valid1 = _errs89 === errors;
+if(_valid1){
+valid21 = true;
+passing1 = 0;
+}
+const _errs101 = errors;
+if(data36 !== null){
+const err101 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+var _valid1 = _errs101 === errors;
+if(_valid1 && valid21){
+valid21 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid21 = true;
+passing1 = 1;
+}
+}
+if(!valid21){
+const err102 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+else {
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.pending_calls !== undefined){
+let data41 = data.pending_calls;
+if(Array.isArray(data41)){
+const len2 = data41.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate40(data41[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data41,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data43 = data.created_at;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err104 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+if(data.completed_at !== undefined){
+let data44 = data.completed_at;
+if((!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))) && (data44 !== null)){
+const err105 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+else {
+const err106 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
 validate50.errors = vErrors;
 return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StatusEvent = validate53;
+export const RunOptions = validate53;
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate53.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.temperature === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "temperature"},message:"must have required property '"+"temperature"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.max_output_tokens === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_tokens"},message:"must have required property '"+"max_output_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.user === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "temperature") || (key0 === "max_output_tokens")) || (key0 === "user"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.temperature !== undefined){
+let data0 = data.temperature;
+if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema50.properties.temperature.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.max_output_tokens !== undefined){
+let data1 = data.max_output_tokens;
+if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema50.properties.max_output_tokens.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.user !== undefined){
+let data2 = data.user;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema50.properties.user.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const StatusEvent = validate54;
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4824,17 +5127,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextDeltaEvent = validate55;
+export const TextDeltaEvent = validate56;
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5001,17 +5304,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextDoneEvent = validate56;
+export const TextDoneEvent = validate57;
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5178,7 +5481,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

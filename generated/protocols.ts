@@ -218,8 +218,9 @@ export interface components {
         };
         /**
          * @description OpenAI's request shape. `model` names a Palai agent (id or name); it may be
-         *     left out when `session_id` is given. Other OpenAI request fields are accepted
-         *     and ignored.
+         *     left out when `session_id` is given. The OpenAI fields below apply to this
+         *     run or are refused when Palai cannot honour their value; other OpenAI
+         *     fields are accepted and ignored.
          */
         CreateResponseRequest: {
             background?: boolean | null;
@@ -230,11 +231,43 @@ export interface components {
             input: string | components["schemas"]["InputItem"][];
             /** @description Added after the agent's own instructions. */
             instructions?: string | null;
+            /** @description This run's cap on each model step's output, over the agent's own. */
+            max_output_tokens?: number | null;
             metadata?: components["schemas"]["Metadata"] | null;
             model?: string;
+            /**
+             * @description Only true (or null): Palai runs the calls a step proposes in parallel.
+             * @enum {unknown}
+             */
+            parallel_tool_calls?: true | null;
             previous_response_id?: string | null;
             session_id?: string;
+            /**
+             * @description Only true (or null): every Palai response is stored durably.
+             * @enum {unknown}
+             */
+            store?: true | null;
             stream?: boolean | null;
+            /** @description This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none). */
+            temperature?: number | null;
+            /** @description Only `{format: {type: text}}`: a structured answer comes from the agent's output_schema. */
+            text?: {
+                format?: {
+                    /** @enum {unknown} */
+                    type: "text";
+                };
+            } | null;
+            /** @description Only `auto`: the agent's tools are offered as they are. */
+            tool_choice?: "auto" | null;
+            /**
+             * @description Only 1 (or null) is accepted: Palai does not send nucleus sampling to providers.
+             * @enum {unknown}
+             */
+            top_p?: 1 | null;
+            /** @description Only `disabled`: Palai does not truncate a conversation. */
+            truncation?: "disabled" | null;
+            /** @description The caller's own id for its end user; kept and echoed. */
+            user?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -573,6 +606,8 @@ export interface components {
                 reason: "timed_out" | "budget_exceeded";
             };
             instructions: string | null;
+            /** @description The run's own cap; null: the agent's applies. */
+            max_output_tokens?: number | null;
             metadata: components["schemas"]["Metadata"];
             /** @description The agent's name. */
             model: string;
@@ -586,11 +621,25 @@ export interface components {
             required_action: components["schemas"]["RequiredAction"] | null;
             session_id: string | null;
             status: components["schemas"]["ResponseStatus"];
+            /** @constant */
+            store?: true;
+            /** @description The run's own temperature; null: the agent's applies. */
+            temperature?: number | null;
+            text?: {
+                format: {
+                    /** @constant */
+                    type: "text";
+                };
+            };
             tool_choice: string;
             tools: unknown[];
+            top_p?: null;
+            /** @constant */
+            truncation?: "disabled";
             usage: components["schemas"]["Usage"] | null;
             /** @description Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics). */
             usage_by_step?: components["schemas"]["Usage"][];
+            user?: string | null;
         };
         ResponseError: {
             /** @description A problem slug from Palai's registry, e.g. model-provider-error. */
@@ -631,6 +680,8 @@ export interface components {
             id: string;
             instructions: string | null;
             metadata: components["schemas"]["Metadata"];
+            /** @description Absent in events journaled before runs had options. */
+            options?: components["schemas"]["RunOptions"];
             output: components["schemas"]["Item"][];
             /** @description The calls the response waits on (non-empty only while waiting). */
             pending_calls: components["schemas"]["PendingToolCall"][];
@@ -646,6 +697,13 @@ export interface components {
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
+        /** @description What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. */
+        RunOptions: {
+            max_output_tokens: number | null;
+            temperature: number | null;
+            /** @description The caller's id for its end user. */
+            user: string | null;
+        };
         Session: {
             /** @description The agent's name. */
             agent: string | null;

@@ -40,5 +40,12 @@ export function openAiResponse(state: ResponseState): Response {
     tools: [],
     parallel_tool_calls: true,
     tool_choice: 'auto',
+    temperature: state.options?.temperature ?? null,
+    max_output_tokens: state.options?.max_output_tokens ?? null,
+    top_p: null,
+    user: state.options?.user ?? null,
+    store: true,
+    truncation: 'disabled',
+    text: { format: { type: 'text' } },
   };
 }

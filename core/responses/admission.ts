@@ -38,9 +38,9 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
     const timeout = agent.spec.limits?.timeout_seconds ?? null;
     await tx.query(
       `INSERT INTO responses (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
-         input, instructions, metadata, background, deadline_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10,
-         CASE WHEN $11::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $11::integer) END)`,
+         input, instructions, metadata, options, background, deadline_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11,
+         CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END)`,
       [
         id,
         projectId,
@@ -51,6 +51,7 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
         JSON.stringify(input),
         request.instructions ?? null,
         JSON.stringify(request.metadata ?? {}),
+        JSON.stringify(runOptions(request)),
         request.background === true,
         timeout,
       ],
@@ -61,6 +62,16 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
     await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, id]);
     return row;
   });
+}
+
+/** What the request asks of this run beyond the agent's spec; absent values leave the agent's. */
+function runOptions(request: CreateResponseRequest): ResponseRow['options'] {
+  const { temperature, max_output_tokens, user } = request;
+  return {
+    ...(temperature != null ? { temperature } : {}),
+    ...(max_output_tokens != null ? { max_output_tokens } : {}),
+    ...(user != null ? { user } : {}),
+  };
 }
 
 /**

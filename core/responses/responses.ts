@@ -32,6 +32,7 @@ export interface ResponseRow {
   input: Item[];
   instructions: string | null;
   metadata: Record<string, string>;
+  options: { temperature?: number; max_output_tokens?: number; user?: string };
   background: boolean;
   output: Item[];
   usage: Usage | null;
@@ -53,7 +54,7 @@ export interface ResponseRow {
 
 const SELECT_RESPONSE = `SELECT r.id, r.project_id, r.agent_id, a.name AS agent_name, r.agent_revision_id,
   rev.revision AS agent_revision, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
-  r.metadata, r.background, r.output, r.usage, r.error, r.model_calls, r.model_attempts, r.step_usage, r.tool_call_count, r.repair_attempts,
+  r.metadata, r.options, r.background, r.output, r.usage, r.error, r.model_calls, r.model_attempts, r.step_usage, r.tool_call_count, r.repair_attempts,
   r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at,
   (SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
      'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline) ORDER BY c.position)
@@ -131,6 +132,7 @@ export function responseState(row: ResponseRow): ResponseState {
     instructions: row.instructions,
     background: row.background,
     metadata: row.metadata,
+    options: { temperature: row.options.temperature ?? null, max_output_tokens: row.options.max_output_tokens ?? null, user: row.options.user ?? null },
     output: row.output,
     usage: row.usage,
     usage_by_step: row.step_usage,

@@ -100,8 +100,9 @@ async function modelAttempt(
       items: conversation.items,
       tools,
       outputSchema: spec.output_schema,
-      maxOutputTokens: model.max_output_tokens,
-      temperature: model.temperature,
+      // The request's own settings win over the agent's.
+      maxOutputTokens: row.options.max_output_tokens ?? model.max_output_tokens,
+      temperature: row.options.temperature ?? model.temperature,
       stepIndex: conversation.earlierModelCalls + row.model_attempts,
       signal,
     });

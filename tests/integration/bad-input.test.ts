@@ -114,7 +114,7 @@ await describeEachStore(
         assertProblem(session, 400, 'validation-failed');
         assert.deepEqual(pointers(session.body), ['/bogus']);
       });
-      const tolerated = await http.post('/v1/responses').set(auth).send({ model: 'strict', input: 'hi', temperature: 1, store: false, user: 'u' });
+      const tolerated = await http.post('/v1/responses').set(auth).send({ model: 'strict', input: 'hi', temperature: 1, user: 'u', include: [], prompt_cache_key: 'k' });
       assertMatchesSpec(tolerated, 'createResponse');
       assert.equal(tolerated.body.status, 'completed');
     });

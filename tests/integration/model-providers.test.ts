@@ -243,6 +243,21 @@ await describeEachStore('model providers', (ctx) => {
         assert.ok(JSON.stringify(sent[0].body).includes('What is the capital of France?'), 'the user input reached the provider');
       });
 
+      test("a request's temperature and max_output_tokens reach the provider over the agent's own", async () => {
+        await createAgent(ctx, { name: `${p.provider}-tuned`, model: { provider: p.provider, name: p.scenario.text, base_url: p.baseUrl(), temperature: 0.9, max_output_tokens: 500 } });
+        const earlier = p.requestsFor(p.scenario.text).length;
+        const res = await respond(ctx, { model: `${p.provider}-tuned`, input: 'tuned', temperature: 0.25, max_output_tokens: 64 });
+        assert.equal(res.status, 'completed', JSON.stringify(res.error));
+        assert.equal(res.temperature, 0.25);
+        assert.equal(res.max_output_tokens, 64);
+        const [sent] = p.requestsFor(p.scenario.text).slice(earlier);
+        const body = sent.body as Record<string, unknown>;
+        const cap = { openai: 'max_output_tokens', 'openai-chat': 'max_tokens', anthropic: 'max_tokens' }[p.provider];
+        assert.equal(body[cap], 64);
+        // The Anthropic API version Palai speaks takes no temperature (request-mapping.ts).
+        if (p.provider !== 'anthropic') assert.equal(body.temperature, 0.25);
+      });
+
       test("a streamed answer's text deltas add up to the recorded text", async () => {
         await agentFor(p, `${p.provider}-stream`, p.scenario.text);
         const res = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: `${p.provider}-stream`, input: 'hi', stream: true });

@@ -168,4 +168,34 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
     assert.equal(page.body.data.length, 1);
     assertMatchesSpec(await http.get(`/v1/responses/${response.id}/input_items?order=sideways`).set(auth), 'listResponseInputItems');
   });
+
+  test('a run takes temperature, max_output_tokens and user, echoes them, and refuses what it cannot honour by name', async () => {
+    const tuned = await client.responses.create({ model: 'sdk-echo', input: 'tuned run', temperature: 0.3, max_output_tokens: 77, user: 'end-user-1' });
+    assert.equal(tuned.temperature, 0.3);
+    assert.equal(tuned.max_output_tokens, 77);
+    assert.equal((tuned as unknown as { user: string }).user, 'end-user-1');
+    assert.equal((tuned as unknown as { store: boolean }).store, true);
+    assert.equal(tuned.truncation, 'disabled');
+    const plain = await client.responses.create({ model: 'sdk-echo', input: 'plain run' });
+    assert.equal(plain.temperature, null, "null: the agent's own setting applies");
+    const accepted = await client.responses.create({ model: 'sdk-echo', input: 'defaults', top_p: 1, store: true, parallel_tool_calls: true, truncation: 'disabled', tool_choice: 'auto', text: { format: { type: 'text' } } });
+    assert.equal(accepted.status, 'completed');
+    const refused: [Record<string, unknown>, string][] = [
+      [{ top_p: 0.5 }, 'top_p'],
+      [{ store: false }, 'store'],
+      [{ parallel_tool_calls: false }, 'parallel_tool_calls'],
+      [{ truncation: 'auto' }, 'truncation'],
+      [{ tool_choice: 'none' }, 'tool_choice'],
+      [{ text: { format: { type: 'json_object' } } }, 'text.format.type'],
+      [{ temperature: 3 }, 'temperature'],
+    ];
+    for (const [extra, param] of refused) {
+      const request = { model: 'sdk-echo', input: 'x', ...extra } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming;
+      await assert.rejects(client.responses.create(request), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, `${param}: ${String(error)}`);
+        assert.equal(error.param, param);
+        return true;
+      });
+    }
+  });
 });

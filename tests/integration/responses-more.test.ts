@@ -100,18 +100,18 @@ await describeEachStore('responses (more)', (ctx) => {
     assert.deepEqual((await respond(ctx, { model: 'echo', input: 'x', metadata: null })).metadata, {});
   });
 
-  test('OpenAI request fields Palai does not use are tolerated', async () => {
+  test('OpenAI request fields are tolerated with values Palai honours; the run-level ones are echoed', async () => {
     const res = await respond(ctx, {
       model: 'echo',
       input: 'tolerant',
       temperature: 0.2,
-      top_p: 0.9,
+      top_p: 1,
       store: true,
       user: 'user-1',
-      truncation: 'auto',
+      truncation: 'disabled',
       tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }],
       tool_choice: 'auto',
-      parallel_tool_calls: false,
+      parallel_tool_calls: true,
       max_output_tokens: 100,
       reasoning: { effort: 'low' },
       text: { format: { type: 'text' } },
@@ -122,6 +122,9 @@ await describeEachStore('responses (more)', (ctx) => {
     });
     assert.equal(res.status, 'completed');
     assert.equal(res.output_text, 'tolerant');
+    assert.equal(res.temperature, 0.2);
+    assert.equal(res.max_output_tokens, 100);
+    assert.equal(res.user, 'user-1');
   });
 
   test('a string input becomes one user message', async () => {
