@@ -2,7 +2,7 @@
 // every failure an RFC 9457 problem. The operator routes (/metrics, /healthz,
 // /readyz) can be split off onto their own port (createAdminApp), so anonymous
 // callers of the public port never see the hub's figures.
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { OperationDescriptor, OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { KernelApi } from '../../core/api/index.js';
@@ -62,12 +62,16 @@ export interface HttpAppOptions {
   metrics?: boolean;
   /** Counts requests in flight, so a shutdown can wait for them. */
   tracker?: RequestTracker;
+  /** Other surfaces served on the same port (A2A, MCP, …), each under its own path prefix. */
+  surfaces?: ReadonlyArray<{ path: string; handler: RequestHandler }>;
 }
 
 export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Express {
   const app = baseApp(api);
   if (options.tracker) app.use(options.tracker.middleware());
   app.use(refuseWhileDraining(api));
+  // Before the REST routes, so a surface's paths never reach the REST fallback; its errors are its own protocol's.
+  for (const surface of options.surfaces ?? []) app.use(surface.path, surface.handler);
   const include = (op: OperationDescriptor) => options.metrics !== false || op.operationId !== 'getMetrics';
   app.use(
     bindOperations(
