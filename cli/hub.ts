@@ -1,6 +1,7 @@
 // The composition root: opens the store, applies migrations, wires the kernel
 // with its adapters and starts the roles this process plays.
 import type { Express } from 'express';
+import { a2aRouter } from '../adapters/a2a/router.js';
 import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
 import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.js';
@@ -98,7 +99,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const api = createKernelApi(kernel);
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests });
+    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }] });
     const adminApp = createAdminApp(api);
     const worker = role === 'api' ? null : new Worker(kernel);
     await worker?.start();

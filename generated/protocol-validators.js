@@ -1388,25 +1388,841 @@ validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const KernelEvent = validate36;
 const schema44 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
-const schema56 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
-const schema57 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
+const schema59 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
+const schema60 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
 const schema45 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
-const schema46 = {"enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema46 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
 const schema47 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]}}};
 const schema49 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
-const schema50 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."}}};
-const schema51 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema53 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema54 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema56 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 const func1 = Object.prototype.hasOwnProperty;
 const func2 = func2Module.default;
 const pattern4 = new RegExp("^resp_", "u");
-const schema54 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
-const schema55 = {"enum":["read","write","privileged"]};
+const schema50 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."}}};
+const schema51 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
+const schema52 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
+const schema53 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate39.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.temperature === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "temperature"},message:"must have required property '"+"temperature"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.max_output_tokens === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_output_tokens"},message:"must have required property '"+"max_output_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.user === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "temperature") || (key0 === "max_output_tokens")) || (key0 === "user")) || (key0 === "top_p")) || (key0 === "parallel_tool_calls")) || (key0 === "tool_choice")) || (key0 === "tools")) || (key0 === "text_format"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.temperature !== undefined){
+let data0 = data.temperature;
+if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema50.properties.temperature.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.max_output_tokens !== undefined){
+let data1 = data.max_output_tokens;
+if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema50.properties.max_output_tokens.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.user !== undefined){
+let data2 = data.user;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema50.properties.user.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.top_p !== undefined){
+let data3 = data.top_p;
+if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema50.properties.top_p.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.parallel_tool_calls !== undefined){
+let data4 = data.parallel_tool_calls;
+if((typeof data4 !== "boolean") && (data4 !== null)){
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema50.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.tool_choice !== undefined){
+let data5 = data.tool_choice;
+const _errs13 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs14 = errors;
+const _errs16 = errors;
+let valid3 = false;
+let passing1 = null;
+const _errs17 = errors;
+if(!(((data5 === "auto") || (data5 === "none")) || (data5 === "required"))){
+const err9 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema51.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs17 === errors;
+if(_valid1){
+valid3 = true;
+passing1 = 0;
+}
+const _errs18 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.type === undefined){
+const err10 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data5.name === undefined){
+const err11 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!((key1 === "type") || (key1 === "name"))){
+const err12 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data5.type !== undefined){
+if("function" !== data5.type){
+const err13 = {instancePath:instancePath+"/tool_choice/type",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data5.name !== undefined){
+let data7 = data5.name;
+if(typeof data7 === "string"){
+if(!pattern5.test(data7)){
+const err14 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid1 = _errs18 === errors;
+if(_valid1 && valid3){
+valid3 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid3 = true;
+passing1 = 1;
+}
+}
+if(!valid3){
+const err17 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs24 = errors;
+if(data5 !== null){
+const err18 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid0 = _errs24 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err19 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tools !== undefined){
+let data8 = data.tools;
+if(Array.isArray(data8)){
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.type === undefined){
+const err20 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data9.name === undefined){
+const err21 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data9.type !== undefined){
+if("function" !== data9.type){
+const err22 = {instancePath:instancePath+"/tools/" + i0+"/type",schemaPath:"#/$defs/RequestFunctionTool/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data9.name !== undefined){
+let data11 = data9.name;
+if(typeof data11 === "string"){
+if(!pattern5.test(data11)){
+const err23 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data9.description !== undefined){
+let data12 = data9.description;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err25 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema52.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data12 === "string"){
+if(func2(data12) > 4000){
+const err26 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data9.parameters !== undefined){
+let data13 = data9.parameters;
+if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
+const err27 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema52.properties.parameters.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data9.strict !== undefined){
+let data14 = data9.strict;
+if((typeof data14 !== "boolean") && (data14 !== null)){
+const err28 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema52.properties.strict.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/$defs/RequestFunctionTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.text_format !== undefined){
+let data15 = data.text_format;
+const _errs41 = errors;
+let valid9 = false;
+let passing2 = null;
+const _errs42 = errors;
+const _errs44 = errors;
+let valid11 = false;
+let passing3 = null;
+const _errs45 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err31 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key2 in data15){
+if(!(key2 === "type")){
+const err32 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if("text" !== data15.type){
+const err33 = {instancePath:instancePath+"/text_format/type",schemaPath:"#/$defs/TextFormat/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid3 = _errs45 === errors;
+if(_valid3){
+valid11 = true;
+passing3 = 0;
+var props1 = true;
+}
+const _errs49 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err35 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+for(const key3 in data15){
+if(!(key3 === "type")){
+const err36 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if("json_object" !== data15.type){
+const err37 = {instancePath:instancePath+"/text_format/type",schemaPath:"#/$defs/TextFormat/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "json_object"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid3 = _errs49 === errors;
+if(_valid3 && valid11){
+valid11 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid11 = true;
+passing3 = 1;
+if(props1 !== true){
+props1 = true;
+}
+}
+const _errs53 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err39 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data15.name === undefined){
+const err40 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data15.schema === undefined){
+const err41 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+for(const key4 in data15){
+if(!(((((key4 === "type") || (key4 === "name")) || (key4 === "description")) || (key4 === "schema")) || (key4 === "strict"))){
+const err42 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if("json_schema" !== data15.type){
+const err43 = {instancePath:instancePath+"/text_format/type",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "json_schema"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data15.name !== undefined){
+let data19 = data15.name;
+if(typeof data19 === "string"){
+if(!pattern5.test(data19)){
+const err44 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data15.description !== undefined){
+let data20 = data15.description;
+if(typeof data20 === "string"){
+if(func2(data20) > 4000){
+const err46 = {instancePath:instancePath+"/text_format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/text_format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data15.schema !== undefined){
+let data21 = data15.schema;
+if(!(data21 && typeof data21 == "object" && !Array.isArray(data21))){
+const err48 = {instancePath:instancePath+"/text_format/schema",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data15.strict !== undefined){
+let data22 = data15.strict;
+if((typeof data22 !== "boolean") && (data22 !== null)){
+const err49 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema53.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid3 = _errs53 === errors;
+if(_valid3 && valid11){
+valid11 = false;
+passing3 = [passing3, 2];
+}
+else {
+if(_valid3){
+valid11 = true;
+passing3 = 2;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+}
+if(!valid11){
+const err51 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs44;
+if(vErrors !== null){
+if(_errs44){
+vErrors.length = _errs44;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid2 = _errs42 === errors;
+if(_valid2){
+valid9 = true;
+passing2 = 0;
+}
+const _errs65 = errors;
+if(data15 !== null){
+const err52 = {instancePath:instancePath+"/text_format",schemaPath:"#/properties/text_format/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid2 = _errs65 === errors;
+if(_valid2 && valid9){
+valid9 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid9 = true;
+passing2 = 1;
+}
+}
+if(!valid9){
+const err53 = {instancePath:instancePath+"/text_format",schemaPath:"#/properties/text_format/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+else {
+errors = _errs41;
+if(vErrors !== null){
+if(_errs41){
+vErrors.length = _errs41;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema57 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema58 = {"enum":["read","write","privileged"]};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1515,7 +2331,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1528,7 +2344,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema54.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema57.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1553,7 +2369,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema54.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema57.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1574,10 +2390,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2035,10 +2851,24 @@ errors++;
 }
 }
 if(data.options !== undefined){
-let data13 = data.options;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.temperature === undefined){
-const err39 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "temperature"},message:"must have required property '"+"temperature"+"'"};
+if(!(validate39(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+}
+if(data.output !== undefined){
+let data14 = data.output;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate27(data14[i0], {instancePath:instancePath+"/output/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2047,8 +2877,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data13.max_output_tokens === undefined){
-const err40 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "max_output_tokens"},message:"must have required property '"+"max_output_tokens"+"'"};
+}
+if(data.usage !== undefined){
+let data16 = data.usage;
+const _errs37 = errors;
+let valid8 = false;
+let passing0 = null;
+const _errs38 = errors;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.input_tokens === undefined){
+const err40 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2057,8 +2895,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data13.user === undefined){
-const err41 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'"};
+if(data16.output_tokens === undefined){
+const err41 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2067,9 +2905,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-for(const key4 in data13){
-if(!(((key4 === "temperature") || (key4 === "max_output_tokens")) || (key4 === "user"))){
-const err42 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data16.total_tokens === undefined){
+const err42 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2078,11 +2915,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data13.temperature !== undefined){
-let data14 = data13.temperature;
-if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err43 = {instancePath:instancePath+"/options/temperature",schemaPath:"#/$defs/RunOptions/properties/temperature/type",keyword:"type",params:{type: schema50.properties.temperature.type},message:"must be number,null"};
+if(data16.input_tokens_details === undefined){
+const err43 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2091,11 +2925,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data13.max_output_tokens !== undefined){
-let data15 = data13.max_output_tokens;
-if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err44 = {instancePath:instancePath+"/options/max_output_tokens",schemaPath:"#/$defs/RunOptions/properties/max_output_tokens/type",keyword:"type",params:{type: schema50.properties.max_output_tokens.type},message:"must be integer,null"};
+if(data16.output_tokens_details === undefined){
+const err44 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2104,11 +2935,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data13.user !== undefined){
-let data16 = data13.user;
-if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/options/user",schemaPath:"#/$defs/RunOptions/properties/user/type",keyword:"type",params:{type: schema50.properties.user.type},message:"must be string,null"};
+for(const key4 in data16){
+if(!(((((key4 === "input_tokens") || (key4 === "output_tokens")) || (key4 === "total_tokens")) || (key4 === "input_tokens_details")) || (key4 === "output_tokens_details"))){
+const err45 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2118,9 +2947,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.input_tokens !== undefined){
+let data17 = data16.input_tokens;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err46 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2129,20 +2959,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.output !== undefined){
-let data17 = data.output;
-if(Array.isArray(data17)){
-const len0 = data17.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate27(data17[i0], {instancePath:instancePath+"/output/" + i0,parentData:data17,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err47 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2152,15 +2971,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.usage !== undefined){
-let data19 = data.usage;
-const _errs46 = errors;
-let valid10 = false;
-let passing0 = null;
-const _errs47 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.input_tokens === undefined){
-const err48 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+}
+if(data16.output_tokens !== undefined){
+let data18 = data16.output_tokens;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err48 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2169,8 +2984,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data19.output_tokens === undefined){
-const err49 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err49 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2179,8 +2995,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data19.total_tokens === undefined){
-const err50 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+}
+}
+if(data16.total_tokens !== undefined){
+let data19 = data16.total_tokens;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err50 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2189,8 +3009,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data19.input_tokens_details === undefined){
-const err51 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err51 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2199,8 +3020,13 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data19.output_tokens_details === undefined){
-const err52 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+}
+if(data16.input_tokens_details !== undefined){
+let data20 = data16.input_tokens_details;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.cached_tokens === undefined){
+const err52 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2209,9 +3035,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-for(const key5 in data19){
-if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
-const err53 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data20.cached_tokens !== undefined){
+let data21 = data20.cached_tokens;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err53 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2220,11 +3047,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data19.input_tokens !== undefined){
-let data20 = data19.input_tokens;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err54 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err54 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2233,9 +3058,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err55 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2245,11 +3072,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-if(data19.output_tokens !== undefined){
-let data21 = data19.output_tokens;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err56 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data16.output_tokens_details !== undefined){
+let data22 = data16.output_tokens_details;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.reasoning_tokens === undefined){
+const err56 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -2258,9 +3085,10 @@ vErrors.push(err56);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err57 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data22.reasoning_tokens !== undefined){
+let data23 = data22.reasoning_tokens;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err57 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -2269,12 +3097,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-}
-if(data19.total_tokens !== undefined){
-let data22 = data19.total_tokens;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err58 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
+const err58 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2283,9 +3108,11 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err59 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2296,11 +3123,8 @@ errors++;
 }
 }
 }
-if(data19.input_tokens_details !== undefined){
-let data23 = data19.input_tokens_details;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.cached_tokens === undefined){
-const err60 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+else {
+const err60 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -2309,10 +3133,14 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data23.cached_tokens !== undefined){
-let data24 = data23.cached_tokens;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err61 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid0 = _errs38 === errors;
+if(_valid0){
+valid8 = true;
+passing0 = 0;
+}
+const _errs56 = errors;
+if(data16 !== null){
+const err61 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2321,9 +3149,19 @@ vErrors.push(err61);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 0 || isNaN(data24)){
-const err62 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var _valid0 = _errs56 === errors;
+if(_valid0 && valid8){
+valid8 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid8 = true;
+passing0 = 1;
+}
+}
+if(!valid8){
+const err62 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2332,123 +3170,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-}
 else {
-const err63 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-}
-if(data19.output_tokens_details !== undefined){
-let data25 = data19.output_tokens_details;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.reasoning_tokens === undefined){
-const err64 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
-if(vErrors === null){
-vErrors = [err64];
-}
-else {
-vErrors.push(err64);
-}
-errors++;
-}
-if(data25.reasoning_tokens !== undefined){
-let data26 = data25.reasoning_tokens;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err65 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err66 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-var _valid0 = _errs47 === errors;
-if(_valid0){
-valid10 = true;
-passing0 = 0;
-}
-const _errs65 = errors;
-if(data19 !== null){
-const err69 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-var _valid0 = _errs65 === errors;
-if(_valid0 && valid10){
-valid10 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid10 = true;
-passing0 = 1;
-}
-}
-if(!valid10){
-const err70 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-else {
-errors = _errs46;
+errors = _errs37;
 if(vErrors !== null){
-if(_errs46){
-vErrors.length = _errs46;
+if(_errs37){
+vErrors.length = _errs37;
 }
 else {
 vErrors = null;
@@ -2457,14 +3183,103 @@ vErrors = null;
 }
 }
 if(data.usage_by_step !== undefined){
-let data27 = data.usage_by_step;
-if(Array.isArray(data27)){
-const len1 = data27.length;
+let data24 = data.usage_by_step;
+if(Array.isArray(data24)){
+const len1 = data24.length;
 for(let i1=0; i1<len1; i1++){
-let data28 = data27[i1];
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.input_tokens === undefined){
-const err71 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+let data25 = data24[i1];
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.input_tokens === undefined){
+const err63 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data25.output_tokens === undefined){
+const err64 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data25.total_tokens === undefined){
+const err65 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data25.input_tokens_details === undefined){
+const err66 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if(data25.output_tokens_details === undefined){
+const err67 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+for(const key5 in data25){
+if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
+const err68 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data25.input_tokens !== undefined){
+let data26 = data25.input_tokens;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err69 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err70 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+if(data25.output_tokens !== undefined){
+let data27 = data25.output_tokens;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err71 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2473,8 +3288,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(data28.output_tokens === undefined){
-const err72 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err72 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2483,8 +3299,12 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(data28.total_tokens === undefined){
-const err73 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+}
+}
+if(data25.total_tokens !== undefined){
+let data28 = data25.total_tokens;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err73 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2493,8 +3313,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data28.input_tokens_details === undefined){
-const err74 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err74 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2503,8 +3324,13 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data28.output_tokens_details === undefined){
-const err75 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+}
+if(data25.input_tokens_details !== undefined){
+let data29 = data25.input_tokens_details;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.cached_tokens === undefined){
+const err75 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2513,9 +3339,10 @@ vErrors.push(err75);
 }
 errors++;
 }
-for(const key6 in data28){
-if(!(((((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens")) || (key6 === "input_tokens_details")) || (key6 === "output_tokens_details"))){
-const err76 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(data29.cached_tokens !== undefined){
+let data30 = data29.cached_tokens;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err76 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2524,11 +3351,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-if(data28.input_tokens !== undefined){
-let data29 = data28.input_tokens;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2537,9 +3362,11 @@ vErrors.push(err77);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 0 || isNaN(data29)){
-const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2549,11 +3376,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-if(data28.output_tokens !== undefined){
-let data30 = data28.output_tokens;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data25.output_tokens_details !== undefined){
+let data31 = data25.output_tokens_details;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.reasoning_tokens === undefined){
+const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2562,9 +3389,10 @@ vErrors.push(err79);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
-const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data31.reasoning_tokens !== undefined){
+let data32 = data31.reasoning_tokens;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2573,12 +3401,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-if(data28.total_tokens !== undefined){
-let data31 = data28.total_tokens;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2587,9 +3412,11 @@ vErrors.push(err81);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 0 || isNaN(data31)){
-const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2600,11 +3427,8 @@ errors++;
 }
 }
 }
-if(data28.input_tokens_details !== undefined){
-let data32 = data28.input_tokens_details;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.cached_tokens === undefined){
-const err83 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+else {
+const err83 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2613,10 +3437,10 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data32.cached_tokens !== undefined){
-let data33 = data32.cached_tokens;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err84 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2625,9 +3449,16 @@ vErrors.push(err84);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 < 0 || isNaN(data33)){
-const err85 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.error !== undefined){
+let data33 = data.error;
+const _errs79 = errors;
+let valid19 = false;
+let passing1 = null;
+const _errs80 = errors;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.code === undefined){
+const err85 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2636,11 +3467,8 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err86 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.message === undefined){
+const err86 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2649,12 +3477,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data28.output_tokens_details !== undefined){
-let data34 = data28.output_tokens_details;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.reasoning_tokens === undefined){
-const err87 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
+for(const key6 in data33){
+if(!((((key6 === "code") || (key6 === "message")) || (key6 === "type")) || (key6 === "provider_status"))){
+const err87 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2663,10 +3488,10 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data34.reasoning_tokens !== undefined){
-let data35 = data34.reasoning_tokens;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err88 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data33.code !== undefined){
+if(typeof data33.code !== "string"){
+const err88 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2675,9 +3500,10 @@ vErrors.push(err88);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 0 || isNaN(data35)){
-const err89 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data33.message !== undefined){
+if(typeof data33.message !== "string"){
+const err89 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2687,10 +3513,9 @@ vErrors.push(err89);
 errors++;
 }
 }
-}
-}
-else {
-const err90 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.type !== undefined){
+if(typeof data33.type !== "string"){
+const err90 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2700,9 +3525,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-}
-else {
-const err91 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.provider_status !== undefined){
+let data37 = data33.provider_status;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err91 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2714,7 +3540,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err92 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2723,16 +3549,14 @@ vErrors.push(err92);
 }
 errors++;
 }
+var _valid1 = _errs80 === errors;
+if(_valid1){
+valid19 = true;
+passing1 = 0;
 }
-if(data.error !== undefined){
-let data36 = data.error;
-const _errs88 = errors;
-let valid21 = false;
-let passing1 = null;
-const _errs89 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.code === undefined){
-const err93 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+const _errs92 = errors;
+if(data33 !== null){
+const err93 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2741,8 +3565,19 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(data36.message === undefined){
-const err94 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+var _valid1 = _errs92 === errors;
+if(_valid1 && valid19){
+valid19 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid19 = true;
+passing1 = 1;
+}
+}
+if(!valid19){
+const err94 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2751,9 +3586,31 @@ vErrors.push(err94);
 }
 errors++;
 }
-for(const key7 in data36){
-if(!((((key7 === "code") || (key7 === "message")) || (key7 === "type")) || (key7 === "provider_status"))){
-const err95 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+else {
+errors = _errs79;
+if(vErrors !== null){
+if(_errs79){
+vErrors.length = _errs79;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.pending_calls !== undefined){
+let data38 = data.pending_calls;
+if(Array.isArray(data38)){
+const len2 = data38.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate42(data38[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data38,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err95 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2763,9 +3620,10 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data36.code !== undefined){
-if(typeof data36.code !== "string"){
-const err96 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.created_at !== undefined){
+let data40 = data.created_at;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err96 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2775,9 +3633,10 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data36.message !== undefined){
-if(typeof data36.message !== "string"){
-const err97 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.completed_at !== undefined){
+let data41 = data.completed_at;
+if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2787,147 +3646,14 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data36.type !== undefined){
-if(typeof data36.type !== "string"){
-const err98 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
-}
-errors++;
-}
-}
-if(data36.provider_status !== undefined){
-let data40 = data36.provider_status;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err99 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err99];
-}
-else {
-vErrors.push(err99);
-}
-errors++;
-}
-}
-}
-else {
-const err100 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
-}
-errors++;
-}
-var _valid1 = _errs89 === errors;
-if(_valid1){
-valid21 = true;
-passing1 = 0;
-}
-const _errs101 = errors;
-if(data36 !== null){
-const err101 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-var _valid1 = _errs101 === errors;
-if(_valid1 && valid21){
-valid21 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid21 = true;
-passing1 = 1;
-}
-}
-if(!valid21){
-const err102 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-}
-else {
-errors = _errs88;
-if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.pending_calls !== undefined){
-let data41 = data.pending_calls;
-if(Array.isArray(data41)){
-const len2 = data41.length;
-for(let i2=0; i2<len2; i2++){
-if(!(validate40(data41[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data41,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err103 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-}
-if(data.created_at !== undefined){
-let data43 = data.created_at;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err104 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
-}
-errors++;
-}
-}
-if(data.completed_at !== undefined){
-let data44 = data.completed_at;
-if((!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))) && (data44 !== null)){
-const err105 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err105];
-}
-else {
-vErrors.push(err105);
-}
-errors++;
-}
-}
-}
-else {
-const err106 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err106];
-}
-else {
-vErrors.push(err106);
 }
 errors++;
 }
@@ -3534,13 +4260,13 @@ return errors === 0;
 }
 validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const KernelEventType = validate49;
-const schema58 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
+export const KernelEventType = validate51;
+const schema61 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3548,7 +4274,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((data === "status") || (data === "item.added")) || (data === "item.done")) || (data === "item.updated")) || (data === "content.added")) || (data === "content.done")) || (data === "text.delta")) || (data === "text.done"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3557,17 +4283,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseState = validate50;
+export const ResponseState = validate52;
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4019,10 +4745,24 @@ errors++;
 }
 }
 if(data.options !== undefined){
-let data13 = data.options;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.temperature === undefined){
-const err39 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "temperature"},message:"must have required property '"+"temperature"+"'"};
+if(!(validate39(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+}
+if(data.output !== undefined){
+let data14 = data.output;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate27(data14[i0], {instancePath:instancePath+"/output/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4031,8 +4771,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data13.max_output_tokens === undefined){
-const err40 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "max_output_tokens"},message:"must have required property '"+"max_output_tokens"+"'"};
+}
+if(data.usage !== undefined){
+let data16 = data.usage;
+const _errs37 = errors;
+let valid8 = false;
+let passing0 = null;
+const _errs38 = errors;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.input_tokens === undefined){
+const err40 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4041,8 +4789,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data13.user === undefined){
-const err41 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'"};
+if(data16.output_tokens === undefined){
+const err41 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4051,9 +4799,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-for(const key4 in data13){
-if(!(((key4 === "temperature") || (key4 === "max_output_tokens")) || (key4 === "user"))){
-const err42 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data16.total_tokens === undefined){
+const err42 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4062,11 +4809,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data13.temperature !== undefined){
-let data14 = data13.temperature;
-if((!((typeof data14 == "number") && (isFinite(data14)))) && (data14 !== null)){
-const err43 = {instancePath:instancePath+"/options/temperature",schemaPath:"#/$defs/RunOptions/properties/temperature/type",keyword:"type",params:{type: schema50.properties.temperature.type},message:"must be number,null"};
+if(data16.input_tokens_details === undefined){
+const err43 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -4075,11 +4819,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data13.max_output_tokens !== undefined){
-let data15 = data13.max_output_tokens;
-if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err44 = {instancePath:instancePath+"/options/max_output_tokens",schemaPath:"#/$defs/RunOptions/properties/max_output_tokens/type",keyword:"type",params:{type: schema50.properties.max_output_tokens.type},message:"must be integer,null"};
+if(data16.output_tokens_details === undefined){
+const err44 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -4088,11 +4829,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data13.user !== undefined){
-let data16 = data13.user;
-if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/options/user",schemaPath:"#/$defs/RunOptions/properties/user/type",keyword:"type",params:{type: schema50.properties.user.type},message:"must be string,null"};
+for(const key4 in data16){
+if(!(((((key4 === "input_tokens") || (key4 === "output_tokens")) || (key4 === "total_tokens")) || (key4 === "input_tokens_details")) || (key4 === "output_tokens_details"))){
+const err45 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4102,9 +4841,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/options",schemaPath:"#/$defs/RunOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.input_tokens !== undefined){
+let data17 = data16.input_tokens;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err46 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4113,20 +4853,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.output !== undefined){
-let data17 = data.output;
-if(Array.isArray(data17)){
-const len0 = data17.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate27(data17[i0], {instancePath:instancePath+"/output/" + i0,parentData:data17,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err47 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4136,15 +4865,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.usage !== undefined){
-let data19 = data.usage;
-const _errs46 = errors;
-let valid10 = false;
-let passing0 = null;
-const _errs47 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.input_tokens === undefined){
-const err48 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+}
+if(data16.output_tokens !== undefined){
+let data18 = data16.output_tokens;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err48 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4153,8 +4878,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data19.output_tokens === undefined){
-const err49 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err49 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4163,8 +4889,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data19.total_tokens === undefined){
-const err50 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+}
+}
+if(data16.total_tokens !== undefined){
+let data19 = data16.total_tokens;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err50 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4173,8 +4903,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data19.input_tokens_details === undefined){
-const err51 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err51 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4183,8 +4914,13 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data19.output_tokens_details === undefined){
-const err52 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+}
+if(data16.input_tokens_details !== undefined){
+let data20 = data16.input_tokens_details;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.cached_tokens === undefined){
+const err52 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4193,9 +4929,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-for(const key5 in data19){
-if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
-const err53 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data20.cached_tokens !== undefined){
+let data21 = data20.cached_tokens;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err53 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4204,11 +4941,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data19.input_tokens !== undefined){
-let data20 = data19.input_tokens;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err54 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err54 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4217,9 +4952,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err55 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4229,11 +4966,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-if(data19.output_tokens !== undefined){
-let data21 = data19.output_tokens;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err56 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data16.output_tokens_details !== undefined){
+let data22 = data16.output_tokens_details;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.reasoning_tokens === undefined){
+const err56 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4242,9 +4979,10 @@ vErrors.push(err56);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err57 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data22.reasoning_tokens !== undefined){
+let data23 = data22.reasoning_tokens;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err57 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -4253,12 +4991,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-}
-if(data19.total_tokens !== undefined){
-let data22 = data19.total_tokens;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err58 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
+const err58 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -4267,9 +5002,11 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err59 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -4280,11 +5017,8 @@ errors++;
 }
 }
 }
-if(data19.input_tokens_details !== undefined){
-let data23 = data19.input_tokens_details;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.cached_tokens === undefined){
-const err60 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+else {
+const err60 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -4293,10 +5027,14 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data23.cached_tokens !== undefined){
-let data24 = data23.cached_tokens;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err61 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid0 = _errs38 === errors;
+if(_valid0){
+valid8 = true;
+passing0 = 0;
+}
+const _errs56 = errors;
+if(data16 !== null){
+const err61 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -4305,9 +5043,19 @@ vErrors.push(err61);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 0 || isNaN(data24)){
-const err62 = {instancePath:instancePath+"/usage/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var _valid0 = _errs56 === errors;
+if(_valid0 && valid8){
+valid8 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid8 = true;
+passing0 = 1;
+}
+}
+if(!valid8){
+const err62 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -4316,123 +5064,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-}
 else {
-const err63 = {instancePath:instancePath+"/usage/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-}
-if(data19.output_tokens_details !== undefined){
-let data25 = data19.output_tokens_details;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.reasoning_tokens === undefined){
-const err64 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
-if(vErrors === null){
-vErrors = [err64];
-}
-else {
-vErrors.push(err64);
-}
-errors++;
-}
-if(data25.reasoning_tokens !== undefined){
-let data26 = data25.reasoning_tokens;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err65 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err66 = {instancePath:instancePath+"/usage/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/usage/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/usage",schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-var _valid0 = _errs47 === errors;
-if(_valid0){
-valid10 = true;
-passing0 = 0;
-}
-const _errs65 = errors;
-if(data19 !== null){
-const err69 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-var _valid0 = _errs65 === errors;
-if(_valid0 && valid10){
-valid10 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid10 = true;
-passing0 = 1;
-}
-}
-if(!valid10){
-const err70 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-else {
-errors = _errs46;
+errors = _errs37;
 if(vErrors !== null){
-if(_errs46){
-vErrors.length = _errs46;
+if(_errs37){
+vErrors.length = _errs37;
 }
 else {
 vErrors = null;
@@ -4441,14 +5077,103 @@ vErrors = null;
 }
 }
 if(data.usage_by_step !== undefined){
-let data27 = data.usage_by_step;
-if(Array.isArray(data27)){
-const len1 = data27.length;
+let data24 = data.usage_by_step;
+if(Array.isArray(data24)){
+const len1 = data24.length;
 for(let i1=0; i1<len1; i1++){
-let data28 = data27[i1];
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.input_tokens === undefined){
-const err71 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+let data25 = data24[i1];
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.input_tokens === undefined){
+const err63 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens"},message:"must have required property '"+"input_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data25.output_tokens === undefined){
+const err64 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data25.total_tokens === undefined){
+const err65 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data25.input_tokens_details === undefined){
+const err66 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if(data25.output_tokens_details === undefined){
+const err67 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+for(const key5 in data25){
+if(!(((((key5 === "input_tokens") || (key5 === "output_tokens")) || (key5 === "total_tokens")) || (key5 === "input_tokens_details")) || (key5 === "output_tokens_details"))){
+const err68 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data25.input_tokens !== undefined){
+let data26 = data25.input_tokens;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err69 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err70 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+if(data25.output_tokens !== undefined){
+let data27 = data25.output_tokens;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err71 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4457,8 +5182,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(data28.output_tokens === undefined){
-const err72 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens"},message:"must have required property '"+"output_tokens"+"'"};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err72 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4467,8 +5193,12 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(data28.total_tokens === undefined){
-const err73 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "total_tokens"},message:"must have required property '"+"total_tokens"+"'"};
+}
+}
+if(data25.total_tokens !== undefined){
+let data28 = data25.total_tokens;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err73 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4477,8 +5207,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data28.input_tokens_details === undefined){
-const err74 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "input_tokens_details"},message:"must have required property '"+"input_tokens_details"+"'"};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err74 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4487,8 +5218,13 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data28.output_tokens_details === undefined){
-const err75 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/required",keyword:"required",params:{missingProperty: "output_tokens_details"},message:"must have required property '"+"output_tokens_details"+"'"};
+}
+}
+if(data25.input_tokens_details !== undefined){
+let data29 = data25.input_tokens_details;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.cached_tokens === undefined){
+const err75 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4497,9 +5233,10 @@ vErrors.push(err75);
 }
 errors++;
 }
-for(const key6 in data28){
-if(!(((((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens")) || (key6 === "input_tokens_details")) || (key6 === "output_tokens_details"))){
-const err76 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(data29.cached_tokens !== undefined){
+let data30 = data29.cached_tokens;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err76 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4508,11 +5245,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-if(data28.input_tokens !== undefined){
-let data29 = data28.input_tokens;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err77 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4521,9 +5256,11 @@ vErrors.push(err77);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 0 || isNaN(data29)){
-const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4533,11 +5270,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-if(data28.output_tokens !== undefined){
-let data30 = data28.output_tokens;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data25.output_tokens_details !== undefined){
+let data31 = data25.output_tokens_details;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.reasoning_tokens === undefined){
+const err79 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4546,9 +5283,10 @@ vErrors.push(err79);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
-const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data31.reasoning_tokens !== undefined){
+let data32 = data31.reasoning_tokens;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err80 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4557,12 +5295,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-if(data28.total_tokens !== undefined){
-let data31 = data28.total_tokens;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err81 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4571,9 +5306,11 @@ vErrors.push(err81);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 0 || isNaN(data31)){
-const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/total_tokens",schemaPath:"#/$defs/Usage/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4584,11 +5321,8 @@ errors++;
 }
 }
 }
-if(data28.input_tokens_details !== undefined){
-let data32 = data28.input_tokens_details;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.cached_tokens === undefined){
-const err83 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/required",keyword:"required",params:{missingProperty: "cached_tokens"},message:"must have required property '"+"cached_tokens"+"'"};
+else {
+const err83 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4597,10 +5331,10 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data32.cached_tokens !== undefined){
-let data33 = data32.cached_tokens;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err84 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4609,9 +5343,16 @@ vErrors.push(err84);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 < 0 || isNaN(data33)){
-const err85 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details/cached_tokens",schemaPath:"#/$defs/Usage/properties/input_tokens_details/properties/cached_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.error !== undefined){
+let data33 = data.error;
+const _errs79 = errors;
+let valid19 = false;
+let passing1 = null;
+const _errs80 = errors;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.code === undefined){
+const err85 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4620,11 +5361,8 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err86 = {instancePath:instancePath+"/usage_by_step/" + i1+"/input_tokens_details",schemaPath:"#/$defs/Usage/properties/input_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.message === undefined){
+const err86 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4633,12 +5371,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data28.output_tokens_details !== undefined){
-let data34 = data28.output_tokens_details;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.reasoning_tokens === undefined){
-const err87 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/required",keyword:"required",params:{missingProperty: "reasoning_tokens"},message:"must have required property '"+"reasoning_tokens"+"'"};
+for(const key6 in data33){
+if(!((((key6 === "code") || (key6 === "message")) || (key6 === "type")) || (key6 === "provider_status"))){
+const err87 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4647,10 +5382,10 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data34.reasoning_tokens !== undefined){
-let data35 = data34.reasoning_tokens;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err88 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data33.code !== undefined){
+if(typeof data33.code !== "string"){
+const err88 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4659,9 +5394,10 @@ vErrors.push(err88);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 0 || isNaN(data35)){
-const err89 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details/reasoning_tokens",schemaPath:"#/$defs/Usage/properties/output_tokens_details/properties/reasoning_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data33.message !== undefined){
+if(typeof data33.message !== "string"){
+const err89 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4671,10 +5407,9 @@ vErrors.push(err89);
 errors++;
 }
 }
-}
-}
-else {
-const err90 = {instancePath:instancePath+"/usage_by_step/" + i1+"/output_tokens_details",schemaPath:"#/$defs/Usage/properties/output_tokens_details/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.type !== undefined){
+if(typeof data33.type !== "string"){
+const err90 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4684,9 +5419,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-}
-else {
-const err91 = {instancePath:instancePath+"/usage_by_step/" + i1,schemaPath:"#/$defs/Usage/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.provider_status !== undefined){
+let data37 = data33.provider_status;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err91 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4698,7 +5434,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/usage_by_step",schemaPath:"#/properties/usage_by_step/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err92 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4707,16 +5443,14 @@ vErrors.push(err92);
 }
 errors++;
 }
+var _valid1 = _errs80 === errors;
+if(_valid1){
+valid19 = true;
+passing1 = 0;
 }
-if(data.error !== undefined){
-let data36 = data.error;
-const _errs88 = errors;
-let valid21 = false;
-let passing1 = null;
-const _errs89 = errors;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.code === undefined){
-const err93 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+const _errs92 = errors;
+if(data33 !== null){
+const err93 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4725,8 +5459,19 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(data36.message === undefined){
-const err94 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+var _valid1 = _errs92 === errors;
+if(_valid1 && valid19){
+valid19 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid19 = true;
+passing1 = 1;
+}
+}
+if(!valid19){
+const err94 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4735,9 +5480,31 @@ vErrors.push(err94);
 }
 errors++;
 }
-for(const key7 in data36){
-if(!((((key7 === "code") || (key7 === "message")) || (key7 === "type")) || (key7 === "provider_status"))){
-const err95 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+else {
+errors = _errs79;
+if(vErrors !== null){
+if(_errs79){
+vErrors.length = _errs79;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.pending_calls !== undefined){
+let data38 = data.pending_calls;
+if(Array.isArray(data38)){
+const len2 = data38.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate42(data38[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data38,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err95 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4747,9 +5514,10 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data36.code !== undefined){
-if(typeof data36.code !== "string"){
-const err96 = {instancePath:instancePath+"/error/code",schemaPath:"#/$defs/ResponseError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.created_at !== undefined){
+let data40 = data.created_at;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err96 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4759,9 +5527,10 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data36.message !== undefined){
-if(typeof data36.message !== "string"){
-const err97 = {instancePath:instancePath+"/error/message",schemaPath:"#/$defs/ResponseError/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.completed_at !== undefined){
+let data41 = data.completed_at;
+if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4771,9 +5540,9 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data36.type !== undefined){
-if(typeof data36.type !== "string"){
-const err98 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/ResponseError/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4782,150 +5551,17 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data36.provider_status !== undefined){
-let data40 = data36.provider_status;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err99 = {instancePath:instancePath+"/error/provider_status",schemaPath:"#/$defs/ResponseError/properties/provider_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err99];
-}
-else {
-vErrors.push(err99);
-}
-errors++;
-}
-}
-}
-else {
-const err100 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/ResponseError/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
-}
-errors++;
-}
-var _valid1 = _errs89 === errors;
-if(_valid1){
-valid21 = true;
-passing1 = 0;
-}
-const _errs101 = errors;
-if(data36 !== null){
-const err101 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-var _valid1 = _errs101 === errors;
-if(_valid1 && valid21){
-valid21 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid21 = true;
-passing1 = 1;
-}
-}
-if(!valid21){
-const err102 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-}
-else {
-errors = _errs88;
-if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.pending_calls !== undefined){
-let data41 = data.pending_calls;
-if(Array.isArray(data41)){
-const len2 = data41.length;
-for(let i2=0; i2<len2; i2++){
-if(!(validate40(data41[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data41,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err103 = {instancePath:instancePath+"/pending_calls",schemaPath:"#/properties/pending_calls/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-}
-if(data.created_at !== undefined){
-let data43 = data.created_at;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err104 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
-}
-errors++;
-}
-}
-if(data.completed_at !== undefined){
-let data44 = data.completed_at;
-if((!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))) && (data44 !== null)){
-const err105 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema47.properties.completed_at.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err105];
-}
-else {
-vErrors.push(err105);
-}
-errors++;
-}
-}
-}
-else {
-const err106 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err106];
-}
-else {
-vErrors.push(err106);
-}
-errors++;
-}
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunOptions = validate53;
+export const RunOptions = validate56;
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4964,7 +5600,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "temperature") || (key0 === "max_output_tokens")) || (key0 === "user"))){
+if(!((((((((key0 === "temperature") || (key0 === "max_output_tokens")) || (key0 === "user")) || (key0 === "top_p")) || (key0 === "parallel_tool_calls")) || (key0 === "tool_choice")) || (key0 === "tools")) || (key0 === "text_format"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -5014,9 +5650,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.top_p !== undefined){
+let data3 = data.top_p;
+if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema50.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5025,17 +5662,719 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate53.errors = vErrors;
+}
+if(data.parallel_tool_calls !== undefined){
+let data4 = data.parallel_tool_calls;
+if((typeof data4 !== "boolean") && (data4 !== null)){
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema50.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.tool_choice !== undefined){
+let data5 = data.tool_choice;
+const _errs13 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs14 = errors;
+const _errs16 = errors;
+let valid3 = false;
+let passing1 = null;
+const _errs17 = errors;
+if(!(((data5 === "auto") || (data5 === "none")) || (data5 === "required"))){
+const err9 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema51.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs17 === errors;
+if(_valid1){
+valid3 = true;
+passing1 = 0;
+}
+const _errs18 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.type === undefined){
+const err10 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data5.name === undefined){
+const err11 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!((key1 === "type") || (key1 === "name"))){
+const err12 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data5.type !== undefined){
+if("function" !== data5.type){
+const err13 = {instancePath:instancePath+"/tool_choice/type",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data5.name !== undefined){
+let data7 = data5.name;
+if(typeof data7 === "string"){
+if(!pattern5.test(data7)){
+const err14 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid1 = _errs18 === errors;
+if(_valid1 && valid3){
+valid3 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid3 = true;
+passing1 = 1;
+}
+}
+if(!valid3){
+const err17 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs24 = errors;
+if(data5 !== null){
+const err18 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid0 = _errs24 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err19 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tools !== undefined){
+let data8 = data.tools;
+if(Array.isArray(data8)){
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.type === undefined){
+const err20 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data9.name === undefined){
+const err21 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data9.type !== undefined){
+if("function" !== data9.type){
+const err22 = {instancePath:instancePath+"/tools/" + i0+"/type",schemaPath:"#/$defs/RequestFunctionTool/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data9.name !== undefined){
+let data11 = data9.name;
+if(typeof data11 === "string"){
+if(!pattern5.test(data11)){
+const err23 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data9.description !== undefined){
+let data12 = data9.description;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err25 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema52.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(typeof data12 === "string"){
+if(func2(data12) > 4000){
+const err26 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data9.parameters !== undefined){
+let data13 = data9.parameters;
+if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
+const err27 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema52.properties.parameters.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data9.strict !== undefined){
+let data14 = data9.strict;
+if((typeof data14 !== "boolean") && (data14 !== null)){
+const err28 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema52.properties.strict.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/$defs/RequestFunctionTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.text_format !== undefined){
+let data15 = data.text_format;
+const _errs41 = errors;
+let valid9 = false;
+let passing2 = null;
+const _errs42 = errors;
+const _errs44 = errors;
+let valid11 = false;
+let passing3 = null;
+const _errs45 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err31 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key2 in data15){
+if(!(key2 === "type")){
+const err32 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if("text" !== data15.type){
+const err33 = {instancePath:instancePath+"/text_format/type",schemaPath:"#/$defs/TextFormat/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid3 = _errs45 === errors;
+if(_valid3){
+valid11 = true;
+passing3 = 0;
+var props1 = true;
+}
+const _errs49 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err35 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+for(const key3 in data15){
+if(!(key3 === "type")){
+const err36 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if("json_object" !== data15.type){
+const err37 = {instancePath:instancePath+"/text_format/type",schemaPath:"#/$defs/TextFormat/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "json_object"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid3 = _errs49 === errors;
+if(_valid3 && valid11){
+valid11 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid11 = true;
+passing3 = 1;
+if(props1 !== true){
+props1 = true;
+}
+}
+const _errs53 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err39 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data15.name === undefined){
+const err40 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data15.schema === undefined){
+const err41 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+for(const key4 in data15){
+if(!(((((key4 === "type") || (key4 === "name")) || (key4 === "description")) || (key4 === "schema")) || (key4 === "strict"))){
+const err42 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if("json_schema" !== data15.type){
+const err43 = {instancePath:instancePath+"/text_format/type",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "json_schema"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data15.name !== undefined){
+let data19 = data15.name;
+if(typeof data19 === "string"){
+if(!pattern5.test(data19)){
+const err44 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data15.description !== undefined){
+let data20 = data15.description;
+if(typeof data20 === "string"){
+if(func2(data20) > 4000){
+const err46 = {instancePath:instancePath+"/text_format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/text_format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data15.schema !== undefined){
+let data21 = data15.schema;
+if(!(data21 && typeof data21 == "object" && !Array.isArray(data21))){
+const err48 = {instancePath:instancePath+"/text_format/schema",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data15.strict !== undefined){
+let data22 = data15.strict;
+if((typeof data22 !== "boolean") && (data22 !== null)){
+const err49 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema53.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid3 = _errs53 === errors;
+if(_valid3 && valid11){
+valid11 = false;
+passing3 = [passing3, 2];
+}
+else {
+if(_valid3){
+valid11 = true;
+passing3 = 2;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+}
+if(!valid11){
+const err51 = {instancePath:instancePath+"/text_format",schemaPath:"#/$defs/TextFormat/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs44;
+if(vErrors !== null){
+if(_errs44){
+vErrors.length = _errs44;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid2 = _errs42 === errors;
+if(_valid2){
+valid9 = true;
+passing2 = 0;
+}
+const _errs65 = errors;
+if(data15 !== null){
+const err52 = {instancePath:instancePath+"/text_format",schemaPath:"#/properties/text_format/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid2 = _errs65 === errors;
+if(_valid2 && valid9){
+valid9 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid9 = true;
+passing2 = 1;
+}
+}
+if(!valid9){
+const err53 = {instancePath:instancePath+"/text_format",schemaPath:"#/properties/text_format/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+else {
+errors = _errs41;
+if(vErrors !== null){
+if(_errs41){
+vErrors.length = _errs41;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StatusEvent = validate54;
+export const StatusEvent = validate57;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5127,17 +6466,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextDeltaEvent = validate56;
+export const TextDeltaEvent = validate59;
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5304,17 +6643,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextDoneEvent = validate57;
+export const TextDoneEvent = validate60;
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5481,7 +6820,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

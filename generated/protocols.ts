@@ -73,6 +73,16 @@ export interface components {
             /** @description Tool names whose calls need a human decision. */
             tools?: string[];
         };
+        /** @description OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals). */
+        ApprovalRequestItem: {
+            arguments: string;
+            id: string;
+            name: string;
+            /** @constant */
+            server_label: "palai";
+            /** @constant */
+            type: "mcp_approval_request";
+        };
         /** @description A tool from Palai's built-in registry. */
         BuiltinToolSpec: {
             name: string;
@@ -87,10 +97,11 @@ export interface components {
                 index: 0;
                 logprobs: null;
                 message: {
-                    content: string;
+                    content: string | null;
                     refusal: null;
                     /** @constant */
                     role: "assistant";
+                    tool_calls?: components["schemas"]["ChatToolCall"][];
                 };
             }[];
             created: components["schemas"]["UnixSeconds"];
@@ -109,6 +120,16 @@ export interface components {
                     content?: string;
                     /** @constant */
                     role?: "assistant";
+                    tool_calls?: {
+                        function: {
+                            arguments: string;
+                            name: string;
+                        };
+                        id: string;
+                        index: number;
+                        /** @constant */
+                        type: "function";
+                    }[];
                 };
                 finish_reason: components["schemas"]["ChatFinishReason"] | null;
                 /** @constant */
@@ -123,26 +144,34 @@ export interface components {
             usage?: components["schemas"]["ChatUsage"] | null;
         };
         /**
-         * @description OpenAI's Chat Completions request; `model` names a Palai agent. Client
-         *     tools, a `response_format` other than text, `n` above 1 and `tool`
-         *     messages are refused with a 400 naming the field.
+         * @description OpenAI's Chat Completions request; `model` names a Palai agent. `tools`
+         *     are client functions of this run; `tool` messages answering the calls of
+         *     a response that waits resume that response. `n` above 1 is refused with
+         *     a 400 naming the field.
          */
         ChatCompletionRequest: {
+            max_completion_tokens?: number | null;
+            max_tokens?: number | null;
             messages: components["schemas"]["ChatMessage"][];
             metadata?: components["schemas"]["Metadata"] | null;
             model: string;
             n?: number | null;
-            response_format?: Record<string, unknown> | null;
+            parallel_tool_calls?: boolean | null;
+            response_format?: components["schemas"]["ChatResponseFormat"] | null;
             stream?: boolean | null;
             stream_options?: null | {
                 include_usage?: boolean;
             };
-            tools?: unknown[] | null;
+            temperature?: number | null;
+            tool_choice?: components["schemas"]["ChatToolChoice"] | null;
+            tools?: components["schemas"]["ChatTool"][] | null;
+            top_p?: number | null;
+            user?: string | null;
         } & {
             [key: string]: unknown;
         };
         /** @enum {unknown} */
-        ChatFinishReason: "stop" | "length";
+        ChatFinishReason: "stop" | "length" | "tool_calls";
         ChatMessage: {
             content?: string | null | {
                 text?: string;
@@ -152,9 +181,54 @@ export interface components {
             /** @enum {unknown} */
             role: "system" | "developer" | "user" | "assistant" | "tool";
             tool_call_id?: string;
-            tool_calls?: unknown[];
+            tool_calls?: components["schemas"]["ChatToolCall"][] | null;
         } & {
             [key: string]: unknown;
+        };
+        ChatResponseFormat: {
+            /** @constant */
+            type: "text";
+        } | {
+            /** @constant */
+            type: "json_object";
+        } | {
+            json_schema: {
+                description?: string;
+                name: string;
+                schema: Record<string, unknown>;
+                strict?: boolean | null;
+            };
+            /** @constant */
+            type: "json_schema";
+        };
+        ChatTool: {
+            function: {
+                description?: string | null;
+                name: string;
+                parameters?: Record<string, unknown> | null;
+                strict?: boolean | null;
+            };
+            /**
+             * @description Only function tools: an agent's own tools come from its spec.
+             * @constant
+             */
+            type: "function";
+        };
+        ChatToolCall: {
+            function: {
+                arguments: string;
+                name: string;
+            };
+            id: string;
+            /** @constant */
+            type: "function";
+        };
+        ChatToolChoice: ("auto" | "none" | "required") | {
+            function: {
+                name: string;
+            };
+            /** @constant */
+            type: "function";
         };
         ChatUsage: {
             completion_tokens: number;
@@ -228,18 +302,15 @@ export interface components {
             conversation?: string | {
                 id: string;
             } | null;
-            input: string | components["schemas"]["InputItem"][];
+            input: string | components["schemas"]["ResponseInputItem"][];
             /** @description Added after the agent's own instructions. */
             instructions?: string | null;
             /** @description This run's cap on each model step's output, over the agent's own. */
             max_output_tokens?: number | null;
             metadata?: components["schemas"]["Metadata"] | null;
             model?: string;
-            /**
-             * @description Only true (or null): Palai runs the calls a step proposes in parallel.
-             * @enum {unknown}
-             */
-            parallel_tool_calls?: true | null;
+            /** @description false asks the model for at most one tool call per step. */
+            parallel_tool_calls?: boolean | null;
             previous_response_id?: string | null;
             session_id?: string;
             /**
@@ -250,20 +321,16 @@ export interface components {
             stream?: boolean | null;
             /** @description This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none). */
             temperature?: number | null;
-            /** @description Only `{format: {type: text}}`: a structured answer comes from the agent's output_schema. */
+            /** @description `format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema. */
             text?: {
-                format?: {
-                    /** @enum {unknown} */
-                    type: "text";
-                };
+                format?: components["schemas"]["TextFormat"];
             } | null;
-            /** @description Only `auto`: the agent's tools are offered as they are. */
-            tool_choice?: "auto" | null;
-            /**
-             * @description Only 1 (or null) is accepted: Palai does not send nucleus sampling to providers.
-             * @enum {unknown}
-             */
-            top_p?: 1 | null;
+            /** @description Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`. */
+            tool_choice?: components["schemas"]["ToolChoice"] | null;
+            /** @description Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec). */
+            tools?: components["schemas"]["RequestFunctionTool"][] | null;
+            /** @description This run's nucleus sampling (not sent to Anthropic, as temperature is not). */
+            top_p?: number | null;
             /** @description Only `disabled`: Palai does not truncate a conversation. */
             truncation?: "disabled" | null;
             /** @description The caller's own id for its end user; kept and echoed. */
@@ -343,6 +410,16 @@ export interface components {
         Health: {
             /** @constant */
             status: "ok";
+        };
+        /** @description OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names. */
+        InputApprovalResponse: {
+            /** @description The request's id: the waiting call's `call_id`. */
+            approval_request_id: string;
+            approve: boolean;
+            id?: string;
+            reason?: string | null;
+            /** @constant */
+            type: "mcp_approval_response";
         };
         InputFunctionCall: {
             arguments: string;
@@ -500,6 +577,11 @@ export interface components {
             /** @enum {unknown} */
             type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "rate_limit_error" | "server_error";
         };
+        /**
+         * @description A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.
+         * @enum {unknown}
+         */
+        OpenAIResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
         OutputItemEvent: {
             item: components["schemas"]["Item"];
             output_index: number;
@@ -575,6 +657,19 @@ export interface components {
             /** @enum {unknown} */
             store: "postgres" | "pglite";
         };
+        /** @description OpenAI's function tool, offered for one run; the caller supplies its output. */
+        RequestFunctionTool: {
+            description?: string | null;
+            name: string;
+            /** @description JSON Schema of the arguments. */
+            parameters?: Record<string, unknown> | null;
+            strict?: boolean | null;
+            /**
+             * @description Only function tools: Palai's own tools come from the agent's spec.
+             * @constant
+             */
+            type: "function";
+        };
         /** @description What the response waits for (status `waiting_for_*`). */
         RequiredAction: {
             calls: components["schemas"]["PendingToolCall"][];
@@ -613,27 +708,27 @@ export interface components {
             model: string;
             /** @constant */
             object: "response";
-            output: components["schemas"]["Item"][];
+            output: components["schemas"]["ResponseOutputItem"][];
             /** @description Concatenated text of the output messages. */
             output_text?: string;
+            palai_status: components["schemas"]["ResponseStatus"];
             parallel_tool_calls: boolean;
             previous_response_id: string | null;
             required_action: components["schemas"]["RequiredAction"] | null;
             session_id: string | null;
-            status: components["schemas"]["ResponseStatus"];
+            status: components["schemas"]["OpenAIResponseStatus"];
             /** @constant */
             store?: true;
             /** @description The run's own temperature; null: the agent's applies. */
             temperature?: number | null;
             text?: {
-                format: {
-                    /** @constant */
-                    type: "text";
-                };
+                format: components["schemas"]["TextFormat"];
             };
-            tool_choice: string;
-            tools: unknown[];
-            top_p?: null;
+            tool_choice: components["schemas"]["ToolChoice"];
+            /** @description The client functions this run was given (the agent's own tools are in its spec). */
+            tools: components["schemas"]["RequestFunctionTool"][];
+            /** @description The run's own; null: the agent's applies. */
+            top_p?: number | null;
             /** @constant */
             truncation?: "disabled";
             usage: components["schemas"]["Usage"] | null;
@@ -650,6 +745,8 @@ export interface components {
             /** @description The problem type URI. */
             type?: string;
         };
+        /** @description What POST /v1/responses takes as input items; an approval response only answers a waiting response. */
+        ResponseInputItem: components["schemas"]["InputItem"] | components["schemas"]["InputApprovalResponse"];
         ResponseLifecycleEvent: {
             response: components["schemas"]["Response"];
             sequence_number: number;
@@ -664,6 +761,8 @@ export interface components {
             /** @constant */
             object: "list";
         };
+        /** @description An output item of a response object; approval requests appear while the response waits for them. */
+        ResponseOutputItem: components["schemas"]["MessageItem"] | components["schemas"]["FunctionCallItem"] | components["schemas"]["FunctionCallOutputItem"] | components["schemas"]["ApprovalRequestItem"];
         /** @description A response as the kernel knows it at the moment of the event: no surface's fields. */
         ResponseState: {
             agent: {
@@ -691,16 +790,26 @@ export interface components {
             usage: components["schemas"]["Usage"] | null;
             usage_by_step: components["schemas"]["Usage"][];
         };
-        /** @enum {unknown} */
+        /**
+         * @description Palai's exact state of a response (the kernel's), shown as `palai_status`.
+         * @enum {unknown}
+         */
         ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
         /** @description One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`. */
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
-        /** @description What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. */
+        /** @description What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them. */
         RunOptions: {
             max_output_tokens: number | null;
+            parallel_tool_calls?: boolean | null;
             temperature: number | null;
+            /** @description The run's own output format: json_schema or json_object make its output contract. */
+            text_format?: components["schemas"]["TextFormat"] | null;
+            tool_choice?: components["schemas"]["ToolChoice"] | null;
+            /** @description Client functions offered for this run only. */
+            tools?: components["schemas"]["RequestFunctionTool"][];
+            top_p?: number | null;
             /** @description The caller's id for its end user. */
             user: string | null;
         };
@@ -763,6 +872,25 @@ export interface components {
             text: string;
             /** @constant */
             type: "text.done";
+        };
+        TextFormat: {
+            /** @constant */
+            type: "text";
+        } | {
+            /** @constant */
+            type: "json_object";
+        } | {
+            description?: string;
+            name: string;
+            schema: Record<string, unknown>;
+            strict?: boolean | null;
+            /** @constant */
+            type: "json_schema";
+        };
+        ToolChoice: ("auto" | "none" | "required") | {
+            name: string;
+            /** @constant */
+            type: "function";
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";

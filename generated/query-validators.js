@@ -693,7 +693,7 @@ validate24.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynami
 
 export const listResponsesQuery = validate25;
 const schema36 = {"$id":"https://palai.dev/schemas/query/listResponsesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"},"agent":{"type":"string","minLength":1,"maxLength":128},"session_id":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus"},"created_after":{"type":"integer","minimum":0,"maximum":253402300799},"created_before":{"type":"integer","minimum":0,"maximum":253402300799}},"required":[]};
-const schema38 = {"enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema38 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/listResponsesQuery.json" */;
@@ -1062,7 +1062,7 @@ return errors === 0;
 validate25.evaluated = {"props":{"limit":true,"after":true,"order":true,"agent":true,"session_id":true,"status":true,"created_after":true,"created_before":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getResponseQuery = validate27;
-const schema39 = {"$id":"https://palai.dev/schemas/query/getResponseQuery.json","type":"object","properties":{"stream":{"type":"boolean","default":false},"starting_after":{"type":"integer","minimum":-1}},"required":[]};
+const schema39 = {"$id":"https://palai.dev/schemas/query/getResponseQuery.json","type":"object","properties":{"stream":{"type":"boolean","default":false},"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/getResponseQuery.json" */;
@@ -1147,9 +1147,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.palai_events !== undefined){
+let data2 = data.palai_events;
+if(!((data2 === "openai") || (data2 === "extended"))){
+const err3 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema39.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1158,10 +1159,22 @@ vErrors.push(err3);
 }
 errors++;
 }
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
 validate27.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":{"stream":true,"starting_after":true},"dynamicProps":false,"dynamicItems":false};
+validate27.evaluated = {"props":{"stream":true,"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
 
 export const listResponseInputItemsQuery = validate28;
 const schema40 = {"$id":"https://palai.dev/schemas/query/listResponseInputItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
@@ -1312,7 +1325,7 @@ return errors === 0;
 validate28.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getResponseEventsQuery = validate29;
-const schema41 = {"$id":"https://palai.dev/schemas/query/getResponseEventsQuery.json","type":"object","properties":{"starting_after":{"type":"integer","minimum":-1}},"required":[]};
+const schema41 = {"$id":"https://palai.dev/schemas/query/getResponseEventsQuery.json","type":"object","properties":{"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/getResponseEventsQuery.json" */;
@@ -1367,9 +1380,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.palai_events !== undefined){
+let data1 = data.palai_events;
+if(!((data1 === "openai") || (data1 === "extended"))){
+const err2 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema41.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1378,7 +1392,19 @@ vErrors.push(err2);
 }
 errors++;
 }
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate29.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":{"starting_after":true},"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":{"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};

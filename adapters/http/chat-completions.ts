@@ -1,63 +1,39 @@
-// The Chat Completions projection: a chat request becomes a Palai response
-// (system and developer messages join the instructions, the rest is the
-// conversation), and the response's state and journal become OpenAI's
-// chat.completion and chat.completion.chunk objects. What a chat cannot say —
-// a failed run, a run waiting for someone — is an error naming the response,
-// which stays readable under /v1/responses.
+// The Chat Completions projection of a response (chat-request.ts makes the
+// response): its state and journal become OpenAI's chat.completion and
+// chat.completion.chunk objects. A run waiting for the caller's functions is a
+// completion with tool calls; what a chat cannot say — a failed run, a run
+// waiting for a decision or an answer — is an error naming the response, which
+// stays readable under /v1/responses.
 import { outputText, type ResponseState } from '../../core/api/index.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { problemTypes, type ProblemSlug } from '../../core/errors/problem-types.js';
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionRequest,
-  ChatFinishReason,
-  ChatMessage,
-  ChatUsage,
-  CreateResponseRequest,
-  InputMessage,
-} from '../../generated/schemas.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatFinishReason, ChatToolCall, ChatUsage } from '../../generated/schemas.js';
 
-/** Refuses what this projection cannot carry yet, naming the field, instead of dropping it. */
-function refuseUnsupported(request: ChatCompletionRequest): void {
-  const refuse = (pointer: string, detail: string) => {
-    throw new PalaiError('invalid-request', `${pointer.slice(1).replace(/\//g, '.')} ${detail}`, { errors: [{ pointer, detail }] });
-  };
-  if (request.tools && request.tools.length > 0) refuse('/tools', 'is not supported on /v1/chat/completions yet; give the agent its tools, or use /v1/responses with function tools');
-  const format = (request.response_format as { type?: string } | null | undefined)?.type;
-  if (format !== undefined && format !== 'text') refuse('/response_format', 'other than text is not supported yet; give the agent an output_schema');
-  if ((request.n ?? 1) !== 1) refuse('/n', 'must be 1: an agent run has one answer');
-  request.messages.forEach((message, index) => {
-    if (message.role === 'tool' || (message.tool_calls && message.tool_calls.length > 0)) {
-      refuse(`/messages/${index}`, 'carries tool calls or a tool result, which need client tools (not supported on this endpoint yet)');
-    }
-  });
+/** Where this chat call's part of the response begins: a resumed response answered earlier calls already. */
+export interface ChatSegment {
+  outputIndex: number;
+  steps: number;
 }
 
-const textOf = (message: ChatMessage): string =>
-  typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+export const WHOLE_RESPONSE: ChatSegment = { outputIndex: 0, steps: 0 };
 
-/** The response request a chat request stands for. */
-export function responseRequestFor(request: ChatCompletionRequest): CreateResponseRequest {
-  refuseUnsupported(request);
-  const instructions = request.messages.filter((m) => m.role === 'system' || m.role === 'developer').map(textOf);
-  const input: InputMessage[] = request.messages
-    .filter((m) => m.role === 'user' || m.role === 'assistant')
-    .map((m) => ({ role: m.role as 'user' | 'assistant', content: textOf(m) }));
-  if (input.length === 0) {
-    throw new PalaiError('invalid-request', 'messages holds no user or assistant message to answer.', { errors: [{ pointer: '/messages', detail: 'has no user or assistant message' }] });
-  }
-  return {
-    model: request.model,
-    input,
-    ...(instructions.length > 0 ? { instructions: instructions.join('\n\n') } : {}),
-    ...(request.metadata ? { metadata: request.metadata } : {}),
-  };
+/** The segment a chat call that answers `waiting` covers: what the run did after it waited. */
+export const segmentAfter = (waiting: ResponseState | null): ChatSegment =>
+  waiting ? { outputIndex: waiting.output.length, steps: waiting.usage_by_step.length } : WHOLE_RESPONSE;
+
+/** The tokens of the model steps of this segment. */
+export function chatUsage(state: ResponseState, segment: ChatSegment): ChatUsage {
+  const steps = state.usage_by_step.slice(segment.steps);
+  const prompt_tokens = steps.reduce((sum, step) => sum + step.input_tokens, 0);
+  const completion_tokens = steps.reduce((sum, step) => sum + step.output_tokens, 0);
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
 }
 
-export function chatUsage(state: ResponseState): ChatUsage {
-  const usage = state.usage;
-  return { prompt_tokens: usage?.input_tokens ?? 0, completion_tokens: usage?.output_tokens ?? 0, total_tokens: usage?.total_tokens ?? 0 };
+/** The client function calls the response waits for, as the chat's tool calls. */
+export function chatToolCalls(state: ResponseState): ChatToolCall[] {
+  return state.pending_calls
+    .filter((call) => call.waiting_for === 'tool_output')
+    .map((call) => ({ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
 }
 
 /**
@@ -78,9 +54,11 @@ export function chatEnding(state: ResponseState): ChatFinishReason {
     }
     case 'canceled':
       throw new PalaiError('invalid-state', `Response ${state.id} was cancelled before it answered.`, { extensions: { response_id: state.id } });
-    case 'waiting_for_approval':
     case 'waiting_for_tool':
+    case 'waiting_for_approval':
     case 'waiting_for_input':
+      // The caller's own functions are the chat's tool calls; a decision or an answer a chat cannot ask for.
+      if (state.status === 'waiting_for_tool') return 'tool_calls';
       throw new PalaiError('invalid-state', `Response ${state.id} is ${state.status}, which a chat completion cannot express; answer it through /v1/responses/${state.id}.`, {
         extensions: { response_id: state.id },
       });
@@ -94,15 +72,18 @@ export function chatEnding(state: ResponseState): ChatFinishReason {
   }
 }
 
-export function chatCompletion(state: ResponseState): ChatCompletion {
+export function chatCompletion(state: ResponseState, segment: ChatSegment): ChatCompletion {
   const finish_reason = chatEnding(state);
+  const text = outputText(state.output.slice(segment.outputIndex));
+  const calls = finish_reason === 'tool_calls' ? chatToolCalls(state) : [];
+  const message = { role: 'assistant' as const, content: text === '' && calls.length > 0 ? null : text, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
   return {
     id: state.id,
     object: 'chat.completion',
     created: state.created_at,
     model: state.agent.name,
-    choices: [{ index: 0, message: { role: 'assistant', content: outputText(state.output), refusal: null }, finish_reason, logprobs: null }],
-    usage: chatUsage(state),
+    choices: [{ index: 0, message, finish_reason, logprobs: null }],
+    usage: chatUsage(state, segment),
   };
 }
 

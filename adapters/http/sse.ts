@@ -10,8 +10,11 @@ import { once } from 'node:events';
 import { isTerminalEvent, isTransientStoreError, type KernelApi } from '../../core/api/index.js';
 import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
-import type { StreamErrorEvent } from '../../generated/schemas.js';
+import type { ResponseLifecycleEvent, StreamErrorEvent } from '../../generated/schemas.js';
+import type { ResponseState } from '../../core/api/index.js';
 import { openAiStreamEvent } from './openai-events.js';
+import { openAiResponse } from './openai-response.js';
+import type { EventVocabulary } from './openai-status.js';
 import { markStream } from './request-tracker.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -50,8 +53,25 @@ export function openEventStream(res: Response): AbortController {
   return closed;
 }
 
-export async function streamResponseEvents(api: KernelApi, res: Response, projectId: string, responseId: string, after: number): Promise<void> {
+/**
+ * A lifecycle event that is not journaled (so it has no SSE `id`): what a stream
+ * that does not begin with the response's creation sends first, since the SDKs'
+ * stream helpers build their snapshot from a `response.created`.
+ */
+export function snapshotFrame(type: ResponseLifecycleEvent['type'], state: ResponseState, sequence: number): string {
+  const event: ResponseLifecycleEvent = { type, sequence_number: Math.max(sequence, 0), response: openAiResponse(state) };
+  return `event: ${type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export interface StreamOptions {
+  vocabulary: EventVocabulary;
+  /** The response as of `after`, announced first as `response.created`. */
+  snapshot?: ResponseState;
+}
+
+export async function streamResponseEvents(api: KernelApi, res: Response, projectId: string, responseId: string, after: number, options: StreamOptions): Promise<void> {
   const closed = openEventStream(res);
+  if (options.snapshot) res.write(snapshotFrame('response.created', options.snapshot, after));
   const signal = AbortSignal.any([closed.signal, api.lifecycle.closing]);
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
   api.metrics.activeStreams.inc();
@@ -59,7 +79,7 @@ export async function streamResponseEvents(api: KernelApi, res: Response, projec
   let ended = false;
   try {
     for await (const entry of api.responses.follow(projectId, responseId, { after, signal })) {
-      const event = openAiStreamEvent(entry);
+      const event = openAiStreamEvent(entry, options.vocabulary);
       const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       last = entry.sequence;
       ended = isTerminalEvent(entry.event);

@@ -68,6 +68,12 @@ export async function findAgent(db: Queryable, projectId: string, ref: string, f
   return rows[0] ?? null;
 }
 
+/** The project an agent id belongs to, across projects (null: no such agent). */
+export async function projectOfAgent(db: Queryable, agentId: string): Promise<string | null> {
+  const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM agents WHERE id = $1', [agentId]);
+  return rows[0]?.project_id ?? null;
+}
+
 export async function requireAgent(db: Queryable, projectId: string, ref: string): Promise<AgentRow> {
   const agent = await findAgent(db, projectId, ref);
   if (!agent) throw new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);

@@ -1,16 +1,16 @@
 // Binds the kernel API to one kernel: each member calls the core module that owns
 // the operation, with the store and the wake-ups only the kernel holds.
-import { agentView, createAgent, listAgents, listRevisions, requireAgent, updateAgent } from '../agents/agents.js';
+import { agentView, createAgent, listAgents, listRevisions, projectOfAgent, requireAgent, updateAgent } from '../agents/agents.js';
 import { authenticate } from '../auth/api-keys.js';
 import { PalaiError } from '../errors/palai-error.js';
-import { followEvents, readEvents } from '../journal/journal.js';
+import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
 import type { Kernel } from '../kernel.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
-import { listResponses, requireResponse, responseState } from '../responses/responses.js';
+import { findAwaitingOutputs, listResponses, requireResponse, responseState } from '../responses/responses.js';
 import { waitUntilSettled } from '../responses/settle.js';
 import {
   addSessionItems,
@@ -44,6 +44,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       list: (projectId, page) => listAgents(db, projectId, page),
       update: async (projectId, ref, request, options) => (await updateAgent(db, projectId, ref, request, options?.idempotency)).agent,
       revisions: (projectId, ref, page) => listRevisions(db, projectId, ref, page),
+      projectOf: (agentId) => projectOfAgent(db, agentId),
     },
 
     sessions: {
@@ -84,6 +85,11 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       async *follow(projectId, responseId, options) {
         yield* followEvents(db, kernel.wakeups, await owned(projectId, responseId), options);
       },
+      async awaitingOutputs(projectId, callIds) {
+        const row = await findAwaitingOutputs(db, projectId, callIds);
+        return row && responseState(row);
+      },
+      lastSequence: async (projectId, responseId) => lastSequence(db, await owned(projectId, responseId)),
       events: async (projectId, responseId, after, limit) => readEvents(db, await owned(projectId, responseId), after, limit),
     },
 

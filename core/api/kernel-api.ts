@@ -80,6 +80,11 @@ export interface KernelApi {
     list(projectId: string, page: PageRequest): Promise<Page<Agent>>;
     update(projectId: string, ref: string, request: UpdateAgentRequest, options?: CommandOptions): Promise<Agent>;
     revisions(projectId: string, ref: string, page: PageRequest): Promise<Page<AgentRevision>>;
+    /**
+     * The project an agent id (`agt_…`) belongs to, or null: for what a surface serves without a key
+     * (a public A2A card). It answers across projects, so the surface must check the agent opted in.
+     */
+    projectOf(agentId: string): Promise<string | null>;
   };
 
   sessions: {
@@ -104,7 +109,11 @@ export interface KernelApi {
   };
 
   responses: {
-    /** Admits a run: the response, its input and its `queued` event commit together before this returns. */
+    /**
+     * Admits a run: the response, its input and its `queued` event commit together before this returns.
+     * A request continuing from a response that waits answers that response instead (its input holds
+     * the answers, all applied or none) and returns it, resumed: no new response is made.
+     */
     admit(projectId: string, request: CreateResponseRequest, options?: CommandOptions): Promise<ResponseState>;
     get(projectId: string, responseId: string): Promise<ResponseState>;
     /** The project's responses matching `filter`, newest first unless `order` is `asc`. */
@@ -122,6 +131,10 @@ export interface KernelApi {
     waitUntilSettled(projectId: string, responseId: string, timeoutMs: number, signal?: AbortSignal): Promise<ResponseState>;
     /** The response's journal from `after`, then live; ends after the terminal event or a trailing wait. */
     follow(projectId: string, responseId: string, options: FollowOptions): AsyncGenerator<JournalEntry>;
+    /** The response waiting for the outputs of all these client calls (by call id alone), or null. */
+    awaitingOutputs(projectId: string, callIds: string[]): Promise<ResponseState | null>;
+    /** The sequence of the response's latest journaled event (-1 before its first). */
+    lastSequence(projectId: string, responseId: string): Promise<number>;
     /** Journaled events after `after`, at most `limit`. */
     events(projectId: string, responseId: string, after: number, limit?: number): Promise<JournalEntry[]>;
   };

@@ -52,6 +52,12 @@ export async function readEvents(db: Queryable, responseId: string, afterSequenc
   return rows.map((row) => ({ sequence: row.sequence, event: { type: row.type, ...row.data } as KernelEvent }));
 }
 
+/** The sequence of the response's latest event (-1 before its first). */
+export async function lastSequence(db: Queryable, responseId: string): Promise<number> {
+  const { rows } = await db.query<{ last: number }>('SELECT COALESCE(MAX(sequence), -1)::integer AS last FROM response_events WHERE response_id = $1', [responseId]);
+  return rows[0].last;
+}
+
 const BATCH = 500;
 
 export interface FollowOptions {

@@ -36,11 +36,13 @@ export interface ModelRequest {
   /** The conversation so far, oldest first. */
   items: Item[];
   tools: ToolDefinition[];
-  toolChoice?: 'auto' | 'none' | 'required';
+  /** Whether the model must call a tool, and which one (`{name}`): each adapter in its provider's terms. */
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string };
   parallelToolCalls?: boolean;
   outputSchema?: Record<string, unknown>;
   maxOutputTokens?: number;
   temperature?: number;
+  topP?: number;
   /** How many model calls of this response already committed (the fake model's script cursor). */
   stepIndex: number;
   signal: AbortSignal;

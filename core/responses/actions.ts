@@ -50,53 +50,96 @@ async function settle(tx: Queryable, row: ResponseRow, answers: Item[]): Promise
   await appendOutputItems(tx, apiWriter(row), answers);
 }
 
-export async function submitToolOutputs(db: Db, projectId: string, responseId: string, request: SubmitToolOutputsRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return db.transaction(async (tx) => {
-    await reserveKey(tx, projectId, idem, responseId);
-    const { row, calls } = await lockWaiting(tx, projectId, responseId);
-    const seen = new Set<string>();
-    for (const [index, { call_id }] of request.outputs.entries()) {
-      if (seen.has(call_id)) throw new PalaiError('validation-failed', 'Each call_id may appear once.', { errors: [{ pointer: `/outputs/${index}/call_id`, detail: 'is a duplicate' }] });
-      seen.add(call_id);
-      pendingCall(row, calls, call_id, 'awaiting_output', 'the output', `/outputs/${index}/call_id`);
+/**
+ * One answer to what a response waits for, with where it sits in the request
+ * (for errors): a client tool's output, an approval decision, or the user's
+ * answer to a question (the question's call_id when the caller named it).
+ */
+export type WaitAnswer =
+  | { kind: 'output'; call_id: string; output: string; pointer: string }
+  | { kind: 'decision'; call_id: string; decision: 'approve' | 'deny'; reason: string | null; pointer: string }
+  | { kind: 'input'; call_id?: string; text: string; pointer: string };
+
+const AWAITED: Partial<Record<ToolCallStatus, string>> = { awaiting_output: 'the output of', awaiting_approval: 'a decision on', awaiting_input: 'the answer to' };
+
+/** What the response waits for, in words: "the output of call_1, a decision on call_2". */
+function awaitedAnswers(calls: ToolCallRow[]): string {
+  return calls.flatMap((c) => (AWAITED[c.status] ? [`${AWAITED[c.status]} ${c.call_id}`] : [])).join(', ');
+}
+
+/** The question `text` answers: the one named, or the one asked. */
+function askedQuestion(row: ResponseRow, calls: ToolCallRow[], answer: Extract<WaitAnswer, { kind: 'input' }>): ToolCallRow {
+  if (answer.call_id !== undefined) return pendingCall(row, calls, answer.call_id, 'awaiting_input', 'an answer', answer.pointer);
+  const question = calls.find((c) => c.status === 'awaiting_input');
+  if (!question) {
+    const awaited = awaitedAnswers(calls);
+    throw new PalaiError('invalid-state', `Response ${row.id} has asked no question to answer${awaited ? `; it waits for ${awaited}` : ''}.`, {
+      errors: [{ pointer: answer.pointer, detail: 'no question is pending' }],
+    });
+  }
+  return question;
+}
+
+/** Records every answer, each call answered once, all in the caller's transaction: all of them or none. */
+async function applyAnswers(tx: Queryable, row: ResponseRow, calls: ToolCallRow[], answers: WaitAnswer[]): Promise<void> {
+  const answered = new Set<string>();
+  const once = (callId: string, pointer: string) => {
+    if (answered.has(callId)) throw new PalaiError('validation-failed', `Call ${JSON.stringify(callId)} is answered twice.`, { errors: [{ pointer, detail: 'answers a call already answered' }] });
+    answered.add(callId);
+  };
+  const items: Item[] = [];
+  const texts = new Map<string, string[]>();
+  for (const answer of answers) {
+    if (answer.kind === 'input') {
+      const question = askedQuestion(row, calls, answer);
+      texts.set(question.call_id, [...(texts.get(question.call_id) ?? []), answer.text]);
+      continue;
     }
-    const items = [];
-    for (const { call_id, output } of request.outputs) items.push(await completeCall(tx, row.id, call_id, output));
-    await settle(tx, row, items);
-    return requireResponse(tx, projectId, responseId);
-  });
+    once(answer.call_id, answer.pointer);
+    if (answer.kind === 'output') {
+      pendingCall(row, calls, answer.call_id, 'awaiting_output', 'the output', answer.pointer);
+      items.push(await completeCall(tx, row.id, answer.call_id, answer.output));
+      continue;
+    }
+    pendingCall(row, calls, answer.call_id, 'awaiting_approval', 'a decision', answer.pointer);
+    const decision = { decision: answer.decision, reason: answer.reason, decided_at: new Date().toISOString() };
+    if (answer.decision === 'approve') await recordDecision(tx, row.id, answer.call_id, decision);
+    else {
+      const output = JSON.stringify({ denied: true, reason: answer.reason ?? 'A reviewer denied this call.' });
+      items.push(await completeCall(tx, row.id, answer.call_id, output, decision));
+    }
+  }
+  // Several messages answering one question are one answer, in the order given.
+  for (const [callId, parts] of texts) {
+    once(callId, answers.find((a) => a.kind === 'input')!.pointer);
+    items.push(await completeCall(tx, row.id, callId, parts.join('\n')));
+  }
+  await settle(tx, row, items);
+}
+
+/** Answers a waiting response under its row lock; an answer that does not apply changes nothing. */
+export async function answerWaiting(tx: Queryable, projectId: string, responseId: string, answers: WaitAnswer[], idem?: IdempotencyClaim): Promise<ResponseRow> {
+  await reserveKey(tx, projectId, idem, responseId);
+  const { row, calls } = await lockWaiting(tx, projectId, responseId);
+  await applyAnswers(tx, row, calls, answers);
+  return requireResponse(tx, projectId, responseId);
+}
+
+export async function submitToolOutputs(db: Db, projectId: string, responseId: string, request: SubmitToolOutputsRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  const answers = request.outputs.map(({ call_id, output }, index): WaitAnswer => ({ kind: 'output', call_id, output, pointer: `/outputs/${index}/call_id` }));
+  return db.transaction((tx) => answerWaiting(tx, projectId, responseId, answers, idem));
 }
 
 export async function decideApproval(db: Db, projectId: string, responseId: string, request: ApprovalDecisionRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return db.transaction(async (tx) => {
-    await reserveKey(tx, projectId, idem, responseId);
-    const { row, calls } = await lockWaiting(tx, projectId, responseId);
-    pendingCall(row, calls, request.call_id, 'awaiting_approval', 'a decision', '/call_id');
-    const decision = { decision: request.decision, reason: request.reason ?? null, decided_at: new Date().toISOString() };
-    const answers: Item[] = [];
-    if (request.decision === 'approve') {
-      await recordDecision(tx, row.id, request.call_id, decision);
-    } else {
-      const output = JSON.stringify({ denied: true, reason: request.reason ?? 'A reviewer denied this call.' });
-      answers.push(await completeCall(tx, row.id, request.call_id, output, decision));
-    }
-    await settle(tx, row, answers);
-    return requireResponse(tx, projectId, responseId);
-  });
+  const answer: WaitAnswer = { kind: 'decision', call_id: request.call_id, decision: request.decision, reason: request.reason ?? null, pointer: '/call_id' };
+  return db.transaction((tx) => answerWaiting(tx, projectId, responseId, [answer], idem));
 }
 
 export async function submitInput(db: Db, projectId: string, responseId: string, request: SubmitInputRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return db.transaction(async (tx) => {
-    await reserveKey(tx, projectId, idem, responseId);
-    const { row, calls } = await lockWaiting(tx, projectId, responseId);
-    const question = calls.find((c) => c.status === 'awaiting_input');
-    if (!question) throw new PalaiError('invalid-state', `Response ${row.id} has asked no question to answer.`);
-    const answer = normalizeInput(request.input)
-      .map((item) => (item.type === 'message' ? messageText(item) : ''))
-      .join('\n');
-    await settle(tx, row, [await completeCall(tx, row.id, question.call_id, answer)]);
-    return requireResponse(tx, projectId, responseId);
-  });
+  const text = normalizeInput(request.input)
+    .map((item) => (item.type === 'message' ? messageText(item) : ''))
+    .join('\n');
+  return db.transaction((tx) => answerWaiting(tx, projectId, responseId, [{ kind: 'input', text, pointer: '/input' }], idem));
 }
 
 /**

@@ -1,7 +1,7 @@
 // Admission: the response, its input items (and session items) and its
 // `response.created` event commit in one transaction before any surface
 // acknowledges; a NOTIFY in the same transaction wakes a worker.
-import type { CreateResponseRequest, Item } from '../../generated/schemas.js';
+import type { AgentSpecFields, CreateResponseRequest, RequestFunctionTool } from '../../generated/schemas.js';
 import { requireAgent } from '../agents/agents.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { PalaiError } from '../errors/palai-error.js';
@@ -9,14 +9,18 @@ import { newId } from '../ids.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { appendSessionItems, bindSessionAgent, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
-import { completeCall, openToolCalls } from '../tools/tool-calls.js';
-import { changeStatus, finishResponse, journalStatus } from './status-writer.js';
+import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
+import { answerWaiting, type WaitAnswer } from './actions.js';
+import { journalStatus } from './status-writer.js';
 import { isWaiting } from './status.js';
 import { normalizeInput } from './items.js';
-import { requireResponse, type ResponseRow } from './responses.js';
+import { requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
 
 export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
   return db.transaction(async (tx) => {
+    // Locked: answering it and a concurrent cancel or answer must not both apply.
+    const previous = request.previous_response_id ? await requireResponse(tx, projectId, request.previous_response_id, true) : null;
+    if (previous && isWaiting(previous.status)) return answerFromRequest(tx, projectId, previous, request, idem);
     const id = newId('resp');
     // First, so a concurrent duplicate waits here and then replays this response.
     await reserveKey(tx, projectId, idem, id);
@@ -34,7 +38,6 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
       });
     }
     const input = normalizeInput(request.input);
-    if (request.previous_response_id) await continueFrom(tx, projectId, request.previous_response_id, input);
     const timeout = agent.spec.limits?.timeout_seconds ?? null;
     await tx.query(
       `INSERT INTO responses (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
@@ -51,7 +54,7 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
         JSON.stringify(input),
         request.instructions ?? null,
         JSON.stringify(request.metadata ?? {}),
-        JSON.stringify(runOptions(request)),
+        JSON.stringify(runOptions(request, agent.spec)),
         request.background === true,
         timeout,
       ],
@@ -65,35 +68,93 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
 }
 
 /** What the request asks of this run beyond the agent's spec; absent values leave the agent's. */
-function runOptions(request: CreateResponseRequest): ResponseRow['options'] {
-  const { temperature, max_output_tokens, user } = request;
+function runOptions(request: CreateResponseRequest, spec: AgentSpecFields): StoredRunOptions {
+  const { temperature, max_output_tokens, user, top_p, parallel_tool_calls, tool_choice } = request;
+  const tools = requestTools(request, spec);
+  if (tool_choice != null && typeof tool_choice === 'object') checkChosenTool(tool_choice.name, tools, spec);
+  const format = request.text?.format;
   return {
     ...(temperature != null ? { temperature } : {}),
     ...(max_output_tokens != null ? { max_output_tokens } : {}),
     ...(user != null ? { user } : {}),
+    ...(top_p != null ? { top_p } : {}),
+    ...(parallel_tool_calls != null ? { parallel_tool_calls } : {}),
+    ...(tool_choice != null ? { tool_choice } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(format && format.type !== 'text' ? { text_format: format } : {}),
   };
 }
 
-/**
- * OpenAI-style continuation: a response waiting for client tool outputs is
- * answered by a new response whose input carries them as function_call_output
- * items. The outputs are recorded on the waiting response, which ends completed;
- * the new response carries the conversation on.
- */
-async function continueFrom(tx: Queryable, projectId: string, previousId: string, input: Item[]): Promise<void> {
-  const previous = await requireResponse(tx, projectId, previousId, true);
-  if (!isWaiting(previous.status)) return;
-  const awaiting = (await openToolCalls(tx, previous.id, true)).filter((c) => c.status === 'awaiting_output');
-  const outputs = new Map(input.flatMap((item) => (item.type === 'function_call_output' ? [[item.call_id, item.output] as const] : [])));
-  const missing = awaiting.filter((c) => !outputs.has(c.call_id)).map((c) => c.call_id);
-  if (previous.status !== 'waiting_for_tool' || missing.length > 0) {
-    throw new PalaiError('invalid-state', `Response ${previous.id} is ${previous.status}; ${missing.length > 0 ? `send function_call_output items for ${missing.join(', ')}` : 'answer it with its own endpoint'} first.`, {
-      errors: [{ pointer: '/previous_response_id', detail: `the response is ${previous.status}` }],
+/** The request's own client functions, each named once and none named like one of the agent's tools. */
+function requestTools(request: CreateResponseRequest, spec: AgentSpecFields): RequestFunctionTool[] {
+  const agentNames = new Set((spec.tools ?? []).flatMap((tool) => ('name' in tool && typeof tool.name === 'string' ? [tool.name] : [])));
+  const seen = new Set<string>();
+  return (request.tools ?? []).map((tool, index) => {
+    const pointer = `/tools/${index}/name`;
+    if (seen.has(tool.name) || agentNames.has(tool.name)) {
+      const detail = seen.has(tool.name) ? 'names a tool twice' : 'is the name of one of the agent\'s own tools';
+      throw new PalaiError('validation-failed', `Tool ${JSON.stringify(tool.name)} ${detail}.`, { errors: [{ pointer, detail }] });
+    }
+    seen.add(tool.name);
+    const { type, name, description, parameters, strict } = tool;
+    return { type, name, ...(description != null ? { description } : {}), ...(parameters != null ? { parameters } : {}), ...(strict != null ? { strict } : {}) };
+  });
+}
+
+/** A forced tool must be one the run offers; tools only a provider (MCP) can name are checked when the run starts. */
+function checkChosenTool(name: string, tools: RequestFunctionTool[], spec: AgentSpecFields): void {
+  const specTools = spec.tools ?? [];
+  const named = specTools.every((tool) => tool.type === 'function' || tool.type === 'builtin');
+  const known = tools.some((tool) => tool.name === name) || specTools.some((tool) => 'name' in tool && tool.name === name);
+  if (named && !known) {
+    throw new PalaiError('validation-failed', `tool_choice names ${JSON.stringify(name)}, which is not a tool of this run.`, {
+      errors: [{ pointer: '/tool_choice/name', detail: 'is not one of the agent\'s tools or the request\'s' }],
     });
   }
-  for (const call of awaiting) await completeCall(tx, previous.id, call.call_id, outputs.get(call.call_id)!);
-  const writer = { projectId, responseId: previous.id, leaseToken: null };
-  // Its wait is over (in_progress), and its work is done: the new response carries the conversation on.
-  await changeStatus(tx, writer, { to: 'in_progress' });
-  await finishResponse(tx, writer, { status: 'completed', output: previous.output, usage: previous.usage, error: null });
+}
+
+/**
+ * What the input of a request continuing from a waiting response answers:
+ * `function_call_output` items answer client tool calls (or, naming a question's
+ * call, the question), `mcp_approval_response` items decide approvals, user
+ * messages answer the question. Anything else has no place in an answer.
+ */
+function answersIn(input: CreateResponseRequest['input'], calls: ToolCallRow[]): WaitAnswer[] {
+  if (typeof input === 'string') return [{ kind: 'input', text: input, pointer: '/input' }];
+  const questionIds = new Set(calls.filter((c) => c.status === 'awaiting_input').map((c) => c.call_id));
+  return input.map((item, index): WaitAnswer => {
+    const pointer = `/input/${index}`;
+    if (item.type === 'mcp_approval_response') {
+      const { approval_request_id: call_id, approve, reason } = item;
+      return { kind: 'decision', call_id, decision: approve ? 'approve' : 'deny', reason: reason ?? null, pointer };
+    }
+    if (item.type === 'function_call_output') {
+      if (questionIds.has(item.call_id)) return { kind: 'input', call_id: item.call_id, text: item.output, pointer };
+      return { kind: 'output', call_id: item.call_id, output: item.output, pointer };
+    }
+    if ('role' in item && item.role === 'user') {
+      return { kind: 'input', text: typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join(''), pointer };
+    }
+    throw new PalaiError('invalid-request', 'A response that waits takes only answers: function_call_output, mcp_approval_response items or a user message.', {
+      errors: [{ pointer, detail: 'answers nothing the response waits for' }],
+    });
+  });
+}
+
+/**
+ * Continuing from a response that waits answers it (OpenAI's way of sending
+ * function outputs and approval responses): the same durable run resumes, and
+ * no new response is made. The request must not name another agent or session.
+ */
+async function answerFromRequest(tx: Queryable, projectId: string, previous: ResponseRow, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  if (request.model !== undefined && request.model !== previous.agent_id && request.model !== previous.agent_name) {
+    throw new PalaiError('invalid-request', `Response ${previous.id} is a run of agent "${previous.agent_name}"; answering it cannot name another.`, {
+      errors: [{ pointer: '/model', detail: `must name agent "${previous.agent_name}" or be left out` }],
+    });
+  }
+  if (request.session_id !== undefined && request.session_id !== previous.session_id) {
+    throw new PalaiError('invalid-request', `Response ${previous.id} is not in session ${request.session_id}.`, { errors: [{ pointer: '/session_id', detail: 'is not the waiting response\'s session' }] });
+  }
+  const answers = answersIn(request.input, await openToolCalls(tx, previous.id));
+  return answerWaiting(tx, projectId, previous.id, answers, idem);
 }

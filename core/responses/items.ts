@@ -1,12 +1,22 @@
 // Conversation items in OpenAI's Responses shapes. Input as callers send it
 // (a string, or items whose content may be a plain string) becomes stored items
 // with ids and typed content parts.
-import type { CreateResponseRequest, InputItem, Item, MessageItem } from '../../generated/schemas.js';
+import type { CreateResponseRequest, InputItem, Item, MessageItem, ResponseInputItem } from '../../generated/schemas.js';
+import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 
-export function normalizeInput(input: CreateResponseRequest['input']): Item[] {
+/** `pointer` locates the input in the request, for the error about an item that only answers a wait. */
+export function normalizeInput(input: CreateResponseRequest['input'], pointer = '/input'): Item[] {
   if (typeof input === 'string') return [userMessage(input)];
-  return input.map(normalizeItem);
+  return input.map((item, index) => normalizeItem(conversationItem(item, `${pointer}/${index}`)));
+}
+
+/** An approval response is an answer to a waiting response, never a conversation item. */
+function conversationItem(item: ResponseInputItem, pointer: string): InputItem {
+  if (item.type !== 'mcp_approval_response') return item;
+  throw new PalaiError('invalid-request', 'An mcp_approval_response answers a response that waits for approval: send it with that response as previous_response_id.', {
+    errors: [{ pointer, detail: 'answers no waiting response here' }],
+  });
 }
 
 export function userMessage(text: string): MessageItem {

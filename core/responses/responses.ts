@@ -1,7 +1,7 @@
 // Reading responses, and the kernel's own view of one (ResponseState): what a
 // status event carries and what the kernel API answers. Surfaces map it to their
 // shapes (the REST API to OpenAI's Response object).
-import type { ResponseState } from '../../generated/protocol-schemas.js';
+import type { ResponseState, RunOptions } from '../../generated/protocol-schemas.js';
 import type { Item, PendingToolCall, ResponseError, ResponseStatus, ToolRisk, Usage } from '../../generated/schemas.js';
 import { notFound } from '../errors/palai-error.js';
 import { unixSeconds } from '../json.js';
@@ -19,6 +19,23 @@ interface PendingCallRow {
   approval_deadline: string | null;
 }
 
+/** Run options as stored: only what the request set. */
+export type StoredRunOptions = { [K in keyof RunOptions]?: NonNullable<RunOptions[K]> };
+
+/** Every run option, null (or no tools) where the request set none. */
+export function runOptionsOf(stored: StoredRunOptions): RunOptions {
+  return {
+    temperature: stored.temperature ?? null,
+    max_output_tokens: stored.max_output_tokens ?? null,
+    user: stored.user ?? null,
+    top_p: stored.top_p ?? null,
+    parallel_tool_calls: stored.parallel_tool_calls ?? null,
+    tool_choice: stored.tool_choice ?? null,
+    tools: stored.tools ?? [],
+    text_format: stored.text_format ?? null,
+  };
+}
+
 export interface ResponseRow {
   id: string;
   project_id: string;
@@ -32,7 +49,8 @@ export interface ResponseRow {
   input: Item[];
   instructions: string | null;
   metadata: Record<string, string>;
-  options: { temperature?: number; max_output_tokens?: number; user?: string };
+  /** What the request set for this run (absent: the agent's own applies). */
+  options: StoredRunOptions;
   background: boolean;
   output: Item[];
   usage: Usage | null;
@@ -102,6 +120,16 @@ export async function listResponses(db: Queryable, projectId: string, filter: Re
   return toPage(rows, page, (row) => row);
 }
 
+/** The response that waits for the outputs of all these client calls, or null when no one response does. */
+export async function findAwaitingOutputs(db: Queryable, projectId: string, callIds: string[]): Promise<ResponseRow | null> {
+  const { rows } = await db.query<{ response_id: string }>(
+    `SELECT response_id FROM tool_calls WHERE project_id = $1 AND call_id = ANY($2::text[]) AND status = 'awaiting_output'
+      GROUP BY response_id HAVING count(DISTINCT call_id) = $3`,
+    [projectId, callIds, new Set(callIds).size],
+  );
+  return rows.length === 1 ? findResponse(db, projectId, rows[0].response_id) : null;
+}
+
 export async function requireResponse(db: Queryable, projectId: string, responseId: string, forUpdate = false): Promise<ResponseRow> {
   const row = await findResponse(db, projectId, responseId, forUpdate);
   if (!row) throw notFound('response', responseId);
@@ -132,7 +160,7 @@ export function responseState(row: ResponseRow): ResponseState {
     instructions: row.instructions,
     background: row.background,
     metadata: row.metadata,
-    options: { temperature: row.options.temperature ?? null, max_output_tokens: row.options.max_output_tokens ?? null, user: row.options.user ?? null },
+    options: runOptionsOf(row.options),
     output: row.output,
     usage: row.usage,
     usage_by_step: row.step_usage,

@@ -7,16 +7,17 @@ import { PalaiError } from '../errors/palai-error.js';
 import { storableText } from '../json.js';
 import { LeaseLostError } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
-import { ModelProviderError, type ModelAdapter } from '../models/model-port.js';
+import { ModelProviderError, type ModelAdapter, type ModelRequest } from '../models/model-port.js';
 import { resolveModel, type ResolvedModel } from '../models/resolve.js';
 import { assertLease } from '../responses/lease.js';
-import { requireResponse, type ResponseRow } from '../responses/responses.js';
+import { requireResponse, type ResponseRow, type StoredRunOptions } from '../responses/responses.js';
 import { needsApproval } from '../tools/broker.js';
 import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
 import { conversationFor } from './conversation.js';
 import { interruptReason } from './interrupt.js';
 import { addUsage, addUsages, deadlineError, end, responseError, ZERO_USAGE, type RunContext } from './run-context.js';
 import { StepStream } from './step-stream.js';
+import { outputSchemaOf } from './output-contract.js';
 
 export interface StepResult {
   calls: StepStream['calls'];
@@ -70,6 +71,11 @@ export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<St
   }
 }
 
+/** The run's tool choice in the model port's terms. */
+function toolChoiceOf(choice: StoredRunOptions['tool_choice']): ModelRequest['toolChoice'] {
+  return typeof choice === 'object' ? { name: choice.name } : choice;
+}
+
 const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);
 
 /**
@@ -99,10 +105,13 @@ async function modelAttempt(
       instructions,
       items: conversation.items,
       tools,
-      outputSchema: spec.output_schema,
+      outputSchema: outputSchemaOf(spec, row.options),
       // The request's own settings win over the agent's.
       maxOutputTokens: row.options.max_output_tokens ?? model.max_output_tokens,
       temperature: row.options.temperature ?? model.temperature,
+      topP: row.options.top_p,
+      toolChoice: toolChoiceOf(row.options.tool_choice),
+      parallelToolCalls: row.options.parallel_tool_calls,
       stepIndex: conversation.earlierModelCalls + row.model_attempts,
       signal,
     });

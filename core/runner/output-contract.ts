@@ -1,8 +1,25 @@
 // The output contract: an agent with `output_schema` must answer with JSON that
 // satisfies it. A violation earns one repair turn carrying the validation errors.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import type { MessageItem } from '../../generated/schemas.js';
+import type { AgentSpecFields, FunctionToolSpec, MessageItem } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
+import type { StoredRunOptions } from '../responses/responses.js';
+
+/** The run's output contract: its own text format (json_schema, or json_object: any object) over the agent's output_schema. */
+export function outputSchemaOf(spec: AgentSpecFields, options: StoredRunOptions): Record<string, unknown> | undefined {
+  const format = options.text_format;
+  if (format?.type === 'json_schema') return format.schema;
+  if (format?.type === 'json_object') return { type: 'object' };
+  return spec.output_schema;
+}
+
+/** The request's client functions as tool spec entries, offered beside the agent's own. */
+export function runToolSpecs(spec: AgentSpecFields, options: StoredRunOptions): Array<NonNullable<AgentSpecFields['tools']>[number]> {
+  const own = (options.tools ?? []).map(
+    ({ name, description, parameters, strict }): FunctionToolSpec => ({ type: 'function', name, ...(description ? { description } : {}), ...(parameters ? { parameters } : {}), ...(strict != null ? { strict } : {}) }),
+  );
+  return [...(spec.tools ?? []), ...own];
+}
 
 const compiler = new Ajv2020({ strict: false, allErrors: true });
 const compiled = new Map<string, ValidateFunction>();

@@ -13,7 +13,7 @@ import { openToolCalls } from '../tools/tool-calls.js';
 import type { Claim } from './claim.js';
 import { interruptReason } from './interrupt.js';
 import { modelStep } from './model-step.js';
-import { outputViolations, repairRequest } from './output-contract.js';
+import { outputSchemaOf, outputViolations, repairRequest, runToolSpecs } from './output-contract.js';
 import { closeDanglingItems } from './recovery.js';
 import { deadlineError, end, responseError, type RunContext } from './run-context.js';
 import { executeToolCall, expireApprovals } from './tool-execution.js';
@@ -48,7 +48,9 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
   const { spec } = await getRevision(db, first.agent_revision_id);
   const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log };
   try {
-    ctx.tools = await kernel.tools.resolveAll(spec.tools ?? [], { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
+    ctx.tools = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
+    const chosen = first.options.tool_choice;
+    if (typeof chosen === 'object' && !ctx.tools.has(chosen.name)) throw new ToolResolutionError(`tool_choice names ${JSON.stringify(chosen.name)}, which is not a tool of this run.`);
   } catch (error) {
     // A tool the agent names cannot be had (no provider of its kind here, a provider out of reach): say which.
     if (!(error instanceof ToolResolutionError)) throw error;
@@ -92,14 +94,15 @@ async function runSteps(ctx: RunContext, claim: Claim): Promise<void> {
     if (step === null) return;
     if (step.calls.length > 0) continue;
 
-    if (spec.output_schema) {
-      const violations = outputViolations(spec.output_schema, step.text);
+    const schema = outputSchemaOf(spec, row.options);
+    if (schema) {
+      const violations = outputViolations(schema, step.text);
       if (violations.length > 0) {
         if (row.repair_attempts === 0) {
           await requestRepair(ctx, step.text, violations);
           continue;
         }
-        return end(ctx, 'failed', responseError('output-invalid', `The output does not satisfy the agent's output_schema: ${violations.join('; ')}`));
+        return end(ctx, 'failed', responseError('output-invalid', `The output does not satisfy ${row.options.text_format ? "the request's text.format" : "the agent's output_schema"}: ${violations.join('; ')}`));
       }
     }
     return end(ctx, 'completed', null);

@@ -2,7 +2,7 @@
 // real HTTP: starting and SIGKILLing them, the few API calls the crash and
 // scale-out suites make, and an incremental SSE reader that can be cut off and
 // resumed. Used by the e2e suites; not a test file itself.
-import { TERMINAL_STREAM_EVENTS } from '../../adapters/http/openai-events.js';
+import { TERMINAL_EXTENDED_EVENTS } from '../../adapters/http/openai-status.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -185,7 +185,7 @@ export async function waitUntil<T>(what: string, timeoutMs: number, check: () =>
 export function waitForTerminal(base: string, id: string, timeoutMs: number): Promise<any> {
   return waitUntil(`response ${id} reaching a terminal status`, timeoutMs, async () => {
     const response = await getResponse(base, id);
-    return ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'].includes(response.status) ? response : null;
+    return ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'].includes(response.palai_status) ? response : null;
   }, 100);
 }
 
@@ -294,8 +294,8 @@ export async function readUntil(base: string, id: string, stop: (event: SseEvent
   return seen;
 }
 
-/** The REST projection's own list of the events that end a stream, so a duplicate or a missing one is caught. */
-export const isTerminal = (event: SseEvent): boolean => TERMINAL_STREAM_EVENTS.has(event.event);
+/** The REST projection's own list of the events that end a stream (/events speaks Palai's vocabulary), so a duplicate or a missing one is caught. */
+export const isTerminal = (event: SseEvent): boolean => (TERMINAL_EXTENDED_EVENTS as ReadonlySet<string>).has(event.event);
 
 /**
  * The journal invariants: sequences 0..n-1 without gap, each SSE id equal to its

@@ -52,7 +52,7 @@ await describeEachStore('approvals', (ctx) => {
       approval: { tools: ['echo'] },
     });
     const waiting = await respond(ctx, { model: 'gated-echo', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_approval');
+    assert.equal(waiting.palai_status, 'waiting_for_approval');
     assert.equal(waiting.required_action.type, 'approve_tool_calls');
     const [call] = waiting.required_action.calls;
     assert.equal(call.name, 'echo');
@@ -83,7 +83,7 @@ await describeEachStore('approvals', (ctx) => {
       approval: { risks: ['write'] },
     });
     const waiting = await respond(ctx, { model: 'gated-post', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_approval');
+    assert.equal(waiting.palai_status, 'waiting_for_approval');
     const [call] = waiting.required_action.calls;
     assert.equal(call.name, 'http_post');
     assert.equal(call.risk, 'write');
@@ -107,7 +107,7 @@ await describeEachStore('approvals', (ctx) => {
       approval: { risks: ['privileged'] },
     });
     const waiting = await respond(ctx, { model: 'privileged-echo', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_approval');
+    assert.equal(waiting.palai_status, 'waiting_for_approval');
     const [call] = waiting.required_action.calls;
     assert.equal(call.name, 'echo');
     assert.equal(call.risk, 'privileged');
@@ -137,22 +137,22 @@ await describeEachStore('approvals', (ctx) => {
     });
     const started = Math.floor(Date.now() / 1000);
     const waiting = await respond(ctx, { model: 'timed-approval', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_approval');
+    assert.equal(waiting.palai_status, 'waiting_for_approval');
     const [call] = waiting.required_action.calls;
     assert.equal(typeof call.approval_deadline, 'number');
     assert.ok(call.approval_deadline >= started && call.approval_deadline <= started + 3, `deadline ${call.approval_deadline}, started ${started}`);
 
     let current = waiting;
-    for (const until = Date.now() + 6_000; current.status === 'waiting_for_approval' && Date.now() < until; ) {
+    for (const until = Date.now() + 6_000; current.palai_status === 'waiting_for_approval' && Date.now() < until; ) {
       await sleep(100);
       current = await getResponse(waiting.id);
     }
     // It may be back in progress for the model step that follows.
-    for (const until = Date.now() + 3_000; current.status === 'in_progress' && Date.now() < until; ) {
+    for (const until = Date.now() + 3_000; current.palai_status === 'in_progress' && Date.now() < until; ) {
       await sleep(50);
       current = await getResponse(waiting.id);
     }
-    assert.equal(current.status, 'completed');
+    assert.equal(current.palai_status, 'completed');
     const result = current.output.find((i: { type: string }) => i.type === 'function_call_output');
     assert.equal(result.call_id, call.call_id);
     const denial = JSON.parse(result.output);
@@ -191,7 +191,7 @@ await describeEachStore('approvals', (ctx) => {
     assertProblem(unknown, 404, 'not-found');
 
     const unchanged = await getResponse(waiting.id);
-    assert.equal(unchanged.status, 'waiting_for_approval');
+    assert.equal(unchanged.palai_status, 'waiting_for_approval');
     assert.deepEqual(unchanged.required_action, waiting.required_action);
     assert.deepEqual(unchanged, waiting, 'nothing changed');
     assert.deepEqual(await journal(waiting.id), eventsBefore);
@@ -222,12 +222,12 @@ await describeEachStore('approvals', (ctx) => {
       approval: { tools: ['echo'] },
     });
     const waiting = await respond(ctx, { model: 'two-gated', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_approval');
+    assert.equal(waiting.palai_status, 'waiting_for_approval');
     const [one, two] = waiting.required_action.calls;
     assert.equal(waiting.required_action.calls.length, 2);
 
     const afterOne = await decide(waiting.id, { call_id: one.call_id, decision: 'approve' });
-    assert.equal(afterOne.body.status, 'waiting_for_approval');
+    assert.equal(afterOne.body.palai_status, 'waiting_for_approval');
     assert.deepEqual(afterOne.body.required_action.calls.map((c: { call_id: string }) => c.call_id), [two.call_id]);
     assert.equal(afterOne.body.output.find((i: { type: string }) => i.type === 'function_call_output').output, 'first');
     const again = await decide(waiting.id, { call_id: one.call_id, decision: 'approve' });
@@ -255,7 +255,7 @@ await describeEachStore('approvals', (ctx) => {
       approval: { tools: ['echo'] },
     });
     const waiting = await respond(ctx, { model: 'mixed', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_approval');
+    assert.equal(waiting.palai_status, 'waiting_for_approval');
     assert.equal(waiting.required_action.type, 'approve_tool_calls');
     const echo = waiting.required_action.calls.find((c: { name: string }) => c.name === 'echo');
     assert.equal(echo.waiting_for, 'approval');
@@ -266,7 +266,7 @@ await describeEachStore('approvals', (ctx) => {
 
     const approved = await decide(waiting.id, { call_id: echo.call_id, decision: 'approve' });
     assert.equal(approved.status, 200, approved.text);
-    assert.equal(approved.body.status, 'waiting_for_tool');
+    assert.equal(approved.body.palai_status, 'waiting_for_tool');
     assert.equal(approved.body.required_action.type, 'submit_tool_outputs');
     const [weather] = approved.body.required_action.calls;
     assert.equal(weather.name, 'get_weather');

@@ -65,7 +65,7 @@ await describeEachStore('health', (ctx) => {
       tools: [{ type: 'function', name: tool }],
     });
     const waiting = await respond(ctx, { model: agent.name, input: 'go' });
-    assert.equal(waiting.status, 'waiting_for_tool');
+    assert.equal(waiting.palai_status, 'waiting_for_tool');
     const metrics = await http.get('/metrics').set(auth);
     assert.equal(metrics.status, 200);
     assert.ok(!metrics.text.includes(tool), 'the tool name of a project is not exposed');

@@ -94,7 +94,7 @@ await describeEachStore('idempotency', (ctx) => {
       model: { provider: 'fake', script: [{ tool_calls: [{ name: 'lookup', arguments: {} }] }, { text: 'found' }] },
     });
     const waiting = (await post('/v1/responses', 'k-tool-create', { model: 'idem-tool', input: 'x' })).body;
-    assert.equal(waiting.status, 'waiting_for_tool');
+    assert.equal(waiting.palai_status, 'waiting_for_tool');
     const outputs = { outputs: [{ call_id: waiting.required_action.calls[0].call_id, output: '42' }] };
     const first = await post(`/v1/responses/${waiting.id}/tool_outputs`, 'k-tool-out', outputs);
     const again = await post(`/v1/responses/${waiting.id}/tool_outputs`, 'k-tool-out', outputs);

@@ -56,6 +56,8 @@ interface ProviderCase {
   scenario: {
     text: string;
     toolsThenText: string;
+    /** Tool calls on every request. */
+    tools: string;
     rateLimitedThenText: string;
     failThenText: string;
     unauthorized: string;
@@ -82,6 +84,7 @@ after(() => Promise.all([openai.close(), anthropic.close()]));
 const OPENAI_SCENARIOS = {
   text: 'scenario-text',
   toolsThenText: 'scenario-tools-then-text',
+  tools: 'scenario-tools',
   rateLimitedThenText: 'scenario-429-then-text',
   failThenText: 'scenario-500-then-text',
   unauthorized: 'scenario-401',
@@ -158,6 +161,7 @@ const PROVIDERS: ProviderCase[] = [
     scenario: {
       text: 'text',
       toolsThenText: 'tools-then-text',
+      tools: 'parallel-tools',
       rateLimitedThenText: 'rate-limited-then-ok',
       failThenText: 'fail-then-ok',
       unauthorized: 'unauthorized-echo',
@@ -258,6 +262,31 @@ await describeEachStore('model providers', (ctx) => {
         if (p.provider !== 'anthropic') assert.equal(body.temperature, 0.25);
       });
 
+      test("a request's tools, tool_choice, top_p and parallel_tool_calls reach the provider in its own terms, and are echoed", async () => {
+        await agentFor(p, `${p.provider}-request-tools`, p.scenario.tools);
+        const earlier = p.requestsFor(p.scenario.tools).length;
+        const choice = { type: 'function', name: 'get_weather' };
+        const res = await respond(ctx, { model: `${p.provider}-request-tools`, input: 'Weather?', tools: CLIENT_TOOLS, tool_choice: choice, top_p: 0.5, parallel_tool_calls: false });
+        assert.equal(res.palai_status, 'waiting_for_tool', JSON.stringify(res.error));
+        assert.deepEqual(res.tools.map((t: { name: string }) => t.name), ['get_weather', 'get_time']);
+        assert.deepEqual(res.tool_choice, choice);
+        assert.equal(res.top_p, 0.5);
+        assert.equal(res.parallel_tool_calls, false);
+        const [sent] = p.requestsFor(p.scenario.tools).slice(earlier);
+        const body = sent.body as Record<string, any>;
+        assert.deepEqual(toolNamesSent(p, body), ['get_weather', 'get_time'], "the request's functions were offered");
+        const expected = {
+          openai: { type: 'function', name: 'get_weather' },
+          'openai-chat': { type: 'function', function: { name: 'get_weather' } },
+          anthropic: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+        }[p.provider];
+        assert.deepEqual(body.tool_choice, expected);
+        if (p.provider !== 'anthropic') {
+          assert.equal(body.top_p, 0.5);
+          assert.equal(body.parallel_tool_calls, false);
+        }
+      });
+
       test("a streamed answer's text deltas add up to the recorded text", async () => {
         await agentFor(p, `${p.provider}-stream`, p.scenario.text);
         const res = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: `${p.provider}-stream`, input: 'hi', stream: true });
@@ -274,7 +303,7 @@ await describeEachStore('model providers', (ctx) => {
       test('a tool round trip: the recorded calls wait for outputs, and the next request carries calls and outputs', async () => {
         await agentFor(p, `${p.provider}-tools`, p.scenario.toolsThenText, { tools: CLIENT_TOOLS });
         const waiting = await respond(ctx, { model: `${p.provider}-tools`, input: 'Weather in Paris and Tokyo?' });
-        assert.equal(waiting.status, 'waiting_for_tool', JSON.stringify(waiting.error));
+        assert.equal(waiting.palai_status, 'waiting_for_tool', JSON.stringify(waiting.error));
         const calls: Call[] = waiting.required_action.calls.map((c: Call) => ({ call_id: c.call_id, name: c.name, arguments: c.arguments }));
         assert.deepEqual(calls.map((c) => c.call_id), p.callIds);
         const first = p.requestsFor(p.scenario.toolsThenText);
@@ -374,11 +403,11 @@ await describeEachStore('model providers', (ctx) => {
         const res = await ctx().http.post(`/v1/responses/${id}/cancel`).set(ctx().auth);
         assertMatchesSpec(res, 'cancelResponse');
         assert.equal(res.status, 200, res.text);
-        assert.equal(res.body.status, 'canceled');
+        assert.equal(res.body.palai_status, 'canceled');
         await within(sent.closed, 5_000, 'closing the provider connection');
         assert.equal(sent.finished, false);
         const final = await getResponse(id);
-        assert.equal(final.status, 'canceled');
+        assert.equal(final.palai_status, 'canceled');
         assert.equal(final.output[0].status, 'incomplete');
       });
     });

@@ -127,14 +127,17 @@ await describeEachStore('run control', (ctx) => {
     const started = Date.now();
     const res = await cancel(id);
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.status, 'canceled');
+    assert.equal(res.body.palai_status, 'canceled');
     assert.ok(Date.now() - started < 5_000, `cancel answered after ${Date.now() - started} ms`);
 
     for (let next = await stream.next(); !next.done; next = await stream.next()) seen.push(next.value);
     assert.deepEqual(seen.map((e) => e.sequence_number), seen.map((_, i) => i));
     const terminal = seen.filter((e) => TERMINAL_EVENTS.includes(e.type));
-    assert.deepEqual(terminal.map((e) => e.type), ['response.cancelled']);
-    assert.equal(seen.at(-1).type, 'response.cancelled');
+    // The SDKs know no response.cancelled event: the default stream ends a cancel as incomplete, status cancelled.
+    assert.deepEqual(terminal.map((e) => e.type), ['response.incomplete']);
+    assert.equal(seen.at(-1).type, 'response.incomplete');
+    assert.equal(seen.at(-1).response.status, 'cancelled');
+    assert.equal(seen.at(-1).response.palai_status, 'canceled');
 
     const deltas = seen.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
     assert.ok(deltas.length > 0 && deltas.length < text.length, `partial text: ${deltas}`);
@@ -144,7 +147,7 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(seen.find((e) => e.type === 'response.output_text.done'), undefined, 'a cut-off text is not announced as done');
 
     const final = seen.at(-1).response;
-    assert.equal(final.status, 'canceled');
+    assert.equal(final.palai_status, 'canceled');
     assert.equal(final.output_text, '');
     assert.equal(final.output[0].status, 'incomplete');
     assert.equal(final.output[0].content[0].text, deltas);
@@ -153,7 +156,7 @@ await describeEachStore('run control', (ctx) => {
 
     const again = await cancel(id);
     assert.equal(again.status, 200, again.text);
-    assert.equal(again.body.status, 'canceled');
+    assert.equal(again.body.palai_status, 'canceled');
     assert.deepEqual(again.body, final, 'cancelling again changes nothing');
     await journal(id);
   });
@@ -165,10 +168,10 @@ await describeEachStore('run control', (ctx) => {
       tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }],
     });
     const waiting = await respond(ctx, { model: 'tool-waiter', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_tool');
+    assert.equal(waiting.palai_status, 'waiting_for_tool');
     const res = await cancel(waiting.id);
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.status, 'canceled');
+    assert.equal(res.body.palai_status, 'canceled');
     assert.equal(res.body.required_action, null);
     assert.equal(typeof res.body.completed_at, 'number');
     const events = await journal(waiting.id);
@@ -224,14 +227,14 @@ await describeEachStore('run control', (ctx) => {
     const started = Date.now();
     const res = await respond(ctx, { model: 'slowpoke', input: 'x' });
     assert.ok(Date.now() - started < 4_000, `answered after ${Date.now() - started} ms`);
-    assert.equal(res.status, 'timed_out');
+    assert.equal(res.palai_status, 'timed_out');
     assert.deepEqual(res.incomplete_details, { reason: 'timed_out' });
     assert.equal(res.error.code, 'limit-exceeded');
     assert.equal(res.output_text, '');
     assert.equal(res.output[0].status, 'incomplete');
     const events = await journal(res.id);
     assert.equal(events.at(-1).type, 'response.incomplete');
-    assert.equal(events.at(-1).response.status, 'timed_out');
+    assert.equal(events.at(-1).response.palai_status, 'timed_out');
   });
 
   test('timeout_seconds longer than a timer can hold (over 24.8 days) does not end the run early', async () => {
@@ -249,14 +252,14 @@ await describeEachStore('run control', (ctx) => {
       limits: { timeout_seconds: 1 },
     });
     const waiting = await respond(ctx, { model: 'patient', input: 'x' });
-    assert.equal(waiting.status, 'waiting_for_tool');
+    assert.equal(waiting.palai_status, 'waiting_for_tool');
     let current = waiting;
     // The worker wakes it at the deadline (in_progress for a moment) and ends it.
-    for (const until = Date.now() + 6_000; ['waiting_for_tool', 'in_progress'].includes(current.status) && Date.now() < until; ) {
+    for (const until = Date.now() + 6_000; ['waiting_for_tool', 'in_progress'].includes(current.palai_status) && Date.now() < until; ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       current = await getResponse(waiting.id);
     }
-    assert.equal(current.status, 'timed_out');
+    assert.equal(current.palai_status, 'timed_out');
     assert.deepEqual(current.incomplete_details, { reason: 'timed_out' });
     assert.equal(current.required_action, null);
     assert.equal((await journal(waiting.id)).at(-1).type, 'response.incomplete');
@@ -270,7 +273,7 @@ await describeEachStore('run control', (ctx) => {
       limits: { max_total_tokens: 3 },
     });
     const res = await respond(ctx, { model: 'spender', input: 'one two three four five six' });
-    assert.equal(res.status, 'budget_exceeded');
+    assert.equal(res.palai_status, 'budget_exceeded');
     assert.deepEqual(res.incomplete_details, { reason: 'budget_exceeded' });
     assert.equal(res.error.code, 'limit-exceeded');
     assert.ok(res.usage.total_tokens > 3, JSON.stringify(res.usage));
@@ -278,7 +281,7 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(res.output.filter((i: { type: string }) => i.type === 'message').length, 0, 'no step after the budget ran out');
     const events = await journal(res.id);
     assert.equal(events.at(-1).type, 'response.incomplete');
-    assert.equal(events.at(-1).response.status, 'budget_exceeded');
+    assert.equal(events.at(-1).response.palai_status, 'budget_exceeded');
   });
 
   const citySchema = { type: 'object', required: ['city'], properties: { city: { type: 'string' } }, additionalProperties: false };

@@ -34,7 +34,7 @@ await describeEachStore('status transitions', (ctx) => {
   const settled = async (id: string, done: (status: ResponseStatus) => boolean) => {
     for (let i = 0; i < 400; i++) {
       const body = await get(id);
-      if (done(body.status)) return body;
+      if (done(body.palai_status)) return body;
       await sleep(25);
     }
     throw new Error(`response ${id} did not settle`);
@@ -64,7 +64,7 @@ await describeEachStore('status transitions', (ctx) => {
 
     const tool = await respond(ctx, { model: 'client-tool', input: 'x' });
     ids.push(tool.id);
-    assert.equal(tool.status, 'waiting_for_tool');
+    assert.equal(tool.palai_status, 'waiting_for_tool');
     await post(`/v1/responses/${tool.id}/tool_outputs`, { outputs: [{ call_id: tool.required_action.calls[0].call_id, output: '42' }] });
 
     const continued = await respond(ctx, { model: 'client-tool', input: 'y' });
@@ -75,7 +75,7 @@ await describeEachStore('status transitions', (ctx) => {
     for (const decision of ['approve', 'deny']) {
       const gated = await respond(ctx, { model: 'gated', input: decision });
       ids.push(gated.id);
-      assert.equal(gated.status, 'waiting_for_approval');
+      assert.equal(gated.palai_status, 'waiting_for_approval');
       await post(`/v1/responses/${gated.id}/approvals`, { call_id: gated.required_action.calls[0].call_id, decision });
     }
 
@@ -106,7 +106,7 @@ await describeEachStore('status transitions', (ctx) => {
     ids.push((await respond(ctx, { model: 'looper', input: 'x' })).id);
 
     const finals = await Promise.all(ids.map((id) => settled(id, isTerminal)));
-    assert.deepEqual(new Set(finals.map((f) => f.status)), new Set(['completed', 'canceled', 'timed_out', 'failed']));
+    assert.deepEqual(new Set(finals.map((f) => f.palai_status)), new Set(['completed', 'canceled', 'timed_out', 'failed']));
 
     const { db } = ctx().hub.kernel;
     const audit = (await db.query<{ response_id: string; from_status: ResponseStatus | null; to_status: ResponseStatus }>(

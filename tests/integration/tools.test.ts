@@ -153,7 +153,7 @@ await describeEachStore('tools', (ctx) => {
   test('a client function call parks the response waiting_for_tool; its submitted output completes it', async () => {
     await weatherAgent('weather');
     const waiting = await respond(ctx, { model: 'weather', input: 'weather in Oslo?' });
-    assert.equal(waiting.status, 'waiting_for_tool');
+    assert.equal(waiting.palai_status, 'waiting_for_tool');
     assert.equal(waiting.completed_at, null);
     const [call] = waiting.output;
     assert.equal(call.type, 'function_call');
@@ -175,9 +175,22 @@ await describeEachStore('tools', (ctx) => {
     assert.deepEqual(await getResponse(waiting.id), res.body);
   });
 
-  test('a streamed run that waits for a tool ends its stream with response.waiting_for_tool; /events resumes after it', async () => {
+  test('a streamed run that waits for a tool ends its stream as OpenAI ends a response: response.completed, palai_status waiting', async () => {
+    await weatherAgent('weather-stream-default');
+    const live = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: 'weather-stream-default', input: 'weather?', stream: true }).timeout(10_000);
+    const frames = framesOf(live.text);
+    assert.deepEqual(frames.filter((e) => TERMINAL_EVENTS.includes(e.type)).map((e) => e.type), ['response.completed']);
+    const last = frames.at(-1);
+    assert.equal(last.type, 'response.completed');
+    assert.equal(last.response.status, 'completed');
+    assert.equal(last.response.palai_status, 'waiting_for_tool');
+    const call = last.response.output.find((item: { type: string }) => item.type === 'function_call');
+    assert.equal(call.call_id, last.response.required_action.calls[0].call_id, 'what it waits for is among its output items');
+  });
+
+  test('Palai-Events: extended streams response.waiting_for_tool; /events resumes after it', async () => {
     await weatherAgent('weather-stream');
-    const live = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: 'weather-stream', input: 'weather?', stream: true }).timeout(10_000);
+    const live = await ctx().http.post('/v1/responses').set(ctx().auth).set('Palai-Events', 'extended').send({ model: 'weather-stream', input: 'weather?', stream: true }).timeout(10_000);
     assert.equal(live.status, 200);
     assert.match(String(live.headers['content-type']), /^text\/event-stream/);
     const first = framesOf(live.text);
@@ -185,7 +198,7 @@ await describeEachStore('tools', (ctx) => {
     const waiting = first.at(-1);
     assert.equal(waiting.type, 'response.waiting_for_tool');
     assert.equal(first.filter((e) => TERMINAL_EVENTS.includes(e.type)).length, 0, 'no terminal event while waiting');
-    assert.equal(waiting.response.status, 'waiting_for_tool');
+    assert.equal(waiting.response.palai_status, 'waiting_for_tool');
     const [pending] = waiting.response.required_action.calls;
 
     const res = await post(`/v1/responses/${waiting.response.id}/tool_outputs`, 'submitToolOutputs', { outputs: [{ call_id: pending.call_id, output: 'sunny' }] });
@@ -204,38 +217,39 @@ await describeEachStore('tools', (ctx) => {
     assert.equal(rest.at(-1).response.output_text, 'It is sunny');
   });
 
-  test('a new response with previous_response_id and the function_call_output items answers the waiting one', async () => {
+  test('previous_response_id with the function_call_output items resumes the waiting response itself: no new response', async () => {
     await weatherAgent('weather-chain');
     const a = await respond(ctx, { model: 'weather-chain', input: 'weather?' });
-    assert.equal(a.status, 'waiting_for_tool');
+    assert.equal(a.palai_status, 'waiting_for_tool');
     const [pending] = a.required_action.calls;
+    const count = await responseCount();
     const b = await respond(ctx, {
       model: 'weather-chain',
       previous_response_id: a.id,
       input: [{ type: 'function_call_output', call_id: pending.call_id, output: 'sunny' }],
     });
-    assert.equal(b.status, 'completed');
-    assert.equal(b.previous_response_id, a.id);
-    assert.equal(b.output_text, 'It is sunny', 'the fake script continues across the chain');
-    const after = await getResponse(a.id);
-    assert.equal(after.status, 'completed');
-    assert.equal(after.required_action, null);
+    assert.equal(b.id, a.id, 'the same durable run answers');
+    assert.equal(b.palai_status, 'completed');
+    assert.equal(b.output_text, 'It is sunny');
+    assert.equal(await responseCount(), count, 'no new response was admitted');
     const journal = await events(a.id);
     assert.equal(journal.at(-1).type, 'response.completed');
     assert.equal(journal.filter((e) => TERMINAL_EVENTS.includes(e.type)).length, 1);
+    const output = journal.find((e) => e.type === 'response.output_item.done' && e.item.type === 'function_call_output');
+    assert.equal(output.item.output, 'sunny');
   });
 
-  test('continuing a waiting response without its tool outputs is a 409 and changes nothing', async () => {
+  test('continuing a waiting response with something other than its tool outputs is a 409 naming them, and changes nothing', async () => {
     await weatherAgent('weather-no-output');
     const a = await respond(ctx, { model: 'weather-no-output', input: 'weather?' });
-    assert.equal(a.status, 'waiting_for_tool');
+    assert.equal(a.palai_status, 'waiting_for_tool');
     const eventsBefore = await events(a.id);
     const count = await responseCount();
     const res = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: 'weather-no-output', previous_response_id: a.id, input: 'never mind' });
     assertMatchesSpec(res, 'createResponse');
     assertProblem(res, 409, 'invalid-state');
-    assert.equal(res.body.errors[0].pointer, '/previous_response_id');
-    assert.match(res.body.detail, new RegExp(a.required_action.calls[0].call_id));
+    assert.equal(res.body.errors[0].pointer, '/input');
+    assert.match(res.body.detail, new RegExp(`the output of ${a.required_action.calls[0].call_id}`));
     assert.deepEqual(await getResponse(a.id), a);
     assert.deepEqual(await events(a.id), eventsBefore);
     assert.equal(await responseCount(), count, 'no new response was admitted');
@@ -303,7 +317,7 @@ await describeEachStore('tools', (ctx) => {
       tools: [{ type: 'builtin', name: 'ask_user' }],
     });
     const waiting = await respond(ctx, { model: 'asker', input: 'weather?' });
-    assert.equal(waiting.status, 'waiting_for_input');
+    assert.equal(waiting.palai_status, 'waiting_for_input');
     assert.equal(waiting.required_action.type, 'answer_question');
     const [question] = waiting.required_action.calls;
     assert.equal(question.question, 'Which city?');
@@ -327,7 +341,7 @@ await describeEachStore('tools', (ctx) => {
       tools: [{ type: 'builtin', name: 'ask_user' }],
     });
     const waiting = await respond(ctx, { model: 'asker-2', input: 'weather?' });
-    assert.equal(waiting.status, 'waiting_for_input');
+    assert.equal(waiting.palai_status, 'waiting_for_input');
     const wrongType = await post(`/v1/responses/${waiting.id}/input`, 'submitInput', { input: 42 });
     assertProblem(wrongType, 400, 'validation-failed');
     const missing = await post(`/v1/responses/${waiting.id}/input`, 'submitInput', {});
@@ -336,7 +350,7 @@ await describeEachStore('tools', (ctx) => {
 
     await weatherAgent('weather-input');
     const toolWait = await respond(ctx, { model: 'weather-input', input: 'weather?' });
-    assert.equal(toolWait.status, 'waiting_for_tool');
+    assert.equal(toolWait.palai_status, 'waiting_for_tool');
     const notAsked = await post(`/v1/responses/${toolWait.id}/input`, 'submitInput', { input: 'Oslo' });
     assertProblem(notAsked, 409, 'invalid-state');
     assert.deepEqual(await getResponse(toolWait.id), toolWait);

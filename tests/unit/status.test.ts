@@ -13,7 +13,6 @@ import {
   type ResponseStatus,
 } from '../../core/responses/status.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
-import { openAiStreamEvent, TERMINAL_STREAM_EVENTS } from '../../adapters/http/openai-events.js';
 import { CLAIMABLE_STATUSES } from '../../core/responses/status.js';
 
 const ALL: ResponseStatus[] = [
@@ -93,31 +92,8 @@ test('isTerminal and isWaiting classify every status, and no status is both', ()
   }
 });
 
-/** The REST projection's event for a status event of `status`. */
-const restEventOf = (status: ResponseStatus) => openAiStreamEvent({ sequence: 0, event: { type: 'status', status, response: stateWith(status) } }).type;
-
-function stateWith(status: ResponseStatus) {
-  const agent = { id: 'agt_1', name: 'a', revision: 1, revision_id: 'agtrev_1' };
-  return { id: 'resp_1', status, agent, session_id: null, previous_response_id: null, instructions: null, background: false, metadata: {}, output: [], usage: null, usage_by_step: [], error: null, pending_calls: [], created_at: 0, completed_at: null };
-}
-
-test('each terminal status announces itself over REST with its OpenAI-named event', () => {
-  assert.equal(restEventOf('completed'), 'response.completed');
-  assert.equal(restEventOf('failed'), 'response.failed');
-  assert.equal(restEventOf('canceled'), 'response.cancelled');
-  assert.equal(restEventOf('timed_out'), 'response.incomplete');
-  assert.equal(restEventOf('budget_exceeded'), 'response.incomplete');
-  assert.deepEqual([...TERMINAL_STREAM_EVENTS].sort(), ['response.cancelled', 'response.completed', 'response.failed', 'response.incomplete']);
-  for (const status of ALL) assert.equal(TERMINAL_STREAM_EVENTS.has(restEventOf(status)), isTerminal(status), status);
-});
-
 test('a claim takes exactly the statuses that may become in_progress, and in_progress itself', () => {
   assert.deepEqual([...CLAIMABLE_STATUSES].sort(), ['in_progress', 'queued', ...WAITING].sort());
 });
 
-test('every terminal event type is a lifecycle event the OpenAPI document declares', () => {
-  for (const type of TERMINAL_STREAM_EVENTS) {
-    const check = matchesSchema('ResponseLifecycleEvent', { type, sequence_number: 0, response: {} });
-    assert.ok(!check.errors.some((e) => e.pointer === '/type'), `${type}: ${JSON.stringify(check.errors)}`);
-  }
-});
+

@@ -1,11 +1,36 @@
-import type { Response } from 'express';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { Request, Response } from 'express';
+import { isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { CreateResponseRequest, Item, ItemList } from '../../../generated/schemas.js';
 import { openAiResponse } from '../openai-response.js';
+import { statusEvent, type EventVocabulary } from '../openai-status.js';
 import type { OperationHandlers } from '../operations.js';
 import { settled } from '../settle.js';
-import { resumePoint, streamResponseEvents } from '../sse.js';
+import { openEventStream, resumePoint, snapshotFrame, streamResponseEvents } from '../sse.js';
+
+/** The stream vocabulary the client asked for: `palai_events` in the query wins over the `Palai-Events` header. */
+function requestedVocabulary(req: Request, query: { palai_events?: EventVocabulary }, fallback: EventVocabulary): EventVocabulary {
+  const header = req.get('palai-events');
+  if (header !== undefined && header !== 'openai' && header !== 'extended') {
+    throw new PalaiError('invalid-request', `Palai-Events must be "openai" or "extended"; got ${JSON.stringify(header.slice(0, 40))}.`);
+  }
+  return query.palai_events ?? header ?? fallback;
+}
+
+/** A waiting response the request continues from (and so answers), with the sequence its stream resumes after. */
+async function waitingPrevious(api: KernelApi, projectId: string, previousId: string | null | undefined): Promise<{ state: ResponseState; after: number } | null> {
+  if (!previousId) return null;
+  const state = await api.responses.get(projectId, previousId);
+  return isWaiting(state.status) ? { state, after: await api.responses.lastSequence(projectId, previousId) } : null;
+}
+
+/** A stream of a response that still waits after being answered in part: its state, then how it stands. */
+async function stillWaitingStream(api: KernelApi, res: Response, projectId: string, state: ResponseState, vocabulary: EventVocabulary): Promise<void> {
+  const sequence = await api.responses.lastSequence(projectId, state.id);
+  openEventStream(res);
+  res.write(snapshotFrame('response.created', state, sequence));
+  res.end(snapshotFrame(statusEvent(state.status, vocabulary), state, sequence));
+}
 
 /** OpenAI's `conversation` (an id or `{id}`) is Palai's `session_id`; naming two different ones is refused. */
 function withSession(request: CreateResponseRequest): CreateResponseRequest {
@@ -45,18 +70,28 @@ function inputItemsPage(items: Item[], query: { limit?: number; after?: string; 
 export function responseHandlers(api: KernelApi): OperationHandlers {
   const { responses } = api;
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
-  const stream = (res: Response, projectId: string, responseId: string, after: number) => streamResponseEvents(api, res, projectId, responseId, after);
+  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, snapshot?: ResponseState) =>
+    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot });
   return {
-    createResponse: async (_req, res, { projectId, body, idempotency, replay }) => {
+    createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
       const request = withSession(body as CreateResponseRequest);
+      const vocabulary = requestedVocabulary(req, {}, 'openai');
+      const waiting = replay ? null : await waitingPrevious(api, projectId, request.previous_response_id);
       const state = replay ? await responses.get(projectId, replay.resourceId) : await responses.admit(projectId, request, { idempotency });
-      if (request.stream) return stream(res, projectId, state.id, -1);
+      const answered = waiting !== null && state.id === waiting.state.id;
+      if (request.stream && answered) {
+        if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
+        // The resumed run's events, after the snapshot an SDK's stream helper starts from.
+        return stream(res, projectId, state.id, waiting.after, vocabulary, waiting.state);
+      }
+      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary);
       if (request.background) return void res.json(openAiResponse(state));
       await answerWhenSettled(api, res, projectId, state.id, syncWaitMs);
     },
     getResponse: async (req, res, { projectId, params, query }) => {
       const state = await responses.get(projectId, params.response_id);
-      if (query.stream) return stream(res, projectId, state.id, await resumePoint(api, req, projectId, state.id, query.starting_after));
+      const vocabulary = requestedVocabulary(req, query, 'openai');
+      if (query.stream) return stream(res, projectId, state.id, await resumePoint(api, req, projectId, state.id, query.starting_after), vocabulary);
       res.json(openAiResponse(state));
     },
     listResponses: async (_req, res, { projectId, query }) => {
@@ -74,7 +109,8 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
     },
     getResponseEvents: async (req, res, { projectId, params, query }) => {
       const state = await responses.get(projectId, params.response_id);
-      await stream(res, projectId, state.id, await resumePoint(api, req, projectId, state.id, query.starting_after));
+      const vocabulary = requestedVocabulary(req, query, 'extended');
+      await stream(res, projectId, state.id, await resumePoint(api, req, projectId, state.id, query.starting_after), vocabulary);
     },
     cancelResponse: async (_req, res, { projectId, params, idempotency, replay }) => {
       if (!replay) await responses.cancel(projectId, params.response_id, { idempotency });

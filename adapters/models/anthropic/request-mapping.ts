@@ -91,10 +91,8 @@ function toToolChoice(request: ModelRequest): ToolChoice | undefined {
       return { type: 'auto', ...disableParallel };
     case undefined:
       return request.parallelToolCalls === false ? { type: 'auto', ...disableParallel } : undefined;
-    default: {
-      const unknown: never = request.toolChoice;
-      throw new Error(`unknown tool choice ${JSON.stringify(unknown)}`);
-    }
+    default:
+      return { type: 'tool', name: request.toolChoice.name, ...disableParallel };
   }
 }
 
@@ -117,8 +115,8 @@ export interface MappingDefaults {
 }
 
 /**
- * The Messages API parameters of a request. `temperature` is not sent: API version
- * 2026-10-21, the one the SDK speaks, rejects sampling parameters.
+ * The Messages API parameters of a request. `temperature` and `top_p` are not sent:
+ * API version 2026-10-21, the one the SDK speaks, rejects sampling parameters.
  */
 export function toMessagesParams(request: ModelRequest, model: string, defaults: MappingDefaults): MessageCreateParamsStreaming {
   const { system, messages } = toTurns(request.items);

@@ -66,7 +66,9 @@ export function chatRequest(request: ModelRequest): ChatCompletionCreateParamsSt
     messages: chatMessages(request.instructions, request.items),
     // Tool options only travel with tools: servers reject them alone, and some reject an empty list.
     ...(tools.length > 0 ? { tools } : {}),
-    ...(tools.length > 0 && request.toolChoice ? { tool_choice: request.toolChoice } : {}),
+    ...(tools.length > 0 && request.toolChoice
+      ? { tool_choice: typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, function: { name: request.toolChoice.name } } }
+      : {}),
     ...(tools.length > 0 && request.parallelToolCalls !== undefined ? { parallel_tool_calls: request.parallelToolCalls } : {}),
     ...(request.outputSchema
       ? { response_format: { type: 'json_schema', json_schema: { name: outputFormatName(request.outputSchema), schema: request.outputSchema, strict: false } } }
@@ -74,6 +76,7 @@ export function chatRequest(request: ModelRequest): ChatCompletionCreateParamsSt
     // `max_tokens`, not OpenAI's newer `max_completion_tokens`: it is the one compatible servers all read.
     ...(request.maxOutputTokens !== undefined ? { max_tokens: request.maxOutputTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
   };
 }
 

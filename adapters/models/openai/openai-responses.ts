@@ -62,13 +62,14 @@ export function responsesRequest(request: ModelRequest): ResponseCreateParamsStr
     ...(request.instructions ? { instructions: request.instructions } : {}),
     // Tool options only travel with tools: providers reject them alone.
     ...(tools.length > 0 ? { tools } : {}),
-    ...(tools.length > 0 && request.toolChoice ? { tool_choice: request.toolChoice } : {}),
+    ...(tools.length > 0 && request.toolChoice ? { tool_choice: typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, name: request.toolChoice.name } } : {}),
     ...(tools.length > 0 && request.parallelToolCalls !== undefined ? { parallel_tool_calls: request.parallelToolCalls } : {}),
     ...(request.outputSchema
       ? { text: { format: { type: 'json_schema', name: outputFormatName(request.outputSchema), schema: request.outputSchema, strict: false } } }
       : {}),
     ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
   };
 }
 

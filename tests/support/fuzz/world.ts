@@ -61,7 +61,7 @@ export async function createWorld(ctx: Ctx, maxBodyBytes: number): Promise<World
   const waiting = async (agent: string, times: number) => {
     const out = [];
     for (let i = 0; i < times; i++) out.push(await post(ctx, '/v1/responses', { model: agent, input: `wait ${i}` }, 200));
-    out.forEach((r) => assert.match(r.status, /^waiting_for_/));
+    out.forEach((r) => assert.match(r.palai_status, /^waiting_for_/));
     return out;
   };
   const forTool = await waiting(agents.tool.name, 3);

@@ -1,0 +1,325 @@
+// Palai's implementation of the SDK's request handler: every A2A operation is a
+// kernel API call, and nothing is kept here. A task is a response, a context a
+// session; streams are read from the response's journal; a client's messageId
+// goes through the kernel's inbox (source `a2a`), so a resent message answers
+// with the task it started instead of starting another.
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
+import {
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { isTerminal, type IdempotencyClaim, type KernelApi, type ResponseState } from '../../core/api/index.js';
+import { isPalaiError } from '../../core/errors/palai-error.js';
+import { BINDINGS_CARD } from './agent-card.js';
+import { answerWaitingTask, isWaitingState } from './answers.js';
+import { callerOf, type Caller } from './caller.js';
+import { toA2aError } from './errors.js';
+import { readMessage, type MessageContent } from './message-content.js';
+import { statusesOf } from './task-state.js';
+import { TaskStream } from './task-stream.js';
+import { MESSAGE_ID_KEY, toTask } from './task-view.js';
+
+/** How long a cancel waits for a running task to stop before answering with its state. */
+const CANCEL_WAIT_MS = 5_000;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+/** Journal entries read per query while catching a stream up. */
+const CATCH_UP_BATCH = 500;
+
+export class KernelRequestHandler implements A2ARequestHandler {
+  constructor(private readonly api: KernelApi) {}
+
+  /** Every Palai agent accepts the same bindings and versions; the SDK's transports check calls against them. */
+  async getAgentCard(): Promise<AgentCard> {
+    return BINDINGS_CARD;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError('Palai serves one card per agent; fetch it at .well-known/agent-card.json.');
+  }
+
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      const state = await this.accept(caller, params);
+      const configuration = params.configuration;
+      const answer = configuration?.returnImmediately ? state : await this.settled(caller, state.id, this.api.config.syncWaitSeconds * 1000);
+      return this.task(caller, answer, configuration?.historyLength);
+    });
+  }
+
+  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const caller = callerOf(context);
+    const state = await this.guard(() => this.accept(caller, params));
+    yield* this.follow(caller, state.id);
+  }
+
+  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      if (params.historyLength !== undefined && params.historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
+      return this.task(caller, await this.ownTask(caller, params.id), params.historyLength);
+    });
+  }
+
+  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    return this.guard(() => this.list(callerOf(context), params));
+  }
+
+  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      const state = await this.ownTask(caller, params.id);
+      const notCancelable = () => new TaskNotCancelableError(`Task ${state.id} already ended (${state.status}); it cannot be canceled.`);
+      if (isTerminal(state.status)) throw notCancelable();
+      try {
+        await this.api.responses.cancel(caller.projectId, state.id);
+      } catch (error) {
+        // It ended between the read and the cancel.
+        if (isPalaiError(error) && error.slug === 'invalid-state') throw notCancelable();
+        throw error;
+      }
+      return this.task(caller, await this.settled(caller, state.id, CANCEL_WAIT_MS));
+    });
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const caller = callerOf(context);
+    const state = await this.guard(() => this.ownTask(caller, params.id));
+    if (isTerminal(state.status)) {
+      throw new UnsupportedOperationError(`Task ${state.id} already ended (${state.status}); read it with GetTask.`);
+    }
+    yield* this.follow(caller, state.id);
+  }
+
+  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw this.pushNotSupported();
+  }
+
+  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    throw this.pushNotSupported();
+  }
+
+  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw this.pushNotSupported();
+  }
+
+  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    throw this.pushNotSupported();
+  }
+
+  private pushNotSupported() {
+    return new PushNotificationNotSupportedError('Push notifications are not offered by this server yet; stream the task or poll it with GetTask.');
+  }
+
+  /** Runs `work`, answering any failure as an A2A error. */
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw toA2aError(error, this.api.logger);
+    }
+  }
+
+  /**
+   * The task a message starts or answers. The messageId is the inbox key: the
+   * first message does the work, a resent one (same key, same message) gets
+   * the task the first one left, and nothing else.
+   */
+  private async accept(caller: Caller, params: SendMessageRequest): Promise<ResponseState> {
+    const message = params.message;
+    if (!message) throw new RequestMalformedError('message is required.');
+    if (params.configuration?.taskPushNotificationConfig) throw this.pushNotSupported();
+    const content = readMessage(message);
+    const { api } = this;
+    const identity = {
+      projectId: caller.projectId,
+      source: 'a2a' as const,
+      key: message.messageId,
+      operation: 'SendMessage',
+      fingerprint: api.inbox.fingerprint('SendMessage', { agent: caller.agent.id }, { taskId: message.taskId, contextId: message.contextId, text: content.text }),
+    };
+    return api.inbox.once(
+      identity,
+      (claim) => (message.taskId ? this.answer(caller, message, content, claim) : this.start(caller, message, content, claim)),
+      async (record) => {
+        if (record.resourceId === null) throw new Error(`inbox record of ${record.operation} names no task`);
+        return this.ownTask(caller, record.resourceId);
+      },
+    );
+  }
+
+  /** A new task: a response of this agent, in the message's context or in a new one. */
+  private async start(caller: Caller, message: Message, content: MessageContent, claim: IdempotencyClaim): Promise<ResponseState> {
+    const sessionId = message.contextId ? await this.existingContext(caller, message.contextId) : await this.newContext(caller, message.messageId);
+    return this.api.responses.admit(
+      caller.projectId,
+      { model: caller.agent.id, input: content.text, session_id: sessionId, metadata: { [MESSAGE_ID_KEY]: message.messageId } },
+      { idempotency: claim },
+    );
+  }
+
+  private async existingContext(caller: Caller, contextId: string): Promise<string> {
+    try {
+      return (await this.api.sessions.get(caller.projectId, contextId)).id;
+    } catch (error) {
+      if (isPalaiError(error) && error.slug === 'not-found') throw new RequestMalformedError(`No context ${JSON.stringify(contextId)}; leave contextId out to start one.`);
+      throw error;
+    }
+  }
+
+  /**
+   * A session for a message without a contextId, created once per messageId
+   * (its own inbox key), so a resent message that failed after this point
+   * continues in the same session rather than leaving one behind per attempt.
+   */
+  private async newContext(caller: Caller, messageId: string): Promise<string> {
+    const { api } = this;
+    const session = await api.inbox.once(
+      {
+        projectId: caller.projectId,
+        source: 'a2a',
+        key: `context:${messageId}`,
+        operation: 'CreateContext',
+        fingerprint: api.inbox.fingerprint('CreateContext', { agent: caller.agent.id }, null),
+      },
+      async (claim) => (await api.sessions.create(caller.projectId, { agent: caller.agent.id }, { idempotency: claim })).id,
+      async (record) => record.resourceId ?? '',
+    );
+    if (session === '') throw new Error('inbox record of CreateContext names no session');
+    return session;
+  }
+
+  /** A message naming a task answers it, if it waits for an answer. */
+  private async answer(caller: Caller, message: Message, content: MessageContent, claim: IdempotencyClaim): Promise<ResponseState> {
+    const state = await this.ownTask(caller, message.taskId);
+    if (message.contextId && message.contextId !== state.session_id) {
+      throw new RequestMalformedError(`contextId ${JSON.stringify(message.contextId)} is not the context of task ${state.id}.`);
+    }
+    if (isTerminal(state.status)) {
+      throw new UnsupportedOperationError(`Task ${state.id} already ended (${state.status}); send a new message with its contextId to go on.`);
+    }
+    if (!isWaitingState(state)) throw new UnsupportedOperationError(`Task ${state.id} is ${state.status}; a message can answer it only when it is input-required.`);
+    return answerWaitingTask(this.api, caller.projectId, state, content, claim);
+  }
+
+  /** A response of the caller's agent, or TaskNotFound: an agent's endpoint shows only that agent's tasks. */
+  private async ownTask(caller: Caller, taskId: string): Promise<ResponseState> {
+    if (!taskId) throw new RequestMalformedError('A task id is required.');
+    let state: ResponseState;
+    try {
+      state = await this.api.responses.get(caller.projectId, taskId);
+    } catch (error) {
+      if (isPalaiError(error) && error.slug === 'not-found') throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)}.`);
+      throw error;
+    }
+    if (state.agent.id !== caller.agent.id) throw new TaskNotFoundError(`No task ${JSON.stringify(taskId)} for agent ${caller.agent.name}.`);
+    return state;
+  }
+
+  /** Until the task ends or waits for the client (or `maxMs` passes, or the caller leaves). */
+  private settled(caller: Caller, taskId: string, maxMs: number): Promise<ResponseState> {
+    return this.api.responses.waitUntilSettled(caller.projectId, taskId, maxMs, caller.signal);
+  }
+
+  /** Whether this response's answer is structured: the output schema of the revision it ran. */
+  private async structured(caller: Caller, state: ResponseState): Promise<boolean> {
+    if (state.agent.revision_id === caller.agent.revision_id) return caller.agent.output_schema !== undefined;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.api.agents.revisions(caller.projectId, caller.agent.id, { limit: 100, after });
+      const revision = page.data.find((r) => r.id === state.agent.revision_id);
+      if (revision) return revision.spec.output_schema !== undefined;
+      if (!page.has_more || page.last_id === null) return caller.agent.output_schema !== undefined;
+      after = page.last_id;
+    }
+  }
+
+  private async task(caller: Caller, state: ResponseState, historyLength?: number): Promise<Task> {
+    if (historyLength !== undefined && historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
+    const inputItems = historyLength === 0 ? [] : await this.api.responses.inputItems(caller.projectId, state.id);
+    return toTask(state, { structured: await this.structured(caller, state), inputItems, historyLength });
+  }
+
+  /**
+   * A task's stream from its journal: the task as it stands (everything
+   * journaled so far, folded), then each later event as its updates, in
+   * order and once each. It ends when the task ends or waits for the client.
+   */
+  private async *follow(caller: Caller, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+    const { api } = this;
+    const { projectId } = caller;
+    api.metrics.activeStreams.inc();
+    try {
+      const state = await this.guard(() => api.responses.get(projectId, taskId));
+      const stream = new TaskStream({
+        structured: await this.guard(() => this.structured(caller, state)),
+        inputItems: await this.guard(() => api.responses.inputItems(projectId, taskId)),
+      });
+      for (;;) {
+        const batch = await this.guard(() => api.responses.events(projectId, taskId, stream.sequence, CATCH_UP_BATCH));
+        for (const entry of batch) stream.apply(entry);
+        if (batch.length < CATCH_UP_BATCH) break;
+      }
+      yield { payload: { $case: 'task', value: stream.task() } };
+      const status = stream.status();
+      if (isTerminal(status) || isWaitingState({ status } as ResponseState)) return;
+      const entries = api.responses.follow(projectId, taskId, { after: stream.sequence, signal: caller.signal });
+      for (;;) {
+        const next = await this.guard(() => entries.next());
+        if (next.done) return;
+        for (const update of stream.apply(next.value)) yield update;
+      }
+    } finally {
+      api.metrics.activeStreams.dec();
+    }
+  }
+
+  private async list(caller: Caller, params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) throw new RequestMalformedError(`pageSize must be from 1 to ${MAX_PAGE_SIZE}.`);
+    if (params.historyLength !== undefined && params.historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
+    if (params.statusTimestampAfter) throw new UnsupportedOperationError('statusTimestampAfter is not supported: Palai keeps no time for each status change. Filter by contextId or status.');
+    if (params.pageToken && !/^resp_[0-9a-z]{26}$/.test(params.pageToken)) throw new RequestMalformedError('pageToken is not one this server gave.');
+    const after = params.pageToken || undefined;
+    const sessionId = params.contextId || undefined;
+    // A task state may stand for several kernel statuses: one query each, merged newest first (ids sort by creation).
+    const statuses = params.status === TaskState.TASK_STATE_UNSPECIFIED ? [undefined] : statusesOf(params.status);
+    const pages = await Promise.all(
+      statuses.map((status) => this.api.responses.list(caller.projectId, { agent: caller.agent.id, sessionId, status }, { limit: pageSize, after, order: 'desc' })),
+    );
+    const merged = pages.flatMap((p) => p.data).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const page = merged.slice(0, pageSize);
+    const more = merged.length > pageSize || pages.some((p) => p.has_more);
+    const tasks = await Promise.all(page.map((state) => this.task(caller, state, params.historyLength)));
+    return {
+      tasks,
+      nextPageToken: more ? page[page.length - 1].id : '',
+      pageSize,
+      // The kernel counts no responses: this is the tasks up to this page's end, plus one when more follow.
+      totalSize: tasks.length + (more ? 1 : 0),
+    };
+  }
+}
