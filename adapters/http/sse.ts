@@ -83,7 +83,8 @@ export async function streamResponseEvents(api: KernelApi, res: Response, projec
       const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       last = entry.sequence;
       ended = isTerminalEvent(entry.event);
-      if (!res.write(frame)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      // A write after the client left returns false too, and then neither 'drain' nor 'close' comes again: wait on the signal.
+      if (!res.write(frame) && !signal.aborted) await once(res, 'drain', { signal }).catch(() => undefined);
       if (signal.aborted) break;
     }
     if (api.lifecycle.closing.aborted && !closed.signal.aborted && !ended) {

@@ -89,6 +89,30 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
     });
   });
 
+  test('the other error classes: a conflict, an idempotency key reused for another request, a body too large', async () => {
+    const first = await client.responses.create({ model: 'sdk-echo', input: 'once' }, { headers: { 'Idempotency-Key': 'sdk-key-1' } });
+    const again = await client.responses.create({ model: 'sdk-echo', input: 'once' }, { headers: { 'Idempotency-Key': 'sdk-key-1' } });
+    assert.equal(again.id, first.id, 'the same key and request answer with the same response');
+    await assert.rejects(client.responses.create({ model: 'sdk-echo', input: 'twice' }, { headers: { 'Idempotency-Key': 'sdk-key-1' } }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.UnprocessableEntityError, String(error));
+      assert.equal(error.code, 'idempotency-conflict');
+      assert.match(error.message, /Idempotency-Key|idempotency key/i);
+      return true;
+    });
+    await assert.rejects(client.responses.cancel(first.id), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.ConflictError, String(error));
+      assert.equal(error.code, 'invalid-state');
+      assert.match(error.message, new RegExp(first.id));
+      return true;
+    });
+    const huge = 'x'.repeat(ctx().hub.api.config.maxBodyBytes + 1);
+    await assert.rejects(client.responses.create({ model: 'sdk-echo', input: huge }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.APIError && error.status === 413, String(error));
+      assert.equal(error.code, 'payload-too-large');
+      return true;
+    });
+  });
+
   test('a function-tool round trip: the call surfaces as a function_call item, its output continues the run', async () => {
     await createAgent(ctx, {
       name: 'sdk-weather',
