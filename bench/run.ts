@@ -1,6 +1,12 @@
 // `npm run bench`: prints figures; nothing here asserts on timing.
+import { benchA2aPath } from './a2a-path.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
+import { benchMcpToolsCall } from './mcp-tools-call.js';
 import { benchRestPath } from './rest-path.js';
+import { benchWebhooks } from './webhooks.js';
 
 await benchRestPath();
 await benchBrokerOverhead();
+await benchWebhooks();
+await benchMcpToolsCall();
+await benchA2aPath();

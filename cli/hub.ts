@@ -2,7 +2,11 @@
 // with its adapters and starts the roles this process plays.
 import type { Express } from 'express';
 import { a2aRouter } from '../adapters/a2a/router.js';
+import { remoteAgentTools } from '../adapters/a2a/remote-agent-tool.js';
+import { a2aPushConsumer } from '../adapters/a2a/push-consumer.js';
 import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
+import { mcpRouter } from '../adapters/mcp/router.js';
+import { protectedResourceRouter } from '../adapters/mcp/protected-resource.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
 import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
@@ -28,6 +32,7 @@ import { migrate } from '../core/store/migrate.js';
 import { openDb } from '../core/store/open-db.js';
 import { Worker } from '../core/runner/worker.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
+import { createWebhookConsumer } from '../adapters/webhooks/consumer.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -97,13 +102,27 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       egress,
     };
     const api = createKernelApi(kernel);
+    // Remote A2A agents as tools: the provider reads them through the kernel API, so it joins once that exists.
+    if (!options.tools) kernel.tools.register(remoteAgentTools(api));
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }] });
+    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }, { path: '/mcp', handler: mcpRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
     const adminApp = createAdminApp(api);
     const worker = role === 'api' ? null : new Worker(kernel);
     await worker?.start();
-    const outbox = role === 'api' ? null : new OutboxDispatcher({ db, logger: logger.child({ component: 'outbox' }), metrics, pollIntervalMs: config.pollIntervalMs });
+    const outbox =
+      role === 'api'
+        ? null
+        : new OutboxDispatcher({
+            db,
+            logger: logger.child({ component: 'outbox' }),
+            metrics,
+            pollIntervalMs: config.pollIntervalMs,
+            // Webhooks give up at the end of their own schedule; the outbox must not end them sooner.
+            maxAttempts: Math.max(15, config.webhookRetryScheduleMs.length + 1),
+          });
+    outbox?.register(createWebhookConsumer(api));
+    outbox?.register(a2aPushConsumer(api, egress));
     await outbox?.start();
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
     const housekeeping = setInterval(() => {

@@ -6,6 +6,7 @@ import { registerAgents } from './commands/agents.js';
 import { registerDoctor } from './commands/doctor.js';
 import { errorLines } from './commands/errors.js';
 import { registerKeys } from './commands/keys.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOutbox } from './commands/outbox.js';
 import { registerProjects } from './commands/projects.js';
@@ -31,6 +32,7 @@ registerKeys(program);
 registerAgents(program);
 registerDoctor(program);
 registerOutbox(program);
+registerMcp(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -52,6 +52,18 @@ export interface PalaiConfig {
   idempotencyRetentionHours: number;
   /** Longest a synchronous POST /v1/responses waits before answering with the current state, in seconds. Default 600. */
   syncWaitSeconds: number;
+  // ---- webhooks ----
+  /** Longest one webhook delivery attempt may take, in seconds (PALAI_WEBHOOK_TIMEOUT_SECONDS). Default 15. */
+  webhookTimeoutSeconds: number;
+  /**
+   * Delays before each retry of a failed webhook delivery, in ms, before jitter (PALAI_WEBHOOK_RETRY_SCHEDULE,
+   * e.g. `5s,30s,2m,1h`); a delivery is dead once the schedule runs out. Default 5s,30s,2m,10m,30m,1h,2h,4h,6h,8h,10h,12h,12h,15h (about 3 days).
+   */
+  webhookRetryScheduleMs: number[];
+  /** An endpoint whose deliveries have failed, with no success since, for longer than this is disabled, in seconds (PALAI_WEBHOOK_DISABLE_AFTER_SECONDS). Default 432000 (5 days). */
+  webhookDisableAfterSeconds: number;
+  /** Attempts to one endpoint running at once, across the processes sharing the store (PALAI_WEBHOOK_CONCURRENCY). Default 4. */
+  webhookConcurrency: number;
 }
 
 /** A server-side key's environment variable and the base URL it may be sent to. */
@@ -118,6 +130,21 @@ function keyEnvAllowlist(env: Env, providerBaseUrls: ReadonlyMap<string, string>
   return bindings;
 }
 
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A comma-separated list of durations (`500ms`, `5s`, `2m`, `1h`, `1d`), in ms. */
+function durations(env: Env, name: string, fallback: string): number[] {
+  const raw = text(env, name) ?? fallback;
+  return raw.split(',').map((entry) => {
+    const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`${name} must list durations such as 5s,2m,1h, got ${JSON.stringify(entry.trim())}`);
+    return Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2]]);
+  });
+}
+
+/** The default webhook retry schedule: seconds, then minutes, then hours, about 3 days in all. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h,4h,6h,8h,10h,12h,12h,15h';
+
 export function loadConfig(env: Env = process.env): PalaiConfig {
   const openaiBaseUrl = httpUrl(text(env, 'OPENAI_BASE_URL') ?? 'https://api.openai.com/v1', 'OPENAI_BASE_URL');
   const anthropicBaseUrl = httpUrl(text(env, 'ANTHROPIC_BASE_URL') ?? 'https://api.anthropic.com', 'ANTHROPIC_BASE_URL');
@@ -144,5 +171,9 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     modelRetryBaseMs: int(env, 'PALAI_MODEL_RETRY_BASE_MS', 500, 1),
     modelTimeoutSeconds: int(env, 'PALAI_MODEL_TIMEOUT_SECONDS', 120, 1),
     idempotencyRetentionHours: int(env, 'PALAI_IDEMPOTENCY_RETENTION_HOURS', 24, 1),
+    webhookTimeoutSeconds: int(env, 'PALAI_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 50),
+    webhookRetryScheduleMs: durations(env, 'PALAI_WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+    webhookDisableAfterSeconds: int(env, 'PALAI_WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 24 * 3600, 1),
+    webhookConcurrency: int(env, 'PALAI_WEBHOOK_CONCURRENCY', 4, 1, 1000),
   };
 }

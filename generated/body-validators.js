@@ -2,27 +2,167 @@
 // @ts-nocheck
 import func1Module from 'ajv/dist/runtime/ucs2length.js';
 
-export const Agent = validate21;
-const schema32 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}},"unevaluatedProperties":false};
-const schema51 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
-const schema52 = {"type":"integer","description":"Seconds since the Unix epoch."};
-const schema33 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const schema48 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
-const schema49 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
-const schema50 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+export const A2AToolSpec = validate21;
+const schema32 = {"type":"object","description":"A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`.","required":["type","remote_agent"],"additionalProperties":false,"properties":{"type":{"const":"a2a"},"remote_agent":{"$ref":"#/$defs/RemoteAgentName"},"description":{"type":"string","maxLength":4000,"description":"What the model is told the agent does (default from its card)."},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema33 = {"type":"string","pattern":"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$","description":"Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name."};
+const schema34 = {"enum":["read","write","privileged"]};
+const pattern4 = new RegExp("^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$", "u");
 const func1 = func1Module.default;
-const schema34 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
-const schema35 = {"enum":["fake","openai","openai-chat","anthropic"],"description":"`openai` (Responses API), `openai-chat` (Chat Completions, for OpenAI-compatible\nservers such as vLLM, llama.cpp or Ollama), `anthropic` (Messages API), and\n`fake`, deterministic, for tests and demos.\n"};
-const schema36 = {"oneOf":[{"$ref":"#/$defs/FakeTextStep"},{"$ref":"#/$defs/FakeToolCallsStep"},{"$ref":"#/$defs/FakeJsonStep"},{"$ref":"#/$defs/FakeErrorStep"}]};
-const schema39 = {"type":"object","required":["tool_calls"],"additionalProperties":false,"properties":{"tool_calls":{"type":"array","minItems":1,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1},"arguments":{"type":"object"}}}},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
-const schema40 = {"type":"object","required":["json"],"additionalProperties":false,"properties":{"json":{},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
-const schema37 = {"type":"object","required":["text"],"additionalProperties":false,"properties":{"text":{"type":"string"},"delay_ms":{"type":"integer","minimum":0,"maximum":60000,"description":"Pause between deltas."},"error":{"description":"After streaming the text, fail like a provider stream that broke mid-way.","$ref":"#/$defs/FakeProviderError"}}};
-const schema38 = {"type":"object","required":["status","message"],"additionalProperties":false,"properties":{"status":{"type":"integer","enum":[400,401,403,404,429,500,502,503]},"message":{"type":"string"}}};
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate21.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.remote_agent === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remote_agent"},message:"must have required property '"+"remote_agent"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "remote_agent")) || (key0 === "description")) || (key0 === "risk"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("a2a" !== data.type){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "a2a"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.remote_agent !== undefined){
+let data1 = data.remote_agent;
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+const err4 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+if(typeof data2 === "string"){
+if(func1(data2) > 4000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.risk !== undefined){
+let data3 = data.risk;
+if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
+const err8 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const Agent = validate22;
+const schema35 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}},"unevaluatedProperties":false};
+const schema54 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
+const schema55 = {"type":"integer","description":"Seconds since the Unix epoch."};
+const schema36 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema51 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
+const schema52 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
+const schema53 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema37 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
+const schema38 = {"enum":["fake","openai","openai-chat","anthropic"],"description":"`openai` (Responses API), `openai-chat` (Chat Completions, for OpenAI-compatible\nservers such as vLLM, llama.cpp or Ollama), `anthropic` (Messages API), and\n`fake`, deterministic, for tests and demos.\n"};
+const schema39 = {"oneOf":[{"$ref":"#/$defs/FakeTextStep"},{"$ref":"#/$defs/FakeToolCallsStep"},{"$ref":"#/$defs/FakeJsonStep"},{"$ref":"#/$defs/FakeErrorStep"}]};
+const schema42 = {"type":"object","required":["tool_calls"],"additionalProperties":false,"properties":{"tool_calls":{"type":"array","minItems":1,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1},"arguments":{"type":"object"}}}},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
+const schema43 = {"type":"object","required":["json"],"additionalProperties":false,"properties":{"json":{},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
+const schema40 = {"type":"object","required":["text"],"additionalProperties":false,"properties":{"text":{"type":"string"},"delay_ms":{"type":"integer","minimum":0,"maximum":60000,"description":"Pause between deltas."},"error":{"description":"After streaming the text, fail like a provider stream that broke mid-way.","$ref":"#/$defs/FakeProviderError"}}};
+const schema41 = {"type":"object","required":["status","message"],"additionalProperties":false,"properties":{"status":{"type":"integer","enum":[400,401,403,404,429,500,502,503]},"message":{"type":"string"}}};
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate26.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -147,7 +287,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data3 === 400) || (data3 === 401)) || (data3 === 403)) || (data3 === 404)) || (data3 === 429)) || (data3 === 500)) || (data3 === 502)) || (data3 === 503))){
-const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -192,17 +332,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema41 = {"type":"object","required":["error"],"additionalProperties":false,"properties":{"error":{"$ref":"#/$defs/FakeProviderError"}}};
+const schema44 = {"type":"object","required":["error"],"additionalProperties":false,"properties":{"error":{"$ref":"#/$defs/FakeProviderError"}}};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -280,7 +420,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((data1 === 400) || (data1 === 401)) || (data1 === 403)) || (data1 === 404)) || (data1 === 429)) || (data1 === 500)) || (data1 === 502)) || (data1 === 503))){
-const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -325,16 +465,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
+const evaluated0 = validate25.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -345,8 +485,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate25(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -623,8 +763,8 @@ props0 = true;
 }
 }
 const _errs23 = errors;
-if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs23 === errors;
@@ -664,17 +804,17 @@ vErrors = null;
 }
 }
 }
-validate24.errors = vErrors;
+validate25.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate24.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate25.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
+const evaluated0 = validate24.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -774,7 +914,7 @@ errors++;
 if(data.provider !== undefined){
 let data0 = data.provider;
 if(!((((data0 === "fake") || (data0 === "openai")) || (data0 === "openai-chat")) || (data0 === "anthropic"))){
-const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -904,8 +1044,8 @@ errors++;
 }
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate24(data4[i0], {instancePath:instancePath+"/script/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate25(data4[i0], {instancePath:instancePath+"/script/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
@@ -992,20 +1132,19 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema43 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"}]};
-const schema44 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
-const schema45 = {"enum":["read","write","privileged"]};
-const pattern4 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const schema46 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"}]};
+const schema47 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate33.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1060,7 +1199,7 @@ errors++;
 if(data.name !== undefined){
 let data1 = data.name;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1135,7 +1274,7 @@ errors++;
 if(data.risk !== undefined){
 let data5 = data.risk;
 if(!(((data5 === "read") || (data5 === "write")) || (data5 === "privileged"))){
-const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1156,17 +1295,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema46 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema49 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1221,7 +1360,7 @@ errors++;
 if(data.name !== undefined){
 let data1 = data.name;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1246,7 +1385,7 @@ errors++;
 if(data.risk !== undefined){
 let data2 = data.risk;
 if(!(((data2 === "read") || (data2 === "write")) || (data2 === "privileged"))){
-const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1267,16 +1406,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1287,8 +1426,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -1298,8 +1437,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -1313,6 +1452,25 @@ valid0 = true;
 passing0 = 1;
 if(props0 !== true){
 props0 = true;
+}
+}
+const _errs3 = errors;
+if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
 }
 }
 }
@@ -1337,17 +1495,17 @@ vErrors = null;
 }
 }
 }
-validate31.errors = vErrors;
+validate32.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate31.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate32.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
+const evaluated0 = validate23.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1381,8 +1539,8 @@ errors++;
 }
 }
 if(data.model !== undefined){
-if(!(validate23(data.model, {instancePath:instancePath+"/model",parentData:data,parentDataProperty:"model",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate24(data.model, {instancePath:instancePath+"/model",parentData:data,parentDataProperty:"model",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
@@ -1426,8 +1584,8 @@ errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate32(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -1506,7 +1664,7 @@ const len2 = data9.length;
 for(let i2=0; i2<len2; i2++){
 let data10 = data9[i2];
 if(!((data10 === "write") || (data10 === "privileged"))){
-const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema48.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema51.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1819,27 +1977,27 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate23.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-const pattern6 = new RegExp("^agt_", "u");
-const pattern7 = new RegExp("^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern8 = new RegExp("^agtrev_", "u");
+const pattern7 = new RegExp("^agt_", "u");
+const pattern8 = new RegExp("^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern9 = new RegExp("^agtrev_", "u");
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
+const evaluated0 = validate22.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1946,7 +2104,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^agt_"},message:"must match pattern \""+"^agt_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -1983,7 +2141,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 === "string"){
-if(!pattern7.test(data2)){
+if(!pattern8.test(data2)){
 const err13 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -2033,7 +2191,7 @@ errors++;
 if(data.revision_id !== undefined){
 let data4 = data.revision_id;
 if(typeof data4 === "string"){
-if(!pattern8.test(data4)){
+if(!pattern9.test(data4)){
 const err17 = {instancePath:instancePath+"/revision_id",schemaPath:"#/properties/revision_id/pattern",keyword:"pattern",params:{pattern: "^agtrev_"},message:"must match pattern \""+"^agtrev_"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -2104,17 +2262,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentLimits = validate38;
+export const AgentLimits = validate40;
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2275,18 +2433,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentList = validate39;
-const schema55 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Agent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const AgentList = validate41;
+const schema58 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Agent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2353,8 +2511,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate21(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+if(!(validate22(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
@@ -2373,7 +2531,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema55.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema58.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2386,7 +2544,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema55.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema58.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2419,17 +2577,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentName = validate41;
+export const AgentName = validate43;
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2437,7 +2595,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern7.test(data)){
+if(!pattern8.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -2458,18 +2616,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const AgentRevision = validate42;
-const schema57 = {"type":"object","required":["id","object","agent_id","revision","spec","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^agtrev_"},"object":{"const":"agent.revision"},"agent_id":{"type":"string"},"revision":{"type":"integer","minimum":1},"spec":{"$ref":"#/$defs/AgentSpecFields"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const AgentRevision = validate44;
+const schema60 = {"type":"object","required":["id","object","agent_id","revision","spec","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^agtrev_"},"object":{"const":"agent.revision"},"agent_id":{"type":"string"},"revision":{"type":"integer","minimum":1},"spec":{"$ref":"#/$defs/AgentSpecFields"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2552,7 +2710,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern8.test(data0)){
+if(!pattern9.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^agtrev_"},message:"must match pattern \""+"^agtrev_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -2624,8 +2782,8 @@ errors++;
 }
 }
 if(data.spec !== undefined){
-if(!(validate22(data.spec, {instancePath:instancePath+"/spec",parentData:data,parentDataProperty:"spec",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data.spec, {instancePath:instancePath+"/spec",parentData:data,parentDataProperty:"spec",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
@@ -2653,18 +2811,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentRevisionList = validate44;
-const schema59 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/AgentRevision"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const AgentRevisionList = validate46;
+const schema62 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/AgentRevision"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2731,8 +2889,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate42(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate44(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -2751,7 +2909,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema59.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema62.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2764,7 +2922,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema59.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema62.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2797,17 +2955,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentSpecFields = validate46;
+export const AgentSpecFields = validate48;
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2841,8 +2999,8 @@ errors++;
 }
 }
 if(data.model !== undefined){
-if(!(validate23(data.model, {instancePath:instancePath+"/model",parentData:data,parentDataProperty:"model",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate24(data.model, {instancePath:instancePath+"/model",parentData:data,parentDataProperty:"model",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
@@ -2886,8 +3044,8 @@ errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate32(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -2966,7 +3124,7 @@ const len2 = data9.length;
 for(let i2=0; i2<len2; i2++){
 let data10 = data9[i2];
 if(!((data10 === "write") || (data10 === "privileged"))){
-const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema48.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema51.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3279,18 +3437,18 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ApprovalDecisionRequest = validate49;
-const schema64 = {"type":"object","required":["call_id","decision"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"decision":{"enum":["approve","deny"]},"reason":{"type":"string","maxLength":4000}}};
+export const ApprovalDecisionRequest = validate51;
+const schema67 = {"type":"object","required":["call_id","decision"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"decision":{"enum":["approve","deny"]},"reason":{"type":"string","maxLength":4000}}};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3368,7 +3526,7 @@ errors++;
 if(data.decision !== undefined){
 let data1 = data.decision;
 if(!((data1 === "approve") || (data1 === "deny"))){
-const err6 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema64.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema67.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3414,17 +3572,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ApprovalPolicy = validate50;
+export const ApprovalPolicy = validate52;
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3479,7 +3637,7 @@ const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
 let data3 = data2[i1];
 if(!((data3 === "write") || (data3 === "privileged"))){
-const err3 = {instancePath:instancePath+"/risks/" + i1,schemaPath:"#/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema48.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/risks/" + i1,schemaPath:"#/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema51.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3547,18 +3705,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ApprovalRequestItem = validate51;
-const schema66 = {"type":"object","description":"OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals).","required":["id","type","server_label","name","arguments"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_approval_request"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"}}};
+export const ApprovalRequestItem = validate53;
+const schema69 = {"type":"object","description":"OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals).","required":["id","type","server_label","name","arguments"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_approval_request"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3699,17 +3857,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const BuiltinToolSpec = validate52;
+export const BuiltinToolSpec = validate54;
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3764,7 +3922,7 @@ errors++;
 if(data.name !== undefined){
 let data1 = data.name;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -3789,7 +3947,7 @@ errors++;
 if(data.risk !== undefined){
 let data2 = data.risk;
 if(!(((data2 === "read") || (data2 === "write")) || (data2 === "privileged"))){
-const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3810,22 +3968,22 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatCompletion = validate53;
-const schema69 = {"type":"object","required":["id","object","created","model","choices","usage"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_","description":"The Palai response that ran it."},"object":{"const":"chat.completion"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string","description":"The agent's name."},"choices":{"type":"array","items":{"type":"object","required":["index","message","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"message":{"type":"object","required":["role","content","refusal"],"additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"refusal":{"type":"null"},"tool_calls":{"type":"array","items":{"$ref":"#/$defs/ChatToolCall"}}}},"finish_reason":{"$ref":"#/$defs/ChatFinishReason"},"logprobs":{"type":"null"}}}},"usage":{"$ref":"#/$defs/ChatUsage"}}};
-const schema71 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
-const schema72 = {"enum":["stop","length","tool_calls"]};
-const schema73 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
-const pattern12 = new RegExp("^resp_", "u");
+export const ChatCompletion = validate55;
+const schema72 = {"type":"object","required":["id","object","created","model","choices","usage"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_","description":"The Palai response that ran it."},"object":{"const":"chat.completion"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string","description":"The agent's name."},"choices":{"type":"array","items":{"type":"object","required":["index","message","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"message":{"type":"object","required":["role","content","refusal"],"additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"refusal":{"type":"null"},"tool_calls":{"type":"array","items":{"$ref":"#/$defs/ChatToolCall"}}}},"finish_reason":{"$ref":"#/$defs/ChatFinishReason"},"logprobs":{"type":"null"}}}},"usage":{"$ref":"#/$defs/ChatUsage"}}};
+const schema74 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
+const schema75 = {"enum":["stop","length","tool_calls"]};
+const schema76 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
+const pattern13 = new RegExp("^resp_", "u");
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3908,7 +4066,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern13.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4098,7 +4256,7 @@ errors++;
 if(data7.content !== undefined){
 let data9 = data7.content;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/choices/" + i0+"/message/content",schemaPath:"#/properties/choices/items/properties/message/properties/content/type",keyword:"type",params:{type: schema69.properties.choices.items.properties.message.properties.content.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/choices/" + i0+"/message/content",schemaPath:"#/properties/choices/items/properties/message/properties/content/type",keyword:"type",params:{type: schema72.properties.choices.items.properties.message.properties.content.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4325,7 +4483,7 @@ errors++;
 if(data5.finish_reason !== undefined){
 let data18 = data5.finish_reason;
 if(!(((data18 === "stop") || (data18 === "length")) || (data18 === "tool_calls"))){
-const err42 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema72.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4514,18 +4672,18 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatCompletionChunk = validate54;
-const schema74 = {"type":"object","description":"One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`).","required":["id","object","created","model","choices"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"chat.completion.chunk"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string"},"choices":{"type":"array","items":{"type":"object","required":["index","delta","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"delta":{"type":"object","additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":"string"},"tool_calls":{"type":"array","items":{"type":"object","required":["index","id","type","function"],"additionalProperties":false,"properties":{"index":{"type":"integer","minimum":0},"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},"finish_reason":{"oneOf":[{"$ref":"#/$defs/ChatFinishReason"},{"type":"null"}]},"logprobs":{"type":"null"}}}},"usage":{"oneOf":[{"$ref":"#/$defs/ChatUsage"},{"type":"null"}]}}};
+export const ChatCompletionChunk = validate56;
+const schema77 = {"type":"object","description":"One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`).","required":["id","object","created","model","choices"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"chat.completion.chunk"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string"},"choices":{"type":"array","items":{"type":"object","required":["index","delta","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"delta":{"type":"object","additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":"string"},"tool_calls":{"type":"array","items":{"type":"object","required":["index","id","type","function"],"additionalProperties":false,"properties":{"index":{"type":"integer","minimum":0},"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},"finish_reason":{"oneOf":[{"$ref":"#/$defs/ChatFinishReason"},{"type":"null"}]},"logprobs":{"type":"null"}}}},"usage":{"oneOf":[{"$ref":"#/$defs/ChatUsage"},{"type":"null"}]}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4598,7 +4756,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern13.test(data0)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -4977,7 +5135,7 @@ let valid10 = false;
 let passing0 = null;
 const _errs40 = errors;
 if(!(((data18 === "stop") || (data18 === "length")) || (data18 === "tool_calls"))){
-const err37 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema72.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5266,22 +5424,22 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatCompletionRequest = validate55;
-const schema78 = {"type":"object","description":"OpenAI's Chat Completions request; `model` names a Palai agent. `tools`\nare client functions of this run; `tool` messages answering the calls of\na response that waits resume that response. `n` above 1 is refused with\na 400 naming the field.\n","required":["model","messages"],"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"messages":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ChatMessage"}},"stream":{"type":["boolean","null"]},"stream_options":{"oneOf":[{"type":"null"},{"type":"object","properties":{"include_usage":{"type":"boolean"}}}]},"n":{"type":["integer","null"],"minimum":1},"tools":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatTool"}},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ChatToolChoice"},{"type":"null"}]},"parallel_tool_calls":{"type":["boolean","null"]},"response_format":{"oneOf":[{"$ref":"#/$defs/ChatResponseFormat"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2},"top_p":{"type":["number","null"],"minimum":0,"maximum":1},"max_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"max_completion_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"user":{"type":["string","null"],"maxLength":256},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}},"additionalProperties":true};
-const schema81 = {"type":"object","required":["type","function"],"properties":{"type":{"const":"function","description":"Only function tools: an agent's own tools come from its spec."},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"]},"strict":{"type":["boolean","null"]}}}}};
-const schema82 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","function"],"properties":{"type":{"const":"function"},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}}}]};
-const schema83 = {"oneOf":[{"type":"object","required":["type"],"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","json_schema"],"properties":{"type":{"const":"json_schema"},"json_schema":{"type":"object","required":["name","schema"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}}}]};
-const schema79 = {"type":"object","required":["role"],"properties":{"role":{"enum":["system","developer","user","assistant","tool"]},"content":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"null"},{"type":"array","maxItems":100,"items":{"type":"object","required":["type"],"properties":{"type":{"type":"string"},"text":{"type":"string","maxLength":1048576}}}}]},"name":{"type":"string","maxLength":256},"tool_calls":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatToolCall"}},"tool_call_id":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":true};
+export const ChatCompletionRequest = validate57;
+const schema81 = {"type":"object","description":"OpenAI's Chat Completions request; `model` names a Palai agent. `tools`\nare client functions of this run; `tool` messages answering the calls of\na response that waits resume that response. `n` above 1 is refused with\na 400 naming the field.\n","required":["model","messages"],"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"messages":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ChatMessage"}},"stream":{"type":["boolean","null"]},"stream_options":{"oneOf":[{"type":"null"},{"type":"object","properties":{"include_usage":{"type":"boolean"}}}]},"n":{"type":["integer","null"],"minimum":1},"tools":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatTool"}},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ChatToolChoice"},{"type":"null"}]},"parallel_tool_calls":{"type":["boolean","null"]},"response_format":{"oneOf":[{"$ref":"#/$defs/ChatResponseFormat"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2},"top_p":{"type":["number","null"],"minimum":0,"maximum":1},"max_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"max_completion_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"user":{"type":["string","null"],"maxLength":256},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}},"additionalProperties":true};
+const schema84 = {"type":"object","required":["type","function"],"properties":{"type":{"const":"function","description":"Only function tools: an agent's own tools come from its spec."},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"]},"strict":{"type":["boolean","null"]}}}}};
+const schema85 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","function"],"properties":{"type":{"const":"function"},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}}}]};
+const schema86 = {"oneOf":[{"type":"object","required":["type"],"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","json_schema"],"properties":{"type":{"const":"json_schema"},"json_schema":{"type":"object","required":["name","schema"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}}}]};
+const schema82 = {"type":"object","required":["role"],"properties":{"role":{"enum":["system","developer","user","assistant","tool"]},"content":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"null"},{"type":"array","maxItems":100,"items":{"type":"object","required":["type"],"properties":{"type":{"type":"string"},"text":{"type":"string","maxLength":1048576}}}}]},"name":{"type":"string","maxLength":256},"tool_calls":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatToolCall"}},"tool_call_id":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":true};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5302,7 +5460,7 @@ errors++;
 if(data.role !== undefined){
 let data0 = data.role;
 if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema79.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema82.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5514,7 +5672,7 @@ errors++;
 if(data.tool_calls !== undefined){
 let data6 = data.tool_calls;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema79.properties.tool_calls.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema82.properties.tool_calls.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5757,16 +5915,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5854,8 +6012,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate56(data1[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate58(data1[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 }
@@ -5874,7 +6032,7 @@ errors++;
 if(data.stream !== undefined){
 let data3 = data.stream;
 if((typeof data3 !== "boolean") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema78.properties.stream.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema81.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5968,7 +6126,7 @@ vErrors = null;
 if(data.n !== undefined){
 let data6 = data.n;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/type",keyword:"type",params:{type: schema78.properties.n.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/type",keyword:"type",params:{type: schema81.properties.n.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5993,7 +6151,7 @@ errors++;
 if(data.tools !== undefined){
 let data7 = data.tools;
 if((!(Array.isArray(data7))) && (data7 !== null)){
-const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema78.properties.tools.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema81.properties.tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6065,7 +6223,7 @@ errors++;
 if(data10.name !== undefined){
 let data11 = data10.name;
 if(typeof data11 === "string"){
-if(!pattern4.test(data11)){
+if(!pattern5.test(data11)){
 const err21 = {instancePath:instancePath+"/tools/" + i1+"/function/name",schemaPath:"#/$defs/ChatTool/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -6090,7 +6248,7 @@ errors++;
 if(data10.description !== undefined){
 let data12 = data10.description;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err23 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/type",keyword:"type",params:{type: schema81.properties.function.properties.description.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/type",keyword:"type",params:{type: schema84.properties.function.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6115,7 +6273,7 @@ errors++;
 if(data10.parameters !== undefined){
 let data13 = data10.parameters;
 if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
-const err25 = {instancePath:instancePath+"/tools/" + i1+"/function/parameters",schemaPath:"#/$defs/ChatTool/properties/function/properties/parameters/type",keyword:"type",params:{type: schema81.properties.function.properties.parameters.type},message:"must be object,null"};
+const err25 = {instancePath:instancePath+"/tools/" + i1+"/function/parameters",schemaPath:"#/$defs/ChatTool/properties/function/properties/parameters/type",keyword:"type",params:{type: schema84.properties.function.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6128,7 +6286,7 @@ errors++;
 if(data10.strict !== undefined){
 let data14 = data10.strict;
 if((typeof data14 !== "boolean") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/tools/" + i1+"/function/strict",schemaPath:"#/$defs/ChatTool/properties/function/properties/strict/type",keyword:"type",params:{type: schema81.properties.function.properties.strict.type},message:"must be boolean,null"};
+const err26 = {instancePath:instancePath+"/tools/" + i1+"/function/strict",schemaPath:"#/$defs/ChatTool/properties/function/properties/strict/type",keyword:"type",params:{type: schema84.properties.function.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6175,7 +6333,7 @@ let valid12 = false;
 let passing2 = null;
 const _errs40 = errors;
 if(!(((data15 === "auto") || (data15 === "none")) || (data15 === "required"))){
-const err29 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema82.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema85.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6239,7 +6397,7 @@ errors++;
 if(data17.name !== undefined){
 let data18 = data17.name;
 if(typeof data18 === "string"){
-if(!pattern4.test(data18)){
+if(!pattern5.test(data18)){
 const err34 = {instancePath:instancePath+"/tool_choice/function/name",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -6371,7 +6529,7 @@ vErrors = null;
 if(data.parallel_tool_calls !== undefined){
 let data19 = data.parallel_tool_calls;
 if((typeof data19 !== "boolean") && (data19 !== null)){
-const err41 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema78.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err41 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema81.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6541,7 +6699,7 @@ errors++;
 if(data24.name !== undefined){
 let data25 = data24.name;
 if(typeof data25 === "string"){
-if(!pattern4.test(data25)){
+if(!pattern5.test(data25)){
 const err53 = {instancePath:instancePath+"/response_format/json_schema/name",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -6604,7 +6762,7 @@ errors++;
 if(data24.strict !== undefined){
 let data28 = data24.strict;
 if((typeof data28 !== "boolean") && (data28 !== null)){
-const err58 = {instancePath:instancePath+"/response_format/json_schema/strict",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema83.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
+const err58 = {instancePath:instancePath+"/response_format/json_schema/strict",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema86.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -6727,7 +6885,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data29 = data.temperature;
 if((!((typeof data29 == "number") && (isFinite(data29)))) && (data29 !== null)){
-const err64 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema78.properties.temperature.type},message:"must be number,null"};
+const err64 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema81.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -6762,7 +6920,7 @@ errors++;
 if(data.top_p !== undefined){
 let data30 = data.top_p;
 if((!((typeof data30 == "number") && (isFinite(data30)))) && (data30 !== null)){
-const err67 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema78.properties.top_p.type},message:"must be number,null"};
+const err67 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema81.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -6797,7 +6955,7 @@ errors++;
 if(data.max_tokens !== undefined){
 let data31 = data.max_tokens;
 if((!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))) && (data31 !== null)){
-const err70 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema78.properties.max_tokens.type},message:"must be integer,null"};
+const err70 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema81.properties.max_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -6832,7 +6990,7 @@ errors++;
 if(data.max_completion_tokens !== undefined){
 let data32 = data.max_completion_tokens;
 if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
-const err73 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/type",keyword:"type",params:{type: schema78.properties.max_completion_tokens.type},message:"must be integer,null"};
+const err73 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/type",keyword:"type",params:{type: schema81.properties.max_completion_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -6867,7 +7025,7 @@ errors++;
 if(data.user !== undefined){
 let data33 = data.user;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err76 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema78.properties.user.type},message:"must be string,null"};
+const err76 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema81.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -7028,17 +7186,17 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatFinishReason = validate58;
+export const ChatFinishReason = validate60;
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7046,7 +7204,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "stop") || (data === "length")) || (data === "tool_calls"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7055,17 +7213,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ChatMessage = validate59;
+export const ChatMessage = validate61;
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7086,7 +7244,7 @@ errors++;
 if(data.role !== undefined){
 let data0 = data.role;
 if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema79.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema82.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7298,7 +7456,7 @@ errors++;
 if(data.tool_calls !== undefined){
 let data6 = data.tool_calls;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema79.properties.tool_calls.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema82.properties.tool_calls.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7541,17 +7699,17 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatResponseFormat = validate60;
+export const ChatResponseFormat = validate62;
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7712,7 +7870,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
+if(!pattern5.test(data4)){
 const err11 = {instancePath:instancePath+"/json_schema/name",schemaPath:"#/oneOf/2/properties/json_schema/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -7775,7 +7933,7 @@ errors++;
 if(data3.strict !== undefined){
 let data7 = data3.strict;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/json_schema/strict",schemaPath:"#/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema83.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
+const err16 = {instancePath:instancePath+"/json_schema/strict",schemaPath:"#/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema86.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7846,18 +8004,18 @@ vErrors = null;
 }
 }
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate60.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ChatTool = validate61;
+export const ChatTool = validate63;
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7913,7 +8071,7 @@ errors++;
 if(data1.name !== undefined){
 let data2 = data1.name;
 if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
+if(!pattern5.test(data2)){
 const err4 = {instancePath:instancePath+"/function/name",schemaPath:"#/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -7938,7 +8096,7 @@ errors++;
 if(data1.description !== undefined){
 let data3 = data1.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/function/description",schemaPath:"#/properties/function/properties/description/type",keyword:"type",params:{type: schema81.properties.function.properties.description.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/function/description",schemaPath:"#/properties/function/properties/description/type",keyword:"type",params:{type: schema84.properties.function.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7963,7 +8121,7 @@ errors++;
 if(data1.parameters !== undefined){
 let data4 = data1.parameters;
 if((!(data4 && typeof data4 == "object" && !Array.isArray(data4))) && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/function/parameters",schemaPath:"#/properties/function/properties/parameters/type",keyword:"type",params:{type: schema81.properties.function.properties.parameters.type},message:"must be object,null"};
+const err8 = {instancePath:instancePath+"/function/parameters",schemaPath:"#/properties/function/properties/parameters/type",keyword:"type",params:{type: schema84.properties.function.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7976,7 +8134,7 @@ errors++;
 if(data1.strict !== undefined){
 let data5 = data1.strict;
 if((typeof data5 !== "boolean") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/function/strict",schemaPath:"#/properties/function/properties/strict/type",keyword:"type",params:{type: schema81.properties.function.properties.strict.type},message:"must be boolean,null"};
+const err9 = {instancePath:instancePath+"/function/strict",schemaPath:"#/properties/function/properties/strict/type",keyword:"type",params:{type: schema84.properties.function.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8009,17 +8167,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":{"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ChatToolCall = validate62;
+export const ChatToolCall = validate64;
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8197,17 +8355,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"id":true,"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":{"id":true,"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ChatToolChoice = validate63;
+export const ChatToolChoice = validate65;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8219,7 +8377,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema82.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema85.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8283,7 +8441,7 @@ errors++;
 if(data1.name !== undefined){
 let data2 = data1.name;
 if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
+if(!pattern5.test(data2)){
 const err5 = {instancePath:instancePath+"/function/name",schemaPath:"#/oneOf/1/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -8363,18 +8521,18 @@ vErrors = null;
 }
 }
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate63.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate65.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ChatUsage = validate64;
+export const ChatUsage = validate66;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8510,20 +8668,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ContentPart = validate65;
-const schema93 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema94 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema95 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+export const ContentPart = validate67;
+const schema96 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema97 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema98 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8715,19 +8873,19 @@ vErrors = null;
 }
 }
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate65.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate67.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ContentPartEvent = validate66;
-const schema96 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"enum":["response.content_part.added","response.content_part.done"]},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/OutputTextPart"}}};
+export const ContentPartEvent = validate68;
+const schema99 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"enum":["response.content_part.added","response.content_part.done"]},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/OutputTextPart"}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8810,7 +8968,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.content_part.added") || (data0 === "response.content_part.done"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema96.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema99.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8999,19 +9157,19 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Conversation = validate67;
-const schema98 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const pattern20 = new RegExp("^ses_", "u");
+export const Conversation = validate69;
+const schema101 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const pattern21 = new RegExp("^ses_", "u");
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9074,7 +9232,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
+if(!pattern21.test(data0)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses_"},message:"must match pattern \""+"^ses_"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -9208,26 +9366,26 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateAgentRequest = validate68;
-const schema101 = {"type":"object","required":["name","model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const CreateAgentRequest = validate70;
+const schema104 = {"type":"object","required":["name","model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -9254,7 +9412,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern7.test(data0)){
+if(!pattern8.test(data0)){
 const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -9299,22 +9457,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateConversationItemsRequest = validate70;
-const schema103 = {"type":"object","required":["items"],"additionalProperties":false,"properties":{"items":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}}};
-const schema104 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"}]};
-const schema105 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
-const schema106 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
-const schema107 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
+export const CreateConversationItemsRequest = validate72;
+const schema106 = {"type":"object","required":["items"],"additionalProperties":false,"properties":{"items":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}}};
+const schema107 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"}]};
+const schema108 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
+const schema109 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
+const schema110 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9373,7 +9531,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9443,7 +9601,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema105.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema108.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9843,17 +10001,17 @@ vErrors = null;
 }
 }
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate71.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate73.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9908,8 +10066,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate71(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate73(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 }
@@ -9936,18 +10094,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateConversationRequest = validate73;
-const schema108 = {"type":"object","additionalProperties":false,"properties":{"items":{"oneOf":[{"type":"null"},{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}}};
+export const CreateConversationRequest = validate75;
+const schema111 = {"type":"object","additionalProperties":false,"properties":{"items":{"oneOf":[{"type":"null"},{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10002,8 +10160,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate71(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate73(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 }
@@ -10190,20 +10348,20 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateModelConnectionRequest = validate75;
-const schema110 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
-const pattern22 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern23 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const CreateModelConnectionRequest = validate77;
+const schema113 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
+const pattern23 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern24 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10246,7 +10404,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern23.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -10271,7 +10429,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if(!((((data1 === "fake") || (data1 === "openai")) || (data1 === "openai-chat")) || (data1 === "anthropic"))){
-const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10354,7 +10512,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data4 = data.api_key_env;
 if(typeof data4 === "string"){
-if(!pattern23.test(data4)){
+if(!pattern24.test(data4)){
 const err12 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10422,23 +10580,233 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateResponseRequest = validate76;
-const schema112 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
-const schema116 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
-const schema117 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
-const schema118 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
-const schema113 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"}]};
-const schema114 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
+export const CreateRemoteAgentRequest = validate78;
+const schema115 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
+const pattern26 = new RegExp("^https?://", "u");
+const pattern27 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", "u");
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate78.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.card_url === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "card_url"},message:"must have required property '"+"card_url"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "name") || (key0 === "card_url")) || (key0 === "headers"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.card_url !== undefined){
+let data1 = data.card_url;
+if(typeof data1 === "string"){
+if(func1(data1) > 2000){
+const err5 = {instancePath:instancePath+"/card_url",schemaPath:"#/properties/card_url/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!pattern26.test(data1)){
+const err6 = {instancePath:instancePath+"/card_url",schemaPath:"#/properties/card_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/card_url",schemaPath:"#/properties/card_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.headers !== undefined){
+let data2 = data.headers;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Object.keys(data2).length > 16){
+const err8 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data2){
+const _errs9 = errors;
+if(typeof key1 === "string"){
+if(!pattern27.test(key1)){
+const err9 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"+"\"",propertyName:key1};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+var valid2 = _errs9 === errors;
+if(!valid2){
+const err10 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+for(const key2 in data2){
+let data3 = data2[key2];
+if(typeof data3 === "string"){
+if(func1(data3) > 8192){
+const err11 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 8192},message:"must NOT have more than 8192 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err12 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const CreateResponseRequest = validate79;
+const schema117 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
+const schema121 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
+const schema122 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
+const schema123 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const schema118 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"}]};
+const schema119 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
+
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10449,12 +10817,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate71.evaluated.props;
+var props0 = validate73.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -10567,7 +10935,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema114.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema119.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10640,17 +11008,17 @@ vErrors = null;
 }
 }
 }
-validate77.errors = vErrors;
+validate80.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate77.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate80.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10837,8 +11205,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate77(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate80(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -10889,7 +11257,7 @@ vErrors = null;
 if(data.instructions !== undefined){
 let data3 = data.instructions;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema112.properties.instructions.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema117.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10949,7 +11317,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data5 = data.previous_response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema112.properties.previous_response_id.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema117.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10984,7 +11352,7 @@ errors++;
 if(data.stream !== undefined){
 let data6 = data.stream;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema112.properties.stream.type},message:"must be boolean,null"};
+const err22 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema117.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10997,7 +11365,7 @@ errors++;
 if(data.background !== undefined){
 let data7 = data.background;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema112.properties.background.type},message:"must be boolean,null"};
+const err23 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema117.properties.background.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11138,7 +11506,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data10 = data.temperature;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err32 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema112.properties.temperature.type},message:"must be number,null"};
+const err32 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema117.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11173,7 +11541,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data11 = data.max_output_tokens;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema112.properties.max_output_tokens.type},message:"must be integer,null"};
+const err35 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema117.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11208,7 +11576,7 @@ errors++;
 if(data.user !== undefined){
 let data12 = data.user;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err38 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema112.properties.user.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema117.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -11233,7 +11601,7 @@ errors++;
 if(data.top_p !== undefined){
 let data13 = data.top_p;
 if((!((typeof data13 == "number") && (isFinite(data13)))) && (data13 !== null)){
-const err40 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema112.properties.top_p.type},message:"must be number,null"};
+const err40 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema117.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11268,7 +11636,7 @@ errors++;
 if(data.store !== undefined){
 let data14 = data.store;
 if(!((data14 === true) || (data14 === null))){
-const err43 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema112.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema117.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11281,7 +11649,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data15 = data.parallel_tool_calls;
 if((typeof data15 !== "boolean") && (data15 !== null)){
-const err44 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema112.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err44 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema117.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11298,7 +11666,7 @@ let valid10 = false;
 let passing2 = null;
 const _errs50 = errors;
 if(!(data16 === "disabled")){
-const err45 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema112.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err45 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema117.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11367,7 +11735,7 @@ let valid13 = false;
 let passing4 = null;
 const _errs58 = errors;
 if(!(((data17 === "auto") || (data17 === "none")) || (data17 === "required"))){
-const err48 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema116.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err48 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema121.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11430,7 +11798,7 @@ errors++;
 if(data17.name !== undefined){
 let data19 = data17.name;
 if(typeof data19 === "string"){
-if(!pattern4.test(data19)){
+if(!pattern5.test(data19)){
 const err53 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -11547,7 +11915,7 @@ vErrors = null;
 if(data.tools !== undefined){
 let data20 = data.tools;
 if((!(Array.isArray(data20))) && (data20 !== null)){
-const err59 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema112.properties.tools.type},message:"must be array,null"};
+const err59 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema117.properties.tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -11606,7 +11974,7 @@ errors++;
 if(data21.name !== undefined){
 let data23 = data21.name;
 if(typeof data23 === "string"){
-if(!pattern4.test(data23)){
+if(!pattern5.test(data23)){
 const err64 = {instancePath:instancePath+"/tools/" + i1+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err64];
@@ -11631,7 +11999,7 @@ errors++;
 if(data21.description !== undefined){
 let data24 = data21.description;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err66 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema117.properties.description.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema122.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -11656,7 +12024,7 @@ errors++;
 if(data21.parameters !== undefined){
 let data25 = data21.parameters;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err68 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema117.properties.parameters.type},message:"must be object,null"};
+const err68 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema122.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -11669,7 +12037,7 @@ errors++;
 if(data21.strict !== undefined){
 let data26 = data21.strict;
 if((typeof data26 !== "boolean") && (data26 !== null)){
-const err69 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema117.properties.strict.type},message:"must be boolean,null"};
+const err69 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema122.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -11696,7 +12064,7 @@ errors++;
 if(data.text !== undefined){
 let data27 = data.text;
 if((!(data27 && typeof data27 == "object" && !Array.isArray(data27))) && (data27 !== null)){
-const err71 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema112.properties.text.type},message:"must be object,null"};
+const err71 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema117.properties.text.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -11883,7 +12251,7 @@ errors++;
 if(data28.name !== undefined){
 let data32 = data28.name;
 if(typeof data32 === "string"){
-if(!pattern4.test(data32)){
+if(!pattern5.test(data32)){
 const err85 = {instancePath:instancePath+"/text/format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err85];
@@ -11946,7 +12314,7 @@ errors++;
 if(data28.strict !== undefined){
 let data35 = data28.strict;
 if((typeof data35 !== "boolean") && (data35 !== null)){
-const err90 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema118.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err90 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema123.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12175,18 +12543,18 @@ vErrors.push(err103);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSessionRequest = validate80;
-const schema119 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const CreateSessionRequest = validate83;
+const schema124 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12338,18 +12706,294 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObject = validate81;
-const schema121 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
+export const CreateWebhookEndpointRequest = validate84;
+const schema126 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate84.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.url === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.events === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "events"},message:"must have required property '"+"events"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "url") || (key0 === "events")) || (key0 === "agents")) || (key0 === "description")) || (key0 === "enabled"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data0 = data.url;
+if(typeof data0 === "string"){
+if(func1(data0) > 2000){
+const err3 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+let data1 = data.events;
+if(Array.isArray(data1)){
+if(data1.length > 16){
+const err6 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.length < 1){
+const err7 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err8 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/properties/events/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err9 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/properties/events/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/properties/events/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.agents !== undefined){
+let data3 = data.agents;
+if(Array.isArray(data3)){
+if(data3.length > 100){
+const err12 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data3.length < 1){
+const err13 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err14 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err15 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data5 = data.description;
+if(typeof data5 === "string"){
+if(func1(data5) > 500){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.enabled !== undefined){
+if(typeof data.enabled !== "boolean"){
+const err20 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate84.errors = vErrors;
+return errors === 0;
+}
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const DeletedObject = validate85;
+const schema127 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
+
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12446,17 +13090,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeErrorStep = validate82;
+export const FakeErrorStep = validate86;
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12534,7 +13178,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((data1 === 400) || (data1 === 401)) || (data1 === 403)) || (data1 === 404)) || (data1 === 429)) || (data1 === 500)) || (data1 === 502)) || (data1 === 503))){
-const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12579,17 +13223,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeJsonStep = validate83;
+export const FakeJsonStep = validate87;
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12665,17 +13309,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeProviderError = validate84;
+export const FakeProviderError = validate88;
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12728,7 +13372,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data0 === 400) || (data0 === 401)) || (data0 === 403)) || (data0 === 404)) || (data0 === 429)) || (data0 === 500)) || (data0 === 502)) || (data0 === 503))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12761,17 +13405,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeStep = validate85;
+export const FakeStep = validate89;
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12782,8 +13426,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate25(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -13060,8 +13704,8 @@ props0 = true;
 }
 }
 const _errs23 = errors;
-if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs23 === errors;
@@ -13101,18 +13745,18 @@ vErrors = null;
 }
 }
 }
-validate85.errors = vErrors;
+validate89.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate85.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate89.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const FakeTextStep = validate88;
+export const FakeTextStep = validate92;
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13237,7 +13881,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data3 === 400) || (data3 === 401)) || (data3 === 403)) || (data3 === 404)) || (data3 === 429)) || (data3 === 500)) || (data3 === 502)) || (data3 === 503))){
-const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13282,17 +13926,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeToolCallsStep = validate89;
+export const FakeToolCallsStep = validate93;
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13469,18 +14113,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallItem = validate90;
-const schema132 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]}}};
+export const FunctionCallItem = validate94;
+const schema138 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13601,7 +14245,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema132.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema138.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13622,18 +14266,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallOutputItem = validate91;
-const schema133 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+export const FunctionCallOutputItem = validate95;
+const schema139 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13732,7 +14376,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!(((data4 === "in_progress") || (data4 === "completed")) || (data4 === "incomplete"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema139.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13753,17 +14397,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionToolSpec = validate92;
+export const FunctionToolSpec = validate96;
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13818,7 +14462,7 @@ errors++;
 if(data.name !== undefined){
 let data1 = data.name;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -13893,7 +14537,7 @@ errors++;
 if(data.risk !== undefined){
 let data5 = data.risk;
 if(!(((data5 === "read") || (data5 === "write")) || (data5 === "privileged"))){
-const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13914,18 +14558,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate93;
-const schema136 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
+export const Health = validate97;
+const schema142 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13978,17 +14622,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputApprovalResponse = validate94;
+export const InputApprovalResponse = validate98;
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14100,7 +14744,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema114.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema119.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14133,17 +14777,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCall = validate95;
+export const InputFunctionCall = validate99;
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14288,17 +14932,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCallOutput = validate96;
+export const InputFunctionCallOutput = validate100;
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14408,17 +15052,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputItem = validate97;
+export const InputItem = validate101;
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14477,7 +15121,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14547,7 +15191,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema105.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema108.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14947,18 +15591,18 @@ vErrors = null;
 }
 }
 }
-validate97.errors = vErrors;
+validate101.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate97.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate101.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const InputMessage = validate98;
+export const InputMessage = validate102;
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15013,7 +15657,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15083,7 +15727,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema105.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema108.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15172,17 +15816,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputTextPart = validate99;
+export const InputTextPart = validate103;
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15245,19 +15889,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Item = validate100;
-const schema146 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema147 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+export const Item = validate104;
+const schema152 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema153 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15332,7 +15976,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema147.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema153.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15345,7 +15989,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema147.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15360,8 +16004,8 @@ let data4 = data.content;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate65(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 }
@@ -15388,16 +16032,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15408,8 +16052,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -15538,7 +16182,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema132.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema138.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15671,7 +16315,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema139.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15733,19 +16377,19 @@ vErrors = null;
 }
 }
 }
-validate100.errors = vErrors;
+validate104.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate100.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate104.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ItemList = validate104;
-const schema150 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ItemList = validate108;
+const schema156 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15812,8 +16456,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate100(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate104(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 }
@@ -15832,7 +16476,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema150.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema156.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15845,7 +16489,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema150.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema156.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15878,17 +16522,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MessageItem = validate106;
+export const MessageItem = validate110;
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15963,7 +16607,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema147.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema153.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15976,7 +16620,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema147.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15991,8 +16635,8 @@ let data4 = data.content;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate65(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 }
@@ -16019,17 +16663,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Metadata = validate108;
+export const Metadata = validate112;
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16109,18 +16753,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Model = validate109;
-const schema153 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
+export const Model = validate113;
+const schema159 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16262,20 +16906,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnection = validate110;
-const schema155 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const func106 = Object.prototype.hasOwnProperty;
-const pattern28 = new RegExp("^mconn_", "u");
+export const ModelConnection = validate114;
+const schema161 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const func117 = Object.prototype.hasOwnProperty;
+const pattern32 = new RegExp("^mconn_", "u");
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16374,7 +17018,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func106.call(schema155.properties, key0))){
+if(!(func117.call(schema161.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -16388,7 +17032,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern28.test(data0)){
+if(!pattern32.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mconn_"},message:"must match pattern \""+"^mconn_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -16437,7 +17081,7 @@ errors++;
 if(data.provider !== undefined){
 let data3 = data.provider;
 if(!((((data3 === "fake") || (data3 === "openai")) || (data3 === "openai-chat")) || (data3 === "anthropic"))){
-const err14 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16450,7 +17094,7 @@ errors++;
 if(data.base_url !== undefined){
 let data4 = data.base_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema155.properties.base_url.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema161.properties.base_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16510,7 +17154,7 @@ errors++;
 if(data5.last4 !== undefined){
 let data7 = data5.last4;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema155.properties.api_key.properties.last4.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema161.properties.api_key.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16535,7 +17179,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data8 = data.api_key_env;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema155.properties.api_key_env.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema161.properties.api_key_env.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16548,7 +17192,7 @@ errors++;
 if(data.default_model !== undefined){
 let data9 = data.default_model;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema155.properties.default_model.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema161.properties.default_model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -16582,18 +17226,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnectionList = validate111;
-const schema158 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ModelConnectionList = validate115;
+const schema164 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16660,8 +17304,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate110(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate114(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
@@ -16680,7 +17324,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema158.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema164.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16693,7 +17337,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema158.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema164.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16726,18 +17370,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelList = validate113;
-const schema159 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
+export const ModelList = validate117;
+const schema165 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16794,8 +17438,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate109(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate113(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -16822,17 +17466,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelProvider = validate115;
+export const ModelProvider = validate119;
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16840,7 +17484,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "fake") || (data === "openai")) || (data === "openai-chat")) || (data === "anthropic"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -16849,17 +17493,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ModelSpec = validate116;
+export const ModelSpec = validate120;
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16959,7 +17603,7 @@ errors++;
 if(data.provider !== undefined){
 let data0 = data.provider;
 if(!((((data0 === "fake") || (data0 === "openai")) || (data0 === "openai-chat")) || (data0 === "anthropic"))){
-const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17089,8 +17733,8 @@ errors++;
 }
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate24(data4[i0], {instancePath:instancePath+"/script/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate25(data4[i0], {instancePath:instancePath+"/script/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
@@ -17177,18 +17821,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIErrorMember = validate118;
-const schema163 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
+export const OpenAIErrorMember = validate122;
+const schema169 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17263,7 +17907,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if(!((((((data1 === "invalid_request_error") || (data1 === "authentication_error")) || (data1 === "permission_error")) || (data1 === "not_found_error")) || (data1 === "rate_limit_error")) || (data1 === "server_error"))){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema163.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema169.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17288,7 +17932,7 @@ errors++;
 if(data.param !== undefined){
 let data3 = data.param;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema163.properties.param.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema169.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17309,18 +17953,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIResponseStatus = validate119;
-const schema164 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
+export const OpenAIResponseStatus = validate123;
+const schema170 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17328,7 +17972,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema164.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema170.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -17337,18 +17981,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const OutputItemEvent = validate120;
-const schema165 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+export const OutputItemEvent = validate124;
+const schema171 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17411,7 +18055,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema165.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema171.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17472,8 +18116,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate100(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate104(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 }
@@ -17488,18 +18132,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDeltaEvent = validate122;
-const schema166 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDeltaEvent = validate126;
+const schema172 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17713,18 +18357,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDoneEvent = validate123;
-const schema167 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDoneEvent = validate127;
+const schema173 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17938,17 +18582,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextPart = validate124;
+export const OutputTextPart = validate128;
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18033,18 +18677,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PendingToolCall = validate125;
-const schema169 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+export const PendingToolCall = validate129;
+const schema175 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18153,7 +18797,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18166,7 +18810,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema169.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema175.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18191,7 +18835,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema169.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema175.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -18212,19 +18856,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Problem = validate126;
-const schema171 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema172 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+export const Problem = validate130;
+const schema177 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema178 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18514,7 +19158,7 @@ errors++;
 if(data10.type !== undefined){
 let data12 = data10.type;
 if(!((((((data12 === "invalid_request_error") || (data12 === "authentication_error")) || (data12 === "permission_error")) || (data12 === "not_found_error")) || (data12 === "rate_limit_error")) || (data12 === "server_error"))){
-const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema163.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema169.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18539,7 +19183,7 @@ errors++;
 if(data10.param !== undefined){
 let data14 = data10.param;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema163.properties.param.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema169.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18572,17 +19216,17 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProblemFieldError = validate127;
+export const ProblemFieldError = validate131;
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18657,18 +19301,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate128;
-const schema175 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate132;
+const schema181 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18733,7 +19377,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema175.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema181.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18767,17 +19411,679 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate129;
+export const RemoteAgent = validate133;
+const schema182 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern33 = new RegExp("^ragt_", "u");
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate133.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.name === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.card_url === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "card_url"},message:"must have required property '"+"card_url"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.card === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "card"},message:"must have required property '"+"card"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.headers === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "headers"},message:"must have required property '"+"headers"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "id") || (key0 === "object")) || (key0 === "name")) || (key0 === "card_url")) || (key0 === "card")) || (key0 === "headers")) || (key0 === "created_at"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern33.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ragt_"},message:"must match pattern \""+"^ragt_"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("remote_agent" !== data.object){
+const err10 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "remote_agent"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.card_url !== undefined){
+if(typeof data.card_url !== "string"){
+const err12 = {instancePath:instancePath+"/card_url",schemaPath:"#/properties/card_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.card !== undefined){
+let data4 = data.card;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.name === undefined){
+const err13 = {instancePath:instancePath+"/card",schemaPath:"#/properties/card/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4.description === undefined){
+const err14 = {instancePath:instancePath+"/card",schemaPath:"#/properties/card/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4.version === undefined){
+const err15 = {instancePath:instancePath+"/card",schemaPath:"#/properties/card/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data4.streaming === undefined){
+const err16 = {instancePath:instancePath+"/card",schemaPath:"#/properties/card/required",keyword:"required",params:{missingProperty: "streaming"},message:"must have required property '"+"streaming"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!((((key1 === "name") || (key1 === "description")) || (key1 === "version")) || (key1 === "streaming"))){
+const err17 = {instancePath:instancePath+"/card",schemaPath:"#/properties/card/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data4.name !== undefined){
+if(typeof data4.name !== "string"){
+const err18 = {instancePath:instancePath+"/card/name",schemaPath:"#/properties/card/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data4.description !== undefined){
+if(typeof data4.description !== "string"){
+const err19 = {instancePath:instancePath+"/card/description",schemaPath:"#/properties/card/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data4.version !== undefined){
+if(typeof data4.version !== "string"){
+const err20 = {instancePath:instancePath+"/card/version",schemaPath:"#/properties/card/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data4.streaming !== undefined){
+if(typeof data4.streaming !== "boolean"){
+const err21 = {instancePath:instancePath+"/card/streaming",schemaPath:"#/properties/card/properties/streaming/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/card",schemaPath:"#/properties/card/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.headers !== undefined){
+let data9 = data.headers;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+for(const key2 in data9){
+let data10 = data9[key2];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.set === undefined){
+const err23 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/required",keyword:"required",params:{missingProperty: "set"},message:"must have required property '"+"set"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data10.last4 === undefined){
+const err24 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/required",keyword:"required",params:{missingProperty: "last4"},message:"must have required property '"+"last4"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+for(const key3 in data10){
+if(!((key3 === "set") || (key3 === "last4"))){
+const err25 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data10.set !== undefined){
+if(typeof data10.set !== "boolean"){
+const err26 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/set",schemaPath:"#/properties/headers/additionalProperties/properties/set/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data10.last4 !== undefined){
+let data12 = data10.last4;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema182.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data13 = data.created_at;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err30 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate133.errors = vErrors;
+return errors === 0;
+}
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const RemoteAgentList = validate134;
+const schema184 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate134.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate133(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.first_id !== undefined){
+let data3 = data.first_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema184.properties.first_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data4 = data.last_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema184.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate134.errors = vErrors;
+return errors === 0;
+}
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const RemoteAgentName = validate136;
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate136.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data === "string"){
+if(!pattern4.test(data)){
+const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate136.errors = vErrors;
+return errors === 0;
+}
+validate136.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const ReplayWebhookDeliveriesRequest = validate137;
+const schema186 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate137.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.from === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "from") || (key0 === "to")) || (key0 === "include_delivered"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.from !== undefined){
+let data0 = data.from;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err2 = {instancePath:instancePath+"/from",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.to !== undefined){
+let data1 = data.to;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err3 = {instancePath:instancePath+"/to",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.include_delivered !== undefined){
+if(typeof data.include_delivered !== "boolean"){
+const err4 = {instancePath:instancePath+"/include_delivered",schemaPath:"#/properties/include_delivered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate137.errors = vErrors;
+return errors === 0;
+}
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const RequestFunctionTool = validate138;
+
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18820,7 +20126,7 @@ errors++;
 if(data.name !== undefined){
 let data1 = data.name;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -18845,7 +20151,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema117.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema122.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18870,7 +20176,7 @@ errors++;
 if(data.parameters !== undefined){
 let data3 = data.parameters;
 if((!(data3 && typeof data3 == "object" && !Array.isArray(data3))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema117.properties.parameters.type},message:"must be object,null"};
+const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema122.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18883,7 +20189,7 @@ errors++;
 if(data.strict !== undefined){
 let data4 = data.strict;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema117.properties.strict.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema122.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18904,18 +20210,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate130;
-const schema177 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate139;
+const schema190 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18958,7 +20264,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema177.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema190.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -18973,8 +20279,8 @@ let data1 = data.calls;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate125(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate129(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 }
@@ -19001,22 +20307,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate132;
-const schema178 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema181 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema186 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema188 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const schema182 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"}]};
+export const Response = validate141;
+const schema191 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema194 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema199 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema201 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema195 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"}]};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19027,8 +20333,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -19157,7 +20463,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema132.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema138.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19290,7 +20596,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema139.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19501,17 +20807,17 @@ vErrors = null;
 }
 }
 }
-validate133.errors = vErrors;
+validate142.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate133.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate142.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19720,7 +21026,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func106.call(schema178.properties, key0))){
+if(!(func117.call(schema191.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -19734,7 +21040,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern13.test(data0)){
 const err21 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -19784,7 +21090,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema178.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema191.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19797,7 +21103,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((((data4 === "queued") || (data4 === "in_progress")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "cancelled")) || (data4 === "incomplete"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema164.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema170.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19810,7 +21116,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema181.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema194.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19951,7 +21257,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema178.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema191.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -20065,7 +21371,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema178.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema191.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -20078,7 +21384,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema178.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema191.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -20105,8 +21411,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate133(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate142(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
 }
@@ -20902,7 +22208,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema178.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema191.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -20962,8 +22268,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate130(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+if(!(validate139(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -21133,7 +22439,7 @@ errors++;
 if(data49.name !== undefined){
 let data51 = data49.name;
 if(typeof data51 === "string"){
-if(!pattern4.test(data51)){
+if(!pattern5.test(data51)){
 const err123 = {instancePath:instancePath+"/tools/" + i2+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err123];
@@ -21158,7 +22464,7 @@ errors++;
 if(data49.description !== undefined){
 let data52 = data49.description;
 if((typeof data52 !== "string") && (data52 !== null)){
-const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema117.properties.description.type},message:"must be string,null"};
+const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema122.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -21183,7 +22489,7 @@ errors++;
 if(data49.parameters !== undefined){
 let data53 = data49.parameters;
 if((!(data53 && typeof data53 == "object" && !Array.isArray(data53))) && (data53 !== null)){
-const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema117.properties.parameters.type},message:"must be object,null"};
+const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema122.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -21196,7 +22502,7 @@ errors++;
 if(data49.strict !== undefined){
 let data54 = data49.strict;
 if((typeof data54 !== "boolean") && (data54 !== null)){
-const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema117.properties.strict.type},message:"must be boolean,null"};
+const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema122.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -21249,7 +22555,7 @@ let valid34 = false;
 let passing5 = null;
 const _errs146 = errors;
 if(!(((data56 === "auto") || (data56 === "none")) || (data56 === "required"))){
-const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema116.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema121.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -21312,7 +22618,7 @@ errors++;
 if(data56.name !== undefined){
 let data58 = data56.name;
 if(typeof data58 === "string"){
-if(!pattern4.test(data58)){
+if(!pattern5.test(data58)){
 const err137 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err137];
@@ -21381,7 +22687,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema178.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema191.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -21394,7 +22700,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema178.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema191.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -21407,7 +22713,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema178.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema191.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -21420,7 +22726,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema178.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema191.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -21656,7 +22962,7 @@ errors++;
 if(data66.name !== undefined){
 let data70 = data66.name;
 if(typeof data70 === "string"){
-if(!pattern4.test(data70)){
+if(!pattern5.test(data70)){
 const err162 = {instancePath:instancePath+"/text/format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err162];
@@ -21719,7 +23025,7 @@ errors++;
 if(data66.strict !== undefined){
 let data73 = data66.strict;
 if((typeof data73 !== "boolean") && (data73 !== null)){
-const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema118.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema123.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -21800,17 +23106,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate137;
+export const ResponseError = validate146;
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21910,17 +23216,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate138;
+export const ResponseInputItem = validate147;
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21931,12 +23237,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate71.evaluated.props;
+var props0 = validate73.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -22049,7 +23355,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema114.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema119.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -22122,19 +23428,19 @@ vErrors = null;
 }
 }
 }
-validate138.errors = vErrors;
+validate147.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate138.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate147.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate140;
-const schema196 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate149;
+const schema209 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22187,7 +23493,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema196.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema209.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -22223,8 +23529,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate132(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate141(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 }
@@ -22239,18 +23545,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate142;
-const schema197 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate151;
+const schema210 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22317,8 +23623,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate132(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate141(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
 errors = vErrors.length;
 }
 }
@@ -22337,7 +23643,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema197.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema210.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22350,7 +23656,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema197.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema210.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22383,17 +23689,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate144;
+export const ResponseOutputItem = validate153;
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22404,8 +23710,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -22534,7 +23840,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema132.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema138.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22667,7 +23973,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema139.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -22878,18 +24184,18 @@ vErrors = null;
 }
 }
 }
-validate144.errors = vErrors;
+validate153.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate144.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate153.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate146;
+export const ResponseStatus = validate155;
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22897,7 +24203,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema181.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema194.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -22906,18 +24212,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseStreamEvent = validate147;
-const schema203 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
+export const ResponseStreamEvent = validate156;
+const schema216 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22928,8 +24234,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -22939,8 +24245,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -22957,8 +24263,8 @@ props0 = true;
 }
 }
 const _errs3 = errors;
-if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -23441,20 +24747,20 @@ vErrors = null;
 }
 }
 }
-validate147.errors = vErrors;
+validate156.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate147.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate156.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate151;
-const schema206 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema207 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate160;
+const schema219 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema220 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23465,12 +24771,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
+if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate147.evaluated.props;
+var props0 = validate156.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -23660,19 +24966,96 @@ vErrors = null;
 }
 }
 }
-validate151.errors = vErrors;
+validate160.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate151.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate160.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const Session = validate153;
-const schema208 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const RotateWebhookSecretRequest = validate162;
+const schema221 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate162.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(key0 === "expire_in_seconds")){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.expire_in_seconds !== undefined){
+let data0 = data.expire_in_seconds;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err1 = {instancePath:instancePath+"/expire_in_seconds",schemaPath:"#/properties/expire_in_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 604800 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/expire_in_seconds",schemaPath:"#/properties/expire_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0 < 0 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/expire_in_seconds",schemaPath:"#/properties/expire_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate162.errors = vErrors;
+return errors === 0;
+}
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const Session = validate163;
+const schema222 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23755,7 +25138,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
+if(!pattern21.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses_"},message:"must match pattern \""+"^ses_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -23792,7 +25175,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema208.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema222.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -23805,7 +25188,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema208.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema222.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -23915,17 +25298,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate154;
+export const StreamErrorEvent = validate164;
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24079,18 +25462,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate155;
-const schema212 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate165;
+const schema226 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24226,7 +25609,7 @@ errors++;
 if(data1.role !== undefined){
 let data4 = data1.role;
 if(!((((data4 === "user") || (data4 === "assistant")) || (data4 === "system")) || (data4 === "developer"))){
-const err10 = {instancePath:instancePath+"/input/" + i0+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/input/" + i0+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -24296,7 +25679,7 @@ errors++;
 if(data6.type !== undefined){
 let data7 = data6.type;
 if(!((data7 === "input_text") || (data7 === "output_text"))){
-const err15 = {instancePath:instancePath+"/input/" + i0+"/content/" + i1+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema105.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/input/" + i0+"/content/" + i1+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema108.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -24441,18 +25824,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate156;
-const schema214 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate166;
+const schema228 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24636,17 +26019,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate157;
+export const TextFormat = validate167;
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24828,7 +26211,7 @@ errors++;
 if(data.name !== undefined){
 let data3 = data.name;
 if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
+if(!pattern5.test(data3)){
 const err13 = {instancePath:instancePath+"/name",schemaPath:"#/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -24891,7 +26274,7 @@ errors++;
 if(data.strict !== undefined){
 let data6 = data.strict;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema118.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema123.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24948,18 +26331,18 @@ vErrors = null;
 }
 }
 }
-validate157.errors = vErrors;
+validate167.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate157.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate167.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate158;
+export const ToolChoice = validate168;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24971,7 +26354,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema116.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema121.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -25034,7 +26417,7 @@ errors++;
 if(data.name !== undefined){
 let data1 = data.name;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err5 = {instancePath:instancePath+"/name",schemaPath:"#/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -25100,18 +26483,18 @@ vErrors = null;
 }
 }
 }
-validate158.errors = vErrors;
+validate168.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate158.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate168.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate159;
+export const ToolRisk = validate169;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25119,7 +26502,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "read") || (data === "write")) || (data === "privileged"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -25128,17 +26511,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate160;
+export const ToolSpec = validate170;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25149,8 +26532,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -25160,8 +26543,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -25175,6 +26558,25 @@ valid0 = true;
 passing0 = 1;
 if(props0 !== true){
 props0 = true;
+}
+}
+const _errs3 = errors;
+if(!(validate21(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
 }
 }
 }
@@ -25199,18 +26601,18 @@ vErrors = null;
 }
 }
 }
-validate160.errors = vErrors;
+validate170.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate160.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate170.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate163;
+export const UnixSeconds = validate174;
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25227,26 +26629,26 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate164;
-const schema220 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate175;
+const schema234 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -25263,7 +26665,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern7.test(data0)){
+if(!pattern8.test(data0)){
 const err1 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -25308,18 +26710,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate166;
-const schema222 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate177;
+const schema236 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25436,17 +26838,283 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate167;
+export const UpdateWebhookEndpointRequest = validate178;
+const schema238 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate178.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length < 1){
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "url") || (key0 === "events")) || (key0 === "agents")) || (key0 === "description")) || (key0 === "enabled"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data0 = data.url;
+if(typeof data0 === "string"){
+if(func1(data0) > 2000){
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+let data1 = data.events;
+if(Array.isArray(data1)){
+if(data1.length > 16){
+const err5 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.length < 1){
+const err6 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err7 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/properties/events/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err8 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/properties/events/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/properties/events/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.agents !== undefined){
+let data3 = data.agents;
+if((!(Array.isArray(data3))) && (data3 !== null)){
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema238.properties.agents.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(Array.isArray(data3)){
+if(data3.length > 100){
+const err12 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data3.length < 1){
+const err13 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err14 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err15 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data5 = data.description;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema238.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(func1(data5) > 500){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.enabled !== undefined){
+if(typeof data.enabled !== "boolean"){
+const err19 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate178.errors = vErrors;
+return errors === 0;
+}
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const Usage = validate179;
+
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25702,7 +27370,1416 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookAttempt = validate180;
+const schema240 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate180.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.attempt === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.status_code === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status_code"},message:"must have required property '"+"status_code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.latency_ms === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "latency_ms"},message:"must have required property '"+"latency_ms"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.error === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.next_attempt_at === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_attempt_at"},message:"must have required property '"+"next_attempt_at"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "attempt") || (key0 === "status_code")) || (key0 === "latency_ms")) || (key0 === "error")) || (key0 === "next_attempt_at")) || (key0 === "created_at"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.attempt !== undefined){
+let data0 = data.attempt;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err7 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 1 || isNaN(data0)){
+const err8 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.status_code !== undefined){
+let data1 = data.status_code;
+if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema240.properties.status_code.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.latency_ms !== undefined){
+let data2 = data.latency_ms;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/latency_ms",schemaPath:"#/properties/latency_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/latency_ms",schemaPath:"#/properties/latency_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.error !== undefined){
+let data3 = data.error;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema240.properties.error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.next_attempt_at !== undefined){
+let data4 = data.next_attempt_at;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema240.properties.next_attempt_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err14 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate180.errors = vErrors;
+return errors === 0;
+}
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookDelivery = validate181;
+const schema242 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema243 = {"type":"string","enum":["pending","delivered","dead"]};
+const pattern44 = new RegExp("^dlv_", "u");
+
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate181.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.endpoint_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "endpoint_id"},message:"must have required property '"+"endpoint_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.event_type === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_type"},message:"must have required property '"+"event_type"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.response_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "response_id"},message:"must have required property '"+"response_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.status === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.attempts === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.next_attempt_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_attempt_at"},message:"must have required property '"+"next_attempt_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.last_error === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error"},message:"must have required property '"+"last_error"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.delivered_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delivered_at"},message:"must have required property '"+"delivered_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.dead_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dead_at"},message:"must have required property '"+"dead_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func117.call(schema242.properties, key0))){
+const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern44.test(data0)){
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("webhook_delivery" !== data.object){
+const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_delivery"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.endpoint_id !== undefined){
+if(typeof data.endpoint_id !== "string"){
+const err16 = {instancePath:instancePath+"/endpoint_id",schemaPath:"#/properties/endpoint_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.event_type !== undefined){
+if(typeof data.event_type !== "string"){
+const err17 = {instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.response_id !== undefined){
+let data4 = data.response_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema242.properties.response_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data5 = data.status;
+if(typeof data5 !== "string"){
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema243.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.attempts !== undefined){
+let data6 = data.attempts;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate180(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.next_attempt_at !== undefined){
+let data8 = data.next_attempt_at;
+if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema242.properties.next_attempt_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.last_error !== undefined){
+let data9 = data.last_error;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema242.properties.last_error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data10 = data.created_at;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err24 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.delivered_at !== undefined){
+let data11 = data.delivered_at;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema242.properties.delivered_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.dead_at !== undefined){
+let data12 = data.dead_at;
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema242.properties.dead_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+validate181.errors = vErrors;
+return errors === 0;
+}
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookDeliveryList = validate183;
+const schema245 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate183.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate181(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.first_id !== undefined){
+let data3 = data.first_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema245.properties.first_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data4 = data.last_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema245.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate183.errors = vErrors;
+return errors === 0;
+}
+validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookDeliveryStatus = validate185;
+
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate185.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema243.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate185.errors = vErrors;
+return errors === 0;
+}
+validate185.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookEndpoint = validate186;
+const schema247 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema248 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const pattern45 = new RegExp("^wh_", "u");
+const pattern46 = new RegExp("^whsec_", "u");
+
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate186.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.url === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.description === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.events === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "events"},message:"must have required property '"+"events"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.agents === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agents"},message:"must have required property '"+"agents"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.enabled === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enabled"},message:"must have required property '"+"enabled"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.disabled_reason === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "disabled_reason"},message:"must have required property '"+"disabled_reason"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.disabled_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "disabled_at"},message:"must have required property '"+"disabled_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.previous_secret_expires_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "previous_secret_expires_at"},message:"must have required property '"+"previous_secret_expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func117.call(schema247.properties, key0))){
+const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern45.test(data0)){
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("webhook_endpoint" !== data.object){
+const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+if(typeof data.url !== "string"){
+const err16 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema247.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+let data4 = data.events;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 !== "string"){
+const err18 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema248.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.agents !== undefined){
+let data6 = data.agents;
+if((!(Array.isArray(data6))) && (data6 !== null)){
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema247.properties.agents.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data6[i1] !== "string"){
+const err22 = {instancePath:instancePath+"/agents/" + i1,schemaPath:"#/properties/agents/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+}
+if(data.enabled !== undefined){
+if(typeof data.enabled !== "boolean"){
+const err23 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.disabled_reason !== undefined){
+let data9 = data.disabled_reason;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema247.properties.disabled_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.disabled_at !== undefined){
+let data10 = data.disabled_at;
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema247.properties.disabled_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.secret !== undefined){
+let data11 = data.secret;
+if(typeof data11 === "string"){
+if(!pattern46.test(data11)){
+const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.previous_secret_expires_at !== undefined){
+let data12 = data.previous_secret_expires_at;
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema247.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data13 = data.created_at;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err29 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data14 = data.updated_at;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err30 = {instancePath:instancePath+"/updated_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate186.errors = vErrors;
+return errors === 0;
+}
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookEndpointList = validate187;
+const schema251 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate186(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.first_id !== undefined){
+let data3 = data.first_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema251.properties.first_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data4 = data.last_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema251.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookEventType = validate189;
+
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate189.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema248.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate189.errors = vErrors;
+return errors === 0;
+}
+validate189.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookReplay = validate190;
+const schema253 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate190.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.requeued === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "requeued"},message:"must have required property '"+"requeued"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "object") || (key0 === "requeued"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("webhook_endpoint.replay" !== data.object){
+const err3 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint.replay"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.requeued !== undefined){
+let data1 = data.requeued;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err4 = {instancePath:instancePath+"/requeued",schemaPath:"#/properties/requeued/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/requeued",schemaPath:"#/properties/requeued/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate190.errors = vErrors;
+return errors === 0;
+}
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

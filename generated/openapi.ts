@@ -306,6 +306,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/remote_agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listRemoteAgents"];
+        put?: never;
+        /** Register a remote A2A agent; its card is fetched (through the egress guard) and kept. */
+        post: operations["createRemoteAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/remote_agents/{remote_agent}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The remote agent's id (`ragt_…`) or name. */
+                remote_agent: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getRemoteAgent"];
+        put?: never;
+        post?: never;
+        /** Forget the remote agent and its stored headers; agents naming it can no longer run it. */
+        delete: operations["deleteRemoteAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/responses": {
         parameters: {
             query?: never;
@@ -532,10 +569,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a URL to be told when responses finish or wait.
+         * @description The answer holds the endpoint's signing secret (`whsec_…`), the only time
+         *     it is shown; it is stored encrypted (PALAI_SECRET_KEY is required). A
+         *     repeat with the same Idempotency-Key answers with the endpoint, without the secret.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change the URL, events, agents, description, or enable/disable the endpoint. */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}/deliveries/{delivery}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`), the `webhook-id` its receiver saw. */
+                delivery: components["parameters"]["WebhookDeliveryId"];
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}/deliveries/{delivery}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`), the `webhook-id` its receiver saw. */
+                delivery: components["parameters"]["WebhookDeliveryId"];
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivered or dead delivery again, now, under the same webhook-id. */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send again every dead (optionally also delivered) delivery created between from and to. */
+        post: operations["replayWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret; the old one keeps signing beside it until the overlap ends.
+         * @description Send `{}` for the default overlap of a day.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a `webhook.test` event to the endpoint, durably, like any delivery. */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`. */
+        A2AToolSpec: {
+            /** @description What the model is told the agent does (default from its card). */
+            description?: string;
+            remote_agent: components["schemas"]["RemoteAgentName"];
+            risk?: components["schemas"]["ToolRisk"];
+            /** @constant */
+            type: "a2a";
+        };
         Agent: {
             created_at: components["schemas"]["UnixSeconds"];
             id: string;
@@ -807,6 +1020,18 @@ export interface components {
             name: string;
             provider: components["schemas"]["ModelProvider"];
         };
+        CreateRemoteAgentRequest: {
+            /**
+             * Format: uri
+             * @description The URL of the agent's card (`…/.well-known/agent-card.json`).
+             */
+            card_url: string;
+            /** @description Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned. */
+            headers?: {
+                [key: string]: string;
+            };
+            name: components["schemas"]["RemoteAgentName"];
+        };
         /**
          * @description OpenAI's request shape. `model` names a Palai agent (id or name); it may be
          *     left out when `session_id` is given. The OpenAI fields below apply to this
@@ -859,6 +1084,17 @@ export interface components {
             /** @description The agent's id or name. */
             agent: string;
             metadata?: components["schemas"]["Metadata"];
+        };
+        CreateWebhookEndpointRequest: {
+            /** @description Only responses of these agents (names or ids). Default: every agent. */
+            agents?: string[];
+            description?: string;
+            /** @default true */
+            enabled: boolean;
+            /** @description Event types (WebhookEventType). */
+            events: string[];
+            /** @description An http or https URL without credentials. */
+            url: string;
         };
         DeletedObject: {
             /** @constant */
@@ -1149,6 +1385,47 @@ export interface components {
             /** @enum {unknown} */
             store: "postgres" | "pglite";
         };
+        RemoteAgent: {
+            /** @description What the fetched card says. */
+            card: {
+                description: string;
+                name: string;
+                streaming: boolean;
+                version: string;
+            };
+            card_url: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description The header names, each with whether a value is set and its last four characters; never the value. */
+            headers: {
+                [key: string]: {
+                    last4: string | null;
+                    set: boolean;
+                };
+            };
+            id: string;
+            name: string;
+            /** @constant */
+            object: "remote_agent";
+        };
+        RemoteAgentList: {
+            data: components["schemas"]["RemoteAgent"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name. */
+        RemoteAgentName: string;
+        ReplayWebhookDeliveriesRequest: {
+            from: components["schemas"]["UnixSeconds"];
+            /**
+             * @description Also send again deliveries that succeeded.
+             * @default false
+             */
+            include_delivered: boolean;
+            to?: components["schemas"]["UnixSeconds"];
+        };
         /** @description OpenAI's function tool, offered for one run; the caller supplies its output. */
         RequestFunctionTool: {
             description?: string | null;
@@ -1264,6 +1541,13 @@ export interface components {
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
+        RotateWebhookSecretRequest: {
+            /**
+             * @description How long the old secret keeps signing beside the new one.
+             * @default 86400
+             */
+            expire_in_seconds: number;
+        };
         Session: {
             /** @description The agent's name. */
             agent: string | null;
@@ -1322,7 +1606,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -1330,6 +1614,15 @@ export interface components {
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
         UpdateConversationRequest: {
             metadata: components["schemas"]["Metadata"];
+        };
+        UpdateWebhookEndpointRequest: {
+            /** @description null: every agent. */
+            agents?: string[] | null;
+            description?: string | null;
+            /** @description Enabling clears the reason it was disabled. */
+            enabled?: boolean;
+            events?: string[];
+            url?: string;
         };
         Usage: {
             input_tokens: number;
@@ -1341,6 +1634,81 @@ export interface components {
                 reasoning_tokens: number;
             };
             total_tokens: number;
+        };
+        WebhookAttempt: {
+            attempt: number;
+            created_at: components["schemas"]["UnixSeconds"];
+            error: string | null;
+            latency_ms: number;
+            /** @description When this attempt's failure scheduled the next one; null after a success or the last attempt. */
+            next_attempt_at: number | null;
+            /** @description The receiver's HTTP status; null when none came (timeout, connection error, refused destination). */
+            status_code: number | null;
+        };
+        WebhookDelivery: {
+            attempts: components["schemas"]["WebhookAttempt"][];
+            created_at: components["schemas"]["UnixSeconds"];
+            dead_at: number | null;
+            delivered_at: number | null;
+            endpoint_id: string;
+            event_type: string;
+            /** @description The `webhook-id` of every attempt. */
+            id: string;
+            last_error: string | null;
+            /** @description When a pending delivery is tried next. */
+            next_attempt_at: number | null;
+            /** @constant */
+            object: "webhook_delivery";
+            response_id: string | null;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {string} */
+        WebhookDeliveryStatus: "pending" | "delivered" | "dead";
+        WebhookEndpoint: {
+            /** @description Agent ids; null for every agent. */
+            agents: string[] | null;
+            created_at: components["schemas"]["UnixSeconds"];
+            description: string | null;
+            disabled_at: number | null;
+            /** @description Why Palai disabled the endpoint (a 410, failures for too long). */
+            disabled_reason: string | null;
+            enabled: boolean;
+            events: components["schemas"]["WebhookEventType"][];
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @description Until when the secret before the latest rotation still signs. */
+            previous_secret_expires_at: number | null;
+            /** @description The signing secret; only in the answers to create and rotate_secret. */
+            secret?: string;
+            updated_at: components["schemas"]["UnixSeconds"];
+            url: string;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /**
+         * @description `response.incomplete` announces timed_out and budget_exceeded; `*` every event type.
+         * @enum {string}
+         */
+        WebhookEventType: "response.completed" | "response.failed" | "response.canceled" | "response.incomplete" | "response.waiting_for_approval" | "response.waiting_for_input" | "response.waiting_for_tool" | "*";
+        WebhookReplay: {
+            /** @constant */
+            object: "webhook_endpoint.replay";
+            requeued: number;
         };
     };
     responses: {
@@ -1381,6 +1749,10 @@ export interface components {
         PalaiEventsQuery: "openai" | "extended";
         ResponseId: string;
         SessionId: string;
+        /** @description The delivery's id (`dlv_…`), the `webhook-id` its receiver saw. */
+        WebhookDeliveryId: string;
+        /** @description The webhook endpoint's id (`wh_…`). */
+        WebhookEndpointId: string;
     };
     requestBodies: never;
     headers: never;
@@ -2037,6 +2409,113 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listRemoteAgents: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's remote A2A agents, oldest first. Header values are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteAgentList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createRemoteAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRemoteAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. Header values are stored encrypted and never returned. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteAgent"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getRemoteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The remote agent's id (`ragt_…`) or name. */
+                remote_agent: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The remote agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoteAgent"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteRemoteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The remote agent's id (`ragt_…`) or name. */
+                remote_agent: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
     listResponses: {
         parameters: {
             query?: {
@@ -2479,6 +2958,303 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ItemList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's webhook endpoints, oldest first. Signing secrets are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description Created, with its signing secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, without its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; deliveries not yet made to it end dead. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description A delivery id; the page starts after it (newest first). */
+                after?: string;
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint's deliveries, newest first, each with its attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`), the `webhook-id` its receiver saw. */
+                delivery: components["parameters"]["WebhookDeliveryId"];
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery with its attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`), the `webhook-id` its receiver saw. */
+                delivery: components["parameters"]["WebhookDeliveryId"];
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending again, due now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    replayWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplayWebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description How many deliveries were put back. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret, shown this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id (`wh_…`). */
+                endpoint: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             default: components["responses"]["Problem"];

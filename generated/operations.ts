@@ -17,6 +17,17 @@ export type OperationId =
   | 'createModelConnection'
   | 'getModelConnection'
   | 'deleteModelConnection'
+  | 'listWebhookEndpoints'
+  | 'createWebhookEndpoint'
+  | 'getWebhookEndpoint'
+  | 'updateWebhookEndpoint'
+  | 'deleteWebhookEndpoint'
+  | 'rotateWebhookSecret'
+  | 'listWebhookDeliveries'
+  | 'getWebhookDelivery'
+  | 'resendWebhookDelivery'
+  | 'replayWebhookDeliveries'
+  | 'testWebhookEndpoint'
   | 'createSession'
   | 'getSession'
   | 'deleteSession'
@@ -29,6 +40,10 @@ export type OperationId =
   | 'createConversationItems'
   | 'getConversationItem'
   | 'deleteConversationItem'
+  | 'listRemoteAgents'
+  | 'createRemoteAgent'
+  | 'getRemoteAgent'
+  | 'deleteRemoteAgent'
   | 'listResponses'
   | 'createResponse'
   | 'getResponse'
@@ -263,6 +278,149 @@ export const operations: readonly OperationDescriptor[] = [
     }
   },
   {
+    "operationId": "listWebhookEndpoints",
+    "method": "GET",
+    "path": "/v1/webhook_endpoints",
+    "expressPath": "/v1/webhook_endpoints",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listWebhookEndpointsQuery",
+    "responses": {
+      "200": "WebhookEndpointList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createWebhookEndpoint",
+    "method": "POST",
+    "path": "/v1/webhook_endpoints",
+    "expressPath": "/v1/webhook_endpoints",
+    "authenticated": true,
+    "bodySchema": "CreateWebhookEndpointRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "WebhookEndpoint",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getWebhookEndpoint",
+    "method": "GET",
+    "path": "/v1/webhook_endpoints/{endpoint}",
+    "expressPath": "/v1/webhook_endpoints/:endpoint",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "WebhookEndpoint",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "updateWebhookEndpoint",
+    "method": "PATCH",
+    "path": "/v1/webhook_endpoints/{endpoint}",
+    "expressPath": "/v1/webhook_endpoints/:endpoint",
+    "authenticated": true,
+    "bodySchema": "UpdateWebhookEndpointRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "WebhookEndpoint",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteWebhookEndpoint",
+    "method": "DELETE",
+    "path": "/v1/webhook_endpoints/{endpoint}",
+    "expressPath": "/v1/webhook_endpoints/:endpoint",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "rotateWebhookSecret",
+    "method": "POST",
+    "path": "/v1/webhook_endpoints/{endpoint}/rotate_secret",
+    "expressPath": "/v1/webhook_endpoints/:endpoint/rotate_secret",
+    "authenticated": true,
+    "bodySchema": "RotateWebhookSecretRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "WebhookEndpoint",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listWebhookDeliveries",
+    "method": "GET",
+    "path": "/v1/webhook_endpoints/{endpoint}/deliveries",
+    "expressPath": "/v1/webhook_endpoints/:endpoint/deliveries",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listWebhookDeliveriesQuery",
+    "responses": {
+      "200": "WebhookDeliveryList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getWebhookDelivery",
+    "method": "GET",
+    "path": "/v1/webhook_endpoints/{endpoint}/deliveries/{delivery}",
+    "expressPath": "/v1/webhook_endpoints/:endpoint/deliveries/:delivery",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "WebhookDelivery",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "resendWebhookDelivery",
+    "method": "POST",
+    "path": "/v1/webhook_endpoints/{endpoint}/deliveries/{delivery}/resend",
+    "expressPath": "/v1/webhook_endpoints/:endpoint/deliveries/:delivery/resend",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "202": "WebhookDelivery",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "replayWebhookDeliveries",
+    "method": "POST",
+    "path": "/v1/webhook_endpoints/{endpoint}/replay",
+    "expressPath": "/v1/webhook_endpoints/:endpoint/replay",
+    "authenticated": true,
+    "bodySchema": "ReplayWebhookDeliveriesRequest",
+    "querySchema": null,
+    "responses": {
+      "202": "WebhookReplay",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "testWebhookEndpoint",
+    "method": "POST",
+    "path": "/v1/webhook_endpoints/{endpoint}/test",
+    "expressPath": "/v1/webhook_endpoints/:endpoint/test",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "202": "WebhookDelivery",
+      "default": "Problem"
+    }
+  },
+  {
     "operationId": "createSession",
     "method": "POST",
     "path": "/v1/sessions",
@@ -415,6 +573,58 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": null,
     "responses": {
       "200": "Conversation",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listRemoteAgents",
+    "method": "GET",
+    "path": "/v1/remote_agents",
+    "expressPath": "/v1/remote_agents",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listRemoteAgentsQuery",
+    "responses": {
+      "200": "RemoteAgentList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createRemoteAgent",
+    "method": "POST",
+    "path": "/v1/remote_agents",
+    "expressPath": "/v1/remote_agents",
+    "authenticated": true,
+    "bodySchema": "CreateRemoteAgentRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "RemoteAgent",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getRemoteAgent",
+    "method": "GET",
+    "path": "/v1/remote_agents/{remote_agent}",
+    "expressPath": "/v1/remote_agents/:remote_agent",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "RemoteAgent",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteRemoteAgent",
+    "method": "DELETE",
+    "path": "/v1/remote_agents/{remote_agent}",
+    "expressPath": "/v1/remote_agents/:remote_agent",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
       "default": "Problem"
     }
   },

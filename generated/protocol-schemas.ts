@@ -13,3 +13,6 @@ export type RunOptions = components['schemas']['RunOptions'];
 export type StatusEvent = components['schemas']['StatusEvent'];
 export type TextDeltaEvent = components['schemas']['TextDeltaEvent'];
 export type TextDoneEvent = components['schemas']['TextDoneEvent'];
+export type WebhookEvent = components['schemas']['WebhookEvent'];
+export type WebhookResponseEvent = components['schemas']['WebhookResponseEvent'];
+export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];

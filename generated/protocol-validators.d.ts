@@ -12,3 +12,6 @@ export declare const RunOptions: ValidateFunction;
 export declare const StatusEvent: ValidateFunction;
 export declare const TextDeltaEvent: ValidateFunction;
 export declare const TextDoneEvent: ValidateFunction;
+export declare const WebhookEvent: ValidateFunction;
+export declare const WebhookResponseEvent: ValidateFunction;
+export declare const WebhookTestEvent: ValidateFunction;

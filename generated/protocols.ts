@@ -3,6 +3,15 @@ export type paths = Record<string, never>;
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`. */
+        A2AToolSpec: {
+            /** @description What the model is told the agent does (default from its card). */
+            description?: string;
+            remote_agent: components["schemas"]["RemoteAgentName"];
+            risk?: components["schemas"]["ToolRisk"];
+            /** @constant */
+            type: "a2a";
+        };
         Agent: {
             created_at: components["schemas"]["UnixSeconds"];
             id: string;
@@ -290,6 +299,18 @@ export interface components {
             name: string;
             provider: components["schemas"]["ModelProvider"];
         };
+        CreateRemoteAgentRequest: {
+            /**
+             * Format: uri
+             * @description The URL of the agent's card (`…/.well-known/agent-card.json`).
+             */
+            card_url: string;
+            /** @description Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned. */
+            headers?: {
+                [key: string]: string;
+            };
+            name: components["schemas"]["RemoteAgentName"];
+        };
         /**
          * @description OpenAI's request shape. `model` names a Palai agent (id or name); it may be
          *     left out when `session_id` is given. The OpenAI fields below apply to this
@@ -342,6 +363,17 @@ export interface components {
             /** @description The agent's id or name. */
             agent: string;
             metadata?: components["schemas"]["Metadata"];
+        };
+        CreateWebhookEndpointRequest: {
+            /** @description Only responses of these agents (names or ids). Default: every agent. */
+            agents?: string[];
+            description?: string;
+            /** @default true */
+            enabled: boolean;
+            /** @description Event types (WebhookEventType). */
+            events: string[];
+            /** @description An http or https URL without credentials. */
+            url: string;
         };
         DeletedObject: {
             /** @constant */
@@ -657,6 +689,47 @@ export interface components {
             /** @enum {unknown} */
             store: "postgres" | "pglite";
         };
+        RemoteAgent: {
+            /** @description What the fetched card says. */
+            card: {
+                description: string;
+                name: string;
+                streaming: boolean;
+                version: string;
+            };
+            card_url: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description The header names, each with whether a value is set and its last four characters; never the value. */
+            headers: {
+                [key: string]: {
+                    last4: string | null;
+                    set: boolean;
+                };
+            };
+            id: string;
+            name: string;
+            /** @constant */
+            object: "remote_agent";
+        };
+        RemoteAgentList: {
+            data: components["schemas"]["RemoteAgent"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name. */
+        RemoteAgentName: string;
+        ReplayWebhookDeliveriesRequest: {
+            from: components["schemas"]["UnixSeconds"];
+            /**
+             * @description Also send again deliveries that succeeded.
+             * @default false
+             */
+            include_delivered: boolean;
+            to?: components["schemas"]["UnixSeconds"];
+        };
         /** @description OpenAI's function tool, offered for one run; the caller supplies its output. */
         RequestFunctionTool: {
             description?: string | null;
@@ -799,6 +872,13 @@ export interface components {
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
+        RotateWebhookSecretRequest: {
+            /**
+             * @description How long the old secret keeps signing beside the new one.
+             * @default 86400
+             */
+            expire_in_seconds: number;
+        };
         /** @description What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them. */
         RunOptions: {
             max_output_tokens: number | null;
@@ -894,7 +974,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -902,6 +982,15 @@ export interface components {
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
         UpdateConversationRequest: {
             metadata: components["schemas"]["Metadata"];
+        };
+        UpdateWebhookEndpointRequest: {
+            /** @description null: every agent. */
+            agents?: string[] | null;
+            description?: string | null;
+            /** @description Enabling clears the reason it was disabled. */
+            enabled?: boolean;
+            events?: string[];
+            url?: string;
         };
         Usage: {
             input_tokens: number;
@@ -913,6 +1002,103 @@ export interface components {
                 reasoning_tokens: number;
             };
             total_tokens: number;
+        };
+        WebhookAttempt: {
+            attempt: number;
+            created_at: components["schemas"]["UnixSeconds"];
+            error: string | null;
+            latency_ms: number;
+            /** @description When this attempt's failure scheduled the next one; null after a success or the last attempt. */
+            next_attempt_at: number | null;
+            /** @description The receiver's HTTP status; null when none came (timeout, connection error, refused destination). */
+            status_code: number | null;
+        };
+        WebhookDelivery: {
+            attempts: components["schemas"]["WebhookAttempt"][];
+            created_at: components["schemas"]["UnixSeconds"];
+            dead_at: number | null;
+            delivered_at: number | null;
+            endpoint_id: string;
+            event_type: string;
+            /** @description The `webhook-id` of every attempt. */
+            id: string;
+            last_error: string | null;
+            /** @description When a pending delivery is tried next. */
+            next_attempt_at: number | null;
+            /** @constant */
+            object: "webhook_delivery";
+            response_id: string | null;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {string} */
+        WebhookDeliveryStatus: "pending" | "delivered" | "dead";
+        WebhookEndpoint: {
+            /** @description Agent ids; null for every agent. */
+            agents: string[] | null;
+            created_at: components["schemas"]["UnixSeconds"];
+            description: string | null;
+            disabled_at: number | null;
+            /** @description Why Palai disabled the endpoint (a 410, failures for too long). */
+            disabled_reason: string | null;
+            enabled: boolean;
+            events: components["schemas"]["WebhookEventType"][];
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @description Until when the secret before the latest rotation still signs. */
+            previous_secret_expires_at: number | null;
+            /** @description The signing secret; only in the answers to create and rotate_secret. */
+            secret?: string;
+            updated_at: components["schemas"]["UnixSeconds"];
+            url: string;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description One webhook delivery's body, discriminated by `type`. */
+        WebhookEvent: components["schemas"]["WebhookResponseEvent"] | components["schemas"]["WebhookTestEvent"];
+        /**
+         * @description `response.incomplete` announces timed_out and budget_exceeded; `*` every event type.
+         * @enum {string}
+         */
+        WebhookEventType: "response.completed" | "response.failed" | "response.canceled" | "response.incomplete" | "response.waiting_for_approval" | "response.waiting_for_input" | "response.waiting_for_tool" | "*";
+        WebhookReplay: {
+            /** @constant */
+            object: "webhook_endpoint.replay";
+            requeued: number;
+        };
+        /** @description A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest. */
+        WebhookResponseEvent: {
+            data: {
+                response: components["schemas"]["ResponseState"];
+                sequence: number;
+            };
+            /** @description When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json. */
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "response.completed" | "response.failed" | "response.canceled" | "response.incomplete" | "response.waiting_for_approval" | "response.waiting_for_input" | "response.waiting_for_tool";
+        };
+        /** @description Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end. */
+        WebhookTestEvent: {
+            data: {
+                endpoint_id: string;
+            };
+            timestamp: string;
+            /** @constant */
+            type: "webhook.test";
         };
     };
     responses: never;

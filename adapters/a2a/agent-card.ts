@@ -43,7 +43,7 @@ export function cardFor(agent: Agent, agentUrl: string): AgentCard {
     supportedInterfaces: interfaces(agentUrl),
     provider: undefined,
     version: String(agent.revision),
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: {
       bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'A Palai project API key.', scheme: 'Bearer', bearerFormat: 'palai_sk_…' } } },
     },

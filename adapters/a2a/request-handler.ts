@@ -23,7 +23,6 @@ import type {
 import { TaskState } from '@a2a-js/sdk';
 import {
   ExtendedAgentCardNotConfiguredError,
-  PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -33,7 +32,9 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { isTerminal, type IdempotencyClaim, type KernelApi, type ResponseState } from '../../core/api/index.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { BINDINGS_CARD } from './agent-card.js';
+import { isStructured } from './answer-shape.js';
 import { answerWaitingTask, isWaitingState } from './answers.js';
+import { PushConfigs } from './push-configs.js';
 import { callerOf, type Caller } from './caller.js';
 import { toA2aError } from './errors.js';
 import { readMessage, type MessageContent } from './message-content.js';
@@ -49,7 +50,11 @@ const MAX_PAGE_SIZE = 100;
 const CATCH_UP_BATCH = 500;
 
 export class KernelRequestHandler implements A2ARequestHandler {
-  constructor(private readonly api: KernelApi) {}
+  private readonly push: PushConfigs;
+
+  constructor(private readonly api: KernelApi) {
+    this.push = new PushConfigs(api);
+  }
 
   /** Every Palai agent accepts the same bindings and versions; the SDK's transports check calls against them. */
   async getAgentCard(): Promise<AgentCard> {
@@ -114,24 +119,39 @@ export class KernelRequestHandler implements A2ARequestHandler {
     yield* this.follow(caller, state.id);
   }
 
-  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw this.pushNotSupported();
+  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      return this.push.create(caller.projectId, await this.ownTask(caller, params.taskId), params);
+    });
   }
 
-  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
-    throw this.pushNotSupported();
+  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      const task = await this.ownTask(caller, params.taskId);
+      const config = await this.push.get(caller.projectId, task.id, params.id);
+      if (!config) throw new TaskNotFoundError(`Task ${task.id} has no push notification config ${JSON.stringify(params.id)}.`);
+      return config;
+    });
   }
 
-  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw this.pushNotSupported();
+  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      const task = await this.ownTask(caller, params.taskId);
+      return { configs: await this.push.list(caller.projectId, task.id), nextPageToken: '' };
+    });
   }
 
-  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    throw this.pushNotSupported();
-  }
-
-  private pushNotSupported() {
-    return new PushNotificationNotSupportedError('Push notifications are not offered by this server yet; stream the task or poll it with GetTask.');
+  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.guard(async () => {
+      const caller = callerOf(context);
+      const task = await this.ownTask(caller, params.taskId);
+      if (!(await this.push.delete(caller.projectId, task.id, params.id))) {
+        throw new TaskNotFoundError(`Task ${task.id} has no push notification config ${JSON.stringify(params.id)}.`);
+      }
+    });
   }
 
   /** Runs `work`, answering any failure as an A2A error. */
@@ -151,7 +171,6 @@ export class KernelRequestHandler implements A2ARequestHandler {
   private async accept(caller: Caller, params: SendMessageRequest): Promise<ResponseState> {
     const message = params.message;
     if (!message) throw new RequestMalformedError('message is required.');
-    if (params.configuration?.taskPushNotificationConfig) throw this.pushNotSupported();
     const content = readMessage(message);
     const { api } = this;
     const identity = {
@@ -161,7 +180,7 @@ export class KernelRequestHandler implements A2ARequestHandler {
       operation: 'SendMessage',
       fingerprint: api.inbox.fingerprint('SendMessage', { agent: caller.agent.id }, { taskId: message.taskId, contextId: message.contextId, text: content.text }),
     };
-    return api.inbox.once(
+    const state = await api.inbox.once(
       identity,
       (claim) => (message.taskId ? this.answer(caller, message, content, claim) : this.start(caller, message, content, claim)),
       async (record) => {
@@ -169,6 +188,14 @@ export class KernelRequestHandler implements A2ARequestHandler {
         return this.ownTask(caller, record.resourceId);
       },
     );
+    const push = params.configuration?.taskPushNotificationConfig;
+    if (push) {
+      // Named after the message by default, so a resent message replaces its config instead of adding one.
+      const config = { ...push, id: push.id || message.messageId, taskId: state.id };
+      await this.push.create(caller.projectId, state, config);
+      await this.push.announceCurrent(caller.projectId, state, config);
+    }
+    return state;
   }
 
   /** A new task: a response of this agent, in the message's context or in a new one. */
@@ -245,16 +272,8 @@ export class KernelRequestHandler implements A2ARequestHandler {
   }
 
   /** Whether this response's answer is structured: the output schema of the revision it ran. */
-  private async structured(caller: Caller, state: ResponseState): Promise<boolean> {
-    if (state.agent.revision_id === caller.agent.revision_id) return caller.agent.output_schema !== undefined;
-    let after: string | undefined;
-    for (;;) {
-      const page = await this.api.agents.revisions(caller.projectId, caller.agent.id, { limit: 100, after });
-      const revision = page.data.find((r) => r.id === state.agent.revision_id);
-      if (revision) return revision.spec.output_schema !== undefined;
-      if (!page.has_more || page.last_id === null) return caller.agent.output_schema !== undefined;
-      after = page.last_id;
-    }
+  private structured(caller: Caller, state: ResponseState): Promise<boolean> {
+    return isStructured(this.api, caller.projectId, caller.agent, state);
   }
 
   private async task(caller: Caller, state: ResponseState, historyLength?: number): Promise<Task> {

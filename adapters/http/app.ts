@@ -12,10 +12,12 @@ import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
 import { modelHandlers } from './routes/models.js';
+import { remoteAgentHandlers } from './routes/remote-agents.js';
 import { chatHandlers } from './routes/chat-completions.js';
 import { conversationHandlers } from './routes/conversations.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
+import { webhookEndpointHandlers } from './routes/webhook-endpoints.js';
 import { RequestTracker } from './request-tracker.js';
 
 const OPERATOR_OPERATIONS: ReadonlySet<OperationId> = new Set(['getHealth', 'getReadiness', 'getMetrics']);
@@ -85,6 +87,8 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...modelHandlers(api),
         ...chatHandlers(api),
         ...conversationHandlers(api),
+        ...webhookEndpointHandlers(api),
+        ...remoteAgentHandlers(api),
       },
       include,
     ),

@@ -25,8 +25,10 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
   }
   const seen = new Set<string>();
   (spec.tools ?? []).forEach((tool, index) => {
-    if (seen.has(tool.name)) errors.push({ pointer: `/tools/${index}/name`, detail: `duplicate tool name ${JSON.stringify(tool.name)}` });
-    seen.add(tool.name);
+    // A remote agent's tool is named after it.
+    const name = tool.type === 'a2a' ? `a2a__${tool.remote_agent}` : tool.name;
+    if (seen.has(name)) errors.push({ pointer: `/tools/${index}/${tool.type === 'a2a' ? 'remote_agent' : 'name'}`, detail: `duplicate tool name ${JSON.stringify(name)}` });
+    seen.add(name);
     // Built-ins are known without the kernel's tool registry, which is not reachable here.
     const problem = tool.type === 'builtin' ? builtinTools.validateSpec(tool) : null;
     if (problem) errors.push({ pointer: `/tools/${index}/name`, detail: problem });

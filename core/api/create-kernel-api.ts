@@ -6,7 +6,11 @@ import { PalaiError } from '../errors/palai-error.js';
 import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
 import type { Kernel } from '../kernel.js';
+import { createMcpSessions } from '../mcp-sessions/mcp-sessions.js';
+import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
+import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
+import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from '../remote-agents/remote-agents.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
@@ -23,6 +27,18 @@ import {
   updateSessionMetadata,
 } from '../sessions/sessions.js';
 import { migrationStatus } from '../store/migrate.js';
+import { getEndpointDelivery, listEndpointDeliveries, recordAttempt, replayDeliveries, resendDelivery, testEndpoint } from '../webhooks/deliveries.js';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  disableEndpoint,
+  endpointView,
+  listEndpoints,
+  requireEndpoint,
+  rotateSecret,
+  signingTarget,
+  updateEndpoint,
+} from '../webhooks/endpoints.js';
 import type { KernelApi } from './kernel-api.js';
 
 export function createKernelApi(kernel: Kernel): KernelApi {
@@ -65,6 +81,20 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       delete: (projectId, ref) => deleteConnection(db, kernel.secrets, projectId, ref),
     },
 
+    remoteAgents: {
+      create: (projectId, request, options) => createRemoteAgent(db, kernel.secrets, kernel.egress, projectId, request, options?.idempotency),
+      get: async (projectId, ref) => remoteAgentView(await requireRemoteAgent(db, projectId, ref)),
+      list: (projectId, page) => listRemoteAgents(db, projectId, page),
+      delete: (projectId, ref) => deleteRemoteAgent(db, kernel.secrets, projectId, ref),
+      connection: (projectId, ref) => remoteAgentConnection(db, kernel.secrets, projectId, ref),
+    },
+
+    secrets: {
+      put: (projectId, purpose, plaintext) => kernel.secrets.put(db, projectId, purpose, plaintext),
+      reveal: (projectId, secretId) => kernel.secrets.reveal(db, projectId, secretId),
+      remove: (projectId, secretId) => kernel.secrets.remove(db, projectId, secretId),
+    },
+
     responses: {
       admit: async (projectId, request, options) => responseState(await admitResponse(db, projectId, request, options?.idempotency)),
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
@@ -92,6 +122,37 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       lastSequence: async (projectId, responseId) => lastSequence(db, await owned(projectId, responseId)),
       events: async (projectId, responseId, after, limit) => readEvents(db, await owned(projectId, responseId), after, limit),
     },
+
+    outbox: {
+      subscribe: (input) => subscribe(db, input),
+      unsubscribe: (projectId, id) => unsubscribe(db, projectId, id),
+      subscriptions: (projectId, filter) => listSubscriptions(db, projectId, filter),
+      enqueue: (input) => enqueueDelivery(db, input),
+      deliveries: (projectId, filter) => listDeliveries(db, { ...filter, projectId }),
+      delivery: (projectId, id) => getDelivery(db, id, projectId),
+      redeliver: (projectId, id) => redeliver(db, id, projectId),
+    },
+
+    mcpSessions: createMcpSessions(db),
+
+    webhooks: {
+      create: (projectId, request, options) => createEndpoint(db, kernel.secrets, projectId, request, options?.idempotency),
+      get: async (projectId, id) => endpointView(await requireEndpoint(db, projectId, id)),
+      list: (projectId, page) => listEndpoints(db, projectId, page),
+      update: (projectId, id, request) => updateEndpoint(db, projectId, id, request),
+      delete: (projectId, id) => deleteEndpoint(db, kernel.secrets, projectId, id),
+      rotateSecret: (projectId, id, request) => rotateSecret(db, kernel.secrets, projectId, id, request),
+      deliveries: (projectId, id, page) => listEndpointDeliveries(db, projectId, id, page),
+      delivery: (projectId, id, deliveryId) => getEndpointDelivery(db, projectId, id, deliveryId),
+      resend: (projectId, id, deliveryId) => resendDelivery(db, projectId, id, deliveryId),
+      replay: (projectId, id, request) => replayDeliveries(db, projectId, id, request),
+      test: (projectId, id) => testEndpoint(db, projectId, id),
+      signingTarget: (projectId, id) => signingTarget(db, kernel.secrets, projectId, id),
+      recordAttempt: (report) => recordAttempt(db, report, config.webhookDisableAfterSeconds),
+      disable: (projectId, id, reason) => disableEndpoint(db, projectId, id, reason),
+    },
+
+    egress: kernel.egress,
 
     journal: {
       follow: (projectId, options) => followProjectEvents(db, kernel.wakeups, projectId, { ...options, pollMs: config.pollIntervalMs }),

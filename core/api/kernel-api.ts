@@ -15,22 +15,41 @@ import type {
   Item,
   Metadata,
   ModelConnection,
+  CreateRemoteAgentRequest,
+  RemoteAgent,
   Session,
   SubmitInputRequest,
   SubmitToolOutputsRequest,
   UpdateAgentRequest,
 } from '../../generated/schemas.js';
+import type {
+  CreateWebhookEndpointRequest,
+  ReplayWebhookDeliveriesRequest,
+  RotateWebhookSecretRequest,
+  UpdateWebhookEndpointRequest,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookReplay,
+} from '../../generated/schemas.js';
 import type { PalaiConfig } from '../config.js';
+import type { EgressFetch } from '../egress/egress-port.js';
+import type { DeliveryPageRequest as WebhookDeliveryPageRequest } from '../webhooks/deliveries.js';
+import type { WebhookAttemptOutcome, WebhookAttemptReport, WebhookSigningTarget } from '../webhooks/webhook-port.js';
 import type { Inbox, IdempotencyClaim } from '../idempotency/inbox-port.js';
 import type { FeedCursor, JournalEntry, ResponseState } from '../journal/journal-port.js';
 import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
+import type { McpSessions } from '../mcp-sessions/mcp-sessions-port.js';
+import type { DeliveryFilter, RedeliverOutcome } from '../outbox/deliveries.js';
+import type { DeliveryInput, DeliveryRecord, OutboxSubscription, OutboxSubscriptionInput } from '../outbox/outbox-port.js';
 import type { Metrics } from '../metrics.js';
 import type { NewSession } from '../sessions/sessions.js';
 import type { Page, PageRequest } from '../pagination.js';
+import type { RemoteAgentConnection } from '../remote-agents/remote-agents.js';
+import type { SecretRef } from '../secrets/secret-port.js';
 import type { ResponseStatus } from '../responses/status.js';
 
-export type { NewSession };
+export type { NewSession, RemoteAgentConnection, SecretRef };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -108,6 +127,27 @@ export interface KernelApi {
     delete(projectId: string, ref: string): Promise<string>;
   };
 
+  /** Remote A2A agents the project's agents call as tools (`{type: "a2a", remote_agent}`). */
+  remoteAgents: {
+    /** Fetches the card through the egress guard; header values go to the secret store. */
+    create(projectId: string, request: CreateRemoteAgentRequest, options?: CommandOptions): Promise<RemoteAgent>;
+    get(projectId: string, ref: string): Promise<RemoteAgent>;
+    list(projectId: string, page: PageRequest): Promise<Page<RemoteAgent>>;
+    delete(projectId: string, ref: string): Promise<string>;
+    /** The card and the headers' values, for the call that sends them (the A2A tool); never for an answer. */
+    connection(projectId: string, ref: string): Promise<RemoteAgentConnection>;
+  };
+
+  /**
+   * The secret store, for a surface's own credentials (an A2A push config's token): store the
+   * value once, keep the reference, reveal it only to send it. See core/secrets/secret-port.ts.
+   */
+  secrets: {
+    put(projectId: string, purpose: string, plaintext: string): Promise<SecretRef>;
+    reveal(projectId: string, secretId: string): Promise<string>;
+    remove(projectId: string, secretId: string): Promise<boolean>;
+  };
+
   responses: {
     /**
      * Admits a run: the response, its input and its `queued` event commit together before this returns.
@@ -138,6 +178,59 @@ export interface KernelApi {
     /** Journaled events after `after`, at most `limit`. */
     events(projectId: string, responseId: string, after: number, limit?: number): Promise<JournalEntry[]>;
   };
+
+  /**
+   * Durable outbound deliveries (see core/outbox/outbox-port.ts). A surface
+   * subscribes its targets to response statuses, or enqueues a delivery of its
+   * own; its OutboxConsumer, registered by the composition root, carries them out.
+   */
+  outbox: {
+    /** Announce these statuses to this target from now on, each in the transaction of its status change. */
+    subscribe(input: OutboxSubscriptionInput): Promise<string>;
+    /** False when the project has no such subscription. Deliveries already written are still carried out. */
+    unsubscribe(projectId: string, subscriptionId: string): Promise<boolean>;
+    subscriptions(projectId: string, filter?: { consumer?: string; target?: string }): Promise<OutboxSubscription[]>;
+    /** A delivery of the surface's own, committed before this returns. */
+    enqueue(input: DeliveryInput): Promise<string>;
+    /** The project's deliveries, newest first. */
+    deliveries(projectId: string, filter: Omit<DeliveryFilter, 'projectId'>): Promise<DeliveryRecord[]>;
+    delivery(projectId: string, deliveryId: string): Promise<DeliveryRecord | null>;
+    /** Puts a delivered or dead delivery back to pending, due now, same id. */
+    redeliver(projectId: string, deliveryId: string): Promise<RedeliverOutcome>;
+  };
+
+  /** MCP sessions, held by the store so any process serves any session (see core/mcp-sessions/mcp-sessions-port.ts). */
+  mcpSessions: McpSessions;
+
+  /**
+   * Webhook endpoints (core/webhooks/webhook-port.ts): the kernel keeps them as
+   * outbox subscriptions of the `webhook` consumer; the webhook surface signs and sends.
+   */
+  webhooks: {
+    /** The answer carries the signing secret, the only time it is shown. Needs PALAI_SECRET_KEY. */
+    create(projectId: string, request: CreateWebhookEndpointRequest, options?: CommandOptions): Promise<WebhookEndpoint>;
+    get(projectId: string, endpointId: string): Promise<WebhookEndpoint>;
+    list(projectId: string, page: PageRequest): Promise<Page<WebhookEndpoint>>;
+    update(projectId: string, endpointId: string, request: UpdateWebhookEndpointRequest): Promise<WebhookEndpoint>;
+    delete(projectId: string, endpointId: string): Promise<string>;
+    /** A new secret (in the answer); the old one keeps signing until the overlap ends. */
+    rotateSecret(projectId: string, endpointId: string, request?: Partial<RotateWebhookSecretRequest>): Promise<WebhookEndpoint>;
+    /** The endpoint's deliveries, newest first, each with its attempts. */
+    deliveries(projectId: string, endpointId: string, page: WebhookDeliveryPageRequest): Promise<Page<WebhookDelivery>>;
+    delivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery>;
+    resend(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery>;
+    replay(projectId: string, endpointId: string, request: ReplayWebhookDeliveriesRequest): Promise<WebhookReplay>;
+    test(projectId: string, endpointId: string): Promise<WebhookDelivery>;
+    /** For the surface's attempt: the URL and the secrets to sign with; null when the endpoint is gone. */
+    signingTarget(projectId: string, endpointId: string): Promise<WebhookSigningTarget | null>;
+    /** Records an attempt; may disable an endpoint failing for too long. */
+    recordAttempt(report: WebhookAttemptReport): Promise<WebhookAttemptOutcome>;
+    /** Disables the endpoint (a 410 from its receiver), the reason shown on it. */
+    disable(projectId: string, endpointId: string, reason: string): Promise<boolean>;
+  };
+
+  /** The egress guard's fetch: every outbound HTTP call a surface makes goes through it (never follows redirects). */
+  readonly egress: EgressFetch;
 
   journal: {
     /** Every event of the project after `after` (FEED_START: from the beginning), in commit order, then live. */

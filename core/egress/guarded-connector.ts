@@ -8,9 +8,38 @@
 import type { LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { buildConnector } from 'undici';
 import { egressDenied, type ResolvedAddress, type Resolver } from './egress-port.js';
 import { refusalOf } from './refused-ranges.js';
+
+/** The CIDR blocks an operator allow-listed (PALAI_EGRESS_ALLOW_HOSTS entries with a `/`): addresses in them are reached unchecked. */
+export interface AllowedRanges {
+  has(address: string): boolean;
+}
+
+const NO_RANGES: AllowedRanges = { has: () => false };
+
+/** Parses `10.1.0.0/16`, `fd00::/8`; an entry that is not a CIDR block throws, naming it. */
+export function allowedRanges(cidrs: readonly string[]): AllowedRanges {
+  if (cidrs.length === 0) return NO_RANGES;
+  const blocks = cidrs.map((cidr) => {
+    try {
+      return ipaddr.parseCIDR(cidr.trim());
+    } catch {
+      throw new Error(`PALAI_EGRESS_ALLOW_HOSTS entry ${JSON.stringify(cidr)} is not a CIDR block`);
+    }
+  });
+  return {
+    has(address) {
+      const bare = address.replace(/%.*$/, '');
+      if (!ipaddr.isValid(bare)) return false;
+      let ip = ipaddr.parse(bare);
+      if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+      return blocks.some(([network, bits]) => network.kind() === ip.kind() && ip.match(network, bits));
+    },
+  };
+}
 
 /** The system resolver, as Node's own connections use it (getaddrinfo: /etc/hosts, then DNS). */
 export const systemResolver: Resolver = async (hostname) =>
@@ -33,12 +62,12 @@ const familyOf = (family: LookupOptions['family']): 0 | 4 | 6 => (family === 4 |
  * refused. Node asks with `all: true` when it races IPv4 and IPv6
  * (autoSelectFamily) and for one address otherwise; both are answered.
  */
-export function guardedLookup(resolve: Resolver): LookupFunction {
+export function guardedLookup(resolve: Resolver, allowed: AllowedRanges = NO_RANGES): LookupFunction {
   return (hostname, options, callback) => {
     const answer = async (): Promise<ResolvedAddress[]> => {
       const addresses = await resolve(hostname);
       for (const { address } of addresses) {
-        const refusal = refusalOf(address);
+        const refusal = allowed.has(address) ? null : refusalOf(address);
         if (refusal) throw egressDenied(hostname, refusal);
       }
       const family = familyOf(options.family);
@@ -55,13 +84,15 @@ export function guardedLookup(resolve: Resolver): LookupFunction {
 
 /** undici's connector with the egress check in front of (IP literals) and inside (names) every connection. */
 export function guardedConnector(allowHosts: readonly string[], resolve: Resolver = systemResolver): buildConnector.connector {
-  const allowed = new Set(allowHosts.map(canonicalHost));
-  const checked = buildConnector({ lookup: guardedLookup(resolve) });
+  const ranges = allowedRanges(allowHosts.filter((entry) => entry.includes('/')));
+  const allowed = new Set(allowHosts.filter((entry) => !entry.includes('/')).map(canonicalHost));
+  const checked = buildConnector({ lookup: guardedLookup(resolve, ranges) });
   const unchecked = buildConnector({});
   return (options, callback) => {
     // undici passes the URL's host name, IPv6 without brackets.
     const host = canonicalHost(options.hostname);
     if (allowed.has(host)) return unchecked(options, callback);
+    if (isIP(host) && ranges.has(host)) return unchecked(options, callback);
     if (isIP(host)) {
       // net.connect does not call `lookup` for an IP literal, so it is checked here.
       const refusal = refusalOf(host);

@@ -18,6 +18,11 @@ export interface ClaimOptions {
   owner: string;
   /** Only deliveries of these consumers; none: nothing is claimed. */
   consumers: string[];
+  /**
+   * Per consumer, how many attempts one target may have in flight (leased and
+   * unexpired, in any process); a consumer absent here has no such limit.
+   */
+  perTargetLimits?: ReadonlyMap<string, number>;
   limit: number;
   leaseSeconds: number;
 }
@@ -29,6 +34,7 @@ export interface ClaimOptions {
  */
 export async function claimDeliveries(q: Queryable, options: ClaimOptions): Promise<ClaimedDelivery[]> {
   if (options.consumers.length === 0 || options.limit <= 0) return [];
+  if (options.perTargetLimits && options.consumers.some((c) => options.perTargetLimits!.has(c))) return claimWithTargetLimits(q, options);
   const { rows } = await q.query<DeliveryRow>(
     `WITH due AS (
        SELECT id FROM outbox_deliveries
@@ -41,6 +47,45 @@ export async function claimDeliveries(q: Queryable, options: ClaimOptions): Prom
      FROM due WHERE d.id = due.id
      RETURNING d.*`,
     [options.owner, options.consumers, options.limit, options.leaseSeconds],
+  );
+  return rows.map((row) => ({ ...deliveryFromRow(row), leaseToken: row.lease_token }));
+}
+
+/**
+ * The claim with a per-target limit: due deliveries are ranked within their
+ * target after the target's attempts already in flight, and only those within
+ * the limit are taken. Two dispatchers claiming at the same moment can each
+ * see the other's claims as not yet made, so the limit may be passed briefly by
+ * one batch; it holds exactly within one process.
+ */
+async function claimWithTargetLimits(q: Queryable, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const limits = options.consumers.map((c) => options.perTargetLimits!.get(c) ?? 2 ** 31 - 1);
+  const { rows } = await q.query<DeliveryRow>(
+    `WITH limits AS (
+       SELECT * FROM unnest($2::text[], $5::integer[]) AS l(consumer, per_target)),
+     busy AS (
+       SELECT consumer, target, count(*)::integer AS n FROM outbox_deliveries
+       WHERE status = 'pending' AND consumer = ANY ($2::text[]) AND lease_expires_at >= now()
+       GROUP BY consumer, target),
+     ranked AS (
+       SELECT d.id, d.next_attempt_at, l.per_target, coalesce(b.n, 0)
+                + row_number() OVER (PARTITION BY d.consumer, d.target ORDER BY d.next_attempt_at, d.id) AS slot
+       FROM outbox_deliveries d
+       JOIN limits l ON l.consumer = d.consumer
+       LEFT JOIN busy b ON b.consumer = d.consumer AND b.target = d.target
+       WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())),
+     due AS (
+       SELECT id FROM outbox_deliveries
+       WHERE id IN (SELECT id FROM ranked WHERE slot <= per_target ORDER BY next_attempt_at, id LIMIT $3)
+         AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+       ORDER BY next_attempt_at, id
+       FOR UPDATE SKIP LOCKED)
+     UPDATE outbox_deliveries d SET lease_owner = $1, lease_token = d.lease_token + 1, attempts = d.attempts + 1,
+       lease_expires_at = now() + make_interval(secs => $4)
+     FROM due WHERE d.id = due.id
+     RETURNING d.*`,
+    [options.owner, options.consumers, options.limit, options.leaseSeconds, limits],
   );
   return rows.map((row) => ({ ...deliveryFromRow(row), leaseToken: row.lease_token }));
 }

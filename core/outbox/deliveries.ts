@@ -66,6 +66,10 @@ export interface DeliveryFilter {
   projectId?: string;
   status?: DeliveryStatus;
   consumer?: string;
+  /** Only deliveries to this target. */
+  target?: string;
+  /** Only deliveries older than this one (the next page, newest first). */
+  before?: string;
   /** At most this many, newest first. */
   limit: number;
 }
@@ -74,8 +78,9 @@ export async function listDeliveries(q: Queryable, filter: DeliveryFilter): Prom
   const { rows } = await q.query<DeliveryRow>(
     `SELECT * FROM outbox_deliveries
      WHERE ($1::text IS NULL OR project_id = $1) AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR consumer = $3)
+       AND ($5::text IS NULL OR target = $5) AND ($6::text IS NULL OR id < $6)
      ORDER BY id DESC LIMIT $4`,
-    [filter.projectId ?? null, filter.status ?? null, filter.consumer ?? null, filter.limit],
+    [filter.projectId ?? null, filter.status ?? null, filter.consumer ?? null, filter.limit, filter.target ?? null, filter.before ?? null],
   );
   return rows.map(recordFromRow);
 }
@@ -108,6 +113,34 @@ export async function redeliver(q: Queryable, id: string, projectId?: string): P
   );
   if (rows.length > 0) return 'requeued';
   return (await getDelivery(q, id, projectId)) ? 'pending' : 'not_found';
+}
+
+/** Which deliveries `redeliverMatching` puts back: one target's, written in a time window, in these statuses. */
+export interface RedeliverSelection {
+  projectId: string;
+  consumer: string;
+  target: string;
+  from: Date;
+  /** Default: now. */
+  to?: Date | null;
+  /** Of 'delivered' and 'dead'. */
+  statuses: Array<Exclude<DeliveryStatus, 'pending'>>;
+}
+
+/** Puts back every matching delivery (as `redeliver` does, same ids); returns how many. */
+export async function redeliverMatching(q: Queryable, selection: RedeliverSelection): Promise<number> {
+  if (selection.statuses.length === 0) return 0;
+  const { rows } = await q.query<{ id: string }>(
+    `WITH requeued AS (
+       UPDATE outbox_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),
+         lease_owner = NULL, lease_expires_at = NULL, delivered_at = NULL, dead_at = NULL
+       WHERE project_id = $1 AND consumer = $2 AND target = $3 AND created_at >= $4 AND created_at <= coalesce($5::timestamptz, now())
+         AND status = ANY ($6::text[])
+       RETURNING id, consumer)
+     SELECT id, pg_notify($7, consumer) FROM requeued`,
+    [selection.projectId, selection.consumer, selection.target, selection.from, selection.to ?? null, selection.statuses, OUTBOX_CHANNEL],
+  );
+  return rows.length;
 }
 
 /** How many deliveries are in each status (every status present, zeros included). */

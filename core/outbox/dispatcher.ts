@@ -170,7 +170,11 @@ export class OutboxDispatcher {
       const consumers = [...this.consumers.keys()];
       if (free <= 0 || consumers.length === 0 || this.stopping.signal.aborted) return;
       const limit = Math.min(this.batchSize, free);
-      const claimed = await claimDeliveries(this.db, { owner: this.owner, consumers, limit, leaseSeconds: this.leaseSeconds });
+      const perTargetLimits = new Map<string, number>();
+      for (const consumer of this.consumers.values()) {
+        if (consumer.perTargetConcurrency !== undefined) perTargetLimits.set(consumer.name, Math.max(1, Math.floor(consumer.perTargetConcurrency)));
+      }
+      const claimed = await claimDeliveries(this.db, { owner: this.owner, consumers, limit, leaseSeconds: this.leaseSeconds, perTargetLimits });
       for (const claim of claimed) {
         // A claim that raced with stop() is handed straight back.
         if (this.stopping.signal.aborted) await releaseDelivery(this.db, claim).catch(() => undefined);

@@ -105,6 +105,12 @@ export type DeliveryResult =
 export interface OutboxConsumer {
   /** The `consumer` of the deliveries it takes. */
   readonly name: string;
+  /**
+   * Attempts to one target running at once, counted over every dispatcher
+   * sharing the store, so one slow target never holds up another's deliveries.
+   * Default: no limit but the dispatcher's own concurrency.
+   */
+  readonly perTargetConcurrency?: number;
   deliver(delivery: OutboxDelivery, signal: AbortSignal): Promise<DeliveryResult>;
 }
 

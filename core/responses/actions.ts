@@ -8,7 +8,7 @@ import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js
 import type { JournalWriter } from '../journal/journal.js';
 import { CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Db, Queryable } from '../store/db.js';
-import { completeCall, openToolCalls, recordDecision, type ToolCallRow, type ToolCallStatus } from '../tools/tool-calls.js';
+import { completeCall, openToolCalls, recordDecision, resumeWithAnswer, type ToolCallRow, type ToolCallStatus } from '../tools/tool-calls.js';
 import { messageText, normalizeInput } from './items.js';
 import { requireResponse, type ResponseRow } from './responses.js';
 import { appendOutputItems } from './output-items.js';
@@ -110,9 +110,11 @@ async function applyAnswers(tx: Queryable, row: ResponseRow, calls: ToolCallRow[
     }
   }
   // Several messages answering one question are one answer, in the order given.
+  // A tool that asked to be resumed gets the answer back; otherwise it is the call's output.
   for (const [callId, parts] of texts) {
     once(callId, answers.find((a) => a.kind === 'input')!.pointer);
-    items.push(await completeCall(tx, row.id, callId, parts.join('\n')));
+    if (calls.find((c) => c.call_id === callId)?.resumes_on_answer) await resumeWithAnswer(tx, row.id, callId, parts.join('\n'));
+    else items.push(await completeCall(tx, row.id, callId, parts.join('\n')));
   }
   await settle(tx, row, items);
 }

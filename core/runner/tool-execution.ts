@@ -1,13 +1,15 @@
 // Running the tool calls a response may run now. Each call is marked `running`
 // (committed) before it executes and `completed` with its output (committed)
 // after, individually, so parallel calls commit as they finish and a crash
-// between the two retries the call with the same idempotency key.
+// between the two retries the call with the same idempotency key. What a tool
+// saves while it runs (its checkpoint) is committed under the same lease, so a
+// worker that lost the response can neither checkpoint nor complete the call.
 import type { ResponseRow } from '../responses/responses.js';
 import { assertLease } from '../responses/lease.js';
 import { appendOutputItems } from '../responses/output-items.js';
 import type { Queryable } from '../store/db.js';
 import { argumentProblems } from '../tools/broker.js';
-import { completeCall, markRunning, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
+import { completeCall, markRunning, parkForInput, saveCheckpoint, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
 import { ToolError, type ToolOutcome } from '../tools/tool-port.js';
 import type { RunContext } from './run-context.js';
 
@@ -49,6 +51,13 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
       callId: call.call_id,
       idempotencyKey: `${ctx.writer.responseId}:${call.call_id}`,
       signal: ctx.signal,
+      attempt: call.attempts + 1,
+      checkpoint: call.checkpoint ?? null,
+      saveCheckpoint: async (value) => {
+        const saved = await fenced(ctx, (tx) => saveCheckpoint(tx, ctx.writer.responseId, call.call_id, value));
+        if (!saved) throw new Error(`call ${call.call_id} is not running; its checkpoint was not saved`);
+      },
+      answer: call.answer,
     });
   } catch (error) {
     ctx.signal.throwIfAborted();
@@ -63,7 +72,7 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
     case 'await_client':
       return fenced(ctx, (tx) => setCallStatus(tx, ctx.writer.responseId, call.call_id, 'awaiting_output'));
     case 'await_input':
-      return fenced(ctx, (tx) => setCallStatus(tx, ctx.writer.responseId, call.call_id, 'awaiting_input', outcome.question));
+      return fenced(ctx, (tx) => parkForInput(tx, ctx.writer.responseId, call.call_id, outcome.question, outcome.resume === true));
     default: {
       const unknown: never = outcome;
       throw new Error(`unknown tool outcome ${JSON.stringify(unknown)}`);

@@ -3,10 +3,13 @@
 //   awaiting_approval → ready (approved) | completed (denied, or approval timed out)
 //   ready → running → completed | awaiting_output | awaiting_input
 //   awaiting_output | awaiting_input → completed (the caller or the human answered)
+//   awaiting_input → ready (answered, when the tool asked to be resumed with the answer)
 //
 // `running` is committed before a tool executes, so after a crash the next worker
 // knows the call may have run and retries it with the same idempotency key;
 // `completed` is committed with the output, so a completed call never runs again.
+// A tool's `checkpoint` is committed on the row while it runs (a remote task id)
+// and survives every retry and resumption of the call.
 import type { FunctionCallOutputItem, ToolRisk } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
 import type { Queryable } from '../store/db.js';
@@ -29,6 +32,12 @@ export interface ToolCallRow {
   approval_deadline: Date | null;
   output: string | null;
   attempts: number;
+  /** What the tool saved while running (saveCheckpoint), or null. */
+  checkpoint: unknown;
+  /** Parked for the user's answer, which goes back to the tool (a resumable await_input). */
+  resumes_on_answer: boolean;
+  /** The user's answer to a resumable question, until the tool asks again or completes. */
+  answer: string | null;
 }
 
 export interface NewToolCall {
@@ -43,7 +52,8 @@ export interface NewToolCall {
   approvalTimeoutSeconds?: number;
 }
 
-const COLUMNS = 'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts';
+const COLUMNS =
+  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer';
 
 export async function insertToolCalls(tx: Queryable, projectId: string, responseId: string, calls: NewToolCall[]): Promise<void> {
   const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(max(position) + 1, 0) AS next FROM tool_calls WHERE response_id = $1', [responseId]);
@@ -71,6 +81,32 @@ export async function openToolCalls(db: Queryable, responseId: string, forUpdate
 
 export async function setCallStatus(tx: Queryable, responseId: string, callId: string, status: ToolCallStatus, question: string | null = null): Promise<void> {
   await tx.query('UPDATE tool_calls SET status = $3, question = $4 WHERE response_id = $1 AND call_id = $2', [responseId, callId, status, question]);
+}
+
+/**
+ * Parks a call for the human's answer. `resume`: the answer goes back to the
+ * tool (resumeWithAnswer) instead of becoming its output.
+ */
+export async function parkForInput(tx: Queryable, responseId: string, callId: string, question: string, resume: boolean): Promise<void> {
+  await tx.query(
+    `UPDATE tool_calls SET status = 'awaiting_input', question = $3, resumes_on_answer = $4, answer = NULL WHERE response_id = $1 AND call_id = $2`,
+    [responseId, callId, question, resume],
+  );
+}
+
+/** The answer to a resumable question: the call runs again, with the answer and its checkpoint. */
+export async function resumeWithAnswer(tx: Queryable, responseId: string, callId: string, answer: string): Promise<void> {
+  await tx.query(`UPDATE tool_calls SET status = 'ready', answer = $3, question = NULL WHERE response_id = $1 AND call_id = $2`, [responseId, callId, answer]);
+}
+
+/** Commits what a running call saved; false when the call is not running (nothing written). */
+export async function saveCheckpoint(tx: Queryable, responseId: string, callId: string, checkpoint: unknown): Promise<boolean> {
+  const { rowCount } = await tx.query(`UPDATE tool_calls SET checkpoint = $3 WHERE response_id = $1 AND call_id = $2 AND status = 'running'`, [
+    responseId,
+    callId,
+    JSON.stringify(checkpoint),
+  ]);
+  return rowCount > 0;
 }
 
 export async function markRunning(tx: Queryable, responseId: string, callId: string): Promise<void> {

@@ -30,12 +30,32 @@ export interface ToolResolveContext {
   signal?: AbortSignal;
 }
 
+/**
+ * One run of a call. A call runs more than once when its worker died while it
+ * ran (the run that takes the response over runs it again: `attempt` > 1), and
+ * when it asked the human a resumable question (it runs again with `answer`).
+ * A tool that talks to a remote party commits what it must not lose — the
+ * remote task's id — with `saveCheckpoint` before it waits, and on a later run
+ * finds it in `checkpoint` and resumes from it instead of starting over.
+ */
 export interface ToolCallContext {
   responseId: string;
   callId: string;
   /** `<response_id>:<call_id>`: the same on every retry of this call. */
   idempotencyKey: string;
   signal: AbortSignal;
+  /** Which run of this call this is: 1 on the first, one more on each later run (a retry after a crash, a resumption). */
+  attempt: number;
+  /** What an earlier run saved with saveCheckpoint, or null. */
+  checkpoint: unknown;
+  /**
+   * Commits `value` on the call's row under the response's lease before it
+   * resolves, replacing the earlier checkpoint. Rejects (LeaseLostError) when
+   * this worker no longer owns the response: the run is over, stop.
+   */
+  saveCheckpoint(value: unknown): Promise<void>;
+  /** The human's answer when this run resumes a resumable `await_input`; otherwise null. */
+  answer: string | null;
 }
 
 /** What running a call produced: a result for the model, or a wait for someone. */
@@ -43,8 +63,12 @@ export type ToolOutcome =
   | { kind: 'output'; output: string }
   /** The caller runs this tool (client-side function): wait for its output. */
   | { kind: 'await_client' }
-  /** Ask the human; their answer becomes the output. */
-  | { kind: 'await_input'; question: string };
+  /**
+   * Ask the human (the response waits for input). Their answer becomes the
+   * output; with `resume`, the call runs again with it as `context.answer`
+   * (and its checkpoint) instead, and its outcome then decides.
+   */
+  | { kind: 'await_input'; question: string; resume?: boolean };
 
 export interface ResolvedTool {
   name: string;

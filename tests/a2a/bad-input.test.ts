@@ -131,8 +131,10 @@ await describeEachStore('A2A bad input', (ctx) => {
     assert.equal(missing.status, 404);
   });
 
-  test('push notification configs are refused as not supported (-32003)', async () => {
+  test('a push notification config of an unknown task is TaskNotFound (-32001)', async () => {
     const res = await call('CreateTaskPushNotificationConfig', { taskId: 'resp_x', url: 'https://example.com/hook' });
-    assert.equal(res.body.error.code, -32003);
+    assert.equal(res.body.error.code, -32001);
+    const list = await call('ListTaskPushNotificationConfigs', { taskId: 'resp_x' });
+    assert.equal(list.body.error.code, -32001);
   });
 });

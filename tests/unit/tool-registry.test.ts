@@ -31,6 +31,10 @@ const callContext = (callId = 'call_1'): ToolCallContext => ({
   callId,
   idempotencyKey: `resp_1:${callId}`,
   signal: new AbortController().signal,
+  attempt: 1,
+  checkpoint: null,
+  saveCheckpoint: async () => undefined,
+  answer: null,
 });
 
 /** A provider for `{ type: 'server', name, tools }` entries: one tool per listed name, as a remote server's would be. */

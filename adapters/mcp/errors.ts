@@ -1,0 +1,68 @@
+// Palai's problem vocabulary in MCP's terms, in one table. A problem the caller
+// can fix is an invalid-params error (-32602) — or, inside tools/call, a tool
+// result with `isError: true` naming the problem, so the model that called the
+// tool can read it and correct itself. A problem on Palai's side is an internal
+// error (-32603), logged, and never carries an unexpected error's message.
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isTransientStoreError } from '../../core/api/index.js';
+import { isPalaiError } from '../../core/errors/palai-error.js';
+import type { ProblemSlug } from '../../core/errors/problem-types.js';
+import type { Logger } from '../../core/logger.js';
+
+const CALLER = ErrorCode.InvalidParams;
+const SERVER = ErrorCode.InternalError;
+
+export const JSONRPC_CODE_FOR: Readonly<Record<ProblemSlug, number>> = {
+  'malformed-json': ErrorCode.ParseError,
+  'validation-failed': CALLER,
+  'invalid-request': CALLER,
+  // The router answers a missing or bad key with HTTP 401 before any method runs.
+  unauthorized: CALLER,
+  forbidden: CALLER,
+  'egress-denied': CALLER,
+  'not-found': CALLER,
+  'agent-not-found': CALLER,
+  'method-not-allowed': CALLER,
+  'not-acceptable': CALLER,
+  conflict: CALLER,
+  'request-timeout': CALLER,
+  'payload-too-large': CALLER,
+  'unsupported-media-type': CALLER,
+  'headers-too-large': CALLER,
+  'idempotency-conflict': CALLER,
+  'model-provider-error': SERVER,
+  'limit-exceeded': CALLER,
+  'output-invalid': SERVER,
+  'invalid-state': CALLER,
+  'not-ready': SERVER,
+  'store-busy': SERVER,
+  'store-unavailable': SERVER,
+  'shutting-down': SERVER,
+  internal: SERVER,
+};
+
+/** Any failure while serving an MCP request, as the JSON-RPC error to answer with. */
+export function toMcpError(error: unknown, logger: Logger): McpError {
+  if (error instanceof McpError) return error;
+  if (isPalaiError(error)) {
+    const message = error.slug === 'internal' ? 'Internal error.' : error.message;
+    return new McpError(JSONRPC_CODE_FOR[error.slug], message, { palai_problem: error.slug });
+  }
+  if (isTransientStoreError(error)) return new McpError(SERVER, 'The database cannot be reached right now; retry shortly.', { palai_problem: 'store-unavailable' });
+  logger.error({ err: error }, 'MCP request failed');
+  return new McpError(SERVER, 'Internal error.', { palai_problem: 'internal' });
+}
+
+/** A tool result that tells the caller what was wrong with its call. */
+export const toolError = (text: string, meta?: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: 'text', text }],
+  isError: true,
+  ...(meta ? { _meta: meta } : {}),
+});
+
+/** Inside tools/call: a problem the caller can fix becomes an isError result; anything else stays a JSON-RPC error. */
+export function callFailure(error: unknown, logger: Logger): CallToolResult {
+  const mcp = toMcpError(error, logger);
+  if (mcp.code !== CALLER) throw mcp;
+  return toolError(mcp.message.replace(/^MCP error -?\d+: /, ''), { 'palai/problem': (mcp.data as { palai_problem?: string } | undefined)?.palai_problem });
+}

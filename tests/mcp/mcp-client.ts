@@ -1,0 +1,134 @@
+// The official MCP SDK client against a test hub's /mcp, over a real socket.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { Express } from 'express';
+
+export interface Listening {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The app on an ephemeral loopback port. */
+export async function listen(app: Express): Promise<Listening> {
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface ConnectOptions {
+  capabilities?: ClientCapabilities;
+  sessionId?: string;
+  /** Instead of the global fetch (a balancer, a fault). */
+  fetch?: FetchLike;
+}
+
+/** A connected SDK client with the bearer key; `transport` exposes the session id. */
+export async function connect(baseUrl: string, apiKey: string, options: ConnectOptions = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
+    sessionId: options.sessionId,
+    fetch: options.fetch,
+    reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
+  });
+  const client = new Client({ name: 'palai-test', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** Raw POST to /mcp: for what the SDK client would never send. */
+export function rawPost(baseUrl: string, headers: Record<string, string>, body: string): Promise<Response> {
+  return fetch(new URL('/mcp', baseUrl), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
+}
+
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A body that delivers its first `events` SSE events and then fails, as a
+ * dropped connection would: the client has seen those events' ids, no more.
+ */
+export function cutAfterEvents(res: Response, events: number): Response {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let buffered = '';
+  let delivered = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      buffered += decoder.decode(value, { stream: true });
+      let out = '';
+      let boundary: number;
+      while ((boundary = buffered.indexOf('\n\n')) !== -1) {
+        const frame = buffered.slice(0, boundary + 2);
+        buffered = buffered.slice(boundary + 2);
+        // Keep-alive comments are not events.
+        if (!frame.startsWith(':')) delivered++;
+        out += frame;
+        if (delivered >= events) {
+          controller.enqueue(encoder.encode(out));
+          await reader.cancel();
+          controller.error(new TypeError('terminated: the connection was reset'));
+          return;
+        }
+      }
+      if (out) controller.enqueue(encoder.encode(out));
+    },
+    cancel: () => reader.cancel(),
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
+export interface Balancer {
+  fetch: FetchLike;
+  /** Which backend answered each request, in order: `${method} ${backend index}`. */
+  log: string[];
+}
+
+/**
+ * A load balancer in a fetch: each request goes to the next backend in turn,
+ * and the first tools/call stream is cut after `cutAfter` events (when given);
+ * a resume (GET with Last-Event-ID) goes to the backend after the one cut off.
+ */
+export function balancer(backends: string[], cutAfter?: number): Balancer {
+  let next = 0;
+  let cut = cutAfter !== undefined;
+  let cutOn: number | null = null;
+  const log: string[] = [];
+  return {
+    log,
+    async fetch(url, init) {
+      const resuming = new Headers(init?.headers).has('last-event-id');
+      const index = resuming && cutOn !== null ? (cutOn + 1) % backends.length : next++ % backends.length;
+      const target = new URL(url);
+      const backend = new URL(backends[index]);
+      target.protocol = backend.protocol;
+      target.host = backend.host;
+      const method = init?.method ?? 'GET';
+      const isCall = method === 'POST' && typeof init?.body === 'string' && init.body.includes('"tools/call"');
+      log.push(`${method}${isCall ? ' tools/call' : ''}${resuming ? ' resume' : ''} ${index}`);
+      const res = await fetch(target, init);
+      if (cut && isCall && res.headers.get('content-type')?.startsWith('text/event-stream')) {
+        cut = false;
+        cutOn = index;
+        return cutAfterEvents(res, cutAfter!);
+      }
+      return res;
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// `palai mcp` over stdio, as a desktop host starts it: the SDK's stdio client
+// spawns the command; with --url it bridges to a hub, without it runs on the
+// local store. stdout carries only the protocol.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createAgent } from '../support/api.js';
+import { cleanUpProcesses, ROOT, runPalai, tempDir, userEnv } from '../support/cli.js';
+import { describeEachStore } from '../support/hub.js';
+import { listen, type Listening } from './mcp-client.js';
+
+const PALAI = join(ROOT, 'bin', 'palai.mjs');
+
+after(cleanUpProcesses);
+
+async function spawnBridge(args: string[], env: Record<string, string>, capabilities = {}) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [PALAI, 'mcp', ...args], env: userEnv(env) as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => (stderr += String(chunk)));
+  const client = new Client({ name: 'palai-stdio-test', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+await describeEachStore('palai mcp --url: stdio bridged to a hub', (ctx) => {
+  let server: Listening;
+  before(async () => {
+    server = await listen(ctx().hub.app);
+    await createAgent(ctx, { name: 'greeter', description: 'Says hello.', model: { provider: 'fake', script: [{ text: 'Hello over stdio' }] } });
+    await createAgent(ctx, {
+      name: 'asker',
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which city?' } }] }, { text: 'Oslo it is' }] },
+      tools: [{ type: 'builtin', name: 'ask_user' }],
+    });
+  });
+  after(() => server.close());
+
+  test('lists the agents, calls one with progress, runs a task, and relays elicitation to the host', { timeout: 60_000 }, async () => {
+    const { client, stderr } = await spawnBridge(['--url', server.url], { PALAI_API_KEY: ctx().apiKey }, { elicitation: {} });
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['asker', 'greeter']);
+      const progress: number[] = [];
+      const result = await client.callTool({ name: 'greeter', arguments: { input: 'hi' } }, CallToolResultSchema, { onprogress: (p) => progress.push(p.progress) });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'Hello over stdio' }]);
+      assert.match(String((result._meta as Record<string, unknown>)['palai/response_id']), /^resp_/);
+      assert.ok(progress.length > 0, 'progress reached the host');
+
+      const created = await client.request({ method: 'tools/call', params: { name: 'greeter', arguments: { input: 'x' }, task: {} } }, CreateTaskResultSchema);
+      const done = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+      assert.deepEqual(done.content, [{ type: 'text', text: 'Hello over stdio' }]);
+
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { answer: 'Oslo' } }));
+      const answered = await client.callTool({ name: 'asker', arguments: { input: 'weather?' } });
+      assert.deepEqual(answered.content, [{ type: 'text', text: 'Oslo it is' }]);
+      assert.doesNotMatch(stderr(), new RegExp(ctx().apiKey), 'the key never reaches the logs');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a wrong key is one line on stderr and a non-zero exit', async () => {
+    const result = await runPalai(['mcp', '--url', server.url], userEnv({ PALAI_API_KEY: 'palai_sk_wrong' }), 60_000);
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /refused the API key/);
+    assert.equal(result.stdout, '');
+  });
+});
+
+describe('palai mcp without --url: the local store', () => {
+  test('serves the local agents over stdio, bootstrapping an empty store', { timeout: 90_000 }, async () => {
+    const home = join(tempDir('palai-mcp-'), 'home');
+    const key = 'palai_sk_mcp_local_bootstrap_0123456789';
+    const { client, stderr } = await spawnBridge([], { PALAI_HOME: home, PALAI_BOOTSTRAP_API_KEY: key });
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools, [], 'a new store has no agents yet');
+      assert.match(stderr(), /created project proj_/);
+    } finally {
+      await client.close();
+    }
+  });
+});
