@@ -17,8 +17,7 @@ import { createProject } from '../core/auth/projects.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import type { Db } from '../core/store/db.js';
-import { PgDb } from '../core/store/pg-db.js';
-import { PgliteDb } from '../core/store/pglite-db.js';
+import { onEachStore } from './stores.js';
 
 const CALLS = Number(process.env.PALAI_BENCH_A2A_CALLS ?? 200);
 const WARMUP = 20;
@@ -143,14 +142,7 @@ async function bench(label: string, db: Db): Promise<void> {
 }
 
 export async function benchA2aPath(): Promise<void> {
-  const pglite = await PgliteDb.open(null);
-  await bench('A2A path, embedded PGlite (in memory)', pglite);
-  await pglite.close();
-  if (process.env.PALAI_BENCH_DATABASE_URL) {
-    const pgDb = new PgDb(process.env.PALAI_BENCH_DATABASE_URL);
-    await bench('A2A path, PostgreSQL', pgDb);
-    await pgDb.close();
-  }
+  await onEachStore((store, db) => bench(`A2A path, ${store}`, db));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchA2aPath();

@@ -10,8 +10,7 @@ import { createProject } from '../core/auth/projects.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import type { Db } from '../core/store/db.js';
-import { PgDb } from '../core/store/pg-db.js';
-import { PgliteDb } from '../core/store/pglite-db.js';
+import { onEachStore } from './stores.js';
 import { startChatWire } from './chat-wire-server.js';
 
 const TOKENS = 200;
@@ -60,14 +59,7 @@ async function throughPalai(base: string, key: string, firstByteAt: () => number
 }
 
 export async function benchBrokerOverhead(): Promise<void> {
-  const pglite = await PgliteDb.open(null);
-  await benchOn('embedded PGlite', pglite);
-  await pglite.close();
-  if (process.env.PALAI_BENCH_DATABASE_URL) {
-    const pg = new PgDb(process.env.PALAI_BENCH_DATABASE_URL);
-    await benchOn('PostgreSQL', pg);
-    await pg.close();
-  }
+  await onEachStore((store, db) => benchOn(`${store}`, db));
 }
 
 async function benchOn(label: string, db: Db): Promise<void> {

@@ -18,8 +18,7 @@ import { createProject } from '../core/auth/projects.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import type { Db } from '../core/store/db.js';
-import { PgDb } from '../core/store/pg-db.js';
-import { PgliteDb } from '../core/store/pglite-db.js';
+import { onEachStore } from './stores.js';
 
 const CALLS = Number(process.env.PALAI_BENCH_MCP_CALLS ?? 200);
 const WARMUP = 10;
@@ -95,14 +94,7 @@ async function bench(label: string, db: Db): Promise<void> {
 }
 
 export async function benchMcpToolsCall(): Promise<void> {
-  const pglite = await PgliteDb.open(null);
-  await bench('embedded PGlite', pglite);
-  await pglite.close();
-  if (process.env.PALAI_BENCH_DATABASE_URL) {
-    const pg = new PgDb(process.env.PALAI_BENCH_DATABASE_URL);
-    await bench('PostgreSQL', pg);
-    await pg.close();
-  }
+  await onEachStore((store, db) => bench(`${store}`, db));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await benchMcpToolsCall();

@@ -9,8 +9,7 @@ import { createProject } from '../core/auth/projects.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import type { Db } from '../core/store/db.js';
-import { PgDb } from '../core/store/pg-db.js';
-import { PgliteDb } from '../core/store/pglite-db.js';
+import { onEachStore } from './stores.js';
 
 const SEQUENTIAL = Number(process.env.PALAI_BENCH_REQUESTS ?? 200);
 const CONCURRENCY = 8;
@@ -84,15 +83,5 @@ async function bench(label: string, db: Db): Promise<void> {
 }
 
 export async function benchRestPath(): Promise<void> {
-  const pglite = await PgliteDb.open(null);
-  await bench('REST path, embedded PGlite (in memory)', pglite);
-  await pglite.close();
-
-  if (process.env.PALAI_BENCH_DATABASE_URL) {
-    const pgDb = new PgDb(process.env.PALAI_BENCH_DATABASE_URL);
-    await bench('REST path, PostgreSQL', pgDb);
-    await pgDb.close();
-  } else {
-    console.log('\n(set PALAI_BENCH_DATABASE_URL to a scratch PostgreSQL database to bench it too)');
-  }
+  await onEachStore((store, db) => bench(`REST path, ${store}`, db));
 }

@@ -12,8 +12,7 @@ import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
 import type { Db } from '../core/store/db.js';
-import { PgDb } from '../core/store/pg-db.js';
-import { PgliteDb } from '../core/store/pglite-db.js';
+import { onEachStore } from './stores.js';
 import { WEBHOOK_CONSUMER } from '../core/webhooks/webhook-port.js';
 
 const DELIVERIES = 400;
@@ -82,12 +81,5 @@ async function benchOn(label: string, db: Db): Promise<void> {
 }
 
 export async function benchWebhooks(): Promise<void> {
-  const pglite = await PgliteDb.open(null);
-  await benchOn('embedded PGlite', pglite);
-  await pglite.close();
-  if (process.env.PALAI_BENCH_DATABASE_URL) {
-    const pg = new PgDb(process.env.PALAI_BENCH_DATABASE_URL);
-    await benchOn('PostgreSQL', pg);
-    await pg.close();
-  }
+  await onEachStore((store, db) => benchOn(`${store}`, db));
 }

@@ -1392,7 +1392,7 @@ const schema59 = {"type":"object","required":["type","item_id","output_index","c
 const schema60 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
 const schema45 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
 const schema46 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema47 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]}}};
+const schema47 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
 const schema49 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const schema54 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
 const schema56 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
@@ -3646,14 +3646,27 @@ vErrors.push(err97);
 errors++;
 }
 }
-}
-else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.status_changed_at !== undefined){
+let data42 = data.status_changed_at;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err98 = {instancePath:instancePath+"/status_changed_at",schemaPath:"#/properties/status_changed_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
+}
+errors++;
+}
+}
+}
+else {
+const err99 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }
@@ -5540,14 +5553,27 @@ vErrors.push(err97);
 errors++;
 }
 }
-}
-else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.status_changed_at !== undefined){
+let data42 = data.status_changed_at;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err98 = {instancePath:instancePath+"/status_changed_at",schemaPath:"#/properties/status_changed_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
+}
+errors++;
+}
+}
+}
+else {
+const err99 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }

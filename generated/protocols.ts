@@ -860,6 +860,8 @@ export interface components {
             previous_response_id: string | null;
             session_id: string | null;
             status: components["schemas"]["ResponseStatus"];
+            /** @description When the status last changed (Unix seconds). Absent in events journaled before it was kept. */
+            status_changed_at?: number;
             usage: components["schemas"]["Usage"] | null;
             usage_by_step: components["schemas"]["Usage"][];
         };

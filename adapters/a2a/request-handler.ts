@@ -320,14 +320,17 @@ export class KernelRequestHandler implements A2ARequestHandler {
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) throw new RequestMalformedError(`pageSize must be from 1 to ${MAX_PAGE_SIZE}.`);
     if (params.historyLength !== undefined && params.historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
-    if (params.statusTimestampAfter) throw new UnsupportedOperationError('statusTimestampAfter is not supported: Palai keeps no time for each status change. Filter by contextId or status.');
+    const changedAfter = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) / 1000 : undefined;
+    if (changedAfter !== undefined && !Number.isFinite(changedAfter)) throw new RequestMalformedError('statusTimestampAfter must be an ISO 8601 timestamp.');
     if (params.pageToken && !/^resp_[0-9a-z]{26}$/.test(params.pageToken)) throw new RequestMalformedError('pageToken is not one this server gave.');
     const after = params.pageToken || undefined;
     const sessionId = params.contextId || undefined;
     // A task state may stand for several kernel statuses: one query each, merged newest first (ids sort by creation).
     const statuses = params.status === TaskState.TASK_STATE_UNSPECIFIED ? [undefined] : statusesOf(params.status);
     const pages = await Promise.all(
-      statuses.map((status) => this.api.responses.list(caller.projectId, { agent: caller.agent.id, sessionId, status }, { limit: pageSize, after, order: 'desc' })),
+      statuses.map((status) =>
+        this.api.responses.list(caller.projectId, { agent: caller.agent.id, sessionId, status, statusChangedAfter: changedAfter }, { limit: pageSize, after, order: 'desc' }),
+      ),
     );
     const merged = pages.flatMap((p) => p.data).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     const page = merged.slice(0, pageSize);

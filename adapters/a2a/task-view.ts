@@ -66,7 +66,7 @@ function statusMessage(state: ResponseState): Message | undefined {
 }
 
 export function taskStatus(state: ResponseState): TaskStatus {
-  return { state: TASK_STATE[state.status], message: statusMessage(state), timestamp: iso(state.completed_at ?? state.created_at) };
+  return { state: TASK_STATE[state.status], message: statusMessage(state), timestamp: iso(state.status_changed_at ?? state.completed_at ?? state.created_at) };
 }
 
 /** The answer's parts as they stand, or null while there is nothing to show. */

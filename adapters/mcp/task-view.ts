@@ -37,7 +37,7 @@ export function toTask(state: ResponseState): Task {
     ttl: null,
     createdAt: iso(state.created_at),
     // The kernel keeps no time per status change; the end is the last one it knows.
-    lastUpdatedAt: iso(state.completed_at ?? state.created_at),
+    lastUpdatedAt: iso(state.status_changed_at ?? state.completed_at ?? state.created_at),
     pollInterval: TASK_POLL_INTERVAL_MS,
     ...(message ? { statusMessage: message } : {}),
   };

@@ -73,6 +73,8 @@ export interface ResponseListFilter {
   /** Unix seconds, inclusive. */
   createdAfter?: number;
   createdBefore?: number;
+  /** Unix seconds (fractions allowed): only responses whose status changed after it. */
+  statusChangedAfter?: number;
 }
 
 export interface FollowOptions {

@@ -67,13 +67,15 @@ export interface ResponseRow {
   deadline_at: Date | null;
   created_at: Date;
   completed_at: Date | null;
+  /** When `status` last changed (kept by a trigger). */
+  status_changed_at: Date;
   pending_calls: PendingCallRow[] | null;
 }
 
 const SELECT_RESPONSE = `SELECT r.id, r.project_id, r.agent_id, a.name AS agent_name, r.agent_revision_id,
   rev.revision AS agent_revision, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
   r.metadata, r.options, r.background, r.output, r.usage, r.error, r.model_calls, r.model_attempts, r.step_usage, r.tool_call_count, r.repair_attempts,
-  r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at,
+  r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at, r.status_changed_at,
   (SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
      'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline) ORDER BY c.position)
    FROM tool_calls c WHERE c.response_id = r.id AND c.status IN ('awaiting_approval', 'awaiting_output', 'awaiting_input')) AS pending_calls
@@ -95,6 +97,8 @@ export interface ResponseFilter {
   /** Unix seconds, inclusive. */
   createdAfter?: number;
   createdBefore?: number;
+  /** Unix seconds (fractions allowed): only responses whose status changed after it. */
+  statusChangedAfter?: number;
 }
 
 /** A page of the project's responses, newest first unless `order` is `asc`; the cursor is a response id. */
@@ -111,6 +115,7 @@ export async function listResponses(db: Queryable, projectId: string, filter: Re
   if (filter.status !== undefined) where('r.status = ?', filter.status);
   if (filter.createdAfter !== undefined) where('r.created_at >= to_timestamp(?)', filter.createdAfter);
   if (filter.createdBefore !== undefined) where('r.created_at <= to_timestamp(?)', filter.createdBefore);
+  if (filter.statusChangedAfter !== undefined) where('r.status_changed_at > to_timestamp(?)', filter.statusChangedAfter);
   if (page.after !== undefined) where(ascending ? 'r.id > ?' : 'r.id < ?', page.after);
   params.push(fetchSize(page));
   const { rows } = await db.query<ResponseRow>(
@@ -168,5 +173,6 @@ export function responseState(row: ResponseRow): ResponseState {
     pending_calls: isWaiting(row.status) ? pendingCalls(row) : [],
     created_at: unixSeconds(row.created_at)!,
     completed_at: unixSeconds(row.completed_at),
+    status_changed_at: unixSeconds(row.status_changed_at)!,
   };
 }

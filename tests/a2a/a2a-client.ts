@@ -1,31 +1,13 @@
 // Test helpers: a listening hub, and the official @a2a-js/sdk client pointed at
 // one of its agents over a chosen binding, with the project's key on every call.
-import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { Express } from 'express';
 import { Role, type Message, type Part, type SendMessageRequest } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 
 export type Binding = 'JSONRPC' | 'HTTP+JSON';
 export const BINDINGS: Binding[] = ['JSONRPC', 'HTTP+JSON'];
 
-export interface Listening {
-  url: string;
-  close(): Promise<void>;
-}
-
-export async function listen(app: Express): Promise<Listening> {
-  const server: Server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+export { listen, type Listening } from '../support/listen.js';
 
 /** fetch with the bearer key on every request. */
 export const keyedFetch =

@@ -125,6 +125,12 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       assert.equal(completed.tasks.length, 2);
       const working = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_WORKING, pageToken: '', statusTimestampAfter: undefined });
       assert.equal(working.tasks.length, 0);
+      const since = (ms: number) => new Date(Date.now() + ms).toISOString();
+      const recent = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: since(-60_000) });
+      assert.equal(recent.tasks.length, 2, 'both changed status within the last minute');
+      const future = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: since(60_000) });
+      assert.equal(future.tasks.length, 0, 'none changed status after a time to come');
+      assert.ok(Date.parse(String(second.status?.timestamp)) >= Date.parse(String(first.status?.timestamp)), 'a task status carries when it changed');
     });
 
     test(`[${binding}] cancel stops a running task; a finished task is not cancelable`, async () => {

@@ -1,30 +1,9 @@
 // The official MCP SDK client against a test hub's /mcp, over a real socket.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import type { Express } from 'express';
 
-export interface Listening {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** The app on an ephemeral loopback port. */
-export async function listen(app: Express): Promise<Listening> {
-  const server: Server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export { listen, type Listening } from '../support/listen.js';
 
 export interface ConnectOptions {
   capabilities?: ClientCapabilities;
