@@ -325,23 +325,14 @@ export class KernelRequestHandler implements A2ARequestHandler {
     if (params.pageToken && !/^resp_[0-9a-z]{26}$/.test(params.pageToken)) throw new RequestMalformedError('pageToken is not one this server gave.');
     const after = params.pageToken || undefined;
     const sessionId = params.contextId || undefined;
-    // A task state may stand for several kernel statuses: one query each, merged newest first (ids sort by creation).
-    const statuses = params.status === TaskState.TASK_STATE_UNSPECIFIED ? [undefined] : statusesOf(params.status);
-    const pages = await Promise.all(
-      statuses.map((status) =>
-        this.api.responses.list(caller.projectId, { agent: caller.agent.id, sessionId, status, statusChangedAfter: changedAfter }, { limit: pageSize, after, order: 'desc' }),
-      ),
-    );
-    const merged = pages.flatMap((p) => p.data).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    const page = merged.slice(0, pageSize);
-    const more = merged.length > pageSize || pages.some((p) => p.has_more);
-    const tasks = await Promise.all(page.map((state) => this.task(caller, state, params.historyLength)));
-    return {
-      tasks,
-      nextPageToken: more ? page[page.length - 1].id : '',
-      pageSize,
-      // The kernel counts no responses: this is the tasks up to this page's end, plus one when more follow.
-      totalSize: tasks.length + (more ? 1 : 0),
-    };
+    // A task state may stand for several kernel statuses.
+    const status = params.status === TaskState.TASK_STATE_UNSPECIFIED ? undefined : statusesOf(params.status);
+    const filter = { agent: caller.agent.id, sessionId, status, statusChangedAfter: changedAfter };
+    const [page, totalSize] = await Promise.all([
+      this.api.responses.list(caller.projectId, filter, { limit: pageSize, after, order: 'desc' }),
+      this.api.responses.count(caller.projectId, filter),
+    ]);
+    const tasks = await Promise.all(page.data.map((state) => this.task(caller, state, params.historyLength)));
+    return { tasks, nextPageToken: page.has_more ? page.data[page.data.length - 1].id : '', pageSize, totalSize };
   }
 }

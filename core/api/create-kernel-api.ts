@@ -14,7 +14,7 @@ import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConn
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
-import { findAwaitingOutputs, listResponses, requireResponse, responseState } from '../responses/responses.js';
+import { countResponses, findAwaitingOutputs, listResponses, requireResponse, responseState } from '../responses/responses.js';
 import { waitUntilSettled } from '../responses/settle.js';
 import {
   addSessionItems,
@@ -102,6 +102,10 @@ export function createKernelApi(kernel: Kernel): KernelApi {
         const agentId = agent === undefined ? undefined : (await requireAgent(db, projectId, agent)).id;
         const rows = await listResponses(db, projectId, { ...filter, agentId }, page);
         return { ...rows, data: rows.data.map(responseState) };
+      },
+      async count(projectId, { agent, ...filter }) {
+        const agentId = agent === undefined ? undefined : (await requireAgent(db, projectId, agent)).id;
+        return countResponses(db, projectId, { ...filter, agentId });
       },
       delete: (projectId, responseId) => deleteResponse(db, projectId, responseId),
       inputItems: async (projectId, responseId) => (await requireResponse(db, projectId, responseId)).input,

@@ -69,7 +69,8 @@ export interface ResponseListFilter {
   /** The agent's name or id. */
   agent?: string;
   sessionId?: string;
-  status?: ResponseStatus;
+  /** One status, or any of several. */
+  status?: ResponseStatus | readonly ResponseStatus[];
   /** Unix seconds, inclusive. */
   createdAfter?: number;
   createdBefore?: number;
@@ -160,6 +161,8 @@ export interface KernelApi {
     get(projectId: string, responseId: string): Promise<ResponseState>;
     /** The project's responses matching `filter`, newest first unless `order` is `asc`. */
     list(projectId: string, filter: ResponseListFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseState>>;
+    /** How many of the project's responses match `filter`. */
+    count(projectId: string, filter: ResponseListFilter): Promise<number>;
     /** Deletes the response and its journal; a running one is interrupted. Its session keeps the items it added. */
     delete(projectId: string, responseId: string): Promise<void>;
     /** The items the response was given as input, in order, as stored (each with its id). */

@@ -93,7 +93,8 @@ export async function findResponse(db: Queryable, projectId: string, responseId:
 export interface ResponseFilter {
   agentId?: string;
   sessionId?: string;
-  status?: ResponseStatus;
+  /** One status, or any of several. */
+  status?: ResponseStatus | readonly ResponseStatus[];
   /** Unix seconds, inclusive. */
   createdAfter?: number;
   createdBefore?: number;
@@ -101,21 +102,27 @@ export interface ResponseFilter {
   statusChangedAfter?: number;
 }
 
-/** A page of the project's responses, newest first unless `order` is `asc`; the cursor is a response id. */
-export async function listResponses(db: Queryable, projectId: string, filter: ResponseFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseRow>> {
+/** The WHERE clause of a filter over the project's responses, and its parameters. */
+function filterConditions(projectId: string, filter: ResponseFilter): { conditions: string[]; params: unknown[]; where: (sql: string, value: unknown) => void } {
   const conditions = ['r.project_id = $1'];
   const params: unknown[] = [projectId];
   const where = (sql: string, value: unknown) => {
     params.push(value);
     conditions.push(sql.replace('?', `$${params.length}`));
   };
-  const ascending = page.order === 'asc';
   if (filter.agentId !== undefined) where('r.agent_id = ?', filter.agentId);
   if (filter.sessionId !== undefined) where('r.session_id = ?', filter.sessionId);
-  if (filter.status !== undefined) where('r.status = ?', filter.status);
+  if (filter.status !== undefined) where('r.status = ANY(?::text[])', typeof filter.status === 'string' ? [filter.status] : [...filter.status]);
   if (filter.createdAfter !== undefined) where('r.created_at >= to_timestamp(?)', filter.createdAfter);
   if (filter.createdBefore !== undefined) where('r.created_at <= to_timestamp(?)', filter.createdBefore);
   if (filter.statusChangedAfter !== undefined) where('r.status_changed_at > to_timestamp(?)', filter.statusChangedAfter);
+  return { conditions, params, where };
+}
+
+/** A page of the project's responses, newest first unless `order` is `asc`; the cursor is a response id. */
+export async function listResponses(db: Queryable, projectId: string, filter: ResponseFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseRow>> {
+  const { conditions, params, where } = filterConditions(projectId, filter);
+  const ascending = page.order === 'asc';
   if (page.after !== undefined) where(ascending ? 'r.id > ?' : 'r.id < ?', page.after);
   params.push(fetchSize(page));
   const { rows } = await db.query<ResponseRow>(
@@ -123,6 +130,13 @@ export async function listResponses(db: Queryable, projectId: string, filter: Re
     params,
   );
   return toPage(rows, page, (row) => row);
+}
+
+/** How many of the project's responses match the filter. */
+export async function countResponses(db: Queryable, projectId: string, filter: ResponseFilter): Promise<number> {
+  const { conditions, params } = filterConditions(projectId, filter);
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM responses r WHERE ${conditions.join(' AND ')}`, params);
+  return rows[0].n;
 }
 
 /** The response that waits for the outputs of all these client calls, or null when no one response does. */

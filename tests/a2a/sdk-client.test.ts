@@ -117,6 +117,7 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       assert.equal(items.data.length, 4, 'both turns are in the session');
       const listed = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: '', statusTimestampAfter: undefined });
       assert.deepEqual(listed.tasks.map((t) => t.id), [second.id], 'newest first');
+      assert.equal(listed.totalSize, 2, 'totalSize counts every matching task, not just this page');
       assert.notEqual(listed.nextPageToken, '');
       const next = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: listed.nextPageToken, statusTimestampAfter: undefined });
       assert.deepEqual(next.tasks.map((t) => t.id), [first.id]);
@@ -125,6 +126,7 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       assert.equal(completed.tasks.length, 2);
       const working = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_WORKING, pageToken: '', statusTimestampAfter: undefined });
       assert.equal(working.tasks.length, 0);
+      assert.equal(working.totalSize, 0);
       const since = (ms: number) => new Date(Date.now() + ms).toISOString();
       const recent = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: since(-60_000) });
       assert.equal(recent.tasks.length, 2, 'both changed status within the last minute');

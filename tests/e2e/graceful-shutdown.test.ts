@@ -100,7 +100,8 @@ describe('graceful shutdown', { skip: postgresReason ?? false }, () => {
   test('responses still running when the grace period ends are handed over at once; streams and waiting calls say where to go', async () => {
     const stopping = await cluster.start('stopping', 'all', { PALAI_SHUTDOWN_GRACE_SECONDS: '1' });
     const reader = await cluster.start('reader', 'api');
-    const text = words(200);
+    // Long enough (15 s) that both runs are still going after the successor has started, on a busy machine too.
+    const text = words(300);
     await createAgent(baseOf(stopping), { name: 'long', model: { provider: 'fake', script: [{ text, delay_ms: 50 }] } });
 
     // Two runs on the stopping process: one followed by a stream there, one awaited by a synchronous call.
@@ -138,7 +139,7 @@ describe('graceful shutdown', { skip: postgresReason ?? false }, () => {
 
     // Leases last 60 s: finishing well within that means they were handed back, not left to expire.
     for (const id of [streamed.id, body.response_id]) {
-      const done = await waitForTerminal(baseOf(reader), id, 30_000).catch((error) => assert.fail(`${error}\n${logsOf(reader, stopping, successor)}`));
+      const done = await waitForTerminal(baseOf(reader), id, 45_000).catch((error) => assert.fail(`${error}\n${logsOf(reader, stopping, successor)}`));
       assert.equal(done.status, 'completed', `${id}\n${logsOf(stopping, successor)}`);
       assert.equal(done.output_text, text, 'the text once, in the completed item');
       assert.deepEqual(done.output.map((item: { status: string }) => item.status), ['incomplete', 'completed'], 'the cut-off item closed, the step retried');
