@@ -47,6 +47,8 @@ await describeEachStore('palai mcp --url: stdio bridged to a hub', (ctx) => {
       const result = await client.callTool({ name: 'greeter', arguments: { input: 'hi' } }, CallToolResultSchema, { onprogress: (p) => progress.push(p.progress) });
       assert.deepEqual(result.content, [{ type: 'text', text: 'Hello over stdio' }]);
       assert.match(String((result._meta as Record<string, unknown>)['palai/response_id']), /^resp_/);
+      // The bridge relays notifications and the result on separate paths: a notification may land just after the result.
+      for (const until = Date.now() + 5_000; progress.length === 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 25));
       assert.ok(progress.length > 0, 'progress reached the host');
 
       const created = await client.request({ method: 'tools/call', params: { name: 'greeter', arguments: { input: 'x' }, task: {} } }, CreateTaskResultSchema);
