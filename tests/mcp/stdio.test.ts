@@ -29,7 +29,7 @@ await describeEachStore('palai mcp --url: stdio bridged to a hub', (ctx) => {
   let server: Listening;
   before(async () => {
     server = await listen(ctx().hub.app);
-    await createAgent(ctx, { name: 'greeter', description: 'Says hello.', model: { provider: 'fake', script: [{ text: 'Hello over stdio' }] } });
+    await createAgent(ctx, { name: 'greeter', description: 'Says hello.', model: { provider: 'fake', script: [{ text: 'Hello over stdio', delay_ms: 100 }] } });
     await createAgent(ctx, {
       name: 'asker',
       model: { provider: 'fake', script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which city?' } }] }, { text: 'Oslo it is' }] },
