@@ -24,8 +24,15 @@ export interface OutboxDispatcherOptions {
   leaseSeconds?: number;
   /** Deliveries claimed per query. Default 10. */
   batchSize?: number;
-  /** Attempts running at once. Default 20. */
+  /** Attempts running at once that have not yet turned slow. Default 20. */
   concurrency?: number;
+  /**
+   * An attempt running longer than this stops counting against `concurrency`,
+   * so targets that hang never starve the others of slots. Default 2000 ms.
+   */
+  slowAfterMs?: number;
+  /** Attempts running at once, slow ones included: the hard bound on sockets. Default 500. */
+  maxInFlight?: number;
   /** How often to look for due deliveries when no NOTIFY comes. Default 1000 ms. */
   pollIntervalMs?: number;
   /** Delay before a failed delivery's next attempt. Default 1 s base, 1 h cap, Math.random. */
@@ -55,6 +62,8 @@ const abortedBy = (signal: AbortSignal): AbortReason | null => (signal.reason in
 interface InFlight {
   abort: AbortController;
   done: Promise<void>;
+  /** Set once the attempt has run longer than slowAfterMs. */
+  slow: boolean;
 }
 
 export class OutboxDispatcher {
@@ -64,6 +73,8 @@ export class OutboxDispatcher {
   private readonly leaseSeconds: number;
   private readonly batchSize: number;
   private readonly concurrency: number;
+  private readonly slowAfterMs: number;
+  private readonly maxInFlight: number;
   private readonly pollIntervalMs: number;
   private readonly backoff: BackoffOptions;
   private readonly maxAttempts: number;
@@ -85,6 +96,8 @@ export class OutboxDispatcher {
     this.leaseSeconds = options.leaseSeconds ?? 60;
     this.batchSize = options.batchSize ?? 10;
     this.concurrency = options.concurrency ?? 20;
+    this.slowAfterMs = options.slowAfterMs ?? 2000;
+    this.maxInFlight = Math.max(this.concurrency, options.maxInFlight ?? 500);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.maxAttempts = options.maxAttempts ?? 15;
@@ -104,6 +117,13 @@ export class OutboxDispatcher {
   /** Attempts running now. */
   get busy(): number {
     return this.inFlight.size;
+  }
+
+  /** Free slots: fresh attempts fill `concurrency`, all attempts together `maxInFlight`. */
+  private freeSlots(): number {
+    let fresh = 0;
+    for (const attempt of this.inFlight) if (!attempt.slow) fresh++;
+    return Math.min(this.concurrency - fresh, this.maxInFlight - this.inFlight.size);
   }
 
   async start(): Promise<void> {
@@ -166,7 +186,7 @@ export class OutboxDispatcher {
   /** Claims while there are free slots and due deliveries. */
   private async claimRound(): Promise<void> {
     for (;;) {
-      const free = this.concurrency - this.inFlight.size;
+      const free = this.freeSlots();
       const consumers = [...this.consumers.keys()];
       if (free <= 0 || consumers.length === 0 || this.stopping.signal.aborted) return;
       const limit = Math.min(this.batchSize, free);
@@ -187,11 +207,17 @@ export class OutboxDispatcher {
   private launch(claim: ClaimedDelivery): void {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new AttemptAborted('lease_expired')), this.leaseSeconds * 1000);
-    const attempt: InFlight = { abort, done: Promise.resolve() };
+    const attempt: InFlight = { abort, done: Promise.resolve(), slow: false };
+    // Turning slow frees a slot for other targets' deliveries.
+    const slowTimer = setTimeout(() => {
+      attempt.slow = true;
+      this.wake();
+    }, this.slowAfterMs);
     attempt.done = this.attempt(claim, abort.signal)
       .catch((error) => this.logger.warn({ err: error, delivery_id: claim.id }, 'recording an outbox attempt failed; the delivery is retried when its lease expires'))
       .finally(() => {
         clearTimeout(timer);
+        clearTimeout(slowTimer);
         this.inFlight.delete(attempt);
         this.wake();
       });

@@ -338,6 +338,38 @@ async function suite(kind: StoreKind) {
       assert.ok(rows.every((d) => d.attempts === 1 && d.leaseOwner === null));
     });
 
+    test('targets that hang turn slow and free their slots: a healthy target is served while they hang, within maxInFlight', async (t) => {
+      const name = consumerName('hang');
+      const hung = new Set<string>();
+      const served: number[] = [];
+      const consumer: OutboxConsumer = {
+        name,
+        perTargetConcurrency: 1,
+        async deliver(delivery, signal) {
+          if (delivery.target === 'healthy') {
+            served.push(Date.now());
+            return { kind: 'delivered' };
+          }
+          hung.add(delivery.id);
+          // Hangs until the dispatcher stops; the attempt is then handed back.
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          return { kind: 'retry', error: 'aborted' };
+        },
+      };
+      await dispatcher({ concurrency: 2, slowAfterMs: 100, maxInFlight: 10 }).register(consumer).start();
+      // Eight hanging targets, four times the concurrency: they all get their attempt, two at a time.
+      for (let i = 0; i < 8; i++) await enqueueDelivery(db, { projectId, consumer: name, target: `hang-${i}`, payload: { i } });
+      await eventually(async () => hung.size === 8, t.signal);
+      const sent = Date.now();
+      await enqueueDelivery(db, { projectId, consumer: name, target: 'healthy', payload: {} });
+      await eventually(async () => served.length === 1, t.signal);
+      assert.ok(served[0] - sent < 2000, `the healthy target waited ${served[0] - sent} ms behind eight hanging ones`);
+      for (let i = 8; i < 12; i++) await enqueueDelivery(db, { projectId, consumer: name, target: `hang-${i}`, payload: { i } });
+      await eventually(async () => hung.size === 10, t.signal);
+      await sleep(400);
+      assert.equal(hung.size, 10, 'never more than maxInFlight attempts at once');
+    });
+
     test('a failing delivery backs off exponentially up to the cap, dies after its last attempt, and redelivery brings it back', async (t) => {
       let failing = true;
       const { consumer, calls } = recorder(consumerName('backoff'), async () => (failing ? { kind: 'retry', error: 'receiver answered 503' } : { kind: 'delivered' }));
