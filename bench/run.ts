@@ -1,7 +1,10 @@
 // `npm run bench`: prints figures; nothing here asserts on timing.
 import { benchA2aPath } from './a2a-path.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
+import { benchMcpClient } from './mcp-client.js';
 import { benchMcpToolsCall } from './mcp-tools-call.js';
+import { benchQueueKafka } from './queue-kafka.js';
+import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -9,4 +12,7 @@ await benchRestPath();
 await benchBrokerOverhead();
 await benchWebhooks();
 await benchMcpToolsCall();
+await benchMcpClient();
 await benchA2aPath();
+await benchQueueSqs();
+await benchQueueKafka();

@@ -7,6 +7,8 @@ import { a2aPushConsumer } from '../adapters/a2a/push-consumer.js';
 import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
 import { mcpRouter } from '../adapters/mcp/router.js';
 import { protectedResourceRouter } from '../adapters/mcp/protected-resource.js';
+import { McpClientPool } from '../adapters/mcp/client/client-pool.js';
+import { mcpServerTools } from '../adapters/mcp/client/mcp-server-tools.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
 import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
@@ -32,9 +34,16 @@ import { migrate } from '../core/store/migrate.js';
 import { openDb } from '../core/store/open-db.js';
 import { Worker } from '../core/runner/worker.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
+import { kafkaResultSender } from '../adapters/queue/kafka/result-sender.js';
+import { kafkaRunner } from '../adapters/queue/kafka/runner.js';
+import { queueReplyConsumer } from '../adapters/queue/reply-consumer.js';
+import { sqsResultSender } from '../adapters/queue/sqs/result-sender.js';
+import { sqsRunner } from '../adapters/queue/sqs/runner.js';
+import { QueueSupervisor } from '../adapters/queue/supervisor.js';
 import { createWebhookConsumer } from '../adapters/webhooks/consumer.js';
 
-export type Role = 'api' | 'worker' | 'all';
+/** api: the HTTP API; worker: runs responses and the outbox; consumers: runs queue consumers; all: everything. */
+export type Role = 'api' | 'worker' | 'consumers' | 'all';
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -52,6 +61,8 @@ export interface Hub {
   worker: Worker | null;
   /** Carries the outbox's deliveries to the consumers surfaces register (null on an api-only process). */
   outbox: OutboxDispatcher | null;
+  /** Runs the queue consumers (roles consumers and all). Stopping it finishes admitting the messages it holds. */
+  queues: QueueSupervisor | null;
   /** Stops at once: running responses are handed back, the store is closed. */
   close(): Promise<void>;
 }
@@ -104,26 +115,34 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const api = createKernelApi(kernel);
     // Remote A2A agents as tools: the provider reads them through the kernel API, so it joins once that exists.
     if (!options.tools) kernel.tools.register(remoteAgentTools(api));
+    // MCP servers' tools: one MCP client per process (sessions, the operator's stdio servers), which the kernel lists tools through too.
+    const mcpClients = new McpClientPool(egress, logger.child({ component: 'mcp-client' }));
+    api.mcpServers.useClient(mcpClients);
+    if (!options.tools) kernel.tools.register(mcpServerTools(api, mcpClients));
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
     const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }, { path: '/mcp', handler: mcpRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
     const adminApp = createAdminApp(api);
-    const worker = role === 'api' ? null : new Worker(kernel);
+    const runsWork = role === 'worker' || role === 'all';
+    const worker = runsWork ? new Worker(kernel) : null;
     await worker?.start();
-    const outbox =
-      role === 'api'
-        ? null
-        : new OutboxDispatcher({
-            db,
-            logger: logger.child({ component: 'outbox' }),
-            metrics,
-            pollIntervalMs: config.pollIntervalMs,
-            // Webhooks give up at the end of their own schedule; the outbox must not end them sooner.
-            maxAttempts: Math.max(15, config.webhookRetryScheduleMs.length + 1),
-          });
+    const outbox = runsWork
+      ? new OutboxDispatcher({
+          db,
+          logger: logger.child({ component: 'outbox' }),
+          metrics,
+          pollIntervalMs: config.pollIntervalMs,
+          // Webhooks give up at the end of their own schedule; the outbox must not end them sooner.
+          maxAttempts: Math.max(15, config.webhookRetryScheduleMs.length + 1),
+        })
+      : null;
     outbox?.register(createWebhookConsumer(api));
     outbox?.register(a2aPushConsumer(api, egress));
+    const replies = runsWork ? queueReplyConsumer(api, { sqs: sqsResultSender(api), kafka: kafkaResultSender(api) }) : null;
+    if (replies) outbox?.register(replies);
     await outbox?.start();
+    const queues = role === 'consumers' || role === 'all' ? new QueueSupervisor(api, { runners: { sqs: sqsRunner, kafka: kafkaRunner }, maxBacklog: config.queueMaxBacklog }) : null;
+    await queues?.start();
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
@@ -136,12 +155,17 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       requests,
       worker,
       outbox,
+      queues,
       async close() {
         clearInterval(housekeeping);
+        // First: what the consumers hold is admitted and acknowledged while the store is still open.
+        await queues?.stop();
         lifecycle.beginClose();
         await worker?.stop();
         await outbox?.stop();
+        await replies?.close();
         await wakeups.stop();
+        await mcpClients.close();
         await egress.close().catch(() => undefined);
         if (!options.db) await db.close();
       },

@@ -39,10 +39,13 @@ export async function shutDown(hub: Hub, listeners: Listeners, graceMs: number, 
   const { lifecycle } = hub.kernel;
   lifecycle.beginDrain();
   hub.worker?.stopClaiming();
+  // Consumers stop taking messages now, and admit and acknowledge what they hold while the store is open.
+  const consumersStopped = hub.queues?.stop() ?? Promise.resolve();
   const apiClosed = closed(listeners.api);
   listeners.api?.closeIdleConnections();
 
   const running = () => hub.worker?.busy ?? 0;
+  await consumersStopped;
   const drained = await until(() => running() === 0 && hub.requests.busy === 0, graceMs);
   if (!drained) say(`Grace period over: handing ${running()} running response(s) to other processes.`);
 

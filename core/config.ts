@@ -1,6 +1,8 @@
 // The one configuration loader: every setting, its environment variable and its
 // default live in this table (docs/configuration.md mirrors it).
 import { resolve } from 'node:path';
+import type { StdioServerDeclaration } from './mcp-servers/mcp-servers-port.js';
+import { readStdioDeclarations } from './mcp-servers/stdio-declarations.js';
 
 export interface PalaiConfig {
   /** HTTP port of `palai serve`. Default 8080. */
@@ -29,6 +31,8 @@ export interface PalaiConfig {
   workerConcurrency: number;
   /** Hosts every outbound call (model base URLs, tools) may reach without the egress address check, matched as written in the URL. Default none. */
   egressAllowHosts: string[];
+  /** The operator's stdio MCP servers, read from the JSON or YAML file PALAI_MCP_STDIO_SERVERS_FILE names (`{"mcpServers": {name: {command, args, env, cwd, projects}}}`). Default none. */
+  mcpStdioServers: StdioServerDeclaration[];
   /**
    * Environment variables a model connection's `api_key_env` may name, each bound
    * to the one base URL its key may be sent to (PALAI_KEY_ENV_ALLOWLIST: the
@@ -64,6 +68,8 @@ export interface PalaiConfig {
   webhookDisableAfterSeconds: number;
   /** Attempts to one endpoint running at once, across the processes sharing the store (PALAI_WEBHOOK_CONCURRENCY). Default 4. */
   webhookConcurrency: number;
+  /** Responses admitted and not yet started above which queue consumers stop taking jobs; 0: never. */
+  queueMaxBacklog: number;
 }
 
 /** A server-side key's environment variable and the base URL it may be sent to. */
@@ -142,6 +148,15 @@ function durations(env: Env, name: string, fallback: string): number[] {
   });
 }
 
+/** PALAI_MCP_STDIO_SERVERS_FILE, read and checked once: a wrong file stops the start. */
+function mcpStdioServers(env: Env): StdioServerDeclaration[] {
+  try {
+    return readStdioDeclarations(text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'));
+  } catch (error) {
+    throw new ConfigError(`PALAI_MCP_STDIO_SERVERS_FILE: ${(error as Error).message}`);
+  }
+}
+
 /** The default webhook retry schedule: seconds, then minutes, then hours, about 3 days in all. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h,4h,6h,8h,10h,12h,12h,15h';
 
@@ -163,6 +178,7 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 8, 1),
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
     egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    mcpStdioServers: mcpStdioServers(env),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
     keyEnvAllowlist: keyEnvAllowlist(env, new Map([['OPENAI_API_KEY', openaiBaseUrl], ['ANTHROPIC_API_KEY', anthropicBaseUrl]])),
     openaiBaseUrl,
@@ -175,5 +191,6 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     webhookRetryScheduleMs: durations(env, 'PALAI_WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
     webhookDisableAfterSeconds: int(env, 'PALAI_WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 24 * 3600, 1),
     webhookConcurrency: int(env, 'PALAI_WEBHOOK_CONCURRENCY', 4, 1, 1000),
+    queueMaxBacklog: int(env, 'PALAI_QUEUE_MAX_BACKLOG', 1000, 0, 10_000_000),
   };
 }

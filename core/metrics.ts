@@ -14,6 +14,10 @@ export class Metrics {
   readonly storeInterruptions = new Counter({ name: 'palai_run_store_interruptions_total', help: 'Runs interrupted by a database error and handed back to continue from their last commit.', registers: [this.registry] });
   readonly activeStreams = new Gauge({ name: 'palai_active_streams', help: 'Open SSE streams in this process.', registers: [this.registry] });
   readonly outboxAttempts = new Counter({ name: 'palai_outbox_attempts_total', help: 'Outbox delivery attempts this process ended, by consumer and outcome (delivered, retry, dead, released, lease_lost).', labelNames: ['consumer', 'outcome'], registers: [this.registry] });
+  readonly queueMessages = new Counter({ name: 'palai_queue_messages_total', help: 'Queue messages this process handled, by consumer id and outcome (received, admitted, duplicate, dead_lettered, failed).', labelNames: ['consumer', 'outcome'], registers: [this.registry] });
+  readonly queueInFlight = new Gauge({ name: 'palai_queue_in_flight', help: 'Queue messages this process holds unadmitted, by consumer id.', labelNames: ['consumer'], registers: [this.registry] });
+  readonly queueLag = new Gauge({ name: 'palai_queue_consumer_lag', help: 'Kafka: records behind the end of the topic in the partitions this process holds, by consumer id.', labelNames: ['consumer'], registers: [this.registry] });
+  readonly queueSourceDepth = new Gauge({ name: 'palai_queue_source_depth', help: 'SQS: messages visible in the source queue (ApproximateNumberOfMessages), by consumer id.', labelNames: ['consumer'], registers: [this.registry] });
   readonly tokens = new Counter({ name: 'palai_model_tokens_total', help: 'Model tokens used, by kind (input, output, cached).', labelNames: ['kind'], registers: [this.registry] });
 
   constructor(db: Db) {

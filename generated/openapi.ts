@@ -235,6 +235,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp_servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listMcpServers"];
+        put?: never;
+        /** Register a Streamable HTTP MCP server whose tools the project's agents may use (a `mcp` tool entry naming it). Nothing is called until its tools are first listed. */
+        post: operations["createMcpServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mcp_servers/{mcp_server}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id (`mcps_…`) or name. */
+                mcp_server: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getMcpServer"];
+        put?: never;
+        post?: never;
+        /** Forget the server and its stored headers; agents naming it can no longer run it. An operator's stdio server is `forbidden`. */
+        delete: operations["deleteMcpServer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mcp_servers/{mcp_server}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id (`mcps_…`) or name. */
+                mcp_server: string;
+            };
+            cookie?: never;
+        };
+        /** The server's tools, as last listed (listed again when older than 5 minutes, when the server said they changed, or with `refresh`). A server out of reach is `upstream-unavailable` (502), or `egress-denied`. */
+        get: operations["listMcpServerTools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/model_connections": {
         parameters: {
             query?: never;
@@ -304,6 +361,50 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/queue_consumers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listQueueConsumers"];
+        put?: never;
+        /**
+         * Take agent jobs from an SQS queue or a Kafka topic (docs/queues.md).
+         * @description Every process started with `--role consumers` or `--role all` runs it.
+         *     Credentials are stored encrypted (PALAI_SECRET_KEY is required for
+         *     them) and never returned; without them SQS uses the standard AWS
+         *     credential chain of the Palai process.
+         */
+        post: operations["createQueueConsumer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/queue_consumers/{queue_consumer}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The consumer's id (`qc_…`) or name. */
+                queue_consumer: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getQueueConsumer"];
+        put?: never;
+        post?: never;
+        /** Stop taking jobs from the source and forget the consumer and its credentials. Results of jobs already taken are still sent. */
+        delete: operations["deleteQueueConsumer"];
+        options?: never;
+        head?: never;
+        /** Pause or resume the consumer, or change its agent or in-flight bound. */
+        patch: operations["updateQueueConsumer"];
         trace?: never;
     };
     "/v1/remote_agents": {
@@ -1009,6 +1110,18 @@ export interface components {
             items?: null | components["schemas"]["InputItem"][];
             metadata?: components["schemas"]["Metadata"] | null;
         };
+        CreateMcpServerRequest: {
+            /** @description Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned. */
+            headers?: {
+                [key: string]: string;
+            };
+            name: components["schemas"]["McpServerName"];
+            /**
+             * Format: uri
+             * @description The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`.
+             */
+            url: string;
+        };
         CreateModelConnectionRequest: {
             /** @description Stored encrypted with PALAI_SECRET_KEY; never returned. */
             api_key?: string;
@@ -1019,6 +1132,28 @@ export interface components {
             /** @description Unique within the project; not starting with `mconn_`, which marks a connection id. */
             name: string;
             provider: components["schemas"]["ModelProvider"];
+        };
+        CreateQueueConsumerRequest: {
+            /** @description The agent every job runs (name or id); jobs may then leave `agent` out. */
+            agent?: string;
+            /** @description Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL. */
+            credentials?: components["schemas"]["SqsCredentials"] | components["schemas"]["KafkaSasl"];
+            /** @description Where invalid jobs go, with the reason. SQS: without it, an invalid message is left to the queue's own redrive policy. Kafka: required. */
+            dead_letter?: components["schemas"]["QueueDestination"];
+            kafka?: components["schemas"]["KafkaSource"];
+            /** @enum {unknown} */
+            kind: "sqs" | "kafka";
+            /**
+             * @description Messages one process holds unadmitted at once.
+             * @default 16
+             */
+            max_in_flight: number;
+            name: components["schemas"]["QueueConsumerName"];
+            /** @default false */
+            paused: boolean;
+            /** @description Where results go; a job's own `reply_to` wins. Without either, no result is sent. */
+            reply?: components["schemas"]["QueueDestination"];
+            sqs?: components["schemas"]["SqsSource"];
         };
         CreateRemoteAgentRequest: {
             /**
@@ -1217,6 +1352,100 @@ export interface components {
             /** @constant */
             object: "list";
         };
+        /** @description SASL credentials, stored encrypted and never returned. */
+        KafkaSasl: {
+            /** @enum {unknown} */
+            mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+            password: string;
+            username: string;
+        };
+        KafkaSource: {
+            /** @description `host:port` of one or more brokers. */
+            brokers: string[];
+            group_id: string;
+            /**
+             * @description Admission attempts of one record before it is dead-lettered.
+             * @default 5
+             */
+            max_attempts: number;
+            /** @description Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end). */
+            retry_topic?: components["schemas"]["KafkaTopicName"];
+            /** @default false */
+            ssl: boolean;
+            topic: components["schemas"]["KafkaTopicName"];
+        };
+        KafkaTopicName: string;
+        McpServer: {
+            /** @description Unix seconds; null for the operator's servers. */
+            created_at: number | null;
+            /** @description The header names, each with whether a value is set and its last four characters; never the value. */
+            headers: {
+                [key: string]: {
+                    last4: string | null;
+                    set: boolean;
+                };
+            };
+            /** @description `mcps_operator_<name>` for a server the operator declared. */
+            id: string;
+            name: string;
+            /** @constant */
+            object: "mcp_server";
+            /** @description When its tools were last listed (Unix seconds); null before. */
+            tools_listed_at: number | null;
+            /**
+             * @description `stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here.
+             * @enum {unknown}
+             */
+            transport: "streamable_http" | "stdio";
+            /** @description The endpoint of a Streamable HTTP server; null for stdio. */
+            url: string | null;
+        };
+        McpServerList: {
+            data: components["schemas"]["McpServer"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name. */
+        McpServerName: string;
+        McpServerTool: {
+            annotations?: {
+                destructiveHint?: boolean;
+                idempotentHint?: boolean;
+                openWorldHint?: boolean;
+                readOnlyHint?: boolean;
+                title?: string;
+            };
+            description?: string;
+            input_schema: Record<string, unknown>;
+            /** @description The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash. */
+            model_name: string;
+            /** @description The tool's name on the server. */
+            name: string;
+            output_schema?: Record<string, unknown>;
+            title?: string;
+        };
+        McpServerToolList: {
+            data: components["schemas"]["McpServerTool"][];
+            listed_at: components["schemas"]["UnixSeconds"];
+            /** @constant */
+            object: "list";
+            server: string;
+        };
+        /** @description The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema. */
+        McpToolSpec: {
+            /** @description Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all. */
+            allowed_tools?: string[];
+            /** @description `always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`). */
+            require_approval?: ("always" | "never") | {
+                tools: string[];
+            };
+            server_label: components["schemas"]["McpServerName"];
+            /** @constant */
+            type: "mcp";
+        };
         MessageItem: {
             content: components["schemas"]["ContentPart"][];
             id: string;
@@ -1376,6 +1605,46 @@ export interface components {
             detail: string;
             /** @description JSON Pointer (RFC 6901) into the request body or query. */
             pointer: string;
+        };
+        QueueConsumer: {
+            /** @description The agent's name as the consumer was given it. */
+            agent: string | null;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none. */
+            credentials: null | {
+                /** @enum {unknown} */
+                kind: "sqs" | "sasl";
+                last4: string | null;
+            };
+            dead_letter: components["schemas"]["QueueDestination"] | null;
+            id: string;
+            kafka?: components["schemas"]["KafkaSource"];
+            /** @enum {unknown} */
+            kind: "sqs" | "kafka";
+            max_in_flight: number;
+            name: string;
+            /** @constant */
+            object: "queue_consumer";
+            paused: boolean;
+            reply: components["schemas"]["QueueDestination"] | null;
+            sqs?: components["schemas"]["SqsSource"];
+            updated_at: components["schemas"]["UnixSeconds"];
+        };
+        QueueConsumerList: {
+            data: components["schemas"]["QueueConsumer"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique in the project; letters, digits, `_`, `.`, `-`. */
+        QueueConsumerName: string;
+        /** @description An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker. */
+        QueueDestination: {
+            /** Format: uri */
+            queue_url?: string;
+            topic?: components["schemas"]["KafkaTopicName"];
         };
         Readiness: {
             /** @description Number of applied migrations. */
@@ -1559,6 +1828,36 @@ export interface components {
             /** @constant */
             object: "session";
         };
+        /** @description Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used. */
+        SqsCredentials: {
+            access_key_id: string;
+            secret_access_key: string;
+            session_token?: string;
+        };
+        SqsSource: {
+            /**
+             * Format: uri
+             * @description The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint).
+             */
+            endpoint?: string;
+            /**
+             * Format: uri
+             * @description The queue's URL; a `.fifo` queue keeps order per message group.
+             */
+            queue_url: string;
+            /** @description Default: the process's AWS region, else us-east-1. */
+            region?: string;
+            /**
+             * @description How long a received message stays hidden; Palai extends it while admission is slow.
+             * @default 30
+             */
+            visibility_seconds: number;
+            /**
+             * @description Long-polling wait of each receive.
+             * @default 20
+             */
+            wait_seconds: number;
+        };
         /**
          * @description Not journaled, and sent without an SSE `id`: the last event of a stream the
          *     server could not continue — `store-unavailable` (a database outage),
@@ -1606,7 +1905,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -1614,6 +1913,11 @@ export interface components {
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
         UpdateConversationRequest: {
             metadata: components["schemas"]["Metadata"];
+        };
+        UpdateQueueConsumerRequest: {
+            agent?: string | null;
+            max_in_flight?: number;
+            paused?: boolean;
         };
         UpdateWebhookEndpointRequest: {
             /** @description null: every agent. */
@@ -2257,6 +2561,140 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    listMcpServers: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The MCP servers the project's agents may use, the operator's stdio servers first, then the project's own, oldest first. Header values are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createMcpServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMcpServerRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. Header values are stored encrypted and never returned. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id (`mcps_…`) or name. */
+                mcp_server: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The MCP server. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id (`mcps_…`) or name. */
+                mcp_server: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listMcpServerTools: {
+        parameters: {
+            query?: {
+                /** @description List the tools now instead of answering from the cache. */
+                refresh?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The server's id (`mcps_…`) or name. */
+                mcp_server: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tools. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerToolList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
     listModelConnections: {
         parameters: {
             query?: {
@@ -2404,6 +2842,141 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Model"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listQueueConsumers: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's queue consumers, oldest first. Credentials are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueConsumerList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createQueueConsumer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateQueueConsumerRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueConsumer"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getQueueConsumer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The consumer's id (`qc_…`) or name. */
+                queue_consumer: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consumer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueConsumer"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteQueueConsumer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The consumer's id (`qc_…`) or name. */
+                queue_consumer: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateQueueConsumer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The consumer's id (`qc_…`) or name. */
+                queue_consumer: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateQueueConsumerRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated; running processes pick the change up within seconds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueConsumer"];
                 };
             };
             default: components["responses"]["Problem"];

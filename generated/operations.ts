@@ -17,6 +17,11 @@ export type OperationId =
   | 'createModelConnection'
   | 'getModelConnection'
   | 'deleteModelConnection'
+  | 'listQueueConsumers'
+  | 'createQueueConsumer'
+  | 'getQueueConsumer'
+  | 'updateQueueConsumer'
+  | 'deleteQueueConsumer'
   | 'listWebhookEndpoints'
   | 'createWebhookEndpoint'
   | 'getWebhookEndpoint'
@@ -44,6 +49,11 @@ export type OperationId =
   | 'createRemoteAgent'
   | 'getRemoteAgent'
   | 'deleteRemoteAgent'
+  | 'listMcpServers'
+  | 'createMcpServer'
+  | 'getMcpServer'
+  | 'deleteMcpServer'
+  | 'listMcpServerTools'
   | 'listResponses'
   | 'createResponse'
   | 'getResponse'
@@ -269,6 +279,71 @@ export const operations: readonly OperationDescriptor[] = [
     "method": "DELETE",
     "path": "/v1/model_connections/{connection}",
     "expressPath": "/v1/model_connections/:connection",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listQueueConsumers",
+    "method": "GET",
+    "path": "/v1/queue_consumers",
+    "expressPath": "/v1/queue_consumers",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listQueueConsumersQuery",
+    "responses": {
+      "200": "QueueConsumerList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createQueueConsumer",
+    "method": "POST",
+    "path": "/v1/queue_consumers",
+    "expressPath": "/v1/queue_consumers",
+    "authenticated": true,
+    "bodySchema": "CreateQueueConsumerRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "QueueConsumer",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getQueueConsumer",
+    "method": "GET",
+    "path": "/v1/queue_consumers/{queue_consumer}",
+    "expressPath": "/v1/queue_consumers/:queue_consumer",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "QueueConsumer",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "updateQueueConsumer",
+    "method": "PATCH",
+    "path": "/v1/queue_consumers/{queue_consumer}",
+    "expressPath": "/v1/queue_consumers/:queue_consumer",
+    "authenticated": true,
+    "bodySchema": "UpdateQueueConsumerRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "QueueConsumer",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteQueueConsumer",
+    "method": "DELETE",
+    "path": "/v1/queue_consumers/{queue_consumer}",
+    "expressPath": "/v1/queue_consumers/:queue_consumer",
     "authenticated": true,
     "bodySchema": null,
     "querySchema": null,
@@ -625,6 +700,71 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listMcpServers",
+    "method": "GET",
+    "path": "/v1/mcp_servers",
+    "expressPath": "/v1/mcp_servers",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listMcpServersQuery",
+    "responses": {
+      "200": "McpServerList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createMcpServer",
+    "method": "POST",
+    "path": "/v1/mcp_servers",
+    "expressPath": "/v1/mcp_servers",
+    "authenticated": true,
+    "bodySchema": "CreateMcpServerRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "McpServer",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getMcpServer",
+    "method": "GET",
+    "path": "/v1/mcp_servers/{mcp_server}",
+    "expressPath": "/v1/mcp_servers/:mcp_server",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "McpServer",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteMcpServer",
+    "method": "DELETE",
+    "path": "/v1/mcp_servers/{mcp_server}",
+    "expressPath": "/v1/mcp_servers/:mcp_server",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listMcpServerTools",
+    "method": "GET",
+    "path": "/v1/mcp_servers/{mcp_server}/tools",
+    "expressPath": "/v1/mcp_servers/:mcp_server/tools",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listMcpServerToolsQuery",
+    "responses": {
+      "200": "McpServerToolList",
       "default": "Problem"
     }
   },

@@ -7,6 +7,8 @@ export declare const ItemDoneEvent: ValidateFunction;
 export declare const ItemUpdatedEvent: ValidateFunction;
 export declare const KernelEvent: ValidateFunction;
 export declare const KernelEventType: ValidateFunction;
+export declare const QueueJob: ValidateFunction;
+export declare const QueueResult: ValidateFunction;
 export declare const ResponseState: ValidateFunction;
 export declare const RunOptions: ValidateFunction;
 export declare const StatusEvent: ValidateFunction;

@@ -288,6 +288,18 @@ export interface components {
             items?: null | components["schemas"]["InputItem"][];
             metadata?: components["schemas"]["Metadata"] | null;
         };
+        CreateMcpServerRequest: {
+            /** @description Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned. */
+            headers?: {
+                [key: string]: string;
+            };
+            name: components["schemas"]["McpServerName"];
+            /**
+             * Format: uri
+             * @description The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`.
+             */
+            url: string;
+        };
         CreateModelConnectionRequest: {
             /** @description Stored encrypted with PALAI_SECRET_KEY; never returned. */
             api_key?: string;
@@ -298,6 +310,28 @@ export interface components {
             /** @description Unique within the project; not starting with `mconn_`, which marks a connection id. */
             name: string;
             provider: components["schemas"]["ModelProvider"];
+        };
+        CreateQueueConsumerRequest: {
+            /** @description The agent every job runs (name or id); jobs may then leave `agent` out. */
+            agent?: string;
+            /** @description Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL. */
+            credentials?: components["schemas"]["SqsCredentials"] | components["schemas"]["KafkaSasl"];
+            /** @description Where invalid jobs go, with the reason. SQS: without it, an invalid message is left to the queue's own redrive policy. Kafka: required. */
+            dead_letter?: components["schemas"]["QueueDestination"];
+            kafka?: components["schemas"]["KafkaSource"];
+            /** @enum {unknown} */
+            kind: "sqs" | "kafka";
+            /**
+             * @description Messages one process holds unadmitted at once.
+             * @default 16
+             */
+            max_in_flight: number;
+            name: components["schemas"]["QueueConsumerName"];
+            /** @default false */
+            paused: boolean;
+            /** @description Where results go; a job's own `reply_to` wins. Without either, no result is sent. */
+            reply?: components["schemas"]["QueueDestination"];
+            sqs?: components["schemas"]["SqsSource"];
         };
         CreateRemoteAgentRequest: {
             /**
@@ -517,10 +551,104 @@ export interface components {
             /** @constant */
             type: "item.updated";
         };
+        /** @description SASL credentials, stored encrypted and never returned. */
+        KafkaSasl: {
+            /** @enum {unknown} */
+            mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+            password: string;
+            username: string;
+        };
+        KafkaSource: {
+            /** @description `host:port` of one or more brokers. */
+            brokers: string[];
+            group_id: string;
+            /**
+             * @description Admission attempts of one record before it is dead-lettered.
+             * @default 5
+             */
+            max_attempts: number;
+            /** @description Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end). */
+            retry_topic?: components["schemas"]["KafkaTopicName"];
+            /** @default false */
+            ssl: boolean;
+            topic: components["schemas"]["KafkaTopicName"];
+        };
+        KafkaTopicName: string;
         /** @description One journal entry's payload, discriminated by `type`. */
         KernelEvent: components["schemas"]["StatusEvent"] | components["schemas"]["ItemAddedEvent"] | components["schemas"]["ItemDoneEvent"] | components["schemas"]["ItemUpdatedEvent"] | components["schemas"]["ContentAddedEvent"] | components["schemas"]["ContentDoneEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextDoneEvent"];
         /** @enum {unknown} */
         KernelEventType: "status" | "item.added" | "item.done" | "item.updated" | "content.added" | "content.done" | "text.delta" | "text.done";
+        McpServer: {
+            /** @description Unix seconds; null for the operator's servers. */
+            created_at: number | null;
+            /** @description The header names, each with whether a value is set and its last four characters; never the value. */
+            headers: {
+                [key: string]: {
+                    last4: string | null;
+                    set: boolean;
+                };
+            };
+            /** @description `mcps_operator_<name>` for a server the operator declared. */
+            id: string;
+            name: string;
+            /** @constant */
+            object: "mcp_server";
+            /** @description When its tools were last listed (Unix seconds); null before. */
+            tools_listed_at: number | null;
+            /**
+             * @description `stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here.
+             * @enum {unknown}
+             */
+            transport: "streamable_http" | "stdio";
+            /** @description The endpoint of a Streamable HTTP server; null for stdio. */
+            url: string | null;
+        };
+        McpServerList: {
+            data: components["schemas"]["McpServer"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name. */
+        McpServerName: string;
+        McpServerTool: {
+            annotations?: {
+                destructiveHint?: boolean;
+                idempotentHint?: boolean;
+                openWorldHint?: boolean;
+                readOnlyHint?: boolean;
+                title?: string;
+            };
+            description?: string;
+            input_schema: Record<string, unknown>;
+            /** @description The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash. */
+            model_name: string;
+            /** @description The tool's name on the server. */
+            name: string;
+            output_schema?: Record<string, unknown>;
+            title?: string;
+        };
+        McpServerToolList: {
+            data: components["schemas"]["McpServerTool"][];
+            listed_at: components["schemas"]["UnixSeconds"];
+            /** @constant */
+            object: "list";
+            server: string;
+        };
+        /** @description The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema. */
+        McpToolSpec: {
+            /** @description Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all. */
+            allowed_tools?: string[];
+            /** @description `always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`). */
+            require_approval?: ("always" | "never") | {
+                tools: string[];
+            };
+            server_label: components["schemas"]["McpServerName"];
+            /** @constant */
+            type: "mcp";
+        };
         MessageItem: {
             content: components["schemas"]["ContentPart"][];
             id: string;
@@ -680,6 +808,74 @@ export interface components {
             detail: string;
             /** @description JSON Pointer (RFC 6901) into the request body or query. */
             pointer: string;
+        };
+        QueueConsumer: {
+            /** @description The agent's name as the consumer was given it. */
+            agent: string | null;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none. */
+            credentials: null | {
+                /** @enum {unknown} */
+                kind: "sqs" | "sasl";
+                last4: string | null;
+            };
+            dead_letter: components["schemas"]["QueueDestination"] | null;
+            id: string;
+            kafka?: components["schemas"]["KafkaSource"];
+            /** @enum {unknown} */
+            kind: "sqs" | "kafka";
+            max_in_flight: number;
+            name: string;
+            /** @constant */
+            object: "queue_consumer";
+            paused: boolean;
+            reply: components["schemas"]["QueueDestination"] | null;
+            sqs?: components["schemas"]["SqsSource"];
+            updated_at: components["schemas"]["UnixSeconds"];
+        };
+        QueueConsumerList: {
+            data: components["schemas"]["QueueConsumer"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique in the project; letters, digits, `_`, `.`, `-`. */
+        QueueConsumerName: string;
+        /** @description An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker. */
+        QueueDestination: {
+            /** Format: uri */
+            queue_url?: string;
+            topic?: components["schemas"]["KafkaTopicName"];
+        };
+        /** @description One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried. */
+        QueueJob: {
+            /** @description The agent's name or id. Required unless the consumer names its agent; when both do, they must agree. */
+            agent?: string;
+            /** @description The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id. */
+            idempotency_key?: string;
+            /** @description What the agent is asked: text, or input items as the Responses API takes them. */
+            input: string | components["schemas"]["ResponseInputItem"][];
+            metadata?: components["schemas"]["Metadata"];
+            /** @description Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers). */
+            reply_to?: string;
+            /** @description A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before. */
+            session_key?: string;
+        };
+        /** @description A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key. */
+        QueueResult: {
+            error: components["schemas"]["ResponseError"] | null;
+            /** @description The job's idempotency key; null for a job sent without one. */
+            idempotency_key: string | null;
+            metadata?: components["schemas"]["Metadata"];
+            output: components["schemas"]["Item"][];
+            /** @description The text of the response's output messages, joined. */
+            output_text: string;
+            response_id: string;
+            /** @enum {unknown} */
+            status: "completed" | "failed" | "canceled" | "incomplete" | "waiting_for_approval" | "waiting_for_input" | "waiting_for_tool";
+            usage: components["schemas"]["Usage"] | null;
         };
         Readiness: {
             /** @description Number of applied migrations. */
@@ -906,6 +1102,36 @@ export interface components {
             /** @constant */
             object: "session";
         };
+        /** @description Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used. */
+        SqsCredentials: {
+            access_key_id: string;
+            secret_access_key: string;
+            session_token?: string;
+        };
+        SqsSource: {
+            /**
+             * Format: uri
+             * @description The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint).
+             */
+            endpoint?: string;
+            /**
+             * Format: uri
+             * @description The queue's URL; a `.fifo` queue keeps order per message group.
+             */
+            queue_url: string;
+            /** @description Default: the process's AWS region, else us-east-1. */
+            region?: string;
+            /**
+             * @description How long a received message stays hidden; Palai extends it while admission is slow.
+             * @default 30
+             */
+            visibility_seconds: number;
+            /**
+             * @description Long-polling wait of each receive.
+             * @default 20
+             */
+            wait_seconds: number;
+        };
         /** @description The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response. */
         StatusEvent: {
             response: components["schemas"]["ResponseState"];
@@ -976,7 +1202,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -984,6 +1210,11 @@ export interface components {
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
         UpdateConversationRequest: {
             metadata: components["schemas"]["Metadata"];
+        };
+        UpdateQueueConsumerRequest: {
+            agent?: string | null;
+            max_in_flight?: number;
+            paused?: boolean;
         };
         UpdateWebhookEndpointRequest: {
             /** @description null: every agent. */

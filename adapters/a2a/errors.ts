@@ -39,6 +39,7 @@ export const A2A_ERROR_FOR: Readonly<Record<ProblemSlug, A2AErrorClass>> = {
   'headers-too-large': RequestMalformedError,
   'idempotency-conflict': RequestMalformedError,
   'model-provider-error': InvalidAgentResponseError,
+  'upstream-unavailable': Internal,
   'limit-exceeded': UnsupportedOperationError,
   'output-invalid': InvalidAgentResponseError,
   'invalid-state': UnsupportedOperationError,

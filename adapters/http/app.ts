@@ -11,7 +11,9 @@ import { handleError } from './problem.js';
 import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
+import { mcpServerHandlers } from './routes/mcp-servers.js';
 import { modelHandlers } from './routes/models.js';
+import { queueConsumerHandlers } from './routes/queue-consumers.js';
 import { remoteAgentHandlers } from './routes/remote-agents.js';
 import { chatHandlers } from './routes/chat-completions.js';
 import { conversationHandlers } from './routes/conversations.js';
@@ -89,6 +91,8 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...conversationHandlers(api),
         ...webhookEndpointHandlers(api),
         ...remoteAgentHandlers(api),
+        ...mcpServerHandlers(api),
+        ...queueConsumerHandlers(api),
       },
       include,
     ),

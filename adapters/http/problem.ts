@@ -42,6 +42,7 @@ export const HTTP_STATUS: Record<ProblemSlug, number> = {
   'headers-too-large': 431,
   internal: 500,
   'model-provider-error': 502,
+  'upstream-unavailable': 502,
   'not-ready': 503,
   'store-busy': 503,
   'store-unavailable': 503,

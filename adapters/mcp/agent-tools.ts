@@ -42,7 +42,8 @@ export function outputSchemaOf(agent: Agent): Tool['outputSchema'] | undefined {
 }
 
 function annotationsOf(agent: Agent): ToolAnnotations {
-  const risks = (agent.tools ?? []).map((tool) => tool.risk);
+  // An MCP server's tools have the risks their server annotates, unknown here: they count as undeclared.
+  const risks = (agent.tools ?? []).map((tool) => ('risk' in tool ? tool.risk : undefined));
   const annotations: ToolAnnotations = {
     // A tool without a declared risk may write: only all-`read` tools make the agent read-only.
     readOnlyHint: risks.every((risk) => risk === 'read'),

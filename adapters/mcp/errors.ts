@@ -31,6 +31,7 @@ export const JSONRPC_CODE_FOR: Readonly<Record<ProblemSlug, number>> = {
   'headers-too-large': CALLER,
   'idempotency-conflict': CALLER,
   'model-provider-error': SERVER,
+  'upstream-unavailable': SERVER,
   'limit-exceeded': CALLER,
   'output-invalid': SERVER,
   'invalid-state': CALLER,

@@ -25,8 +25,8 @@ export function registerServe(program: Command): void {
     .description('run the hub: the HTTP API and the worker, on one store')
     .option('-p, --port <port>', 'port to listen on; 0 picks a free one (default: $PORT, else 8080)', parsePort)
     .addOption(
-      new Option('--role <role>', 'api: the HTTP API only; worker: runs responses (listens only for /metrics, /healthz, /readyz); all: both')
-        .choices(['api', 'worker', 'all'])
+      new Option('--role <role>', 'api: the HTTP API only; worker: runs responses and sends deliveries; consumers: takes jobs from queue consumers (worker and consumers listen only for /metrics, /healthz, /readyz); all: everything')
+        .choices(['api', 'worker', 'consumers', 'all'])
         .default('all'),
     )
     .action(serve);
@@ -35,7 +35,7 @@ export function registerServe(program: Command): void {
 async function serve(options: { port?: number; role: Role }): Promise<void> {
   const loaded = loadConfig();
   const config: PalaiConfig = { ...loaded, port: options.port ?? loaded.port };
-  if (config.adminPort !== null && config.adminPort !== 0 && config.adminPort === config.port && options.role !== 'worker') {
+  if (config.adminPort !== null && config.adminPort !== 0 && config.adminPort === config.port && options.role !== 'worker' && options.role !== 'consumers') {
     throw new CliError(`PALAI_ADMIN_PORT (${config.adminPort}) must differ from the API port; unset it to serve /metrics on the API port.`);
   }
   // Listening from the start: a signal during start-up (say, mid-initdb) shuts down once started instead of killing it.
@@ -71,9 +71,9 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
  * serves nothing else — so every role can be probed and scraped.
  */
 async function openListeners(hub: Hub, config: PalaiConfig, role: Role, listeners: Listeners): Promise<void> {
-  if (role === 'worker') {
+  if (role === 'worker' || role === 'consumers') {
     listeners.admin = await listen(hub.adminApp, config.host, config.adminPort ?? config.port);
-    console.log(`Palai worker running; /metrics, /healthz and /readyz on ${urlOf(config.host, listeners.admin)}`);
+    console.log(`Palai ${role === 'worker' ? 'worker' : 'queue consumers'} running; /metrics, /healthz and /readyz on ${urlOf(config.host, listeners.admin)}`);
     return;
   }
   listeners.api = await listen(hub.app, config.host, config.port);

@@ -25,6 +25,8 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
   }
   const seen = new Set<string>();
   (spec.tools ?? []).forEach((tool, index) => {
+    // An MCP server's tools are known when a run lists them; two entries may take different tools of one server.
+    if (tool.type === 'mcp') return;
     // A remote agent's tool is named after it.
     const name = tool.type === 'a2a' ? `a2a__${tool.remote_agent}` : tool.name;
     if (seen.has(name)) errors.push({ pointer: `/tools/${index}/${tool.type === 'a2a' ? 'remote_agent' : 'name'}`, detail: `duplicate tool name ${JSON.stringify(name)}` });

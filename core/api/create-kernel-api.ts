@@ -7,6 +7,12 @@ import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
 import type { Kernel } from '../kernel.js';
 import { createMcpSessions } from '../mcp-sessions/mcp-sessions.js';
+import { createMcpServers } from '../mcp-servers/mcp-servers.js';
+import { socketEgress } from '../egress/guarded-connector.js';
+import { admitJob } from '../queue/admission.js';
+import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from '../queue/consumers.js';
+import { QUEUE_CONSUMERS_CHANNEL } from '../queue/queue-port.js';
+import { jobResult, queuedBacklog } from '../queue/results.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
@@ -89,6 +95,8 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       connection: (projectId, ref) => remoteAgentConnection(db, kernel.secrets, projectId, ref),
     },
 
+    mcpServers: createMcpServers({ db, secrets: kernel.secrets, stdioServers: config.mcpStdioServers, logger: kernel.logger.child({ component: 'mcp-servers' }) }),
+
     secrets: {
       put: (projectId, purpose, plaintext) => kernel.secrets.put(db, projectId, purpose, plaintext),
       reveal: (projectId, secretId) => kernel.secrets.reveal(db, projectId, secretId),
@@ -139,6 +147,20 @@ export function createKernelApi(kernel: Kernel): KernelApi {
 
     mcpSessions: createMcpSessions(db),
 
+    queues: {
+      create: (projectId, request, options) => createQueueConsumer(db, kernel.secrets, projectId, request, options?.idempotency),
+      get: (projectId, ref) => getQueueConsumer(db, projectId, ref),
+      list: (projectId, page) => listQueueConsumers(db, projectId, page),
+      update: (projectId, ref, request) => updateQueueConsumer(db, projectId, ref, request),
+      delete: (projectId, ref) => deleteQueueConsumer(db, kernel.secrets, projectId, ref),
+      runnable: () => runnableQueueConsumers(db, kernel.secrets),
+      config: (projectId, id) => queueConsumerConfig(db, kernel.secrets, projectId, id),
+      onChange: (listener) => db.listen(QUEUE_CONSUMERS_CHANNEL, listener),
+      admit: (consumer, message) => admitJob(db, kernel.inbox, consumer, message),
+      result: (projectId, announcement) => jobResult(db, projectId, announcement),
+      backlog: () => queuedBacklog(db),
+    },
+
     webhooks: {
       create: (projectId, request, options) => createEndpoint(db, kernel.secrets, projectId, request, options?.idempotency),
       get: async (projectId, id) => endpointView(await requireEndpoint(db, projectId, id)),
@@ -157,6 +179,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
     },
 
     egress: kernel.egress,
+    egressSockets: socketEgress(config.egressAllowHosts),
 
     journal: {
       follow: (projectId, options) => followProjectEvents(db, kernel.wakeups, projectId, { ...options, pollMs: config.pollIntervalMs }),

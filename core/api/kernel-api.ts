@@ -22,6 +22,7 @@ import type {
   SubmitToolOutputsRequest,
   UpdateAgentRequest,
 } from '../../generated/schemas.js';
+import type { CreateQueueConsumerRequest, QueueConsumer, UpdateQueueConsumerRequest } from '../../generated/schemas.js';
 import type {
   CreateWebhookEndpointRequest,
   ReplayWebhookDeliveriesRequest,
@@ -33,6 +34,7 @@ import type {
 } from '../../generated/schemas.js';
 import type { PalaiConfig } from '../config.js';
 import type { EgressFetch } from '../egress/egress-port.js';
+import type { SocketEgress } from '../egress/egress-port.js';
 import type { DeliveryPageRequest as WebhookDeliveryPageRequest } from '../webhooks/deliveries.js';
 import type { WebhookAttemptOutcome, WebhookAttemptReport, WebhookSigningTarget } from '../webhooks/webhook-port.js';
 import type { Inbox, IdempotencyClaim } from '../idempotency/inbox-port.js';
@@ -40,8 +42,11 @@ import type { FeedCursor, JournalEntry, ResponseState } from '../journal/journal
 import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
 import type { McpSessions } from '../mcp-sessions/mcp-sessions-port.js';
+import type { McpServerConnection, McpServers } from '../mcp-servers/mcp-servers-port.js';
+import type { AdmissionOutcome, QueueConsumerConfig, QueueMessage } from '../queue/queue-port.js';
+import type { JobResult } from '../queue/results.js';
 import type { DeliveryFilter, RedeliverOutcome } from '../outbox/deliveries.js';
-import type { DeliveryInput, DeliveryRecord, OutboxSubscription, OutboxSubscriptionInput } from '../outbox/outbox-port.js';
+import type { DeliveryInput, DeliveryRecord, OutboxSubscription, OutboxSubscriptionInput, StatusAnnouncement } from '../outbox/outbox-port.js';
 import type { Metrics } from '../metrics.js';
 import type { NewSession } from '../sessions/sessions.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -49,7 +54,7 @@ import type { RemoteAgentConnection } from '../remote-agents/remote-agents.js';
 import type { SecretRef } from '../secrets/secret-port.js';
 import type { ResponseStatus } from '../responses/status.js';
 
-export type { NewSession, RemoteAgentConnection, SecretRef };
+export type { McpServerConnection, NewSession, RemoteAgentConnection, SecretRef };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -142,6 +147,12 @@ export interface KernelApi {
   };
 
   /**
+   * MCP servers whose tools the project's agents use (`{type: "mcp", server_label}`): its own
+   * Streamable HTTP servers and the operator's stdio servers (see core/mcp-servers/mcp-servers-port.ts).
+   */
+  mcpServers: McpServers;
+
+  /**
    * The secret store, for a surface's own credentials (an A2A push config's token): store the
    * value once, keep the reference, reveal it only to send it. See core/secrets/secret-port.ts.
    */
@@ -208,6 +219,31 @@ export interface KernelApi {
   mcpSessions: McpSessions;
 
   /**
+   * Queue consumers and job admission (core/queue/queue-port.ts): the kernel
+   * keeps the consumers and admits jobs exactly once; the queue surface talks to the brokers.
+   */
+  queues: {
+    create(projectId: string, request: CreateQueueConsumerRequest, options?: CommandOptions): Promise<QueueConsumer>;
+    get(projectId: string, ref: string): Promise<QueueConsumer>;
+    list(projectId: string, page: PageRequest): Promise<Page<QueueConsumer>>;
+    update(projectId: string, ref: string, request: UpdateQueueConsumerRequest): Promise<QueueConsumer>;
+    /** The consumer's id. */
+    delete(projectId: string, ref: string): Promise<string>;
+    /** Every consumer of every project that is not paused, credentials revealed: only for the processes that run them. */
+    runnable(): Promise<QueueConsumerConfig[]>;
+    /** One consumer, credentials revealed (to send a result); null when it is gone. */
+    config(projectId: string, consumerId: string): Promise<QueueConsumerConfig | null>;
+    /** Calls `listener` with a consumer's id whenever it is created, changed or deleted, in any process. */
+    onChange(listener: (consumerId: string) => void): Promise<() => Promise<void>>;
+    /** Makes a message a response exactly once; see AdmissionOutcome. */
+    admit(consumer: QueueConsumerConfig, message: QueueMessage): Promise<AdmissionOutcome>;
+    /** The result a `queue_reply` delivery announces; null when it can never be sent. */
+    result(projectId: string, announcement: StatusAnnouncement): Promise<JobResult | null>;
+    /** Responses admitted and not yet started, across the store: what backpressure watches. */
+    backlog(): Promise<number>;
+  };
+
+  /**
    * Webhook endpoints (core/webhooks/webhook-port.ts): the kernel keeps them as
    * outbox subscriptions of the `webhook` consumer; the webhook surface signs and sends.
    */
@@ -236,6 +272,8 @@ export interface KernelApi {
 
   /** The egress guard's fetch: every outbound HTTP call a surface makes goes through it (never follows redirects). */
   readonly egress: EgressFetch;
+  /** The same guard for clients that open their own sockets (Kafka, the AWS SDK): connect with `connectOptions(host)`. */
+  readonly egressSockets: SocketEgress;
 
   journal: {
     /** Every event of the project after `after` (FEED_START: from the beginning), in commit order, then live. */

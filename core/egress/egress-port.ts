@@ -9,6 +9,7 @@
 //
 // Reading order: this file (the contract), refused-ranges.ts (what is refused),
 // guarded-connector.ts (where the check happens), guarded-fetch.ts (the fetch).
+import type { LookupFunction } from 'node:net';
 import { PalaiError } from '../errors/palai-error.js';
 import type { Refusal } from './refused-ranges.js';
 
@@ -22,6 +23,16 @@ export interface EgressFetch {
   (input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** Closes the pooled connections. */
   close(): Promise<void>;
+}
+
+/**
+ * The guard for any client that opens its own sockets (a Kafka client, the AWS
+ * SDK's HTTP handler): `connectOptions(host)` are the options to open a socket
+ * to `host` with, a checking `lookup` unless the host is allow-listed; a
+ * refused IP literal throws egress-denied (net.connect skips `lookup` for one).
+ */
+export interface SocketEgress {
+  connectOptions(host: string): { lookup?: LookupFunction };
 }
 
 export interface ResolvedAddress {

@@ -10,7 +10,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { buildConnector } from 'undici';
-import { egressDenied, type ResolvedAddress, type Resolver } from './egress-port.js';
+import { egressDenied, type ResolvedAddress, type Resolver, type SocketEgress } from './egress-port.js';
 import { refusalOf } from './refused-ranges.js';
 
 /** The CIDR blocks an operator allow-listed (PALAI_EGRESS_ALLOW_HOSTS entries with a `/`): addresses in them are reached unchecked. */
@@ -82,22 +82,37 @@ export function guardedLookup(resolve: Resolver, allowed: AllowedRanges = NO_RAN
   };
 }
 
-/** undici's connector with the egress check in front of (IP literals) and inside (names) every connection. */
-export function guardedConnector(allowHosts: readonly string[], resolve: Resolver = systemResolver): buildConnector.connector {
+/** The guard for clients that open their own sockets (SocketEgress in egress-port.ts). */
+export function socketEgress(allowHosts: readonly string[], resolve: Resolver = systemResolver): SocketEgress {
   const ranges = allowedRanges(allowHosts.filter((entry) => entry.includes('/')));
   const allowed = new Set(allowHosts.filter((entry) => !entry.includes('/')).map(canonicalHost));
-  const checked = buildConnector({ lookup: guardedLookup(resolve, ranges) });
+  const lookup = guardedLookup(resolve, ranges);
+  return {
+    connectOptions(hostname) {
+      const host = canonicalHost(hostname);
+      if (allowed.has(host) || (isIP(host) && ranges.has(host))) return {};
+      if (isIP(host)) {
+        const refusal = refusalOf(host);
+        if (refusal) throw egressDenied(host, refusal);
+      }
+      return { lookup };
+    },
+  };
+}
+
+/** undici's connector with the egress check in front of (IP literals) and inside (names) every connection. */
+export function guardedConnector(allowHosts: readonly string[], resolve: Resolver = systemResolver): buildConnector.connector {
+  const guard = socketEgress(allowHosts, resolve);
+  const checked = buildConnector({ lookup: guardedLookup(resolve, allowedRanges(allowHosts.filter((entry) => entry.includes('/')))) });
   const unchecked = buildConnector({});
   return (options, callback) => {
     // undici passes the URL's host name, IPv6 without brackets.
-    const host = canonicalHost(options.hostname);
-    if (allowed.has(host)) return unchecked(options, callback);
-    if (isIP(host) && ranges.has(host)) return unchecked(options, callback);
-    if (isIP(host)) {
-      // net.connect does not call `lookup` for an IP literal, so it is checked here.
-      const refusal = refusalOf(host);
-      if (refusal) return callback(egressDenied(host, refusal), null);
+    let decided;
+    try {
+      decided = guard.connectOptions(options.hostname);
+    } catch (error) {
+      return callback(error as Error, null);
     }
-    return checked(options, callback);
+    return decided.lookup ? checked(options, callback) : unchecked(options, callback);
   };
 }

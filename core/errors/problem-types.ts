@@ -80,6 +80,10 @@ export const problemTypes = {
     title: 'The model provider answered with an error',
     meaning: 'An upstream model provider failed; the detail says whether retrying later may help.',
   },
+  'upstream-unavailable': {
+    title: 'A server Palai calls could not be reached',
+    meaning: 'A server Palai calls for the caller (an MCP server, say) did not answer, or answered with an error; retrying later may help.',
+  },
   'limit-exceeded': {
     title: "The run reached one of its agent's limits",
     meaning: 'The run stopped at a limit of its agent (steps, tokens, time, cost); retrying the same run will stop again.',

@@ -29,6 +29,8 @@ export interface InboxIdentity {
   operation: string;
   /** From `Inbox.fingerprint`: equal for the same request, different otherwise. */
   fingerprint: string;
+  /** How long the key is remembered, when the source may repeat a request for longer than the default (a queue's redeliveries). */
+  retentionHours?: number;
 }
 
 /** What an earlier request with the same identity left behind. */

@@ -43,7 +43,7 @@ export function createInbox(db: Db, options: InboxOptions): Inbox {
       }
       const earlier = await findRecord(db, projectId, source, key);
       if (earlier) return replay(assertSameRequest(earlier, identity));
-      const claim: IdempotencyClaim = { source, key, operation: identity.operation, fingerprint: identity.fingerprint, retentionHours: options.retentionHours };
+      const claim: IdempotencyClaim = { source, key, operation: identity.operation, fingerprint: identity.fingerprint, retentionHours: identity.retentionHours ?? options.retentionHours };
       try {
         return await work(claim);
       } catch (error) {

@@ -17,54 +17,60 @@ import { normalizeInput } from './items.js';
 import { requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
 
 export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return db.transaction(async (tx) => {
-    // Locked: answering it and a concurrent cancel or answer must not both apply.
-    const previous = request.previous_response_id ? await requireResponse(tx, projectId, request.previous_response_id, true) : null;
-    if (previous && isWaiting(previous.status)) return answerFromRequest(tx, projectId, previous, request, idem);
-    const id = newId('resp');
-    // First, so a concurrent duplicate waits here and then replays this response.
-    await reserveKey(tx, projectId, idem, id);
-    // Locked: the first response of an unbound session binds it, and a concurrent one must see that.
-    const session = request.session_id ? await requireSession(tx, projectId, request.session_id, true) : null;
-    const agentRef = request.model ?? session?.agent_id;
-    if (!agentRef) {
-      throw new PalaiError('invalid-request', `Session ${session!.id} has no agent yet; name one as model.`, { errors: [{ pointer: '/model', detail: 'is required for the first response of this session' }] });
-    }
-    const agent = await requireAgent(tx, projectId, agentRef);
-    if (session && session.agent_id === null) await bindSessionAgent(tx, session.id, agent.id);
-    else if (session && agent.id !== session.agent_id) {
-      throw new PalaiError('invalid-request', `Session ${session.id} belongs to agent "${session.agent}".`, {
-        errors: [{ pointer: '/model', detail: `must name the session's agent "${session.agent}"` }],
-      });
-    }
-    const input = normalizeInput(request.input);
-    const timeout = agent.spec.limits?.timeout_seconds ?? null;
-    await tx.query(
-      `INSERT INTO responses (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
-         input, instructions, metadata, options, background, deadline_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11,
-         CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END)`,
-      [
-        id,
-        projectId,
-        agent.id,
-        agent.revision_id,
-        session?.id ?? null,
-        request.previous_response_id ?? null,
-        JSON.stringify(input),
-        request.instructions ?? null,
-        JSON.stringify(request.metadata ?? {}),
-        JSON.stringify(runOptions(request, agent.spec)),
-        request.background === true,
-        timeout,
-      ],
-    );
-    if (session) await appendSessionItems(tx, projectId, session.id, id, input);
-    const row = await requireResponse(tx, projectId, id);
-    await journalStatus(tx, { projectId, responseId: id, leaseToken: null }, row);
-    await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, id]);
-    return row;
-  });
+  return db.transaction((tx) => admitWithin(tx, projectId, request, idem));
+}
+
+/**
+ * Admission inside the caller's transaction, for kernel modules that commit
+ * more with the response (a queue job's record and its result subscription).
+ */
+export async function admitWithin(tx: Queryable, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  // Locked: answering it and a concurrent cancel or answer must not both apply.
+  const previous = request.previous_response_id ? await requireResponse(tx, projectId, request.previous_response_id, true) : null;
+  if (previous && isWaiting(previous.status)) return answerFromRequest(tx, projectId, previous, request, idem);
+  const id = newId('resp');
+  // First, so a concurrent duplicate waits here and then replays this response.
+  await reserveKey(tx, projectId, idem, id);
+  // Locked: the first response of an unbound session binds it, and a concurrent one must see that.
+  const session = request.session_id ? await requireSession(tx, projectId, request.session_id, true) : null;
+  const agentRef = request.model ?? session?.agent_id;
+  if (!agentRef) {
+    throw new PalaiError('invalid-request', `Session ${session!.id} has no agent yet; name one as model.`, { errors: [{ pointer: '/model', detail: 'is required for the first response of this session' }] });
+  }
+  const agent = await requireAgent(tx, projectId, agentRef);
+  if (session && session.agent_id === null) await bindSessionAgent(tx, session.id, agent.id);
+  else if (session && agent.id !== session.agent_id) {
+    throw new PalaiError('invalid-request', `Session ${session.id} belongs to agent "${session.agent}".`, {
+      errors: [{ pointer: '/model', detail: `must name the session's agent "${session.agent}"` }],
+    });
+  }
+  const input = normalizeInput(request.input);
+  const timeout = agent.spec.limits?.timeout_seconds ?? null;
+  await tx.query(
+    `INSERT INTO responses (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
+       input, instructions, metadata, options, background, deadline_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11,
+       CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END)`,
+    [
+      id,
+      projectId,
+      agent.id,
+      agent.revision_id,
+      session?.id ?? null,
+      request.previous_response_id ?? null,
+      JSON.stringify(input),
+      request.instructions ?? null,
+      JSON.stringify(request.metadata ?? {}),
+      JSON.stringify(runOptions(request, agent.spec)),
+      request.background === true,
+      timeout,
+    ],
+  );
+  if (session) await appendSessionItems(tx, projectId, session.id, id, input);
+  const row = await requireResponse(tx, projectId, id);
+  await journalStatus(tx, { projectId, responseId: id, leaseToken: null }, row);
+  await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, id]);
+  return row;
 }
 
 /** What the request asks of this run beyond the agent's spec; absent values leave the agent's. */

@@ -22,6 +22,7 @@ export function argumentProblems(tool: ResolvedTool, args: unknown): string | nu
 }
 
 export function needsApproval(spec: AgentSpecFields, tool: ResolvedTool): boolean {
+  if (tool.approval !== undefined) return tool.approval === 'always';
   const policy = spec.approval;
   if (!policy) return false;
   return (policy.tools ?? []).includes(tool.name) || (policy.risks ?? []).includes(tool.risk as 'write' | 'privileged');

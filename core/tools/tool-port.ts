@@ -1,6 +1,6 @@
 // The tool port: one shape for every tool, whoever provides it. A provider serves
 // one `type` of entry in an agent spec's `tools` (built-in, client-side function,
-// and later MCP servers, remote A2A agents, companion nodes) and turns an entry
+// MCP servers, remote A2A agents, and later companion nodes) and turns an entry
 // into runnable tools; the broker only ever sees ResolvedTool. Each call gets its
 // idempotency key `<response_id>:<call_id>` so a tool can deduplicate a retry.
 //
@@ -81,6 +81,11 @@ export interface ResolvedTool {
   /** JSON Schema of the arguments, as shown to the model. */
   parameters: Record<string, unknown>;
   risk: ToolRisk;
+  /**
+   * The tool entry's own approval rule, over the agent's policy: 'always' asks a
+   * human before every call, 'never' before none. Absent, the agent's policy decides.
+   */
+  approval?: 'always' | 'never';
   /** Server-side tools validate arguments against `parameters` before running. */
   validateArguments: boolean;
   run(args: unknown, context: ToolCallContext): Promise<ToolOutcome>;

@@ -17,7 +17,7 @@ const STARTUP_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 20_000;
 
 
-export type Role = 'api' | 'worker' | 'all';
+export type Role = 'api' | 'worker' | 'consumers' | 'all';
 
 /**
  * The environment of every process of a cluster: one database, short leases so
@@ -47,8 +47,8 @@ export interface PalaiNode {
 /** Starts `palai serve --role <role>` and waits until it listens (or, for a worker, runs). */
 export async function startNode(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): Promise<PalaiNode> {
   const proc = startPalai(['serve', '--port', String(port), '--role', role], env);
-  if (role === 'worker') {
-    const [, admin] = await proc.waitFor(/^Palai worker running; \/metrics, \/healthz and \/readyz on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
+  if (role === 'worker' || role === 'consumers') {
+    const [, admin] = await proc.waitFor(/^Palai (?:worker|queue consumers) running; \/metrics, \/healthz and \/readyz on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
     return { name, role, proc, base: null, admin };
   }
   const [, base] = await proc.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);

@@ -83,7 +83,16 @@ async function suite(kind: StoreKind) {
     test('two concurrent callers with one identity run the work once and both answer for it', async () => {
       committed = [];
       const startedBefore = made;
-      const answers = await Promise.all([once(identity('slack', 'k-race')), once(identity('slack', 'k-race'))]);
+      // Both callers enter their work (both missed the record) before either reserves, however busy the machine.
+      let arrived = 0;
+      let bothIn: () => void = () => undefined;
+      const barrier = new Promise<void>((resolve) => (bothIn = resolve));
+      const racing = async (claim: IdempotencyClaim): Promise<Outcome> => {
+        if (++arrived === 2) bothIn();
+        await barrier;
+        return work(claim);
+      };
+      const answers = await Promise.all([inbox.once(identity('slack', 'k-race'), racing, replay), inbox.once(identity('slack', 'k-race'), racing, replay)]);
       assert.equal(made - startedBefore, 2, 'both callers should have missed the record and raced to reserve');
       assert.equal(committed.length, 1);
       assert.deepEqual(

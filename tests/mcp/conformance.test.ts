@@ -3,7 +3,8 @@
 // so the scenarios that need those are listed, each with its reason, in
 // conformance-expected-failures.yaml; every other scenario must pass. The suite
 // connects without credentials, so it reaches Palai through a stand-in for a
-// configured host that adds the project key to each request.
+// configured host that adds the project key to each request. The suite's client
+// scenarios, against Palai's MCP client, are client-conformance.test.ts.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -31,6 +31,8 @@ export interface TestHubOptions {
   env?: Record<string, string>;
   /** The tool providers the hub offers (default: the built-in and client-function ones). */
   tools?: ToolRegistry;
+  /** Only these of the test run's stores: for suites about something outside the store (a broker restart), where a second store adds nothing. */
+  stores?: StoreKind[];
 }
 
 async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>, options: TestHubOptions): Promise<TestHub> {
@@ -64,7 +66,7 @@ export async function describeEachStore(
   overrides: Partial<PalaiConfig> = {},
   options: TestHubOptions = {},
 ): Promise<void> {
-  for (const kind of storeKinds) {
+  for (const kind of storeKinds.filter((k) => !options.stores || options.stores.includes(k))) {
     const unavailable = kind === 'postgres' ? await postgresUnavailable() : null;
     describe(`${name} [${kind}]`, { skip: unavailable ?? false }, () => {
       let current: TestHub | null = null;

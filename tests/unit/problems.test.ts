@@ -65,6 +65,7 @@ test('the HTTP table holds the statuses clients branch on', () => {
     'headers-too-large': 431,
     internal: 500,
     'model-provider-error': 502,
+    'upstream-unavailable': 502,
     'not-ready': 503,
     'store-busy': 503,
     'store-unavailable': 503,

@@ -1,0 +1,93 @@
+// Admitting a queue message: it becomes a response exactly once. The response,
+// its job record and the subscription that sends its result commit in one
+// transaction, keyed in the inbox by the job's identity, so a redelivery or a
+// duplicate finds the first response and runs nothing. A message that can never
+// be a job is `invalid` (the surface dead-letters it); anything else that fails
+// (the store is down) throws, and the surface leaves the message to come back.
+import type { ErrorObject } from 'ajv';
+import type { QueueJob } from '../../generated/protocol-schemas.js';
+import { QueueJob as validQueueJob } from '../../generated/protocol-validators.js';
+import { requireAgent } from '../agents/agents.js';
+import { PalaiError } from '../errors/palai-error.js';
+import type { Inbox, InboxIdentity } from '../idempotency/inbox-port.js';
+import { subscribe } from '../outbox/subscriptions.js';
+import { admitWithin } from '../responses/admission.js';
+import type { ResponseStatus } from '../responses/status.js';
+import { sessionForKey } from '../sessions/session-keys.js';
+import type { Db } from '../store/db.js';
+import { JOB_DEDUPE_HOURS, QUEUE_REPLY_CONSUMER, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';
+
+/** The statuses a job's result is sent on: every end, and every wait for someone. */
+export const RESULT_STATUSES: ResponseStatus[] = ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded', 'waiting_for_approval', 'waiting_for_input', 'waiting_for_tool'];
+
+/** Problems that say the job itself is wrong: sending it again cannot help. */
+const PERMANENT = new Set(['malformed-json', 'validation-failed', 'invalid-request', 'not-found', 'agent-not-found', 'idempotency-conflict', 'payload-too-large', 'limit-exceeded']);
+
+const MAX_BODY_CHARS = 2 * 1024 * 1024;
+
+function schemaReason(errors: ErrorObject[] | null | undefined): string {
+  const first = (errors ?? []).find((e) => e.keyword !== 'oneOf') ?? errors?.[0];
+  if (!first) return 'the job does not match the QueueJob schema';
+  const params = first.params as Record<string, string>;
+  const where = first.instancePath || '/';
+  if (first.keyword === 'required') return `the job's ${where === '/' ? '' : where + '/'}${params.missingProperty} is required`;
+  if (first.keyword === 'additionalProperties') return `the job's ${params.additionalProperty} is not a known field`;
+  return `the job's ${where} ${first.message ?? 'is invalid'}`;
+}
+
+/** The job in a message body, or why there is none. */
+export function parseJob(body: string): { job: QueueJob } | { reason: string } {
+  if (body.length > MAX_BODY_CHARS) return { reason: `the message body is larger than ${MAX_BODY_CHARS} characters` };
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { reason: 'the message body is not JSON' };
+  }
+  if (!validQueueJob(value)) return { reason: schemaReason(validQueueJob.errors) };
+  return { job: value as QueueJob };
+}
+
+export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConfig, message: QueueMessage): Promise<AdmissionOutcome> {
+  const parsed = parseJob(message.body);
+  if ('reason' in parsed) return { kind: 'invalid', reason: parsed.reason };
+  const { job } = parsed;
+  const agentRef = job.agent ?? consumer.agent;
+  if (!agentRef) return { kind: 'invalid', reason: 'the job names no agent, and the consumer has none' };
+  const replyTo = job.reply_to ?? (consumer.reply ? (consumer.kind === 'sqs' ? consumer.reply.queue_url : consumer.reply.topic) ?? null : null);
+  const identity: InboxIdentity = {
+    projectId: consumer.projectId,
+    source: 'queue',
+    key: job.idempotency_key !== undefined ? `job:${job.idempotency_key}` : `msg:${consumer.id}:${message.messageId}`.slice(0, 255),
+    operation: 'queueJob',
+    fingerprint: inbox.fingerprint('queueJob', {}, { agent: agentRef, input: job.input, session_key: job.session_key ?? null, metadata: job.metadata ?? null }),
+    retentionHours: JOB_DEDUPE_HOURS,
+  };
+  try {
+    return await inbox.once(
+      identity,
+      (claim) =>
+        db.transaction(async (tx): Promise<AdmissionOutcome> => {
+          const agent = await requireAgent(tx, consumer.projectId, agentRef);
+          if (job.agent !== undefined && consumer.agent !== null) {
+            const fixed = await requireAgent(tx, consumer.projectId, consumer.agent);
+            if (fixed.id !== agent.id) throw new PalaiError('invalid-request', `The job names agent "${job.agent}", but this consumer runs "${consumer.agent}".`);
+          }
+          const sessionId = job.session_key === undefined ? undefined : await sessionForKey(tx, consumer.projectId, 'queue', job.session_key, agent.id);
+          const row = await admitWithin(tx, consumer.projectId, { model: agent.id, input: job.input, session_id: sessionId, metadata: job.metadata }, claim);
+          await tx.query(
+            'INSERT INTO queue_jobs (response_id, project_id, consumer_id, idempotency_key, message_id, reply_to) VALUES ($1, $2, $3, $4, $5, $6)',
+            [row.id, consumer.projectId, consumer.id, job.idempotency_key ?? null, message.messageId, replyTo],
+          );
+          if (replyTo !== null) {
+            await subscribe(tx, { projectId: consumer.projectId, consumer: QUEUE_REPLY_CONSUMER, target: consumer.id, statuses: RESULT_STATUSES, responseId: row.id });
+          }
+          return { kind: 'admitted', responseId: row.id };
+        }),
+      async (record) => ({ kind: 'duplicate', responseId: record.resourceId ?? '' }),
+    );
+  } catch (error) {
+    if (error instanceof PalaiError && PERMANENT.has(error.slug)) return { kind: 'invalid', reason: error.message };
+    throw error;
+  }
+}
