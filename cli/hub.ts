@@ -25,6 +25,7 @@ import { Metrics } from '../core/metrics.js';
 import { secretBoxFrom } from '../core/secrets/secret-box.js';
 import { createSecretStore } from '../core/secrets/secret-store.js';
 import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
+import { purgeStaleMcpSessions } from '../core/mcp-sessions/mcp-sessions.js';
 import { createInbox } from '../core/idempotency/inbox.js';
 import { defaultTools } from '../core/tools/default-tools.js';
 import type { ToolRegistry } from '../core/tools/tool-registry.js';
@@ -143,9 +144,10 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     await outbox?.start();
     const queues = role === 'consumers' || role === 'all' ? new QueueSupervisor(api, { runners: { sqs: sqsRunner, kafka: kafkaRunner }, maxBacklog: config.queueMaxBacklog }) : null;
     await queues?.start();
-    // Expired idempotency keys are ignored already; deleting them only keeps the table small.
+    // Expired idempotency keys and stale MCP sessions are ignored already; deleting them only keeps the tables small.
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
+      purgeStaleMcpSessions(db).catch((error) => logger.warn({ err: error }, 'purging stale MCP sessions failed'));
     }, HOUSEKEEPING_INTERVAL_MS).unref();
     return {
       kernel,

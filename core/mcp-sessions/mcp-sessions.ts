@@ -108,3 +108,16 @@ export function createMcpSessions(db: Queryable): McpSessions {
     },
   };
 }
+
+/**
+ * Deletes sessions that ended, or sat idle past MCP_SESSION_IDLE_HOURS, more
+ * than a day ago (a host sees them as gone already), with their call records.
+ */
+export async function purgeStaleMcpSessions(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM mcp_sessions
+     WHERE coalesce(ended_at, last_used_at + make_interval(hours => $1)) < now() - interval '1 day'`,
+    [MCP_SESSION_IDLE_HOURS],
+  );
+  return rowCount;
+}

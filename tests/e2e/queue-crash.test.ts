@@ -1,8 +1,9 @@
 // SQS jobs survive a SIGKILL: `palai serve` takes jobs from a real ElasticMQ
-// queue and is killed mid-batch, with messages received and not yet deleted;
-// the messages come back after their visibility timeout and a new process on
-// the same database takes them. Every job ends with exactly one response:
-// nothing lost, nothing run twice, and every result reaches the reply queue.
+// queue (every fifth one sent twice) and is killed mid-batch, with messages
+// received and not yet deleted; the messages come back after their visibility
+// timeout and a new process on the same database takes them. Every job ends
+// with exactly one response: nothing lost, nothing run twice, and every result
+// reaches the reply queue.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -11,7 +12,7 @@ import { brokerUnavailable, createSqsQueue, sqsClient, sqsEndpoint } from '../su
 import { postgresUnavailable } from '../support/stores.js';
 import { api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil } from './cluster.js';
 
-const JOBS = 300;
+const JOBS = 500;
 const skip = (await postgresUnavailable()) ?? (await brokerUnavailable('sqs'));
 const endpoint = skip ? '' : (await sqsEndpoint())!;
 let client: SQSClient | null = null;
@@ -45,18 +46,20 @@ describe('SQS jobs across a SIGKILL', { skip: skip ?? false }, () => {
       reply: { queue_url: reply.url },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    for (let i = 0; i < JOBS; i += 10) {
+    // Each job once, and every fifth one again later: 600 messages, 500 jobs.
+    const sends = [...Array.from({ length: JOBS }, (_, i) => i), ...Array.from({ length: JOBS / 5 }, (_, i) => i * 5)];
+    for (let i = 0; i < sends.length; i += 10) {
       await client.send(
         new SendMessageBatchCommand({
           QueueUrl: source.url,
-          Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: JSON.stringify({ input: `job ${i + j}`, idempotency_key: `crash-${i + j}` }) })),
+          Entries: sends.slice(i, i + 10).map((n, j) => ({ Id: String(j), MessageBody: JSON.stringify({ input: `job ${n}`, idempotency_key: `crash-${n}` }) })),
         }),
       );
     }
     // Killed while it holds messages: some taken, most still waiting.
     await waitUntil('the first process is mid-batch', 60_000, async () => {
       const q = await visible(source.url);
-      return q.hidden > 0 && q.visible < JOBS - 30 && q.visible > 30;
+      return q.hidden > 0 && q.visible < sends.length - 30 && q.visible > 30;
     });
     await kill9(first);
 
