@@ -42,6 +42,8 @@ import { sqsResultSender } from '../adapters/queue/sqs/result-sender.js';
 import { sqsRunner } from '../adapters/queue/sqs/runner.js';
 import { QueueSupervisor } from '../adapters/queue/supervisor.js';
 import { createWebhookConsumer } from '../adapters/webhooks/consumer.js';
+import { slackReplyConsumer } from '../bots/slack/reply-consumer.js';
+import { slackRouter } from '../bots/slack/router.js';
 
 /** api: the HTTP API; worker: runs responses and the outbox; consumers: runs queue consumers; all: everything. */
 export type Role = 'api' | 'worker' | 'consumers' | 'all';
@@ -122,7 +124,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     if (!options.tools) kernel.tools.register(mcpServerTools(api, mcpClients));
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }, { path: '/mcp', handler: mcpRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
+    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }, { path: '/mcp', handler: mcpRouter(api) }, { path: '/slack', handler: slackRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
     const adminApp = createAdminApp(api);
     const runsWork = role === 'worker' || role === 'all';
     const worker = runsWork ? new Worker(kernel) : null;
@@ -139,6 +141,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       : null;
     outbox?.register(createWebhookConsumer(api));
     outbox?.register(a2aPushConsumer(api, egress));
+    outbox?.register(slackReplyConsumer(api));
     const replies = runsWork ? queueReplyConsumer(api, { sqs: sqsResultSender(api), kafka: kafkaResultSender(api) }) : null;
     if (replies) outbox?.register(replies);
     await outbox?.start();

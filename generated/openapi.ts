@@ -670,6 +670,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/slack_bots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listSlackBots"];
+        put?: never;
+        /**
+         * Serve an agent in Slack threads (docs/slack.md).
+         * @description Slack sends the bot's events to `POST /slack/{id}/events`. The bot
+         *     token, signing secret and app token are stored encrypted
+         *     (PALAI_SECRET_KEY is required) and never returned.
+         */
+        post: operations["createSlackBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/slack_bots/{slack_bot}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bot's id (`sbot_…`) or name. */
+                slack_bot: string;
+            };
+            cookie?: never;
+        };
+        get: operations["getSlackBot"];
+        put?: never;
+        post?: never;
+        /** Forget the bot and its credentials. Its threads' sessions stay. */
+        delete: operations["deleteSlackBot"];
+        options?: never;
+        head?: never;
+        /** Change the bot's agent, approvers, API URL or credentials. */
+        patch: operations["updateSlackBot"];
+        trace?: never;
+    };
+    "/v1/slack_bots/{slack_bot}/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bot's id (`sbot_…`) or name. */
+                slack_bot: string;
+            };
+            cookie?: never;
+        };
+        get: operations["listSlackThreads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook_endpoints": {
         parameters: {
             query?: never;
@@ -1219,6 +1281,25 @@ export interface components {
             /** @description The agent's id or name. */
             agent: string;
             metadata?: components["schemas"]["Metadata"];
+        };
+        CreateSlackBotRequest: {
+            /** @description The agent the bot serves (name or id). */
+            agent: string;
+            api_url?: components["schemas"]["SlackApiUrl"];
+            /** @description The app-level token Socket Mode needs; stored encrypted, never returned. */
+            app_token?: string;
+            approvers?: components["schemas"]["SlackUserIds"];
+            /** @description The bot user OAuth token; stored encrypted, never returned. */
+            bot_token: string;
+            /**
+             * @description `http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet).
+             * @default http
+             * @enum {unknown}
+             */
+            mode: "http" | "socket";
+            name: components["schemas"]["SlackBotName"];
+            /** @description The app's signing secret; stored encrypted, never returned. */
+            signing_secret: string;
         };
         CreateWebhookEndpointRequest: {
             /** @description Only responses of these agents (names or ids). Default: every agent. */
@@ -1828,6 +1909,61 @@ export interface components {
             /** @constant */
             object: "session";
         };
+        /**
+         * Format: uri
+         * @description The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard.
+         */
+        SlackApiUrl: string;
+        SlackBot: {
+            /** @description The id of the agent the bot serves. */
+            agent: string;
+            api_url: string;
+            approvers: string[];
+            /** @description The bot token's last four characters, to tell tokens apart. */
+            bot_token_last4: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`). */
+            events_path: string;
+            has_app_token: boolean;
+            id: string;
+            /** @enum {unknown} */
+            mode: "http" | "socket";
+            name: string;
+            /** @constant */
+            object: "slack_bot";
+            updated_at: components["schemas"]["UnixSeconds"];
+        };
+        SlackBotList: {
+            data: components["schemas"]["SlackBot"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique in the project; letters, digits, `_`, `.`, `-`. */
+        SlackBotName: string;
+        SlackThread: {
+            channel: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description The thread's cursor id (`team:channel:thread_ts`). */
+            id: string;
+            /** @constant */
+            object: "slack_thread";
+            session_id: string;
+            team: string;
+            thread_ts: string;
+        };
+        SlackThreadList: {
+            data: components["schemas"]["SlackThread"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Slack user ids allowed to approve or deny tool calls. */
+        SlackUserIds: string[];
         /** @description Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used. */
         SqsCredentials: {
             access_key_id: string;
@@ -1918,6 +2054,14 @@ export interface components {
             agent?: string | null;
             max_in_flight?: number;
             paused?: boolean;
+        };
+        UpdateSlackBotRequest: {
+            agent?: string;
+            api_url?: components["schemas"]["SlackApiUrl"];
+            app_token?: string | null;
+            approvers?: components["schemas"]["SlackUserIds"];
+            bot_token?: string;
+            signing_secret?: string;
         };
         UpdateWebhookEndpointRequest: {
             /** @description null: every agent. */
@@ -3531,6 +3675,170 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ItemList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSlackBots: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's Slack bots, oldest first. Tokens and the signing secret are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackBotList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createSlackBot: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSlackBotRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackBot"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getSlackBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bot's id (`sbot_…`) or name. */
+                slack_bot: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackBot"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteSlackBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bot's id (`sbot_…`) or name. */
+                slack_bot: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObject"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateSlackBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bot's id (`sbot_…`) or name. */
+                slack_bot: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSlackBotRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackBot"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSlackThreads: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The bot's id (`sbot_…`) or name. */
+                slack_bot: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Slack threads the bot has answered in, oldest first, each with its session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackThreadList"];
                 };
             };
             default: components["responses"]["Problem"];

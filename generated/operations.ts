@@ -22,6 +22,12 @@ export type OperationId =
   | 'getQueueConsumer'
   | 'updateQueueConsumer'
   | 'deleteQueueConsumer'
+  | 'listSlackBots'
+  | 'createSlackBot'
+  | 'getSlackBot'
+  | 'updateSlackBot'
+  | 'deleteSlackBot'
+  | 'listSlackThreads'
   | 'listWebhookEndpoints'
   | 'createWebhookEndpoint'
   | 'getWebhookEndpoint'
@@ -349,6 +355,84 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listSlackBots",
+    "method": "GET",
+    "path": "/v1/slack_bots",
+    "expressPath": "/v1/slack_bots",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listSlackBotsQuery",
+    "responses": {
+      "200": "SlackBotList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createSlackBot",
+    "method": "POST",
+    "path": "/v1/slack_bots",
+    "expressPath": "/v1/slack_bots",
+    "authenticated": true,
+    "bodySchema": "CreateSlackBotRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "SlackBot",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getSlackBot",
+    "method": "GET",
+    "path": "/v1/slack_bots/{slack_bot}",
+    "expressPath": "/v1/slack_bots/:slack_bot",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "SlackBot",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "updateSlackBot",
+    "method": "PATCH",
+    "path": "/v1/slack_bots/{slack_bot}",
+    "expressPath": "/v1/slack_bots/:slack_bot",
+    "authenticated": true,
+    "bodySchema": "UpdateSlackBotRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "SlackBot",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteSlackBot",
+    "method": "DELETE",
+    "path": "/v1/slack_bots/{slack_bot}",
+    "expressPath": "/v1/slack_bots/:slack_bot",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listSlackThreads",
+    "method": "GET",
+    "path": "/v1/slack_bots/{slack_bot}/threads",
+    "expressPath": "/v1/slack_bots/:slack_bot/threads",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listSlackThreadsQuery",
+    "responses": {
+      "200": "SlackThreadList",
       "default": "Problem"
     }
   },

@@ -398,6 +398,25 @@ export interface components {
             agent: string;
             metadata?: components["schemas"]["Metadata"];
         };
+        CreateSlackBotRequest: {
+            /** @description The agent the bot serves (name or id). */
+            agent: string;
+            api_url?: components["schemas"]["SlackApiUrl"];
+            /** @description The app-level token Socket Mode needs; stored encrypted, never returned. */
+            app_token?: string;
+            approvers?: components["schemas"]["SlackUserIds"];
+            /** @description The bot user OAuth token; stored encrypted, never returned. */
+            bot_token: string;
+            /**
+             * @description `http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet).
+             * @default http
+             * @enum {unknown}
+             */
+            mode: "http" | "socket";
+            name: components["schemas"]["SlackBotName"];
+            /** @description The app's signing secret; stored encrypted, never returned. */
+            signing_secret: string;
+        };
         CreateWebhookEndpointRequest: {
             /** @description Only responses of these agents (names or ids). Default: every agent. */
             agents?: string[];
@@ -1102,6 +1121,61 @@ export interface components {
             /** @constant */
             object: "session";
         };
+        /**
+         * Format: uri
+         * @description The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard.
+         */
+        SlackApiUrl: string;
+        SlackBot: {
+            /** @description The id of the agent the bot serves. */
+            agent: string;
+            api_url: string;
+            approvers: string[];
+            /** @description The bot token's last four characters, to tell tokens apart. */
+            bot_token_last4: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`). */
+            events_path: string;
+            has_app_token: boolean;
+            id: string;
+            /** @enum {unknown} */
+            mode: "http" | "socket";
+            name: string;
+            /** @constant */
+            object: "slack_bot";
+            updated_at: components["schemas"]["UnixSeconds"];
+        };
+        SlackBotList: {
+            data: components["schemas"]["SlackBot"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Unique in the project; letters, digits, `_`, `.`, `-`. */
+        SlackBotName: string;
+        SlackThread: {
+            channel: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            /** @description The thread's cursor id (`team:channel:thread_ts`). */
+            id: string;
+            /** @constant */
+            object: "slack_thread";
+            session_id: string;
+            team: string;
+            thread_ts: string;
+        };
+        SlackThreadList: {
+            data: components["schemas"]["SlackThread"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Slack user ids allowed to approve or deny tool calls. */
+        SlackUserIds: string[];
         /** @description Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used. */
         SqsCredentials: {
             access_key_id: string;
@@ -1215,6 +1289,14 @@ export interface components {
             agent?: string | null;
             max_in_flight?: number;
             paused?: boolean;
+        };
+        UpdateSlackBotRequest: {
+            agent?: string;
+            api_url?: components["schemas"]["SlackApiUrl"];
+            app_token?: string | null;
+            approvers?: components["schemas"]["SlackUserIds"];
+            bot_token?: string;
+            signing_secret?: string;
         };
         UpdateWebhookEndpointRequest: {
             /** @description null: every agent. */

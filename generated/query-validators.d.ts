@@ -4,6 +4,8 @@ export declare const listAgentsQuery: ValidateFunction;
 export declare const listAgentRevisionsQuery: ValidateFunction;
 export declare const listModelConnectionsQuery: ValidateFunction;
 export declare const listQueueConsumersQuery: ValidateFunction;
+export declare const listSlackBotsQuery: ValidateFunction;
+export declare const listSlackThreadsQuery: ValidateFunction;
 export declare const listWebhookEndpointsQuery: ValidateFunction;
 export declare const listWebhookDeliveriesQuery: ValidateFunction;
 export declare const listSessionItemsQuery: ValidateFunction;

@@ -19,6 +19,7 @@ import { chatHandlers } from './routes/chat-completions.js';
 import { conversationHandlers } from './routes/conversations.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
+import { slackBotHandlers } from './routes/slack-bots.js';
 import { webhookEndpointHandlers } from './routes/webhook-endpoints.js';
 import { RequestTracker } from './request-tracker.js';
 
@@ -93,6 +94,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...remoteAgentHandlers(api),
         ...mcpServerHandlers(api),
         ...queueConsumerHandlers(api),
+        ...slackBotHandlers(api),
       },
       include,
     ),

@@ -16,6 +16,9 @@ import { jobResult, queuedBacklog } from '../queue/results.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
+import { admitSlackMessage } from '../slack-bots/admission.js';
+import { createSlackBot, deleteSlackBot, getSlackBot, listSlackBots, listSlackThreads, slackBotConfig, updateSlackBot } from '../slack-bots/bots.js';
+import { slackReply } from '../slack-bots/replies.js';
 import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from '../remote-agents/remote-agents.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
@@ -159,6 +162,18 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       admit: (consumer, message) => admitJob(db, kernel.inbox, consumer, message),
       result: (projectId, announcement) => jobResult(db, projectId, announcement),
       backlog: () => queuedBacklog(db),
+    },
+
+    slackBots: {
+      create: (projectId, request, options) => createSlackBot(db, kernel.secrets, projectId, request, options?.idempotency),
+      get: (projectId, ref) => getSlackBot(db, projectId, ref),
+      list: (projectId, page) => listSlackBots(db, projectId, page),
+      update: (projectId, ref, request) => updateSlackBot(db, kernel.secrets, projectId, ref, request),
+      delete: (projectId, ref) => deleteSlackBot(db, kernel.secrets, projectId, ref),
+      threads: (projectId, ref, page) => listSlackThreads(db, projectId, ref, page),
+      config: (botId) => slackBotConfig(db, kernel.secrets, botId),
+      admit: (bot, message) => admitSlackMessage(db, kernel.inbox, bot, message),
+      reply: (projectId, announcement) => slackReply(db, projectId, announcement),
     },
 
     webhooks: {

@@ -23,6 +23,7 @@ import type {
   UpdateAgentRequest,
 } from '../../generated/schemas.js';
 import type { CreateQueueConsumerRequest, QueueConsumer, UpdateQueueConsumerRequest } from '../../generated/schemas.js';
+import type { CreateSlackBotRequest, SlackBot, SlackThread, UpdateSlackBotRequest } from '../../generated/schemas.js';
 import type {
   CreateWebhookEndpointRequest,
   ReplayWebhookDeliveriesRequest,
@@ -52,6 +53,7 @@ import type { NewSession } from '../sessions/sessions.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { RemoteAgentConnection } from '../remote-agents/remote-agents.js';
 import type { SecretRef } from '../secrets/secret-port.js';
+import type { SlackAdmission, SlackBotConfig, SlackMessage, SlackReply } from '../slack-bots/slack-bots-port.js';
 import type { ResponseStatus } from '../responses/status.js';
 
 export type { McpServerConnection, NewSession, RemoteAgentConnection, SecretRef };
@@ -241,6 +243,29 @@ export interface KernelApi {
     result(projectId: string, announcement: StatusAnnouncement): Promise<JobResult | null>;
     /** Responses admitted and not yet started, across the store: what backpressure watches. */
     backlog(): Promise<number>;
+  };
+
+  /**
+   * Slack bots (core/slack-bots/slack-bots-port.ts): the kernel keeps the bots,
+   * admits their messages exactly once and builds the answers; the Slack surface
+   * verifies Slack's requests and posts.
+   */
+  slackBots: {
+    /** Tokens and the signing secret go to the secret store (PALAI_SECRET_KEY is required) and are never returned. */
+    create(projectId: string, request: CreateSlackBotRequest, options?: CommandOptions): Promise<SlackBot>;
+    get(projectId: string, ref: string): Promise<SlackBot>;
+    list(projectId: string, page: PageRequest): Promise<Page<SlackBot>>;
+    update(projectId: string, ref: string, request: UpdateSlackBotRequest): Promise<SlackBot>;
+    /** The bot's id. */
+    delete(projectId: string, ref: string): Promise<string>;
+    /** The threads the bot has answered in, each with its session. */
+    threads(projectId: string, ref: string, page: PageRequest): Promise<Page<SlackThread>>;
+    /** A bot by id, across projects, secrets revealed: to verify a Slack request's signature, then to serve it. Null when gone. */
+    config(botId: string): Promise<SlackBotConfig | null>;
+    /** Makes a user's message a response exactly once (keyed by its event_id); see SlackAdmission. */
+    admit(bot: SlackBotConfig, message: SlackMessage): Promise<SlackAdmission>;
+    /** What a `slack_reply` delivery posts; null when it can never be posted. */
+    reply(projectId: string, announcement: StatusAnnouncement): Promise<SlackReply | null>;
   };
 
   /**

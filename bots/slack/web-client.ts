@@ -1,0 +1,22 @@
+// The Slack Web API client for one bot: its token, its api_url (Slack's own by
+// default, or a Slack-compatible server), every call through the egress guard.
+// Rate limits are not waited out here: a 429 rejects at once, and the outbox
+// retries the delivery after the Retry-After Slack named.
+// @slack/web-api comes with Bolt, which re-exports it: one pinned dependency.
+import { webApi } from '@slack/bolt';
+import type { KernelApi } from '../../core/api/index.js';
+import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
+
+const CALL_TIMEOUT_MS = 15_000;
+
+export function slackWebClient(api: KernelApi, bot: SlackBotConfig): webApi.WebClient {
+  return new webApi.WebClient(bot.botToken, {
+    slackApiUrl: bot.apiUrl,
+    fetch: api.egress as unknown as webApi.FetchFunction,
+    rejectRateLimitedCalls: true,
+    retryConfig: { retries: 0 },
+    timeout: CALL_TIMEOUT_MS,
+    // The method name must never replace the bot's api_url with another host.
+    allowAbsoluteUrls: false,
+  });
+}
