@@ -72,17 +72,16 @@ function checkShape(request: CreateQueueConsumerRequest): void {
   }
 }
 
-async function findConsumer(db: Queryable, projectId: string, ref: string): Promise<QueueConsumerRow | null> {
+async function findConsumer(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<QueueConsumerRow | null> {
   const column = ref.startsWith('qc_') ? 'id' : 'name';
-  const { rows } = await db.query<QueueConsumerRow>(`SELECT * FROM queue_consumers WHERE project_id = $1 AND ${column} = $2`, [projectId, ref]);
+  const { rows } = await db.query<QueueConsumerRow>(`SELECT * FROM queue_consumers WHERE project_id = $1 AND ${column} = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, ref]);
   return rows[0] ?? null;
 }
 
 async function requireConsumer(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<QueueConsumerRow> {
-  const column = ref.startsWith('qc_') ? 'id' : 'name';
-  const { rows } = await db.query<QueueConsumerRow>(`SELECT * FROM queue_consumers WHERE project_id = $1 AND ${column} = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, ref]);
-  if (!rows[0]) throw new PalaiError('not-found', `No queue consumer with id or name ${JSON.stringify(ref)} in this project.`);
-  return rows[0];
+  const row = await findConsumer(db, projectId, ref, forUpdate);
+  if (!row) throw new PalaiError('not-found', `No queue consumer with id or name ${JSON.stringify(ref)} in this project.`);
+  return row;
 }
 
 const changed = (tx: Queryable, id: string) => tx.query('SELECT pg_notify($1, $2)', [QUEUE_CONSUMERS_CHANNEL, id]);

@@ -101,18 +101,8 @@ fetch() {
 }
 
 start() {
-  mkdir -p "$dir"
-  # Two concurrent starts of the same server: the second waits, then finds it up.
-  exec 8>"$dir/start.lock"
-  command -v flock >/dev/null 2>&1 && flock 8
+  already_started "bind-port = $port\$" && return 0
   local pid
-  if pid=$(live_pid "$pidfile" "$config"); then
-    grep -q "bind-port = $port\$" "$config" || die "$dir already runs a server (pid $pid) on another port"
-    wait_ready "$pid" "$log" answers
-    say "already running (pid $pid)"
-    return 0
-  fi
-  rm -f "$pidfile"
   if port_open "$port"; then
     ss -ltnpH "sport = :$port" >&2 2>/dev/null || true
     die "port $port is already in use on 127.0.0.1"

@@ -122,18 +122,8 @@ fetch() {
 }
 
 start() {
-  mkdir -p "$dir"
-  # Two concurrent starts of the same broker: the second waits, then finds it up.
-  exec 8>"$dir/start.lock"
-  command -v flock >/dev/null 2>&1 && flock 8
+  already_started "PLAINTEXT://127.0.0.1:$port," && return 0
   local pid
-  if pid=$(live_pid "$pidfile" "$config"); then
-    grep -q "PLAINTEXT://127.0.0.1:$port," "$config" || die "$dir already runs a broker (pid $pid) on another port"
-    wait_ready "$pid" "$log" answers
-    say "already running (pid $pid)"
-    return 0
-  fi
-  rm -f "$pidfile"
   local p
   for p in "$port" "$controller_port"; do
     if port_open "$p"; then

@@ -114,6 +114,22 @@ wait_ready() {
   done
 }
 
+# already_started PORT_PATTERN — the start of `start`: takes the start lock (a
+# second concurrent start waits, then finds the service up) and succeeds when
+# the service in $dir already runs and answers; dies when it runs on another
+# port (its $config has no line matching PORT_PATTERN). Uses the caller's
+# $dir, $pidfile, $config and $log, and its `answers` probe.
+already_started() {
+  local port_pattern=$1 pid
+  mkdir -p "$dir"
+  exec 8>"$dir/start.lock"
+  command -v flock >/dev/null 2>&1 && flock 8
+  pid=$(live_pid "$pidfile" "$config") || { rm -f "$pidfile"; return 1; }
+  grep -q -- "$port_pattern" "$config" || die "$dir already runs a server (pid $pid) on another port"
+  wait_ready "$pid" "$log" answers
+  say "already running (pid $pid)"
+}
+
 # stop_pid PID — SIGTERM, then SIGKILL after the grace period.
 stop_pid() {
   local pid=$1 waited=0
