@@ -42,8 +42,9 @@ import { sqsResultSender } from '../adapters/queue/sqs/result-sender.js';
 import { sqsRunner } from '../adapters/queue/sqs/runner.js';
 import { QueueSupervisor } from '../adapters/queue/supervisor.js';
 import { createWebhookConsumer } from '../adapters/webhooks/consumer.js';
-import { slackReplyConsumer } from '../bots/slack/reply-consumer.js';
 import { slackRouter } from '../bots/slack/router.js';
+import { SlackSocketSupervisor } from '../bots/slack/socket/supervisor.js';
+import { SlackStreamer } from '../bots/slack/streamer.js';
 
 /** api: the HTTP API; worker: runs responses and the outbox; consumers: runs queue consumers; all: everything. */
 export type Role = 'api' | 'worker' | 'consumers' | 'all';
@@ -66,6 +67,8 @@ export interface Hub {
   outbox: OutboxDispatcher | null;
   /** Runs the queue consumers (roles consumers and all). Stopping it finishes admitting the messages it holds. */
   queues: QueueSupervisor | null;
+  /** Holds the Socket Mode connections of Slack bots in that mode (roles consumers and all). */
+  slackSockets: SlackSocketSupervisor | null;
   /** Stops at once: running responses are handed back, the store is closed. */
   close(): Promise<void>;
 }
@@ -141,12 +144,16 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       : null;
     outbox?.register(createWebhookConsumer(api));
     outbox?.register(a2aPushConsumer(api, egress));
-    outbox?.register(slackReplyConsumer(api));
     const replies = runsWork ? queueReplyConsumer(api, { sqs: sqsResultSender(api), kafka: kafkaResultSender(api) }) : null;
     if (replies) outbox?.register(replies);
     await outbox?.start();
+    // Answers stream into Slack threads from the journal, wherever work runs.
+    const slackStreamer = runsWork ? new SlackStreamer(api) : null;
+    slackStreamer?.start();
     const queues = role === 'consumers' || role === 'all' ? new QueueSupervisor(api, { runners: { sqs: sqsRunner, kafka: kafkaRunner }, maxBacklog: config.queueMaxBacklog }) : null;
     await queues?.start();
+    const slackSockets = role === 'consumers' || role === 'all' ? new SlackSocketSupervisor(api) : null;
+    await slackSockets?.start();
     // Expired idempotency keys and stale MCP sessions are ignored already; deleting them only keeps the tables small.
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
@@ -161,11 +168,14 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       worker,
       outbox,
       queues,
+      slackSockets,
       async close() {
         clearInterval(housekeeping);
+        await slackSockets?.stop();
         // First: what the consumers hold is admitted and acknowledged while the store is still open.
         await queues?.stop();
         lifecycle.beginClose();
+        await slackStreamer?.stop();
         await worker?.stop();
         await outbox?.stop();
         await replies?.close();

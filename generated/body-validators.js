@@ -30553,7 +30553,7 @@ return errors === 0;
 validate191.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const SlackBot = validate192;
-const schema267 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema267 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern75 = new RegExp("^sbot_", "u");
 
 function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -30647,8 +30647,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data.bot_token_last4 === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bot_token_last4"},message:"must have required property '"+"bot_token_last4"+"'"};
+if(data.interactions_path === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interactions_path"},message:"must have required property '"+"interactions_path"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -30657,8 +30657,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.has_app_token === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_app_token"},message:"must have required property '"+"has_app_token"+"'"};
+if(data.bot_token_last4 === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bot_token_last4"},message:"must have required property '"+"bot_token_last4"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30667,8 +30667,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data.created_at === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data.has_app_token === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_app_token"},message:"must have required property '"+"has_app_token"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -30677,8 +30677,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data.updated_at === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data.created_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -30687,9 +30687,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func76.call(schema267.properties, key0))){
-const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.updated_at === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -30698,12 +30697,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern75.test(data0)){
-const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
+for(const key0 in data){
+if(!(func76.call(schema267.properties, key0))){
+const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -30713,8 +30709,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern75.test(data0)){
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -30724,9 +30723,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("slack_bot" !== data.object){
-const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "slack_bot"},message:"must be equal to constant"};
+else {
+const err15 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -30736,9 +30734,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.name !== undefined){
-if(typeof data.name !== "string"){
-const err16 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.object !== undefined){
+if("slack_bot" !== data.object){
+const err16 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "slack_bot"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -30748,9 +30746,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.agent !== undefined){
-if(typeof data.agent !== "string"){
-const err17 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err17 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30760,15 +30758,27 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.mode !== undefined){
-let data4 = data.mode;
-if(!((data4 === "http") || (data4 === "socket"))){
-const err18 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema267.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(data.agent !== undefined){
+if(typeof data.agent !== "string"){
+const err18 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.mode !== undefined){
+let data4 = data.mode;
+if(!((data4 === "http") || (data4 === "socket"))){
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema267.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -30779,19 +30789,7 @@ if(Array.isArray(data5)){
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
 if(typeof data5[i0] !== "string"){
-const err19 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/properties/approvers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-else {
-const err20 = {instancePath:instancePath+"/approvers",schemaPath:"#/properties/approvers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err20 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/properties/approvers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30801,9 +30799,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.api_url !== undefined){
-if(typeof data.api_url !== "string"){
-const err21 = {instancePath:instancePath+"/api_url",schemaPath:"#/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err21 = {instancePath:instancePath+"/approvers",schemaPath:"#/properties/approvers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -30813,9 +30811,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.events_path !== undefined){
-if(typeof data.events_path !== "string"){
-const err22 = {instancePath:instancePath+"/events_path",schemaPath:"#/properties/events_path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.api_url !== undefined){
+if(typeof data.api_url !== "string"){
+const err22 = {instancePath:instancePath+"/api_url",schemaPath:"#/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -30825,9 +30823,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.bot_token_last4 !== undefined){
-if(typeof data.bot_token_last4 !== "string"){
-const err23 = {instancePath:instancePath+"/bot_token_last4",schemaPath:"#/properties/bot_token_last4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.events_path !== undefined){
+if(typeof data.events_path !== "string"){
+const err23 = {instancePath:instancePath+"/events_path",schemaPath:"#/properties/events_path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -30837,9 +30835,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.has_app_token !== undefined){
-if(typeof data.has_app_token !== "boolean"){
-const err24 = {instancePath:instancePath+"/has_app_token",schemaPath:"#/properties/has_app_token/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.interactions_path !== undefined){
+if(typeof data.interactions_path !== "string"){
+const err24 = {instancePath:instancePath+"/interactions_path",schemaPath:"#/properties/interactions_path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -30849,10 +30847,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data11 = data.created_at;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.bot_token_last4 !== undefined){
+if(typeof data.bot_token_last4 !== "string"){
+const err25 = {instancePath:instancePath+"/bot_token_last4",schemaPath:"#/properties/bot_token_last4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -30862,10 +30859,9 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.updated_at !== undefined){
-let data12 = data.updated_at;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err26 = {instancePath:instancePath+"/updated_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.has_app_token !== undefined){
+if(typeof data.has_app_token !== "boolean"){
+const err26 = {instancePath:instancePath+"/has_app_token",schemaPath:"#/properties/has_app_token/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30875,14 +30871,40 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
-else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.created_at !== undefined){
+let data12 = data.created_at;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err27 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data13 = data.updated_at;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err28 = {instancePath:instancePath+"/updated_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }

@@ -1138,6 +1138,8 @@ export interface components {
             events_path: string;
             has_app_token: boolean;
             id: string;
+            /** @description Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`). */
+            interactions_path: string;
             /** @enum {unknown} */
             mode: "http" | "socket";
             name: string;

@@ -1,9 +1,15 @@
 // What an Events API payload asks of the bot: Slack's URL check, a user's
-// message to answer, or nothing (everything else the app is subscribed to, and
-// the bot's own messages, which must never start a response).
+// message to answer (a mention, a direct message, or a message in a thread,
+// which concerns the bot only if it answers in that thread), or nothing
+// (everything else the app is subscribed to, edits, and the bot's own
+// messages, which must never start a response).
 import type { SlackMessage } from '../../core/slack-bots/slack-bots-port.js';
 
-export type SlackEventAction = { kind: 'challenge'; challenge: string } | { kind: 'message'; message: SlackMessage } | { kind: 'ignore'; why: string };
+export type SlackEventAction =
+  | { kind: 'challenge'; challenge: string }
+  | { kind: 'message'; message: SlackMessage }
+  | { kind: 'thread-message'; message: SlackMessage }
+  | { kind: 'ignore'; why: string };
 
 interface EventCallback {
   type?: unknown;
@@ -31,8 +37,10 @@ export function eventAction(payload: unknown): SlackEventAction {
   if (body.type !== 'event_callback' || !body.event) return { kind: 'ignore', why: `payload type ${String(body.type)}` };
   const event = body.event;
   const isMention = event.type === 'app_mention';
-  const isDirect = event.type === 'message' && event.channel_type === 'im' && event.subtype === undefined;
-  if (!isMention && !isDirect) return { kind: 'ignore', why: `event type ${String(event.type)}` };
+  const isMessage = event.type === 'message' && event.subtype === undefined;
+  const isDirect = isMessage && event.channel_type === 'im';
+  const inThread = isMessage && !isDirect && typeof event.thread_ts === 'string' && event.thread_ts !== event.ts;
+  if (!isMention && !isDirect && !inThread) return { kind: 'ignore', why: `event type ${String(event.type)}` };
   if (event.bot_id !== undefined) return { kind: 'ignore', why: 'a bot wrote it' };
   const eventId = text(body.event_id);
   const team = text(event.team) ?? text(body.team_id);
@@ -41,8 +49,7 @@ export function eventAction(payload: unknown): SlackEventAction {
   const user = text(event.user);
   if (!eventId || !team || !channel || !ts || !user) return { kind: 'ignore', why: 'fields missing' };
   const botUserIds = (body.authorizations ?? []).map((a) => text(a.user_id)).filter((id): id is string => id !== undefined && /^[UW][A-Z0-9]+$/.test(id));
-  return {
-    kind: 'message',
-    message: { eventId, team, channel, threadTs: text(event.thread_ts) ?? ts, user, text: stripMention(text(event.text) ?? '', botUserIds) },
-  };
+  if (botUserIds.includes(user)) return { kind: 'ignore', why: 'the bot wrote it' };
+  const message: SlackMessage = { eventId, team, channel, ts, threadTs: text(event.thread_ts) ?? ts, user, text: stripMention(text(event.text) ?? '', botUserIds) };
+  return { kind: isMention || isDirect ? 'message' : 'thread-message', message };
 }

@@ -1,22 +1,30 @@
 // The HTTP-mode Slack surface, mounted at /slack: Slack's Events API posts each
-// bot's events to /slack/{bot}/events. Every request is checked against the
-// bot's signing secret on its raw body before anything else; a user's message
-// is admitted as a response (exactly once per event_id) before Slack gets its
-// 200, so an acknowledged message is never lost, and Slack's retries run nothing twice.
+// bot's events to /slack/{bot}/events and its button clicks to
+// /slack/{bot}/interactions. Every request is checked against the bot's signing
+// secret on its raw body before anything else; a user's message is admitted as
+// a response (exactly once per message) before Slack gets its 200, so an
+// acknowledged message is never lost, and Slack's retries run nothing twice.
 import express, { Router, type Request, type Response } from 'express';
 import type { KernelApi } from '../../core/api/index.js';
-import { PalaiError } from '../../core/errors/palai-error.js';
-import { eventAction } from './events.js';
+import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
+import { dispatchEvent, dispatchInteraction, type DispatchOutcome } from './dispatch.js';
 import { sendProblem } from './problem.js';
 import { isSignedBySlack } from './signature.js';
 
-/** Slack's event payloads are small; this bounds what is read before the signature is checked. */
+/** Slack's payloads are small; this bounds what is read before the signature is checked. */
 const MAX_BODY = '1mb';
+
+type Parse = (rawBody: string) => unknown;
+type Dispatch = (api: KernelApi, bot: SlackBotConfig, payload: unknown, logger: KernelApi['logger']) => Promise<DispatchOutcome>;
+
+const parseJson: Parse = (raw) => JSON.parse(raw);
+/** Interactivity posts a form whose `payload` field is the JSON. */
+const parseForm: Parse = (raw) => JSON.parse(new URLSearchParams(raw).get('payload') ?? '');
 
 export function slackRouter(api: KernelApi): Router {
   const logger = api.logger.child({ component: 'slack' });
   const router = Router();
-  router.post('/:bot/events', express.raw({ type: () => true, limit: MAX_BODY }), async (req: Request, res: Response) => {
+  const route = (parse: Parse, dispatch: Dispatch) => async (req: Request, res: Response) => {
     const botId = String(req.params.bot);
     const bot = await api.slackBots.config(botId).catch((error: unknown) => {
       logger.warn({ err: error, bot: botId }, 'reading a Slack bot failed');
@@ -29,27 +37,18 @@ export function slackRouter(api: KernelApi): Router {
     if (!bot || !signed) return sendProblem(res, 'unauthorized', 'The request is not signed by Slack with this bot\'s signing secret, or its timestamp is not within five minutes.');
     let payload: unknown;
     try {
-      payload = JSON.parse(rawBody);
+      payload = parse(rawBody);
     } catch {
-      return sendProblem(res, 'malformed-json', 'The event body is not JSON.');
+      return sendProblem(res, 'malformed-json', 'The body is not the JSON Slack sends.');
     }
-    const action = eventAction(payload);
-    if (action.kind === 'challenge') return void res.json({ challenge: action.challenge });
-    if (action.kind === 'ignore') return void res.status(200).end();
-    try {
-      const outcome = await api.slackBots.admit(bot, action.message);
-      logger.debug({ bot: bot.id, outcome: outcome.kind, response: outcome.responseId, retry: req.get('x-slack-retry-num') ?? null }, 'slack event admitted');
-      res.status(200).end();
-    } catch (error) {
-      // A message that can never be admitted (the agent is gone) is acknowledged: Slack's retries would not help.
-      if (error instanceof PalaiError && error.slug !== 'store-unavailable' && error.slug !== 'store-busy' && error.slug !== 'internal') {
-        logger.warn({ bot: bot.id, problem: error.slug, detail: error.message }, 'a Slack message was not admitted');
-        return void res.status(200).end();
-      }
-      logger.error({ err: error, bot: bot.id }, 'admitting a Slack message failed');
-      sendProblem(res, 'store-unavailable', 'The message could not be admitted now; Slack will retry.');
-    }
-  });
+    const outcome = await dispatch(api, bot, payload, logger);
+    if (outcome.kind === 'retry') return sendProblem(res, 'store-unavailable', outcome.detail);
+    if (outcome.body !== undefined) return void res.json(outcome.body);
+    res.status(200).end();
+  };
+  const raw = express.raw({ type: () => true, limit: MAX_BODY });
+  router.post('/:bot/events', raw, route(parseJson, dispatchEvent));
+  router.post('/:bot/interactions', raw, route(parseForm, dispatchInteraction));
   router.use((req: Request, res: Response) => sendProblem(res, 'not-found', `No Slack route for ${req.method} ${req.originalUrl.split('?')[0]}.`));
   return router;
 }

@@ -6,7 +6,6 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Express } from 'express';
 import type { Hub, Role } from '../hub.js';
 import { shutDown, type Listeners } from '../shutdown.js';
-import { answerClientError } from '../../adapters/http/client-error.js';
 import { bootstrapIfEmpty } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
@@ -102,7 +101,9 @@ async function bootstrap(hub: Hub, config: PalaiConfig): Promise<void> {
   }
 }
 
-function listen(app: Express, host: string, port: number): Promise<Server> {
+async function listen(app: Express, host: string, port: number): Promise<Server> {
+  // Loaded here: it pulls in the HTTP surface, which the other commands never need.
+  const { answerClientError } = await import('../../adapters/http/client-error.js');
   const server = createServer(app);
   server.on('clientError', answerClientError);
   return new Promise((resolve, reject) => {
@@ -122,7 +123,7 @@ export function printableUrl(host: string, port: number): string {
 }
 
 /** Resolves on the first SIGINT/SIGTERM; a second one means "stop now". */
-function nextSignal(): Promise<NodeJS.Signals> {
+export function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       process.off('SIGINT', onSignal).off('SIGTERM', onSignal);

@@ -16,9 +16,11 @@ import { jobResult, queuedBacklog } from '../queue/results.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
-import { admitSlackMessage } from '../slack-bots/admission.js';
+import { admitSlackMessage, isKnownThread } from '../slack-bots/admission.js';
+import { decideFromSlack } from '../slack-bots/approvals.js';
 import { createSlackBot, deleteSlackBot, getSlackBot, listSlackBots, listSlackThreads, slackBotConfig, updateSlackBot } from '../slack-bots/bots.js';
-import { slackReply } from '../slack-bots/replies.js';
+import { leaseSlackSocket, releaseSlackSocket, socketSlackBots } from '../slack-bots/socket-lease.js';
+import { claimSlackReplies, saveSlackReply } from '../slack-bots/streams.js';
 import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from '../remote-agents/remote-agents.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
@@ -173,7 +175,13 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       threads: (projectId, ref, page) => listSlackThreads(db, projectId, ref, page),
       config: (botId) => slackBotConfig(db, kernel.secrets, botId),
       admit: (bot, message) => admitSlackMessage(db, kernel.inbox, bot, message),
-      reply: (projectId, announcement) => slackReply(db, projectId, announcement),
+      knowsThread: (botId, message) => isKnownThread(db, botId, message),
+      claimReplies: (owner, limit, leaseMs) => claimSlackReplies(db, owner, limit, leaseMs),
+      saveReply: (responseId, owner, leaseMs, save) => saveSlackReply(db, responseId, owner, leaseMs, save),
+      decide: (bot, decision) => decideFromSlack(db, bot, decision),
+      socketBots: () => socketSlackBots(db),
+      leaseSocket: (botId, owner, ttlMs) => leaseSlackSocket(db, botId, owner, ttlMs),
+      releaseSocket: (botId, owner) => releaseSlackSocket(db, botId, owner),
     },
 
     webhooks: {

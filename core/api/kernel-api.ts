@@ -53,7 +53,7 @@ import type { NewSession } from '../sessions/sessions.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { RemoteAgentConnection } from '../remote-agents/remote-agents.js';
 import type { SecretRef } from '../secrets/secret-port.js';
-import type { SlackAdmission, SlackBotConfig, SlackMessage, SlackReply } from '../slack-bots/slack-bots-port.js';
+import type { SlackAdmission, SlackBotConfig, SlackDecision, SlackDecisionOutcome, SlackMessage, SlackReplyJob, SlackReplySave } from '../slack-bots/slack-bots-port.js';
 import type { ResponseStatus } from '../responses/status.js';
 
 export type { McpServerConnection, NewSession, RemoteAgentConnection, SecretRef };
@@ -262,10 +262,21 @@ export interface KernelApi {
     threads(projectId: string, ref: string, page: PageRequest): Promise<Page<SlackThread>>;
     /** A bot by id, across projects, secrets revealed: to verify a Slack request's signature, then to serve it. Null when gone. */
     config(botId: string): Promise<SlackBotConfig | null>;
-    /** Makes a user's message a response exactly once (keyed by its event_id); see SlackAdmission. */
+    /** Makes a user's message a response exactly once (keyed by the message); see SlackAdmission. */
     admit(bot: SlackBotConfig, message: SlackMessage): Promise<SlackAdmission>;
-    /** What a `slack_reply` delivery posts; null when it can never be posted. */
-    reply(projectId: string, announcement: StatusAnnouncement): Promise<SlackReply | null>;
+    /** True when the bot has answered in this thread (a message there without a mention concerns it). */
+    knowsThread(botId: string, message: Pick<SlackMessage, 'team' | 'channel' | 'threadTs'>): Promise<boolean>;
+    /** Leases replies with journal events not yet in their thread to `owner` (a streamer). */
+    claimReplies(owner: string, limit: number, leaseMs: number): Promise<SlackReplyJob[]>;
+    /** Saves a reply's progress and renews (or gives back) its lease; false when `owner` lost it. */
+    saveReply(responseId: string, owner: string, leaseMs: number, save: SlackReplySave): Promise<boolean>;
+    /** Applies an approver's click on a prompt's button; see SlackDecisionOutcome. */
+    decide(bot: SlackBotConfig, decision: SlackDecision): Promise<SlackDecisionOutcome>;
+    /** Socket Mode: the ids of every bot in that mode, across projects. */
+    socketBots(): Promise<string[]>;
+    /** Takes or renews the cluster-wide lease on a bot's Socket Mode connection; false when another process holds it. */
+    leaseSocket(botId: string, owner: string, ttlMs: number): Promise<boolean>;
+    releaseSocket(botId: string, owner: string): Promise<void>;
   };
 
   /**

@@ -41,6 +41,7 @@ export function slackBotView(row: SlackBotRow): SlackBot {
     approvers: row.approvers,
     api_url: row.api_url,
     events_path: `/slack/${row.id}/events`,
+    interactions_path: `/slack/${row.id}/interactions`,
     bot_token_last4: row.bot_token_last4,
     has_app_token: row.app_token_secret_id !== null,
     created_at: unixSeconds(row.created_at)!,

@@ -10,11 +10,12 @@
 //              mapping, its reply row and the outbox subscription that posts the
 //              answer commit in one transaction, keyed in the inbox by the
 //              event's event_id; only then is Slack's request acknowledged
-//   reply      the answer posted in the thread through the outbox (consumer
-//              `slack_reply`, target = the bot id) when the response ends or waits
-
-/** The outbox consumer that posts answers in threads. */
-export const SLACK_REPLY_CONSUMER = 'slack_reply';
+//   reply      the answer streamed into the thread from the response's journal
+//              (bots/slack/streamer.ts): one process at a time holds a reply's
+//              lease and saves its progress after every Slack call, so a restart
+//              continues the same message
+//   prompt     an approval request posted with buttons; only the bot's
+//              approvers decide, once
 
 /** Slack's own Web API, when a bot names no other. */
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
@@ -40,6 +41,8 @@ export interface SlackBotConfig {
 export interface SlackMessage {
   /** Slack's id of the event delivery: the same on every retry of it. */
   eventId: string;
+  /** The message's own ts: with the channel, what identifies it (a mention in a thread arrives as two events). */
+  ts: string;
   team: string;
   channel: string;
   /** The thread's root: the message's own ts when it starts the thread. */
@@ -49,14 +52,82 @@ export interface SlackMessage {
   text: string;
 }
 
-/** `admitted`: a new response; `duplicate`: the event was admitted before (Slack retried it). */
-export type SlackAdmission = { kind: 'admitted'; responseId: string; sessionId: string } | { kind: 'duplicate'; responseId: string };
+/**
+ * `admitted`: a new response; `answered`: the message answered the thread's response that waited
+ * for input, which resumes; `duplicate`: the message was admitted before (Slack retried it).
+ */
+export type SlackAdmission = { kind: 'admitted'; responseId: string; sessionId: string } | { kind: 'answered'; responseId: string } | { kind: 'duplicate'; responseId: string };
 
-/** What to post, and where: built from the journal event the delivery announces. */
-export interface SlackReply {
+/** How far a reply's projection into its thread has got: saved after every Slack call. */
+export interface SlackReplyProgress {
+  /** Segments of the answer (text, prompts, notices) fully posted. */
+  segment: number;
+  /** The message the current text segment is being written into, once started. */
+  ts: string | null;
+  /** Characters of the current text segment already in that message. */
+  sent: number;
+  /** A digest of those characters: when a retried model call rewrote them, the message is rewritten too. */
+  digest: string | null;
+  /** `stream`: chat.startStream/appendStream/stopStream; `edit`: chat.postMessage then chat.update. */
+  mode: 'stream' | 'edit' | null;
+}
+
+/** A reply a streamer holds the lease of. */
+export interface SlackReplyJob {
+  responseId: string;
+  projectId: string;
   botId: string;
+  team: string;
   channel: string;
   threadTs: string;
-  /** Plain text for the thread: the answer, or a short line saying why there is none. */
-  text: string;
+  /** Who wrote the message: Slack's streaming methods address the stream to them. */
+  userId: string | null;
+  progress: SlackReplyProgress;
+  /** The last journal sequence whose effects are all in the thread (-1: none yet). */
+  projectedSequence: number;
 }
+
+/** What a streamer saves after a Slack call; false back means its lease was lost and it must stop. */
+export interface SlackReplySave {
+  /** Absent: only the lease is renewed (a heartbeat). */
+  progress?: SlackReplyProgress;
+  projectedSequence?: number;
+  /** Give the lease back (the response waits for someone; nothing is left to post until it moves). */
+  release?: boolean;
+  /** Nothing more will ever be posted: the response ended and all of it is in the thread. */
+  finished?: boolean;
+  /** Why the reply was given up (one short line, never a token). */
+  error?: string;
+  /** Approval prompts this call posted. */
+  prompts?: SlackPrompt[];
+}
+
+/** An approval request posted in a thread with Approve and Deny buttons. */
+export interface SlackPrompt {
+  responseId: string;
+  callId: string;
+  channel: string;
+  messageTs: string;
+  /** The prompt's text, kept to rewrite the message with the decision. */
+  summary: string;
+}
+
+/** A click on Approve or Deny. */
+export interface SlackDecision {
+  responseId: string;
+  callId: string;
+  decision: 'approve' | 'deny';
+  /** The Slack user who clicked. */
+  user: string;
+}
+
+/**
+ * `decided`: the decision was applied and the run resumes; `not_approver`: the user is not one of
+ * the bot's approvers; `already`: someone decided before; `stale`: the response no longer waits
+ * for this call (decided through the API, expired, canceled) or the prompt is unknown.
+ */
+export type SlackDecisionOutcome =
+  | { kind: 'decided'; prompt: SlackPrompt; decidedAt: Date }
+  | { kind: 'already'; prompt: SlackPrompt; decision: string; decidedBy: string; decidedAt: Date }
+  | { kind: 'not_approver' }
+  | { kind: 'stale'; detail: string };

@@ -1,0 +1,55 @@
+// What the bot does with a verified payload from Slack, whichever way it came:
+// an Events API request or interactivity request in HTTP mode, or a Socket
+// Mode envelope. The transport verifies (a signature, or the app token's own
+// connection) and acknowledges according to the outcome.
+import type { KernelApi } from '../../core/api/index.js';
+import { PalaiError } from '../../core/errors/palai-error.js';
+import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
+import type { Logger } from '../../core/logger.js';
+import { eventAction } from './events.js';
+import { interactionAction, answerInteraction } from './interactions.js';
+import { slackAdmissions } from './streamer.js';
+
+/** `ack`: acknowledge (with `body`, Slack's url_verification answer); `retry`: do not, so Slack sends it again. */
+export type DispatchOutcome = { kind: 'ack'; body?: unknown } | { kind: 'retry'; detail: string };
+
+/** Outages and shutdowns: Slack's redelivery (or the next attempt) may succeed. Anything else never will. */
+const RETRYABLE = new Set(['store-unavailable', 'store-busy', 'internal', 'shutting-down', 'not-ready']);
+const retryable = (error: unknown) => !(error instanceof PalaiError) || RETRYABLE.has(error.slug);
+
+/** An Events API payload (`event_callback`, `url_verification`): a user's message is admitted before this resolves. */
+export async function dispatchEvent(api: KernelApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
+  const action = eventAction(payload);
+  if (action.kind === 'challenge') return { kind: 'ack', body: { challenge: action.challenge } };
+  if (action.kind === 'ignore') return { kind: 'ack' };
+  try {
+    // A message without a mention concerns the bot only in a thread it answers in.
+    if (action.kind === 'thread-message' && !(await api.slackBots.knowsThread(bot.id, action.message))) return { kind: 'ack' };
+    const outcome = await api.slackBots.admit(bot, action.message);
+    logger.debug({ bot: bot.id, outcome: outcome.kind, response: outcome.responseId }, 'slack message admitted');
+    if (outcome.kind !== 'duplicate') slackAdmissions.dispatchEvent(new Event('admitted'));
+    return { kind: 'ack' };
+  } catch (error) {
+    // A message that can never be admitted (the agent is gone, no text) is acknowledged: Slack's retries would not help.
+    if (!retryable(error)) {
+      logger.warn({ bot: bot.id, problem: (error as PalaiError).slug, detail: (error as PalaiError).message }, 'a Slack message was not admitted');
+      return { kind: 'ack' };
+    }
+    logger.error({ err: error, bot: bot.id }, 'admitting a Slack message failed');
+    return { kind: 'retry', detail: 'The message could not be admitted now; Slack will retry.' };
+  }
+}
+
+/** An interactivity payload (`block_actions`): a click on a prompt's Approve or Deny button. */
+export async function dispatchInteraction(api: KernelApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
+  const action = interactionAction(payload);
+  if (action.kind === 'ignore') return { kind: 'ack' };
+  try {
+    await answerInteraction(api, bot, action, logger);
+    return { kind: 'ack' };
+  } catch (error) {
+    if (!retryable(error)) return { kind: 'ack' };
+    logger.error({ err: error, bot: bot.id }, 'deciding from Slack failed');
+    return { kind: 'retry', detail: 'The decision could not be recorded now; click again.' };
+  }
+}
