@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// The `palai` command. Palai runs from its TypeScript sources, so the tsx loader
-// is registered before the CLI is imported.
-import { fileURLToPath } from 'node:url';
-import { register } from 'tsx/esm/api';
+// The `palai` command: the compiled CLI in dist/, which `npm run build` writes
+// (`npm install` runs it through the prepare script). Source maps are written
+// but not loaded by default, since they cost start-up time and memory;
+// NODE_OPTIONS=--enable-source-maps makes stack traces name the TypeScript lines.
+import { existsSync } from 'node:fs';
 
-// Compile with Palai's own tsconfig whatever the working directory is, so a
-// foreign tsconfig.json there cannot change how the sources are compiled.
-register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-await import('../cli/main.ts');
+const main = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('palai: dist/ is missing; build it with npm run build.\n');
+  process.exit(1);
+}
+await import(main.href);

@@ -2,6 +2,8 @@
 // `npm test`: every tests/**/*.test.ts through Node's own runner (TypeScript via
 // tsx). Node 20's runner takes no globs, so the files are listed here.
 // The store matrix is PALAI_TEST_STORES (default "pglite,postgres").
+// dist/ is brought up to date first: the tests that spawn `palai` run the
+// compiled CLI, which must be the code under test, never an older build.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -24,6 +26,8 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+const build = spawnSync(process.execPath, ['scripts/build.mjs', '--quiet'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
 const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files];
 const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: process.env });
 process.exit(result.status ?? 1);

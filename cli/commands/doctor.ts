@@ -1,5 +1,7 @@
 // `palai doctor`: checks what a working installation needs and, for each thing
-// that is wrong, says how to fix it. Exits 1 when any check fails.
+// that is wrong, says how to fix it. Exits 1 when any check fails. The store
+// drivers and the model resolver are loaded by the checks that use them, so the
+// help, which loads every command, does not pay for them.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,13 +11,11 @@ import { listProjects } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import type { ConnectionRow } from '../../core/models/connections.js';
 import { shownUrl } from '../../core/models/key-binding.js';
-import { connectionReadiness } from '../../core/models/resolve.js';
 import { secretBoxFrom } from '../../core/secrets/secret-box.js';
 import { createSecretStore } from '../../core/secrets/secret-store.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Db } from '../../core/store/db.js';
 import { migrationStatus } from '../../core/store/migrate.js';
-import { openDb } from '../../core/store/open-db.js';
 import { messageOf } from './errors.js';
 import { storeLabel } from './store.js';
 
@@ -100,6 +100,7 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
     : `check that ${join(config.home, 'db')} is an intact Palai store`;
   let db: Db;
   try {
+    const { openDb } = await import('../../core/store/open-db.js');
     db = await openDb(config);
   } catch (error) {
     if (error instanceof PalaiError && error.slug === 'store-busy') {
@@ -143,6 +144,7 @@ async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig):
   const { rows } = await db.query<ConnectionRow>('SELECT * FROM model_connections ORDER BY project_id, name');
   // The doctor is a composition root of its own: it sees the keys a server started here would see.
   const secrets = createSecretStore({ box: secretBoxFrom(config.secretKey), env: process.env, policy: config });
+  const { connectionReadiness } = await import('../../core/models/resolve.js');
   for (const connection of rows) {
     const { usable, detail } = await connectionReadiness(db, secrets, connection, config);
     const label = `model connection ${connection.name} (${connection.provider}, project ${connection.project_id})`;

@@ -5,7 +5,6 @@ import type { PalaiConfig } from '../../core/config.js';
 import { redactUrl } from '../../core/logger.js';
 import type { Db } from '../../core/store/db.js';
 import { migrate } from '../../core/store/migrate.js';
-import { openDb } from '../../core/store/open-db.js';
 import { CliError, messageOf } from './errors.js';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -46,6 +45,8 @@ export async function withStore<T>(
 ): Promise<T> {
   let db: Db;
   try {
+    // Loaded here, so that commands which never open the store (and the help) skip the drivers' start-up cost.
+    const { openDb } = await import('../../core/store/open-db.js');
     db = await openDb(config);
   } catch (error) {
     throw explainStoreError(error, config);

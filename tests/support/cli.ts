@@ -1,6 +1,6 @@
 // Palai as a user runs it: child processes from the repository root, in a
 // user's environment. Test files call `cleanUpProcesses` from `after`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+// `palai` runs the compiled CLI in dist/; it is brought up to date here too (a
+// no-op after `npm test` built it), so a test file run on its own never runs an older build.
+execFileSync(process.execPath, ['scripts/build.mjs', '--quiet'], { cwd: ROOT, stdio: 'inherit' });
 
 const children = new Set<ChildProcess>();
 const tempDirs: string[] = [];

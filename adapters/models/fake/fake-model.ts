@@ -1,13 +1,39 @@
 // The deterministic fake model. Without a script it echoes the last user message;
 // with one, the N-th model call of a response plays step N (past the end: echo).
 // Text streams word by word: each delta is one word with its leading whitespace,
-// so the deltas concatenate to exactly the text.
+// so the deltas concatenate to exactly the text. An echo stops after
+// ECHO_MAX_WORDS words, since each delta is a journal event: a 1 MB message
+// would otherwise be hundreds of thousands of them.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakeStep, Item } from '../../../generated/schemas.js';
 import { ModelProviderError, type ModelAdapter, type ModelEvent, type ModelRequest } from '../../../core/models/model-port.js';
 
+const WORD = /\s*\S+|\s+$/g;
+
 export function splitWords(text: string): string[] {
-  return text.match(/\s*\S+|\s+$/g) ?? [];
+  return text.match(WORD) ?? [];
+}
+
+/** The most words an echo repeats; a longer message is cut there and ECHO_CUT_MARK follows. */
+export const ECHO_MAX_WORDS = 200;
+/** The last delta of a cut echo. */
+export const ECHO_CUT_MARK = ' …';
+
+/**
+ * The echo's deltas: splitWords of the message when it has at most
+ * ECHO_MAX_WORDS words, else its first ECHO_MAX_WORDS and the cut mark. It stops
+ * reading there, so a huge message is not split whole.
+ */
+export function echoWords(text: string): string[] {
+  const pieces: string[] = [];
+  let words = 0;
+  for (const [piece] of text.matchAll(WORD)) {
+    const isWord = piece.trim() !== '';
+    if (isWord && words === ECHO_MAX_WORDS) return [...pieces, ECHO_CUT_MARK];
+    pieces.push(piece);
+    if (isWord) words++;
+  }
+  return pieces;
 }
 
 function lastUserText(items: Item[]): string {
@@ -35,7 +61,8 @@ export class FakeModel implements ModelAdapter {
   readonly coalesceDeltas = false;
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
-    const step: FakeStep = request.model.script?.[request.stepIndex] ?? { text: lastUserText(request.items) };
+    const scripted: FakeStep | undefined = request.model.script?.[request.stepIndex];
+    const step: FakeStep = scripted ?? { text: lastUserText(request.items) };
     const delay = 'delay_ms' in step ? (step.delay_ms ?? 0) : 0;
     const pause = async () => {
       if (delay > 0) await sleep(delay, undefined, { signal: request.signal });
@@ -57,8 +84,9 @@ export class FakeModel implements ModelAdapter {
       yield { type: 'finish', reason: 'tool_calls' };
       return;
     }
+    // A script's text is the test author's to size; only the echo is bounded.
     const text = 'json' in step ? JSON.stringify(step.json) : step.text;
-    const words = splitWords(text);
+    const words = scripted ? splitWords(text) : echoWords(text);
     for (const [i, word] of words.entries()) {
       if (i > 0) await pause();
       yield { type: 'text_delta', text: word };

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// `npm run build`: compiles what a Palai process runs (core/, adapters/, bots/,
+// cli/, generated/) to dist/, one JavaScript file and source map per TypeScript
+// file in the same layout, and copies the files read at runtime beside them (the
+// SQL migrations, generated/openapi.json, the generated validators). Type
+// checking is `npm run typecheck`'s job; esbuild only strips the types, as tsx does.
+//
+// Incremental and safe to run while dist/ is in use: a file is written (to a
+// temporary name, then renamed) only when its content changes, and a file with
+// no source any more is deleted, so dist/ always mirrors the sources exactly.
+//
+//   node scripts/build.mjs [--quiet]     (--quiet: say nothing when nothing changed)
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, stop } from 'esbuild';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+const SOURCE_DIRS = ['core', 'adapters', 'bots', 'cli', 'generated'];
+/** Files a process reads or imports as they are. */
+const COPIED = /\.(sql|json|js)$/;
+
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/** Writes `content` to `path` unless it is there already; a reader never sees a half-written file. */
+function writeIfChanged(path, content) {
+  try {
+    if (readFileSync(path).equals(content)) return false;
+  } catch {
+    // Not there yet.
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, content);
+  renameSync(temporary, path);
+  return true;
+}
+
+/** Deletes what no source produces any more (a removed or renamed module must not stay importable). */
+function removeOrphans(expected) {
+  let removed = 0;
+  const sweep = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) sweep(path);
+      else if (!expected.has(path) && !path.endsWith('.tmp')) {
+        rmSync(path, { force: true });
+        removed += 1;
+      }
+    }
+  };
+  sweep(DIST);
+  return removed;
+}
+
+/** Brings dist/ up to date with the sources; says how many files it wrote and removed. */
+async function buildDist() {
+  const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(ROOT, dir)));
+  const compiled = sources.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'));
+  const { outputFiles } = await build({
+    entryPoints: compiled,
+    outbase: ROOT,
+    outdir: DIST,
+    write: false,
+    bundle: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    // The maps point at the sources in the repository; their text need not be copied too.
+    sourcesContent: false,
+    logLevel: 'warning',
+  });
+  const outputs = new Map(outputFiles.map((file) => [file.path, Buffer.from(file.contents)]));
+  for (const path of sources.filter((path) => COPIED.test(path))) outputs.set(join(DIST, relative(ROOT, path)), readFileSync(path));
+  mkdirSync(DIST, { recursive: true });
+  let written = 0;
+  for (const [path, content] of outputs) if (writeIfChanged(path, content)) written += 1;
+  const removed = removeOrphans(new Set(outputs.keys()));
+  return { files: outputs.size, written, removed };
+}
+
+const started = performance.now();
+const { files, written, removed } = await buildDist().finally(stop);
+if (!process.argv.includes('--quiet') || written + removed > 0) {
+  const ms = Math.round(performance.now() - started);
+  console.error(`dist/: ${files} files, ${written} written, ${removed} removed (${ms} ms)`);
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// Part of `npm install` (prepare): makes the embedded store's template once
+// (core/store/pglite-template.ts), so the first `npm start` on a fresh machine
+// copies an initialized store instead of running initdb. A failure here only
+// costs that first start a few seconds, so it never fails the install.
+try {
+  const { storeTemplate } = await import('../dist/core/store/pglite-template.js');
+  await storeTemplate();
+} catch (error) {
+  console.warn(`palai: the embedded store's template was not made now (${error instanceof Error ? error.message : error}); the first start makes it.`);
+}
