@@ -10,10 +10,8 @@ import { protectedResourceRouter } from '../adapters/mcp/protected-resource.js';
 import { McpClientPool } from '../adapters/mcp/client/client-pool.js';
 import { mcpServerTools } from '../adapters/mcp/client/mcp-server-tools.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
-import { AnthropicModel } from '../adapters/models/anthropic/anthropic-messages.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
-import { OpenAIChatModel } from '../adapters/models/openai-chat/openai-chat.js';
-import { OpenAIResponsesModel } from '../adapters/models/openai/openai-responses.js';
+import { lazyModel } from '../adapters/models/lazy-model.js';
 import { createKernelApi, type KernelApi } from '../core/api/index.js';
 import type { PalaiConfig } from '../core/config.js';
 import { createEgressFetch } from '../core/egress/guarded-fetch.js';
@@ -35,11 +33,8 @@ import { migrate } from '../core/store/migrate.js';
 import { openDb } from '../core/store/open-db.js';
 import { Worker } from '../core/runner/worker.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
-import { kafkaResultSender } from '../adapters/queue/kafka/result-sender.js';
-import { kafkaRunner } from '../adapters/queue/kafka/runner.js';
+import { lazyResultSender, lazyRunner } from '../adapters/queue/lazy.js';
 import { queueReplyConsumer } from '../adapters/queue/reply-consumer.js';
-import { sqsResultSender } from '../adapters/queue/sqs/result-sender.js';
-import { sqsRunner } from '../adapters/queue/sqs/runner.js';
 import { QueueSupervisor } from '../adapters/queue/supervisor.js';
 import { createWebhookConsumer } from '../adapters/webhooks/consumer.js';
 import { slackRouter } from '../bots/slack/router.js';
@@ -77,9 +72,9 @@ export function defaultModels(config: Pick<PalaiConfig, 'modelTimeoutSeconds'>):
   const timeoutMs = config.modelTimeoutSeconds * 1000;
   return new ModelRegistry()
     .register(new FakeModel())
-    .register(new OpenAIResponsesModel({ timeoutMs }))
-    .register(new OpenAIChatModel({ timeoutMs }))
-    .register(new AnthropicModel({ timeoutMs }));
+    .register(lazyModel('openai', async () => new (await import('../adapters/models/openai/openai-responses.js')).OpenAIResponsesModel({ timeoutMs })))
+    .register(lazyModel('openai-chat', async () => new (await import('../adapters/models/openai-chat/openai-chat.js')).OpenAIChatModel({ timeoutMs })))
+    .register(lazyModel('anthropic', async () => new (await import('../adapters/models/anthropic/anthropic-messages.js')).AnthropicModel({ timeoutMs })));
 }
 
 export interface HubOptions {
@@ -144,13 +139,19 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       : null;
     outbox?.register(createWebhookConsumer(api));
     outbox?.register(a2aPushConsumer(api, egress));
-    const replies = runsWork ? queueReplyConsumer(api, { sqs: sqsResultSender(api), kafka: kafkaResultSender(api) }) : null;
+    const replies = runsWork ? queueReplyConsumer(api, {
+          sqs: lazyResultSender(api, async () => (await import('../adapters/queue/sqs/result-sender.js')).sqsResultSender),
+          kafka: lazyResultSender(api, async () => (await import('../adapters/queue/kafka/result-sender.js')).kafkaResultSender),
+        }) : null;
     if (replies) outbox?.register(replies);
     await outbox?.start();
     // Answers stream into Slack threads from the journal, wherever work runs.
     const slackStreamer = runsWork ? new SlackStreamer(api) : null;
     slackStreamer?.start();
-    const queues = role === 'consumers' || role === 'all' ? new QueueSupervisor(api, { runners: { sqs: sqsRunner, kafka: kafkaRunner }, maxBacklog: config.queueMaxBacklog }) : null;
+    const queues = role === 'consumers' || role === 'all' ? new QueueSupervisor(api, { runners: {
+            sqs: lazyRunner(async () => (await import('../adapters/queue/sqs/runner.js')).sqsRunner),
+            kafka: lazyRunner(async () => (await import('../adapters/queue/kafka/runner.js')).kafkaRunner),
+          }, maxBacklog: config.queueMaxBacklog }) : null;
     await queues?.start();
     const slackSockets = role === 'consumers' || role === 'all' ? new SlackSocketSupervisor(api) : null;
     await slackSockets?.start();

@@ -7,7 +7,6 @@ import type { KernelApi } from '../../core/api/index.js';
 import type { Logger } from '../../core/logger.js';
 import type { SlackBotConfig, SlackDecisionOutcome } from '../../core/slack-bots/slack-bots-port.js';
 import { APPROVE_ACTION, DENY_ACTION, decidedBlocks } from './blocks.js';
-import { slackWebClient } from './web-client.js';
 
 export type InteractionAction =
   | { kind: 'decide'; responseId: string; callId: string; decision: 'approve' | 'deny'; user: string; channel: string; threadTs: string | null }
@@ -48,6 +47,7 @@ export async function answerInteraction(api: KernelApi, bot: SlackBotConfig, act
 }
 
 async function afterDecision(api: KernelApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, outcome: SlackDecisionOutcome): Promise<void> {
+  const { slackWebClient } = await import('./web-client.js');
   const client = slackWebClient(api, bot);
   const tell = (line: string) => client.chat.postEphemeral({ channel: action.channel, user: action.user, text: line, ...(action.threadTs ? { thread_ts: action.threadTs } : {}) });
   switch (outcome.kind) {

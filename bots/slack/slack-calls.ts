@@ -4,7 +4,10 @@
 // and what a later attempt may fix. What is kept of an error is one short line,
 // never a token (the client's errors name the method, not the token).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { webApi } from '@slack/bolt';
+import * as webApi from '@slack/web-api';
+import { SlackCallError } from './slack-call-error.js';
+
+export { SlackCallError };
 
 /** Slack's answers that no retry can change. */
 const PERMANENT = new Set([
@@ -21,16 +24,6 @@ const PERMANENT = new Set([
   'restricted_action',
   'msg_too_long',
 ]);
-
-export class SlackCallError extends Error {
-  constructor(
-    readonly kind: 'permanent' | 'refused' | 'transient',
-    message: string,
-    readonly slackError: string | null = null,
-  ) {
-    super(message);
-  }
-}
 
 function classify(method: string, error: unknown): SlackCallError {
   const code = (error as { code?: string }).code;

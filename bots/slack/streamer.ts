@@ -12,11 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JournalEntry, KernelApi } from '../../core/api/index.js';
-import type { SlackBotConfig, SlackReplyJob, SlackReplySave } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackReplyJob, SlackReplySave } from '../../core/slack-bots/slack-bots-port.js';
 import { answerOf } from './answer.js';
-import { ThreadProjection } from './projection.js';
-import { SlackCallError } from './slack-calls.js';
-import { slackWebClient } from './web-client.js';
+import type { WebClient } from '@slack/web-api';
+import type { ThreadProjection } from './projection.js';
+import { SlackCallError } from './slack-call-error.js';
 
 export interface StreamerOptions {
   /** How long a reply stays leased without a save (each Slack call saves, a heartbeat renews). */
@@ -123,13 +123,16 @@ export class SlackStreamer {
     if (bot === null || bot.projectId !== job.projectId) {
       return void (await save({ progress: job.progress, finished: true, error: `Slack bot ${job.botId} was deleted; the answer has nowhere to go` }).catch(() => undefined));
     }
-    const projection = new ThreadProjection(slackWebClient(this.api, bot), job, (update) => save(update), signal);
+    // Loaded with the first reply: a hub that never answers in Slack never loads the Web API client.
+    const [{ ThreadProjection }, { slackWebClient }] = await Promise.all([import('./projection.js'), import('./web-client.js')]);
+    const client = slackWebClient(this.api, bot);
+    const projection = new ThreadProjection(client, job, (update) => save(update), signal);
     const heartbeat = setInterval(() => {
       // The lease alone: progress is only ever written by the projection, in order.
       save({}).catch(() => abort.abort());
     }, Math.max(100, Math.floor(this.leaseMs / 3)));
     try {
-      if (job.projectedSequence === -1 && job.progress.segment === 0 && !job.progress.ts) await this.thinking(bot, job);
+      if (job.projectedSequence === -1 && job.progress.segment === 0 && !job.progress.ts) await this.thinking(client, job);
       const entries: JournalEntry[] = [];
       let lastFlush = 0;
       let failures = 0;
@@ -177,9 +180,8 @@ export class SlackStreamer {
   }
 
   /** The assistant's "thinking…" status under the thread; only Slack's AI-app threads show it, so a refusal is fine. */
-  private async thinking(bot: SlackBotConfig, job: SlackReplyJob): Promise<void> {
-    await slackWebClient(this.api, bot)
-      .assistant.threads.setStatus({ channel_id: job.channel, thread_ts: job.threadTs, status: 'is thinking…' })
+  private async thinking(client: WebClient, job: SlackReplyJob): Promise<void> {
+    await client.assistant.threads.setStatus({ channel_id: job.channel, thread_ts: job.threadTs, status: 'is thinking…' })
       .catch(() => undefined);
   }
 }

@@ -2,8 +2,9 @@
 // default, or a Slack-compatible server), every call through the egress guard.
 // Rate limits are not waited out here: a 429 rejects at once, and the outbox
 // retries the delivery after the Retry-After Slack named.
-// @slack/web-api comes with Bolt, which re-exports it: one pinned dependency.
-import { webApi } from '@slack/bolt';
+// @slack/web-api is the client Bolt itself uses; imported alone, the answers
+// are posted without loading the rest of Bolt.
+import * as webApi from '@slack/web-api';
 import type { KernelApi } from '../../core/api/index.js';
 import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
 

@@ -13,7 +13,7 @@ import type { KernelApi } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
 import type { SlackBotConfig } from '../../../core/slack-bots/slack-bots-port.js';
-import { SocketConnection } from './connection.js';
+import type { SocketConnection } from './connection.js';
 
 export interface SlackSocketSupervisorOptions {
   /** Only this bot: its id, or its name if no other bot in socket mode has it. Default: every bot in socket mode. */
@@ -151,6 +151,8 @@ export class SlackSocketSupervisor {
       held.connection.poll();
       return;
     }
+    // Loaded with the first bot in Socket Mode: the SDK is not loaded where none is.
+    const { SocketConnection } = await import('./connection.js');
     const connection = new SocketConnection(this.api, bot, this.logger, { retryMs: this.pollMs, maxRetryMs: this.options.maxRetryMs ?? 5 * 60_000 });
     this.held.set(id, { connection, leasedAt: now });
     this.logger.info({ bot: id, owner: this.owner }, 'this process holds the bot\'s Socket Mode connection');

@@ -1,0 +1,502 @@
+// A cluster under fault: three `palai serve` processes on one PostgreSQL
+// database — `a` and `b` with role all, `c` with role consumers — take a mixed
+// load of REST, A2A, MCP and SQS jobs for a bounded time, while `a` is SIGKILLed
+// and started again and, at another moment, every PostgreSQL connection is
+// reset. Afterwards the database itself is read: every response reached one
+// terminal event and completed with its answer once, every journal is gap-free
+// with the terminal event last, every client key (Idempotency-Key, A2A
+// messageId, MCP request, queue job key) names one response, no job is missing
+// or doubled, and every job's result reached the reply queue (results are sent
+// at least once, so a repeat must be the same delivery). The moments of the
+// faults are seeded (PALAI_TEST_SEED replays them).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, test } from 'node:test';
+import pg from 'pg';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { TERMINAL_STATUSES } from '../../core/responses/status.js';
+import { send, userMessage } from '../a2a/a2a-client.js';
+import { brokerUnavailable, createSqsQueue, sqsClient, sqsEndpoint } from '../support/brokers.js';
+import { cleanUpProcesses } from '../support/cli.js';
+import { random, testSeed } from '../support/seeded-random.js';
+import { ADMIN_URL, postgresUnavailable } from '../support/stores.js';
+import { API_KEY, api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil, type PalaiNode } from './cluster.js';
+import { a2aThrough, Balancer, lanes, mcpThrough, quantile, type Timed } from './cluster-load.js';
+
+/** How long the clients keep sending (at least; it stretches until the reset is a few seconds behind). */
+const LOAD_MS = 20_000;
+const JOBS = 200;
+const LEASE_SECONDS = 2;
+const ANSWER = 'all done here thanks';
+/** Concurrent clients per surface: enough to keep work in flight on a shared 2-core machine, no more. */
+const REST_LANES = 4;
+const A2A_LANES = 2;
+const MCP_LANES = 2;
+/** How long one logical request may take across its retries before it counts as unanswered. */
+const GIVE_UP_MS = 60_000;
+
+const skip = (await postgresUnavailable()) ?? (await brokerUnavailable('sqs'));
+const endpoint = skip ? '' : (await sqsEndpoint())!;
+let sqs: SQSClient | null = null;
+
+after(() => {
+  sqs?.destroy();
+  cleanUpProcesses();
+});
+
+interface RestCall extends Timed {
+  key: string;
+  background: boolean;
+  /** Every response id an answer named (a 200, or a 503 that says what was admitted). */
+  ids: Set<string>;
+  status: string | null;
+  failure: string | null;
+}
+
+interface A2aCall extends Timed {
+  messageId: string;
+  taskId: string | null;
+  state: TaskState | null;
+  failure: string | null;
+}
+
+interface McpCall extends Timed {
+  responseId: string | null;
+  text: string | null;
+  failure: string | null;
+}
+
+interface JobResult {
+  responseIds: Set<string>;
+  deliveryIds: Set<string>;
+  statuses: Set<string>;
+  count: number;
+}
+
+/** Why a fetch failed, with its cause (undici hides the socket error there). */
+const reason = (error: unknown): string => {
+  const e = error as Error & { cause?: { code?: string; message?: string } };
+  return `${e.message}${e.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}`;
+};
+
+describe('a cluster of three processes under a SIGKILL and a database reset [postgres, sqs]', { skip: skip ?? false }, () => {
+  const cluster = useCluster({ PALAI_LEASE_SECONDS: String(LEASE_SECONDS), PALAI_SECRET_KEY: 'e2e-cluster-secret-key-0123456789', PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1' });
+
+  test('REST, A2A, MCP and SQS load: every accepted response completes once, journals are whole, no job is lost or doubled', { timeout: 240_000 }, async (t) => {
+    const seed = testSeed();
+    const rand = random(seed);
+    const killAt = 4_000 + Math.floor(rand() * 3_000);
+    const resetAt = killAt + 5_000 + Math.floor(rand() * 3_000);
+    t.diagnostic(`seed ${seed} (PALAI_TEST_SEED replays it): kill a at ${killAt} ms, reset PostgreSQL connections at ${resetAt} ms or once a's successor is up`);
+
+    const testStart = performance.now();
+    const databaseUrl = cluster.env().PALAI_DATABASE_URL!;
+    const databaseName = new URL(databaseUrl).pathname.slice(1);
+    const nodes: PalaiNode[] = [];
+    const [a, b, c] = await Promise.all([cluster.start('a', 'all'), cluster.start('b', 'all'), cluster.start('c', 'consumers')]);
+    nodes.push(a, b, c);
+    const balancer = new Balancer();
+    balancer.up(a);
+    balancer.up(b);
+
+    for (const name of ['rest', 'a2a', 'mcp', 'jobs']) {
+      await createAgent(baseOf(a), { name, model: { provider: 'fake', script: [{ text: ANSWER, delay_ms: 20 }] } });
+    }
+    sqs = sqsClient(endpoint);
+    const source = await createSqsQueue(endpoint, `fault-jobs-${process.pid}-${seed}`);
+    const reply = await createSqsQueue(endpoint, `fault-results-${process.pid}-${seed}`);
+    const consumer = await api(baseOf(a), 'POST', '/v1/queue_consumers', {
+      name: 'jobs',
+      kind: 'sqs',
+      agent: 'jobs',
+      max_in_flight: 16,
+      sqs: { queue_url: source.url, endpoint, region: 'elasticmq', wait_seconds: 1, visibility_seconds: 5 },
+      credentials: { access_key_id: 'elasticmq-test', secret_access_key: 'elasticmq-test-secret' },
+      reply: { queue_url: reply.url },
+    });
+    assert.equal(consumer.status, 201, JSON.stringify(consumer.body));
+
+    const a2aClients = await Promise.all(Array.from({ length: A2A_LANES }, (_, i) => a2aThrough(balancer, 'a2a', i % 2 === 0 ? 'JSONRPC' : 'HTTP+JSON')));
+    const mcpClients = await Promise.all(Array.from({ length: MCP_LANES }, () => mcpThrough(balancer)));
+
+    const rest: RestCall[] = [];
+    const a2a: A2aCall[] = [];
+    const mcp: McpCall[] = [];
+    const results = new Map<string, JobResult>();
+    const faults = { killedAt: 0, replacedAt: 0, resetAt: 0, resetConnections: 0 };
+    const t0 = performance.now();
+    const now = () => performance.now() - t0;
+    let loadEnd = LOAD_MS;
+    const loading = () => now() < loadEnd;
+
+    // ---- the clients ----
+
+    let restSequence = 0;
+    const restLane = async () => {
+      while (loading()) {
+        const i = restSequence++;
+        const call: RestCall = { key: `rest-${seed}-${i}`, background: i % 3 === 2, ids: new Set(), status: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
+        rest.push(call);
+        const body = JSON.stringify({ model: 'rest', input: `rest ${i}`, ...(call.background ? { background: true } : {}) });
+        for (;;) {
+          let retryAfterMs = 200;
+          try {
+            const res = await balancer.fetch(`${balancer.base()}/v1/responses`, {
+              method: 'POST',
+              headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', 'Idempotency-Key': call.key },
+              body,
+              signal: AbortSignal.timeout(GIVE_UP_MS),
+            });
+            const answer = (await res.json()) as { id?: string; response_id?: string; status?: string; type?: string };
+            if (res.status === 200) {
+              call.ids.add(answer.id!);
+              call.status = answer.status!;
+              break;
+            }
+            if (answer.response_id) call.ids.add(answer.response_id);
+            if (res.status !== 503) {
+              call.failure = `${res.status} ${JSON.stringify(answer)}`;
+              break;
+            }
+            retryAfterMs = Math.min(1_000, Number(res.headers.get('retry-after') ?? 1) * 1_000);
+          } catch (error) {
+            if (now() - call.startedAt > GIVE_UP_MS) {
+              call.failure = reason(error);
+              break;
+            }
+          }
+          call.retries++;
+          await sleep(retryAfterMs);
+        }
+        call.endedAt = now();
+      }
+    };
+
+    const a2aLane = async (lane: number) => {
+      const client = a2aClients[lane];
+      for (let i = 0; loading(); i++) {
+        const call: A2aCall = { messageId: randomUUID(), taskId: null, state: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
+        a2a.push(call);
+        const message = userMessage(`a2a ${lane}.${i}`, { messageId: call.messageId });
+        for (;;) {
+          try {
+            const task = (await client.sendMessage(send(message))) as Task;
+            call.taskId = task.id;
+            call.state = task.status?.state ?? null;
+            break;
+          } catch (error) {
+            // The same messageId again: the first copy's task, never a second one.
+            if (now() - call.startedAt > GIVE_UP_MS) {
+              call.failure = reason(error);
+              break;
+            }
+            call.retries++;
+            await sleep(200);
+          }
+        }
+        call.endedAt = now();
+      }
+    };
+
+    const mcpLane = async (lane: number) => {
+      const client = mcpClients[lane];
+      for (let i = 0; loading(); i++) {
+        const call: McpCall = { responseId: null, text: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
+        mcp.push(call);
+        try {
+          const result = await client.callTool({ name: 'mcp', arguments: { input: `mcp ${lane}.${i}` } }, CallToolResultSchema, { timeout: GIVE_UP_MS });
+          call.responseId = (result._meta?.['palai/response_id'] as string | undefined) ?? null;
+          const content = result.content as Array<{ type: string; text?: string }>;
+          call.text = content.map((part) => part.text ?? '').join('');
+          if (result.isError) call.failure = `isError: ${call.text}`;
+        } catch (error) {
+          // A tools/call has no key of its own to send again under: a call cut
+          // off before its stream could be resumed stays unanswered.
+          call.failure = reason(error);
+        }
+        call.endedAt = now();
+      }
+    };
+
+    const sendJobs = async () => {
+      // Each job once, spread over the load; every tenth sent a second time later.
+      const sends = [...Array.from({ length: JOBS }, (_, n) => n), ...Array.from({ length: JOBS / 10 }, (_, n) => n * 10)];
+      const batches = Math.ceil(sends.length / 10);
+      for (let batch = 0; batch < batches; batch++) {
+        await sleep(Math.max(0, (batch * (LOAD_MS - 3_000)) / batches - now()));
+        await sqs!.send(
+          new SendMessageBatchCommand({
+            QueueUrl: source.url,
+            Entries: sends.slice(batch * 10, batch * 10 + 10).map((n, j) => ({ Id: String(j), MessageBody: JSON.stringify({ input: `job ${n}`, idempotency_key: `job-${seed}-${n}` }) })),
+          }),
+        );
+      }
+    };
+
+    let receiving = true;
+    const receiveResults = async () => {
+      while (receiving) {
+        const out = await sqs!.send(new ReceiveMessageCommand({ QueueUrl: reply.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+        const messages = out.Messages ?? [];
+        for (const m of messages) {
+          const result = JSON.parse(m.Body!) as { idempotency_key: string; response_id: string; status: string };
+          const seen = results.get(result.idempotency_key) ?? { responseIds: new Set(), deliveryIds: new Set(), statuses: new Set(), count: 0 };
+          seen.responseIds.add(result.response_id);
+          seen.deliveryIds.add(m.MessageAttributes?.['palai-delivery-id']?.StringValue ?? '?');
+          seen.statuses.add(result.status);
+          seen.count++;
+          results.set(result.idempotency_key, seen);
+        }
+        if (messages.length > 0) {
+          await sqs!.send(new DeleteMessageBatchCommand({ QueueUrl: reply.url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+        }
+      }
+    };
+
+    // ---- the faults ----
+
+    const faultsDone = (async () => {
+      await sleep(Math.max(0, killAt - now()));
+      balancer.down(a);
+      faults.killedAt = now();
+      await kill9(a);
+      const replacement = await cluster.start('a2', 'all');
+      nodes.push(replacement);
+      balancer.up(replacement);
+      faults.replacedAt = now();
+
+      await sleep(Math.max(1_000, resetAt - now()));
+      const admin = new pg.Client({ connectionString: ADMIN_URL });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query<{ done: boolean }>(
+          'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [databaseName],
+        );
+        faults.resetConnections = rows.filter((r) => r.done).length;
+      } finally {
+        await admin.end();
+      }
+      faults.resetAt = now();
+      // The clients keep going for a while after the reset, so it lands under load.
+      loadEnd = Math.max(loadEnd, faults.resetAt + 3_000);
+    })();
+    faultsDone.catch(() => undefined);
+
+    const receiver = receiveResults();
+    receiver.catch(() => undefined);
+    try {
+      await Promise.all([lanes(REST_LANES, restLane), lanes(A2A_LANES, a2aLane), lanes(MCP_LANES, mcpLane), sendJobs(), faultsDone]);
+      // The lanes may have stopped before the reset stretched the load: make sure the last stretch ran.
+      if (loading()) await Promise.all([lanes(REST_LANES, restLane), lanes(A2A_LANES, a2aLane), lanes(MCP_LANES, mcpLane)]);
+      assert.ok(faults.resetConnections > 0, 'the reset cut live connections');
+      const loadEndedAt = now();
+
+      // ---- settling ----
+
+      const db = new pg.Client({ connectionString: databaseUrl });
+      await db.connect();
+      try {
+        await waitUntil('every response reaching a terminal status', 90_000, async () => {
+          const { rows } = await db.query<{ open: number }>('SELECT count(*)::int AS open FROM responses WHERE NOT (status = ANY($1))', [[...TERMINAL_STATUSES]]);
+          return rows[0].open === 0;
+        }, 250);
+        await waitUntil(`every job admitted and its result received`, 90_000, async () => {
+          const { rows } = await db.query<{ jobs: number }>('SELECT count(*)::int AS jobs FROM queue_jobs');
+          return rows[0].jobs >= JOBS && results.size >= JOBS;
+        }, 250).catch((error) => {
+          throw new Error(`${error.message} (${results.size} of ${JOBS} results)`);
+        });
+        await waitUntil('the source queue drained', 30_000, async () => {
+          const { Attributes } = await sqs!.send(
+            new GetQueueAttributesCommand({ QueueUrl: source.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+          );
+          return Number(Attributes?.ApproximateNumberOfMessages) === 0 && Number(Attributes?.ApproximateNumberOfMessagesNotVisible) === 0;
+        }, 500);
+        // A repeated result is sent by the outbox after its first; give one a moment to show.
+        await sleep(1_500);
+        receiving = false;
+        await receiver;
+        t.diagnostic(`processes up after ${Math.round(t0 - testStart)} ms; load for ${Math.round(loadEndedAt)} ms; settled ${Math.round(now() - loadEndedAt)} ms later`);
+
+        await assertFromDatabase(db, { rest, a2a, mcp, results, seed });
+
+        // ---- figures ----
+
+        const windowEnd = faults.replacedAt + LEASE_SECONDS * 1_000;
+        const duringKill = rest.filter((call) => call.startedAt >= faults.killedAt && call.startedAt <= windowEnd);
+        const { rows: totals } = await db.query<{ total: number; completed: number }>(
+          "SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'completed')::int AS completed FROM responses",
+        );
+        const accepted = {
+          rest: rest.filter((call) => call.ids.size > 0 && !call.failure).length,
+          a2a: a2a.filter((call) => call.taskId).length,
+          mcp: mcp.filter((call) => call.responseId).length,
+          jobs: JOBS,
+        };
+        const retried = { rest: sum(rest.map((c) => c.retries)), a2a: sum(a2a.map((c) => c.retries)), mcpResumes: balancer.resumes, rerouted: balancer.rerouted };
+        const duplicates = sum([...results.values()].map((r) => r.count - 1));
+        const figures =
+          `cluster under fault (seed ${seed}): accepted ${sum(Object.values(accepted))} (REST ${accepted.rest}, A2A ${accepted.a2a}, MCP ${accepted.mcp}, SQS jobs ${accepted.jobs}); ` +
+          `completed ${totals[0].completed} of ${totals[0].total} responses; ` +
+          `retried REST ${retried.rest}, A2A ${retried.a2a}, MCP stream resumes ${retried.mcpResumes}, refused connections rerouted ${retried.rerouted}; ` +
+          `p99 REST latency during the kill ${quantile(duringKill, 0.99)} ms over ${duringKill.length} requests (overall ${quantile(rest, 0.99)} ms over ${rest.length}); ` +
+          `SQS jobs ${JOBS} (${JOBS + JOBS / 10} messages), results ${results.size} jobs (${duplicates} repeated); ` +
+          `kill at ${Math.round(faults.killedAt)} ms, successor up at ${Math.round(faults.replacedAt)} ms, ${faults.resetConnections} connections reset at ${Math.round(faults.resetAt)} ms`;
+        t.diagnostic(figures);
+        console.log(figures);
+        // The load ran through both faults: work was accepted on both sides of each.
+        assert.ok(rest.some((call) => call.startedAt > faults.resetAt && call.ids.size > 0), 'REST requests were answered after the reset');
+        assert.ok(duringKill.length > 0, 'REST requests were issued during the kill');
+      } finally {
+        await db.end();
+      }
+    } catch (error) {
+      if (!(error instanceof Error)) throw error;
+      // The processes' lines about the responses the failure names, else the tail of their logs.
+      const named = new Set(error.message.match(/resp_[0-9a-z]+/g) ?? []);
+      const lines = logsOf(...nodes).split('\n');
+      const about = lines.filter((line) => [...named].some((id) => line.includes(id)));
+      throw new Error(`${error.message}\n--- what the processes logged${about.length > 0 ? ' about it' : ''}:\n${about.length > 0 ? about.join('\n') : lines.join('\n').slice(-6000)}`, { cause: error });
+    } finally {
+      receiving = false;
+      await Promise.all(mcpClients.map((client) => client.close().catch(() => undefined)));
+    }
+  });
+});
+
+const sum = (values: number[]): number => values.reduce((x, y) => x + y, 0);
+
+interface Observed {
+  rest: RestCall[];
+  a2a: A2aCall[];
+  mcp: McpCall[];
+  results: Map<string, JobResult>;
+  seed: number;
+}
+
+/** The invariants, read from the database the cluster shares. */
+async function assertFromDatabase(db: pg.Client, { rest, a2a, mcp, results, seed }: Observed): Promise<void> {
+  // Every response: one terminal event, the last one, sequences 0..n-1 without gap, and the answer once.
+  const { rows: responses } = await db.query<{
+    id: string;
+    agent: string;
+    status: string;
+    next_sequence: number;
+    events: number;
+    first: number | null;
+    last: number | null;
+    terminals: number;
+    terminal_at: number | null;
+    output: Array<{ type: string; role?: string; status?: string; content?: Array<{ type: string; text?: string }> }>;
+    error: unknown;
+  }>(
+    `SELECT r.id, a.name AS agent, r.status, r.next_sequence, r.output, r.error,
+            count(e.sequence)::int AS events, min(e.sequence) AS first, max(e.sequence) AS last,
+            count(*) FILTER (WHERE e.type = 'status' AND e.data->>'status' = ANY($1))::int AS terminals,
+            max(e.sequence) FILTER (WHERE e.type = 'status' AND e.data->>'status' = ANY($1)) AS terminal_at
+       FROM responses r JOIN agents a ON a.id = r.agent_id LEFT JOIN response_events e ON e.response_id = r.id
+      GROUP BY r.id, a.name`,
+    [[...TERMINAL_STATUSES]],
+  );
+  const byId = new Map(responses.map((r) => [r.id, r]));
+  for (const r of responses) {
+    const answered = r.output
+      .filter((item) => item.type === 'message' && item.role === 'assistant' && item.status === 'completed')
+      .flatMap((item) => item.content ?? [])
+      .map((part) => part.text ?? '')
+      .join('');
+    const problems = [
+      r.status !== 'completed' && `it ended ${r.status}: ${JSON.stringify(r.error)}`,
+      r.first !== 0 && `its journal starts at ${r.first}`,
+      r.events !== (r.last ?? -1) + 1 && `its journal has a gap (${r.events} events, the last ${r.last})`,
+      r.next_sequence !== r.events && `its next sequence is ${r.next_sequence}, after ${r.events} events`,
+      r.terminals !== 1 && `it has ${r.terminals} terminal events`,
+      r.terminal_at !== r.last && `its terminal event is at ${r.terminal_at}, not last (${r.last})`,
+      answered !== ANSWER && `its completed answer is ${JSON.stringify(answered)}, not the model's answer once`,
+    ].filter(Boolean);
+    if (problems.length > 0) assert.fail(`response ${r.id} (${r.agent}): ${problems.join('; ')}\njournal: ${await journalOf(db, r.id)}`);
+  }
+  const agentOf = (id: string) => byId.get(id)?.agent;
+
+  // REST: every logical request was answered, every answer of a key named the
+  // same response, and the responses of the REST agent are exactly the keys'.
+  const unanswered = rest.filter((call) => call.failure !== null);
+  assert.deepEqual(unanswered.map((c) => `${c.key}: ${c.failure}`), [], 'every REST request was answered in the end');
+  for (const call of rest) {
+    assert.equal(call.ids.size, 1, `every answer for ${call.key} named one response: ${[...call.ids].join(', ')}`);
+    assert.ok(call.background ? ['queued', 'in_progress', 'completed'].includes(call.status!) : call.status === 'completed', `${call.key} answered ${call.status}`);
+  }
+  const httpKeys = await inboxRecords(db, 'http');
+  for (const call of rest) assert.equal(httpKeys.get(call.key), [...call.ids][0], `Idempotency-Key ${call.key} maps to the response its answers named`);
+  const restResponses = responses.filter((r) => r.agent === 'rest').map((r) => r.id);
+  assert.deepEqual(new Set(restResponses), new Set(httpKeys.values()), 'every REST response belongs to exactly one Idempotency-Key');
+  assert.equal(new Set(httpKeys.values()).size, httpKeys.size, 'no two keys share a response');
+
+  // A2A: every message got its task, completed; one task per messageId.
+  assert.deepEqual(a2a.filter((c) => c.failure).map((c) => `${c.messageId}: ${c.failure}`), [], 'every A2A message was answered in the end');
+  const a2aKeys = await inboxRecords(db, 'a2a', 'SendMessage');
+  for (const call of a2a) {
+    assert.equal(call.state, TaskState.TASK_STATE_COMPLETED, `task ${call.taskId} of ${call.messageId} completed`);
+    assert.equal(a2aKeys.get(call.messageId), call.taskId, `messageId ${call.messageId} maps to its task`);
+    assert.equal(agentOf(call.taskId!), 'a2a');
+  }
+  assert.deepEqual(new Set(responses.filter((r) => r.agent === 'a2a').map((r) => r.id)), new Set(a2aKeys.values()), 'every A2A task belongs to exactly one messageId');
+  assert.equal(new Set(a2aKeys.values()).size, a2aKeys.size, 'no two messageIds share a task');
+
+  // MCP: every answered call is its own response with the whole answer; every
+  // response of the MCP agent belongs to one request of a session.
+  const mcpKeys = await inboxRecords(db, 'mcp', 'tools/call');
+  for (const call of mcp.filter((c) => c.responseId)) {
+    assert.equal(call.failure, null, `MCP call of ${call.responseId} succeeded`);
+    assert.equal(call.text, ANSWER, `MCP call of ${call.responseId} answered whole`);
+    assert.equal(agentOf(call.responseId!), 'mcp');
+  }
+  const mcpIds = mcp.flatMap((c) => (c.responseId ? [c.responseId] : []));
+  assert.equal(new Set(mcpIds).size, mcpIds.length, 'no two MCP calls got the same response');
+  assert.deepEqual(new Set(responses.filter((r) => r.agent === 'mcp').map((r) => r.id)), new Set(mcpKeys.values()), 'every MCP response belongs to one request');
+  assert.equal(new Set(mcpKeys.values()).size, mcpKeys.size);
+  const unansweredMcp = mcp.filter((c) => !c.responseId);
+  assert.deepEqual(unansweredMcp.map((c) => c.failure), [], 'every MCP call was answered (cut-off streams resumed)');
+
+  // SQS: one response per job, none missing, none doubled; every job's result
+  // arrived, and any repeat of it is the same delivery (results are at least once).
+  const { rows: jobs } = await db.query<{ idempotency_key: string; response_id: string }>('SELECT idempotency_key, response_id FROM queue_jobs');
+  const expected = Array.from({ length: JOBS }, (_, n) => `job-${seed}-${n}`);
+  assert.deepEqual(jobs.map((j) => j.idempotency_key).sort(), [...expected].sort(), 'one admitted job per job key, none missing, none doubled');
+  assert.deepEqual(new Set(responses.filter((r) => r.agent === 'jobs').map((r) => r.id)), new Set(jobs.map((j) => j.response_id)), 'the job agent ran only the jobs');
+  for (const job of jobs) {
+    const result = results.get(job.idempotency_key);
+    assert.ok(result, `job ${job.idempotency_key} has a result on the reply queue`);
+    assert.deepEqual([...result.responseIds], [job.response_id], `every result of ${job.idempotency_key} names its one response`);
+    assert.deepEqual([...result.statuses], ['completed']);
+    assert.equal(result.deliveryIds.size, 1, `a repeated result of ${job.idempotency_key} is the same delivery`);
+  }
+  assert.deepEqual([...results.keys()].filter((key) => !expected.includes(key)), [], 'no result for a job that was not sent');
+}
+
+/** A response's journal in one line, for a failure message: sequence, type, and what changed. */
+async function journalOf(db: pg.Client, id: string): Promise<string> {
+  const { rows } = await db.query<{ sequence: number; type: string; data: any; created_at: Date }>(
+    'SELECT sequence, type, data, created_at FROM response_events WHERE response_id = $1 ORDER BY sequence',
+    [id],
+  );
+  return rows
+    .map((e) => {
+      const detail = e.type === 'status' ? e.data.status : e.type === 'text.delta' ? JSON.stringify(e.data.delta) : e.data.item ? `${e.data.item.id}:${e.data.item.status ?? ''}` : '';
+      return `${e.sequence}:${e.type}${detail ? `(${detail})` : ''}@${e.created_at.toISOString().slice(17, 23)}`;
+    })
+    .join(' ');
+}
+
+/** The inbox of one surface: key → the response it admitted. */
+async function inboxRecords(db: pg.Client, source: string, operation?: string): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ key: string; resource_id: string }>(
+    `SELECT key, resource_id FROM idempotency_keys WHERE source = $1 AND ($2::text IS NULL OR operation = $2) AND resource_id IS NOT NULL`,
+    [source, operation ?? null],
+  );
+  return new Map(rows.map((r) => [r.key, r.resource_id]));
+}
