@@ -1,6 +1,8 @@
 // `npm run bench`: prints figures; nothing here asserts on timing.
 import { benchA2aPath } from './a2a-path.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
+import { writeResults } from './figures.js';
+import { benchFootprint } from './footprint.js';
 import { benchMcpClient } from './mcp-client.js';
 import { benchMcpToolsCall } from './mcp-tools-call.js';
 import { benchQueueKafka } from './queue-kafka.js';
@@ -8,6 +10,7 @@ import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
 import { benchWebhooks } from './webhooks.js';
 
+await benchFootprint();
 await benchRestPath();
 await benchBrokerOverhead();
 await benchWebhooks();
@@ -16,3 +19,5 @@ await benchMcpClient();
 await benchA2aPath();
 await benchQueueSqs();
 await benchQueueKafka();
+
+writeResults(new URL('results.json', import.meta.url).pathname);

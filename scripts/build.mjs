@@ -8,18 +8,23 @@
 // Incremental and safe to run while dist/ is in use: a file is written (to a
 // temporary name, then renamed) only when its content changes, and a file with
 // no source any more is deleted, so dist/ always mirrors the sources exactly.
+// When no source was added, removed or touched since the last build (their
+// paths, sizes and modification times, in dist/.sources), it stops before
+// compiling anything: `npm start` pays a few milliseconds for the check.
 //
 //   node scripts/build.mjs [--quiet]     (--quiet: say nothing when nothing changed)
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, stop } from 'esbuild';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
 const SOURCE_DIRS = ['core', 'adapters', 'bots', 'cli', 'generated'];
 /** Files a process reads or imports as they are. */
 const COPIED = /\.(sql|json|js)$/;
+/** What the last build was made from. */
+const STAMP = join(DIST, '.sources');
 
 function filesUnder(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -59,9 +64,31 @@ function removeOrphans(expected) {
   return removed;
 }
 
+/** The sources (and this script) as paths, sizes and modification times: changes whenever one is added, removed or written. */
+function sourcesDigest(sources) {
+  const hash = createHash('sha256');
+  for (const path of [fileURLToPath(import.meta.url), ...sources]) {
+    const { size, mtimeMs } = statSync(path);
+    hash.update(`${relative(ROOT, path)}\0${size}\0${mtimeMs}\n`);
+  }
+  return hash.digest('hex');
+}
+
 /** Brings dist/ up to date with the sources; says how many files it wrote and removed. */
 async function buildDist() {
-  const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(ROOT, dir)));
+  const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(ROOT, dir))).sort();
+  const digest = sourcesDigest(sources);
+  const current = existsSync(join(DIST, 'cli', 'main.js')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === digest;
+  if (current) return { files: null, written: 0, removed: 0 };
+  const { build, stop } = await import('esbuild');
+  try {
+    return await compile(sources, digest, build);
+  } finally {
+    await stop();
+  }
+}
+
+async function compile(sources, digest, build) {
   const compiled = sources.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'));
   const { outputFiles } = await build({
     entryPoints: compiled,
@@ -82,13 +109,14 @@ async function buildDist() {
   mkdirSync(DIST, { recursive: true });
   let written = 0;
   for (const [path, content] of outputs) if (writeIfChanged(path, content)) written += 1;
-  const removed = removeOrphans(new Set(outputs.keys()));
+  const removed = removeOrphans(new Set([...outputs.keys(), STAMP]));
+  writeIfChanged(STAMP, Buffer.from(digest));
   return { files: outputs.size, written, removed };
 }
 
 const started = performance.now();
-const { files, written, removed } = await buildDist().finally(stop);
+const { files, written, removed } = await buildDist();
 if (!process.argv.includes('--quiet') || written + removed > 0) {
   const ms = Math.round(performance.now() - started);
-  console.error(`dist/: ${files} files, ${written} written, ${removed} removed (${ms} ms)`);
+  console.error(files === null ? `dist/ is up to date (${ms} ms)` : `dist/: ${files} files, ${written} written, ${removed} removed (${ms} ms)`);
 }

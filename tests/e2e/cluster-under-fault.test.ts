@@ -300,31 +300,35 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
       const db = new pg.Client({ connectionString: databaseUrl });
       await db.connect();
       try {
-        await waitUntil('every response reaching a terminal status', 90_000, async () => {
+        const settling: string[] = [];
+        const phase = async (what: string, timeoutMs: number, check: () => Promise<boolean>) => {
+          const from = now();
+          await waitUntil(what, timeoutMs, check, 250);
+          settling.push(`${what} ${Math.round(now() - from)} ms`);
+        };
+        await phase('every response terminal', 90_000, async () => {
           const { rows } = await db.query<{ open: number }>('SELECT count(*)::int AS open FROM responses WHERE NOT (status = ANY($1))', [[...TERMINAL_STATUSES]]);
           return rows[0].open === 0;
-        }, 250);
-        await waitUntil(`every job admitted and its result received`, 90_000, async () => {
+        });
+        await phase('every job admitted with its result received', 90_000, async () => {
           const { rows } = await db.query<{ jobs: number }>('SELECT count(*)::int AS jobs FROM queue_jobs');
           return rows[0].jobs >= JOBS && results.size >= JOBS;
-        }, 250).catch((error) => {
+        }).catch((error) => {
           throw new Error(`${error.message} (${results.size} of ${JOBS} results)`);
         });
-        await waitUntil('the source queue drained', 30_000, async () => {
+        await phase('the source queue drained', 30_000, async () => {
           const { Attributes } = await sqs!.send(
             new GetQueueAttributesCommand({ QueueUrl: source.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
           );
           return Number(Attributes?.ApproximateNumberOfMessages) === 0 && Number(Attributes?.ApproximateNumberOfMessagesNotVisible) === 0;
-        }, 500);
+        });
         // A repeated result is sent by the outbox after its first; give one a moment to show.
         await sleep(1_500);
         receiving = false;
         await receiver;
-        t.diagnostic(`processes up after ${Math.round(t0 - testStart)} ms; load for ${Math.round(loadEndedAt)} ms; settled ${Math.round(now() - loadEndedAt)} ms later`);
+        t.diagnostic(`processes up after ${Math.round(t0 - testStart)} ms; load for ${Math.round(loadEndedAt)} ms; settling: ${settling.join(', ')}`);
 
-        await assertFromDatabase(db, { rest, a2a, mcp, results, seed });
-
-        // ---- figures ----
+        // ---- figures, then the invariants ----
 
         const windowEnd = faults.replacedAt + LEASE_SECONDS * 1_000;
         const duringKill = rest.filter((call) => call.startedAt >= faults.killedAt && call.startedAt <= windowEnd);
@@ -344,10 +348,13 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
           `completed ${totals[0].completed} of ${totals[0].total} responses; ` +
           `retried REST ${retried.rest}, A2A ${retried.a2a}, MCP stream resumes ${retried.mcpResumes}, refused connections rerouted ${retried.rerouted}; ` +
           `p99 REST latency during the kill ${quantile(duringKill, 0.99)} ms over ${duringKill.length} requests (overall ${quantile(rest, 0.99)} ms over ${rest.length}); ` +
-          `SQS jobs ${JOBS} (${JOBS + JOBS / 10} messages), results ${results.size} jobs (${duplicates} repeated); ` +
+          `SQS jobs ${JOBS} (${JOBS + JOBS / 10} messages), results for ${results.size} jobs (${duplicates} repeated); ` +
           `kill at ${Math.round(faults.killedAt)} ms, successor up at ${Math.round(faults.replacedAt)} ms, ${faults.resetConnections} connections reset at ${Math.round(faults.resetAt)} ms`;
         t.diagnostic(figures);
         console.log(figures);
+
+        const violations = await invariantViolations(db, { rest, a2a, mcp, results, seed });
+        assert.ok(violations.length === 0, `${violations.length} violations:\n${violations.slice(0, 12).join('\n')}${violations.length > 12 ? `\n… and ${violations.length - 12} more` : ''}`);
         // The load ran through both faults: work was accepted on both sides of each.
         assert.ok(rest.some((call) => call.startedAt > faults.resetAt && call.ids.size > 0), 'REST requests were answered after the reset');
         assert.ok(duringKill.length > 0, 'REST requests were issued during the kill');
@@ -359,7 +366,10 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
       // The processes' lines about the responses the failure names, else the tail of their logs.
       const named = new Set(error.message.match(/resp_[0-9a-z]+/g) ?? []);
       const lines = logsOf(...nodes).split('\n');
-      const about = lines.filter((line) => [...named].some((id) => line.includes(id)));
+      const about = lines
+        .filter((line) => [...named].some((id) => line.includes(id)))
+        .slice(0, 30)
+        .map((line) => (line.length > 700 ? `${line.slice(0, 700)}…` : line));
       throw new Error(`${error.message}\n--- what the processes logged${about.length > 0 ? ' about it' : ''}:\n${about.length > 0 ? about.join('\n') : lines.join('\n').slice(-6000)}`, { cause: error });
     } finally {
       receiving = false;
@@ -378,9 +388,22 @@ interface Observed {
   seed: number;
 }
 
-/** The invariants, read from the database the cluster shares. */
-async function assertFromDatabase(db: pg.Client, { rest, a2a, mcp, results, seed }: Observed): Promise<void> {
-  // Every response: one terminal event, the last one, sequences 0..n-1 without gap, and the answer once.
+/**
+ * The invariants, read from the database the cluster shares: every way they
+ * fail, so one run shows all of it (the journals of the first few responses
+ * in question included).
+ */
+async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, seed }: Observed): Promise<string[]> {
+  const violations: string[] = [];
+  const check = (ok: boolean, violation: string) => void (ok || violations.push(violation));
+  const sameSet = (actual: Iterable<string>, expected: Iterable<string>, what: string) => {
+    const [x, y] = [new Set(actual), new Set(expected)];
+    const extra = [...x].filter((v) => !y.has(v));
+    const missing = [...y].filter((v) => !x.has(v));
+    check(extra.length === 0 && missing.length === 0, `${what}: extra ${extra.join(', ') || 'none'}; missing ${missing.join(', ') || 'none'}`);
+  };
+
+  // Every response: completed, one terminal event, the last one, sequences 0..n-1 without gap, and its answer once.
   const { rows: responses } = await db.query<{
     id: string;
     agent: string;
@@ -402,7 +425,8 @@ async function assertFromDatabase(db: pg.Client, { rest, a2a, mcp, results, seed
       GROUP BY r.id, a.name`,
     [[...TERMINAL_STATUSES]],
   );
-  const byId = new Map(responses.map((r) => [r.id, r]));
+  const agentOf = new Map(responses.map((r) => [r.id, r.agent]));
+  let journalsShown = 0;
   for (const r of responses) {
     const answered = r.output
       .filter((item) => item.type === 'message' && item.role === 'assistant' && item.status === 'completed')
@@ -418,64 +442,71 @@ async function assertFromDatabase(db: pg.Client, { rest, a2a, mcp, results, seed
       r.terminal_at !== r.last && `its terminal event is at ${r.terminal_at}, not last (${r.last})`,
       answered !== ANSWER && `its completed answer is ${JSON.stringify(answered)}, not the model's answer once`,
     ].filter(Boolean);
-    if (problems.length > 0) assert.fail(`response ${r.id} (${r.agent}): ${problems.join('; ')}\njournal: ${await journalOf(db, r.id)}`);
+    if (problems.length === 0) continue;
+    const journal = journalsShown++ < 3 ? `\n  journal: ${await journalOf(db, r.id)}` : '';
+    violations.push(`response ${r.id} (${r.agent}): ${problems.join('; ')}${journal}`);
   }
-  const agentOf = (id: string) => byId.get(id)?.agent;
 
-  // REST: every logical request was answered, every answer of a key named the
-  // same response, and the responses of the REST agent are exactly the keys'.
-  const unanswered = rest.filter((call) => call.failure !== null);
-  assert.deepEqual(unanswered.map((c) => `${c.key}: ${c.failure}`), [], 'every REST request was answered in the end');
-  for (const call of rest) {
-    assert.equal(call.ids.size, 1, `every answer for ${call.key} named one response: ${[...call.ids].join(', ')}`);
-    assert.ok(call.background ? ['queued', 'in_progress', 'completed'].includes(call.status!) : call.status === 'completed', `${call.key} answered ${call.status}`);
-  }
+  // REST: every logical request answered in the end, all answers to one key
+  // naming one response, and the REST agent's responses exactly the keys'.
   const httpKeys = await inboxRecords(db, 'http');
-  for (const call of rest) assert.equal(httpKeys.get(call.key), [...call.ids][0], `Idempotency-Key ${call.key} maps to the response its answers named`);
-  const restResponses = responses.filter((r) => r.agent === 'rest').map((r) => r.id);
-  assert.deepEqual(new Set(restResponses), new Set(httpKeys.values()), 'every REST response belongs to exactly one Idempotency-Key');
-  assert.equal(new Set(httpKeys.values()).size, httpKeys.size, 'no two keys share a response');
+  for (const call of rest) {
+    check(call.failure === null, `REST ${call.key} was not answered: ${call.failure}`);
+    check(call.ids.size === 1, `the answers to REST ${call.key} named ${call.ids.size} responses: ${[...call.ids].join(', ')}`);
+    const settled = call.background ? ['queued', 'in_progress', 'completed'].includes(call.status ?? '') : call.status === 'completed';
+    check(call.failure !== null || settled, `REST ${call.key} (${call.background ? 'background' : 'sync'}) answered ${call.status}`);
+    if (call.ids.size === 1) check(httpKeys.get(call.key) === [...call.ids][0], `Idempotency-Key ${call.key} maps to ${httpKeys.get(call.key)}, not to the response its answers named`);
+  }
+  sameSet(responses.filter((r) => r.agent === 'rest').map((r) => r.id), httpKeys.values(), 'the REST responses are those of the Idempotency-Keys');
+  check(new Set(httpKeys.values()).size === httpKeys.size, 'no two Idempotency-Keys share a response');
 
-  // A2A: every message got its task, completed; one task per messageId.
-  assert.deepEqual(a2a.filter((c) => c.failure).map((c) => `${c.messageId}: ${c.failure}`), [], 'every A2A message was answered in the end');
+  // A2A: every message answered with its task, completed; one task per messageId.
   const a2aKeys = await inboxRecords(db, 'a2a', 'SendMessage');
   for (const call of a2a) {
-    assert.equal(call.state, TaskState.TASK_STATE_COMPLETED, `task ${call.taskId} of ${call.messageId} completed`);
-    assert.equal(a2aKeys.get(call.messageId), call.taskId, `messageId ${call.messageId} maps to its task`);
-    assert.equal(agentOf(call.taskId!), 'a2a');
+    check(call.failure === null, `A2A message ${call.messageId} was not answered: ${call.failure}`);
+    if (call.taskId === null) continue;
+    check(call.state === TaskState.TASK_STATE_COMPLETED, `A2A task ${call.taskId} answered in state ${call.state}`);
+    check(a2aKeys.get(call.messageId) === call.taskId, `A2A messageId ${call.messageId} maps to ${a2aKeys.get(call.messageId)}, not to its task ${call.taskId}`);
   }
-  assert.deepEqual(new Set(responses.filter((r) => r.agent === 'a2a').map((r) => r.id)), new Set(a2aKeys.values()), 'every A2A task belongs to exactly one messageId');
-  assert.equal(new Set(a2aKeys.values()).size, a2aKeys.size, 'no two messageIds share a task');
+  sameSet(responses.filter((r) => r.agent === 'a2a').map((r) => r.id), a2aKeys.values(), 'the A2A tasks are those of the messageIds');
+  check(new Set(a2aKeys.values()).size === a2aKeys.size, 'no two messageIds share a task');
 
-  // MCP: every answered call is its own response with the whole answer; every
-  // response of the MCP agent belongs to one request of a session.
+  // MCP: every call answered (a stream cut by the kill resumed on the other
+  // process) with the whole answer, as its own response; every response of the
+  // MCP agent belongs to one request of a session.
   const mcpKeys = await inboxRecords(db, 'mcp', 'tools/call');
-  for (const call of mcp.filter((c) => c.responseId)) {
-    assert.equal(call.failure, null, `MCP call of ${call.responseId} succeeded`);
-    assert.equal(call.text, ANSWER, `MCP call of ${call.responseId} answered whole`);
-    assert.equal(agentOf(call.responseId!), 'mcp');
+  for (const call of mcp) {
+    check(call.failure === null, `MCP call ${call.responseId ?? '(no response id)'} failed: ${call.failure}`);
+    if (call.responseId === null) continue;
+    check(call.text === ANSWER, `MCP call of ${call.responseId} answered ${JSON.stringify(call.text)}`);
+    check(agentOf.get(call.responseId) === 'mcp', `MCP call answered with ${call.responseId}, not a response of the MCP agent`);
   }
   const mcpIds = mcp.flatMap((c) => (c.responseId ? [c.responseId] : []));
-  assert.equal(new Set(mcpIds).size, mcpIds.length, 'no two MCP calls got the same response');
-  assert.deepEqual(new Set(responses.filter((r) => r.agent === 'mcp').map((r) => r.id)), new Set(mcpKeys.values()), 'every MCP response belongs to one request');
-  assert.equal(new Set(mcpKeys.values()).size, mcpKeys.size);
-  const unansweredMcp = mcp.filter((c) => !c.responseId);
-  assert.deepEqual(unansweredMcp.map((c) => c.failure), [], 'every MCP call was answered (cut-off streams resumed)');
+  check(new Set(mcpIds).size === mcpIds.length, 'no two MCP calls got the same response');
+  sameSet(responses.filter((r) => r.agent === 'mcp').map((r) => r.id), mcpKeys.values(), 'the MCP responses are those of the tools/call requests');
+  check(new Set(mcpKeys.values()).size === mcpKeys.size, 'no two tools/call requests share a response');
 
   // SQS: one response per job, none missing, none doubled; every job's result
-  // arrived, and any repeat of it is the same delivery (results are at least once).
+  // arrived, and a repeat of one (results are sent at least once) is the same delivery.
   const { rows: jobs } = await db.query<{ idempotency_key: string; response_id: string }>('SELECT idempotency_key, response_id FROM queue_jobs');
   const expected = Array.from({ length: JOBS }, (_, n) => `job-${seed}-${n}`);
-  assert.deepEqual(jobs.map((j) => j.idempotency_key).sort(), [...expected].sort(), 'one admitted job per job key, none missing, none doubled');
-  assert.deepEqual(new Set(responses.filter((r) => r.agent === 'jobs').map((r) => r.id)), new Set(jobs.map((j) => j.response_id)), 'the job agent ran only the jobs');
+  const keys = jobs.map((j) => j.idempotency_key);
+  check(keys.length === new Set(keys).size, `a job was admitted twice: ${keys.filter((k, i) => keys.indexOf(k) !== i).join(', ')}`);
+  sameSet(keys, expected, 'the admitted jobs are the jobs sent');
+  sameSet(responses.filter((r) => r.agent === 'jobs').map((r) => r.id), jobs.map((j) => j.response_id), 'the job agent ran the admitted jobs only');
   for (const job of jobs) {
     const result = results.get(job.idempotency_key);
-    assert.ok(result, `job ${job.idempotency_key} has a result on the reply queue`);
-    assert.deepEqual([...result.responseIds], [job.response_id], `every result of ${job.idempotency_key} names its one response`);
-    assert.deepEqual([...result.statuses], ['completed']);
-    assert.equal(result.deliveryIds.size, 1, `a repeated result of ${job.idempotency_key} is the same delivery`);
+    if (!result) {
+      violations.push(`job ${job.idempotency_key} (${job.response_id}) has no result on the reply queue`);
+      continue;
+    }
+    check(result.responseIds.size === 1 && result.responseIds.has(job.response_id), `the results of ${job.idempotency_key} name ${[...result.responseIds].join(', ')}, not its response ${job.response_id}`);
+    check(result.statuses.size === 1 && result.statuses.has('completed'), `the results of ${job.idempotency_key} say ${[...result.statuses].join(', ')}`);
+    check(result.deliveryIds.size === 1, `${job.idempotency_key} has results of ${result.deliveryIds.size} deliveries`);
   }
-  assert.deepEqual([...results.keys()].filter((key) => !expected.includes(key)), [], 'no result for a job that was not sent');
+  const unexpected = [...results.keys()].filter((key) => !expected.includes(key));
+  check(unexpected.length === 0, `results for jobs never sent: ${unexpected.join(', ')}`);
+  return violations;
 }
 
 /** A response's journal in one line, for a failure message: sequence, type, and what changed. */
