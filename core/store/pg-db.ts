@@ -7,6 +7,9 @@ type Listener = (payload: string) => void;
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/** Pool clients that carry a lifelong 'error' listener (see transaction). */
+const guarded = new WeakSet<object>();
+
 export class PgDb implements Db {
   readonly kind = 'postgres' as const;
   private readonly pool: pg.Pool;
@@ -36,6 +39,13 @@ export class PgDb implements Db {
     // A checked-out client has no pool listener: a socket reset or a server
     // shutdown message between two statements would be an unhandled 'error' event
     // and kill the process. The pending (or next) query fails with it instead.
+    // The error can also come after the client is released broken (PostgreSQL
+    // sends its 57P01 as a query error, then closes the socket): a listener that
+    // stays with the client for its life takes that one.
+    if (!guarded.has(client)) {
+      client.on('error', () => undefined);
+      guarded.add(client);
+    }
     let broken = false;
     const onError = () => {
       broken = true;
