@@ -1,6 +1,7 @@
 // `npm run bench`: prints figures; nothing here asserts on timing.
 import { benchA2aPath } from './a2a-path.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
+import { benchKernelPath } from './kernel-path.js';
 import { benchMcpClient } from './mcp-client.js';
 import { benchMcpToolsCall } from './mcp-tools-call.js';
 import { benchQueueKafka } from './queue-kafka.js';
@@ -8,6 +9,7 @@ import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
 import { benchWebhooks } from './webhooks.js';
 
+await benchKernelPath();
 await benchRestPath();
 await benchBrokerOverhead();
 await benchWebhooks();
