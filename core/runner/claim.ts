@@ -9,7 +9,7 @@
 // start from (the rows, their agents' specs): no read follows a claim.
 import type { AgentSpecFields } from '../../generated/schemas.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
-import { RESPONSE_COLUMNS, RESPONSE_JOIN, updateResponse, type ResponseRow } from '../responses/responses.js';
+import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
 import { journalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
 import { CLAIMABLE_STATUSES, type ResponseStatus } from '../responses/status.js';
@@ -89,11 +89,18 @@ export async function claimWork(tx: Queryable, workerId: string, leaseSeconds: n
   return announceClaims(tx, await claimRows(tx, workerId, leaseSeconds, limit));
 }
 
-/** Claims a response its own transaction just admitted (queued, and visible to no other worker yet). */
+/**
+ * Claims a response its own transaction just admitted (queued, and visible to
+ * no other worker yet). The claim changes only what it returns, so the row is
+ * the admitted one with those.
+ */
 export async function claimAdmitted(tx: Queryable, row: ResponseRow, workerId: string, leaseSeconds: number): Promise<ResponseRow> {
-  const claimed = await updateResponse(tx, row.project_id, row.id, { set: claimSet('$3::text', '$4::integer'), where: "r.status = 'queued'", params: [workerId, leaseSeconds] });
-  if (!claimed) throw new Error(`response ${row.id} was not queued in the transaction that admitted it`);
-  return claimed;
+  const { rows } = await tx.query<Pick<ResponseRow, 'status' | 'lease_token' | 'status_changed_at'>>(
+    `UPDATE responses r SET ${claimSet('$2', '$3')} WHERE r.id = $1 AND r.status = 'queued' RETURNING r.status, r.lease_token, r.status_changed_at`,
+    [row.id, workerId, leaseSeconds],
+  );
+  if (!rows[0]) throw new Error(`response ${row.id} was not queued in the transaction that admitted it`);
+  return { ...row, ...rows[0] };
 }
 
 /** Extends the lease. `held` is false when the token is stale (someone else owns the response now). */
