@@ -3,6 +3,7 @@ import { benchA2aPath } from './a2a-path.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
 import { writeResults } from './figures.js';
 import { benchFootprint } from './footprint.js';
+import { benchKernelPath } from './kernel-path.js';
 import { benchMcpClient } from './mcp-client.js';
 import { benchMcpToolsCall } from './mcp-tools-call.js';
 import { benchQueueKafka } from './queue-kafka.js';
@@ -10,6 +11,7 @@ import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
 import { benchWebhooks } from './webhooks.js';
 
+await benchKernelPath();
 await benchFootprint();
 await benchRestPath();
 await benchBrokerOverhead();

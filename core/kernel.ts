@@ -6,10 +6,13 @@ import type { PalaiConfig } from './config.js';
 import type { EgressFetch } from './egress/egress-port.js';
 import type { Inbox } from './idempotency/inbox-port.js';
 import type { Wakeups } from './journal/wakeups.js';
+import type { CreateResponseRequest } from '../generated/schemas.js';
+import type { IdempotencyClaim } from './idempotency/inbox-port.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { ModelRegistry } from './models/model-port.js';
+import type { ResponseRow } from './responses/responses.js';
 import type { SecretStore } from './secrets/secret-port.js';
 import type { Db } from './store/db.js';
 import type { ToolRegistry } from './tools/tool-registry.js';
@@ -31,4 +34,18 @@ export interface Kernel {
   inbox: Inbox;
   /** Where this process is in its shutdown: surfaces stop taking work when it drains. */
   lifecycle: Lifecycle;
+  /** The worker of this process while it takes work (roles worker and all); absent otherwise. */
+  localRuns?: LocalRuns;
+}
+
+/** What a worker offers the API of its own process. */
+export interface LocalRuns {
+  /**
+   * Admits a response and claims it in the same transaction, to run here at
+   * once; null (nothing written) when no slot is free or older work waits, and
+   * the caller admits it the ordinary way.
+   */
+  admitHere(projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow | null>;
+  /** The end of a run of this process: the row it ended or parked with, or null when it stopped without either. Null when none runs here. */
+  outcome(responseId: string): Promise<ResponseRow | null> | null;
 }

@@ -170,8 +170,3 @@ export async function listRevisions(db: Db, projectId: string, ref: string, page
   );
   return toPage(rows, page, revisionView);
 }
-
-export async function getRevision(db: Queryable, revisionId: string): Promise<RevisionRow> {
-  const { rows } = await db.query<RevisionRow>('SELECT id, agent_id, revision, spec, created_at FROM agent_revisions WHERE id = $1', [revisionId]);
-  return rows[0];
-}

@@ -109,7 +109,10 @@ export function createKernelApi(kernel: Kernel): KernelApi {
     },
 
     responses: {
-      admit: async (projectId, request, options) => responseState(await admitResponse(db, projectId, request, options?.idempotency)),
+      async admit(projectId, request, options) {
+        const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, request, options.idempotency) : null;
+        return responseState(here ?? (await admitResponse(db, projectId, request, options?.idempotency)));
+      },
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
       async list(projectId, { agent, ...filter }, page) {
         const agentId = agent === undefined ? undefined : (await requireAgent(db, projectId, agent)).id;

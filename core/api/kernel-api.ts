@@ -71,6 +71,15 @@ export interface CommandOptions {
   idempotency?: IdempotencyClaim;
 }
 
+export interface AdmitOptions extends CommandOptions {
+  /**
+   * The caller waits for the answer: when this process runs a worker with a free
+   * slot, the response is claimed with its admission and runs here at once
+   * (it is then in_progress, not queued, when admit returns). Default false.
+   */
+  runHere?: boolean;
+}
+
 /** Narrows a response list; an unknown agent is `agent-not-found`. */
 export interface ResponseListFilter {
   /** The agent's name or id. */
@@ -170,7 +179,7 @@ export interface KernelApi {
      * A request continuing from a response that waits answers that response instead (its input holds
      * the answers, all applied or none) and returns it, resumed: no new response is made.
      */
-    admit(projectId: string, request: CreateResponseRequest, options?: CommandOptions): Promise<ResponseState>;
+    admit(projectId: string, request: CreateResponseRequest, options?: AdmitOptions): Promise<ResponseState>;
     get(projectId: string, responseId: string): Promise<ResponseState>;
     /** The project's responses matching `filter`, newest first unless `order` is `asc`. */
     list(projectId: string, filter: ResponseListFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseState>>;

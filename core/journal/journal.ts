@@ -2,6 +2,7 @@
 // response row inside the writing transaction, so they are gap-free; a writer
 // holding a stale lease token gets no sequence and its transaction rolls back.
 import type { Db, Queryable } from '../store/db.js';
+import { SqlParams } from '../store/sql-params.js';
 import { TERMINAL_STATUSES } from '../responses/status.js';
 import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelEvent } from './journal-port.js';
 import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
@@ -28,20 +29,59 @@ export class LeaseLostError extends Error {
  * transaction the NOTIFY is delivered at commit.
  */
 export async function appendEvent(db: Queryable, writer: JournalWriter, event: KernelEvent): Promise<number> {
-  const { type, ...payload } = event;
-  const { rows } = await db.query<{ sequence: number }>(
-    `WITH next AS (
-       UPDATE responses SET next_sequence = next_sequence + 1
-       WHERE id = $1 AND ($2::integer IS NULL OR lease_token = $2)
-       RETURNING next_sequence - 1 AS sequence),
+  return appendEvents(db, writer, [event]);
+}
+
+export interface AppendOptions {
+  /**
+   * NOTIFY followers at commit (default true). Only admission passes false: a
+   * response nobody has the id of yet has no follower, and whoever gets the id
+   * reads its journal from the start (a project feed at its next wake-up or poll).
+   */
+  wake?: boolean;
+  /** Further NOTIFYs (channel, payload) the same statement sends, so they cost no round trip of their own. */
+  notify?: ReadonlyArray<readonly [string, string]>;
+}
+
+/**
+ * The CTEs of an append, for statements that write more with it: `next` takes
+ * the sequences (no row when the writer's lease is stale, so nothing joined to
+ * it is written either), `next.first` is the first event's, and `inserted` writes the events.
+ */
+export function appendCtes(p: SqlParams, writer: JournalWriter, events: readonly KernelEvent[]): string {
+  if (events.length === 0) throw new RangeError('an append needs at least one event');
+  const count = p.add(events.length, 'integer');
+  const id = p.add(writer.responseId, 'text');
+  const token = p.add(writer.leaseToken, 'integer');
+  const batch = JSON.stringify(events.map(({ type, ...data }) => ({ type, data })));
+  return `next AS (
+       UPDATE responses SET next_sequence = next_sequence + ${count}
+       WHERE id = ${id} AND (${token} IS NULL OR lease_token = ${token})
+       RETURNING next_sequence - ${count} AS first),
      inserted AS (
        INSERT INTO response_events (project_id, response_id, sequence, type, data)
-       SELECT $3, $1, sequence, $4, $5 FROM next RETURNING sequence)
-     SELECT sequence, pg_notify($6, $1) FROM inserted`,
-    [writer.responseId, writer.leaseToken, writer.projectId, type, JSON.stringify(payload), EVENTS_CHANNEL],
-  );
+       SELECT ${p.add(writer.projectId, 'text')}, ${id}, next.first + e.ord - 1, e.value->>'type', e.value->'data'
+         FROM next, jsonb_array_elements(${p.add(batch, 'jsonb')}) WITH ORDINALITY AS e(value, ord)
+        ORDER BY e.ord)`;
+}
+
+/** The NOTIFYs of an append, as select-list terms over `next` (sent only when the append happens). */
+export function appendWakes(p: SqlParams, writer: JournalWriter, options: AppendOptions = {}): string {
+  const wakes: Array<readonly [string, string]> = [...(options.wake !== false ? [[EVENTS_CHANNEL, writer.responseId] as const] : []), ...(options.notify ?? [])];
+  return wakes.map(([channel, payload]) => `, pg_notify(${p.add(channel, 'text')}, ${p.add(payload, 'text')})`).join('');
+}
+
+/**
+ * Appends events in order as one statement, the same way: one round trip for a
+ * step's held events or a batch of deltas however many there are. Answers with
+ * the sequence of the first; the others follow it without a gap.
+ */
+export async function appendEvents(db: Queryable, writer: JournalWriter, events: readonly KernelEvent[], options: AppendOptions = {}): Promise<number> {
+  const p = new SqlParams();
+  const sql = `WITH ${appendCtes(p, writer, events)} SELECT next.first${appendWakes(p, writer, options)} FROM next`;
+  const { rows } = await db.query<{ first: number }>(sql, p.values);
   if (rows.length === 0) throw new LeaseLostError(writer.responseId);
-  return rows[0].sequence;
+  return rows[0].first;
 }
 
 export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEntry[]> {

@@ -156,7 +156,7 @@ export async function cancelResponse(db: Db, projectId: string, responseId: stri
     if (row.status === 'canceled') return row;
     if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; it cannot be cancelled.`);
     if (row.status === 'queued' || isWaiting(row.status)) {
-      return finishResponse(tx, apiWriter(row), { status: 'canceled', output: row.output, usage: row.usage, error: null });
+      return finishResponse(tx, apiWriter(row), { status: 'canceled', output: [], error: null });
     }
     await tx.query('UPDATE responses SET cancel_requested_at = COALESCE(cancel_requested_at, now()) WHERE id = $1', [row.id]);
     await tx.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, row.id]);

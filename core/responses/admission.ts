@@ -11,23 +11,43 @@ import { appendSessionItems, bindSessionAgent, requireSession } from '../session
 import type { Db, Queryable } from '../store/db.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
-import { journalStatus } from './status-writer.js';
+import { journalStatuses } from './status-writer.js';
 import { isWaiting } from './status.js';
 import { normalizeInput } from './items.js';
-import { requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
+import { INSERTED_RESPONSE_COLUMNS, requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
 
 export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
   return db.transaction((tx) => admitWithin(tx, projectId, request, idem));
 }
+
+/** Takes a response just inserted queued, in the admitting transaction (a worker's claim): answers with the row it left. */
+export type ClaimOnAdmission = (tx: Queryable, row: ResponseRow) => Promise<ResponseRow>;
+
+/** What an admission made: a new response (with its agent's spec), or the waiting response it answered. */
+export type Admitted = { kind: 'new'; row: ResponseRow; spec: AgentSpecFields } | { kind: 'answered'; row: ResponseRow };
 
 /**
  * Admission inside the caller's transaction, for kernel modules that commit
  * more with the response (a queue job's record and its result subscription).
  */
 export async function admitWithin(tx: Queryable, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  return (await admit(tx, projectId, request, idem)).row;
+}
+
+/**
+ * Admission and claim in one transaction (the sync fast path): a new response
+ * is inserted queued and taken by `claim` at once; both its status events
+ * (queued, in_progress) are journaled by one statement, and no worker is woken.
+ * An answer to a waiting response resumes that one as ever (the workers take it up).
+ */
+export function admitClaimed(tx: Queryable, projectId: string, request: CreateResponseRequest, idem: IdempotencyClaim | undefined, claim: ClaimOnAdmission): Promise<Admitted> {
+  return admit(tx, projectId, request, idem, claim);
+}
+
+async function admit(tx: Queryable, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim, claim?: ClaimOnAdmission): Promise<Admitted> {
   // Locked: answering it and a concurrent cancel or answer must not both apply.
   const previous = request.previous_response_id ? await requireResponse(tx, projectId, request.previous_response_id, true) : null;
-  if (previous && isWaiting(previous.status)) return answerFromRequest(tx, projectId, previous, request, idem);
+  if (previous && isWaiting(previous.status)) return { kind: 'answered', row: await answerFromRequest(tx, projectId, previous, request, idem) };
   const id = newId('resp');
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
@@ -46,11 +66,12 @@ export async function admitWithin(tx: Queryable, projectId: string, request: Cre
   }
   const input = normalizeInput(request.input);
   const timeout = agent.spec.limits?.timeout_seconds ?? null;
-  await tx.query(
-    `INSERT INTO responses (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
+  const { rows } = await tx.query<ResponseRow>(
+    `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
        input, instructions, metadata, options, background, deadline_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11,
-       CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END)`,
+       CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END)
+     RETURNING ${INSERTED_RESPONSE_COLUMNS('$13', '$14')}`,
     [
       id,
       projectId,
@@ -64,13 +85,21 @@ export async function admitWithin(tx: Queryable, projectId: string, request: Cre
       JSON.stringify(runOptions(request, agent.spec)),
       request.background === true,
       timeout,
+      agent.name,
+      agent.current_revision,
     ],
   );
+  const queued = rows[0];
   if (session) await appendSessionItems(tx, projectId, session.id, id, input);
-  const row = await requireResponse(tx, projectId, id);
-  await journalStatus(tx, { projectId, responseId: id, leaseToken: null }, row);
-  await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, id]);
-  return row;
+  const writer = { projectId, responseId: id, leaseToken: null };
+  // Nobody has the id yet, so nobody follows the journal; only the workers need waking, unless it is claimed here.
+  if (!claim) {
+    await journalStatuses(tx, writer, [queued], { wake: false, notify: [[WORK_CHANNEL, id]] });
+    return { kind: 'new', row: queued, spec: agent.spec };
+  }
+  const claimed = await claim(tx, queued);
+  await journalStatuses(tx, writer, [queued, claimed], { wake: false });
+  return { kind: 'new', row: claimed, spec: agent.spec };
 }
 
 /** What the request asks of this run beyond the agent's spec; absent values leave the agent's. */

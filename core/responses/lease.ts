@@ -2,8 +2,9 @@
 // API action (answering, cancelling) holds no lease and only takes the row lock.
 // Either way the row stays locked to the end of the transaction, so nothing
 // checked here can change before the writes that follow commit. (A journal
-// append checks the same token inside its one statement — journal.ts — so a
-// streamed delta costs a single round trip.)
+// append, a step's write and a status change check the same token inside their
+// own statements — journal.ts, model-step.ts, status-writer.ts — so none of
+// them costs a round trip of its own; this check is for the writes that follow it.)
 import { LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import type { Queryable } from '../store/db.js';
 import { findResponse, requireResponse, type ResponseRow } from './responses.js';

@@ -72,14 +72,47 @@ export interface ResponseRow {
   pending_calls: PendingCallRow[] | null;
 }
 
-const SELECT_RESPONSE = `SELECT r.id, r.project_id, r.agent_id, a.name AS agent_name, r.agent_revision_id,
-  rev.revision AS agent_revision, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
+/** The response's own columns, over `responses r`. */
+const OWN_COLUMNS = `r.id, r.project_id, r.agent_id, r.agent_revision_id, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
   r.metadata, r.options, r.background, r.output, r.usage, r.error, r.model_calls, r.model_attempts, r.step_usage, r.tool_call_count, r.repair_attempts,
-  r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at, r.status_changed_at,
-  (SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
+  r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at, r.status_changed_at`;
+
+const PENDING_CALLS = `(SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
      'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline) ORDER BY c.position)
-   FROM tool_calls c WHERE c.response_id = r.id AND c.status IN ('awaiting_approval', 'awaiting_output', 'awaiting_input')) AS pending_calls
-  FROM responses r JOIN agents a ON a.id = r.agent_id JOIN agent_revisions rev ON rev.id = r.agent_revision_id`;
+   FROM tool_calls c WHERE c.response_id = r.id AND c.status IN ('awaiting_approval', 'awaiting_output', 'awaiting_input')) AS pending_calls`;
+
+/** A ResponseRow's columns over `responses r`, `agents a` and `agent_revisions rev` (joined by RESPONSE_JOIN). */
+export const RESPONSE_COLUMNS = `${OWN_COLUMNS}, a.name AS agent_name, rev.revision AS agent_revision, ${PENDING_CALLS}`;
+export const RESPONSE_JOIN = 'a.id = r.agent_id AND rev.id = r.agent_revision_id';
+
+/**
+ * The row a response was inserted as, from the INSERT's own RETURNING: the
+ * agent's name and revision are the placeholders given, and nothing waits yet.
+ */
+export const INSERTED_RESPONSE_COLUMNS = (agentName: string, agentRevision: string) =>
+  `${OWN_COLUMNS}, ${agentName}::text AS agent_name, ${agentRevision}::integer AS agent_revision, NULL::json AS pending_calls`;
+
+const SELECT_RESPONSE = `SELECT ${RESPONSE_COLUMNS} FROM responses r JOIN agents a ON a.id = r.agent_id JOIN agent_revisions rev ON rev.id = r.agent_revision_id`;
+
+/**
+ * Updates one response of the project and answers with the row as it now is,
+ * from the UPDATE's own RETURNING (no second read); null when `where` (over
+ * `r`) matched nothing. The UPDATE holds the row lock to the end of the transaction.
+ */
+export async function updateResponse(
+  tx: Queryable,
+  projectId: string,
+  responseId: string,
+  update: { set: string; where?: string; params?: unknown[] },
+): Promise<ResponseRow | null> {
+  const { rows } = await tx.query<ResponseRow>(
+    `UPDATE responses r SET ${update.set} FROM agents a, agent_revisions rev
+     WHERE r.project_id = $1 AND r.id = $2 AND ${RESPONSE_JOIN}${update.where ? ` AND ${update.where}` : ''}
+     RETURNING ${RESPONSE_COLUMNS}`,
+    [projectId, responseId, ...(update.params ?? [])],
+  );
+  return rows[0] ?? null;
+}
 
 export async function findResponse(db: Queryable, projectId: string, responseId: string, forUpdate = false): Promise<ResponseRow | null> {
   const { rows } = await db.query<ResponseRow>(`${SELECT_RESPONSE} WHERE r.project_id = $1 AND r.id = $2${forUpdate ? ' FOR UPDATE OF r' : ''}`, [

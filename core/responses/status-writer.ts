@@ -1,8 +1,9 @@
 // The one status writer. Every change of a response's status goes through
-// changeStatus, which checks it against the transition table (status.ts) under
-// the row lock and the writer's lease, writes it, and journals the `status` event
-// that announces it — with the outbox deliveries subscribed to it — in the same
-// transaction, so state, journal and deliveries never disagree.
+// changeStatus, whose UPDATE holds only where the transition table (status.ts)
+// allows it and the writer's lease is current, and which journals the `status`
+// event that announces it — with the outbox deliveries subscribed to it — in the
+// same transaction, so state, journal and deliveries never disagree. Two
+// statements, neither a read: the UPDATE returns the row the event carries.
 //
 // A worker writes under its lease token; an API action (answering a waiting
 // response, cancelling) locks the row and bumps the token, fencing out any worker
@@ -10,23 +11,32 @@
 // a worker's claim (runner/claim.ts), which takes only CLAIMABLE_STATUSES.
 import type { Item, ResponseError, Usage } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
-import { appendEvent, type JournalWriter } from '../journal/journal.js';
+import { appendCtes, appendWakes, LeaseLostError, type AppendOptions, type JournalWriter, type KernelEvent } from '../journal/journal.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
-import { announceStatus } from '../outbox/announce.js';
+import { announcedWakes, announcementCte } from '../outbox/announce.js';
 import { appendSessionItems } from '../sessions/sessions.js';
 import type { Queryable } from '../store/db.js';
+import { SqlParams } from '../store/sql-params.js';
 import type { ToolCallRow } from '../tools/tool-calls.js';
 import { lockUnderLease } from './lease.js';
-import { requireResponse, responseState, type ResponseRow } from './responses.js';
-import { canTransition, isTerminal, type TerminalStatus, type WaitingStatus } from './status.js';
+import { responseState, updateResponse, type ResponseRow } from './responses.js';
+import { canTransition, isTerminal, TRANSITIONS, type ResponseStatus, type TerminalStatus, type WaitingStatus } from './status.js';
 
 export type { TerminalStatus, WaitingStatus };
 
 export interface Outcome {
   status: TerminalStatus;
+  /** Items to add at the end of the output (the last step's, or none). */
   output: Item[];
-  usage: Usage | null;
+  /** The run's usage; left as it is when absent. */
+  usage?: Usage | null;
   error: ResponseError | null;
+  /** The model step the run ends with, written by the same statements: its held events go just before the terminal one. */
+  step?: {
+    events: readonly KernelEvent[];
+    /** Set when the step reached its end: it counts as a model call with this usage (a cut-off step does not). */
+    usage?: Usage;
+  };
 }
 
 /** The change to make: back to the workers, a wait, or the end. */
@@ -39,56 +49,103 @@ export class IllegalTransition extends Error {
   }
 }
 
-/**
- * Journals the status the response row now has (and announces it to the
- * outbox). Called by changeStatus, and by admission and a claim, which wrote
- * the status themselves.
- */
-export async function journalStatus(tx: Queryable, writer: JournalWriter, row: ResponseRow): Promise<number> {
-  const sequence = await appendEvent(tx, writer, { type: 'status', status: row.status, response: responseState(row) });
-  await announceStatus(tx, { projectId: row.project_id, responseId: row.id, agentId: row.agent_id, sequence, status: row.status });
-  return sequence;
+export interface StatusJournalOptions extends AppendOptions {
+  /** Events journaled just before the status event, in the same statement (the last step's). */
+  before?: readonly KernelEvent[];
 }
 
-export async function changeStatus(tx: Queryable, writer: JournalWriter, change: StatusChange): Promise<ResponseRow> {
-  const before = await lockUnderLease(tx, writer);
-  if (isTerminal(before.status)) throw new PalaiError('conflict', `Response ${before.id} is already ${before.status}.`);
-  const to = 'status' in change ? change.status : change.to;
-  if (!canTransition(before.status, to)) throw new IllegalTransition(before.id, before.status, to);
+/**
+ * Journals the status the response row now has, announces it to the outbox and
+ * sends its NOTIFYs, all in one statement. Called by changeStatus, and by
+ * admission and a claim, which wrote the status themselves. Answers with the
+ * status event's sequence.
+ */
+export async function journalStatus(tx: Queryable, writer: JournalWriter, row: ResponseRow, options: StatusJournalOptions = {}): Promise<number> {
+  return journalStatuses(tx, writer, [row], options);
+}
+
+/** The same for several states the row went through in one transaction, in order (admission and claim at once); answers with the last one's sequence. */
+export async function journalStatuses(tx: Queryable, writer: JournalWriter, states: readonly ResponseRow[], options: StatusJournalOptions = {}): Promise<number> {
+  const before = options.before ?? [];
+  const events: KernelEvent[] = [...before, ...states.map((row): KernelEvent => ({ type: 'status', status: row.status, response: responseState(row) }))];
+  const p = new SqlParams();
+  const sequenceOf = (index: number) => `next.first + ${before.length + index}`;
+  const announcements = states.map((row, index) =>
+    announcementCte(p, { name: `announced_${index}`, projectId: row.project_id, responseId: row.id, agentId: row.agent_id, status: row.status, sequence: sequenceOf(index), from: 'next' }),
+  );
+  const sql = `WITH ${appendCtes(p, writer, events)}, ${announcements.join(', ')}
+     SELECT ${sequenceOf(states.length - 1)} AS sequence${states.map((_, index) => `, ${announcedWakes(p, `announced_${index}`)}`).join('')}${appendWakes(p, writer, options)}
+     FROM next`;
+  const { rows } = await tx.query<{ sequence: number }>(sql, p.values);
+  if (rows.length === 0) throw new LeaseLostError(writer.responseId);
+  return rows[0].sequence;
+}
+
+/** The statuses from which the table allows `to`. */
+const sourcesOf = (to: ResponseStatus): ResponseStatus[] => (Object.keys(TRANSITIONS) as ResponseStatus[]).filter((from) => canTransition(from, to));
+
+/** The UPDATE that makes the change; its parameters follow the project and response ids ($1, $2) and the writer's token ($3). */
+function changeWrite(change: StatusChange): { set: string; params: unknown[] } {
   if ('status' in change) {
-    await tx.query(
-      `UPDATE responses SET status = $2, output = $3, usage = $4, error = $5, completed_at = now(),
-         lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, lease_token = lease_token + 1
-       WHERE id = $1`,
-      [before.id, to, JSON.stringify(change.output), change.usage && JSON.stringify(change.usage), change.error && JSON.stringify(change.error)],
-    );
-    // The session gets the response's output once, when it ends; cut-off items stay out of it.
-    if (before.session_id) {
-      const finished = change.output.filter((item) => item.status !== 'incomplete');
-      await appendSessionItems(tx, before.project_id, before.session_id, before.id, finished);
-    }
-  } else if (to === 'in_progress') {
-    // An API action answered the last thing the response waited for: hand it back to the workers.
-    await tx.query(
-      `UPDATE responses SET status = 'in_progress', lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL,
-         lease_token = lease_token + 1 WHERE id = $1`,
-      [before.id],
-    );
-  } else {
-    // Parked: no lease, and a wake-up at the earliest approval deadline or the response's own deadline.
-    await tx.query(
-      `UPDATE responses SET status = $2, lease_owner = NULL, lease_expires_at = NULL,
-         wake_at = (SELECT min(t) FROM (
-           SELECT min(approval_deadline) AS t FROM tool_calls WHERE response_id = $1 AND status = 'awaiting_approval'
-           UNION ALL SELECT deadline_at FROM responses WHERE id = $1) AS deadlines)
-       WHERE id = $1`,
-      [before.id, to],
-    );
+    const counted = change.step?.usage !== undefined;
+    return {
+      set: `status = $5, output = r.output || $6::jsonb, usage = COALESCE($7::jsonb, r.usage), error = $8, completed_at = now(),
+         step_usage = r.step_usage || $9::jsonb, model_calls = r.model_calls + $10, model_attempts = r.model_attempts + $10,
+         lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, lease_token = r.lease_token + 1`,
+      params: [
+        change.status,
+        JSON.stringify(change.output),
+        change.usage ? JSON.stringify(change.usage) : null,
+        change.error && JSON.stringify(change.error),
+        JSON.stringify(counted ? [change.step!.usage] : []),
+        counted ? 1 : 0,
+      ],
+    };
   }
-  const after = await requireResponse(tx, writer.projectId, writer.responseId);
+  // An API action answered the last thing the response waited for: hand it back to the workers.
+  if (change.to === 'in_progress') {
+    return { set: `status = $5, lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, lease_token = r.lease_token + 1`, params: [change.to] };
+  }
+  // Parked: no lease, and a wake-up at the earliest approval deadline or the response's own deadline.
+  return {
+    set: `status = $5, lease_owner = NULL, lease_expires_at = NULL,
+       wake_at = LEAST(r.deadline_at, (SELECT min(t.approval_deadline) FROM tool_calls t WHERE t.response_id = r.id AND t.status = 'awaiting_approval'))`,
+    params: [change.to],
+  };
+}
+
+/**
+ * Makes the change in one UPDATE that holds only when the table allows it from
+ * the current status and the writer's lease is current; the row it returns is
+ * what the status event carries. When it does not hold, the row (locked now)
+ * says why: gone, a lost lease, already ended, or a change the table forbids.
+ */
+export async function changeStatus(tx: Queryable, writer: JournalWriter, change: StatusChange): Promise<ResponseRow> {
+  const to = 'status' in change ? change.status : change.to;
+  const write = changeWrite(change);
+  let after: ResponseRow | null = null;
+  while (!after) {
+    after = await updateResponse(tx, writer.projectId, writer.responseId, {
+      set: write.set,
+      where: 'r.status = ANY($4::text[]) AND ($3::integer IS NULL OR r.lease_token = $3)',
+      params: [writer.leaseToken, sourcesOf(to), ...write.params],
+    });
+    if (after) break;
+    const before = await lockUnderLease(tx, writer);
+    if (isTerminal(before.status)) throw new PalaiError('conflict', `Response ${before.id} is already ${before.status}.`);
+    if (!canTransition(before.status, to)) throw new IllegalTransition(before.id, before.status, to);
+    // It changed between the two statements; the lock is held now, so the next try holds.
+  }
+  // The session gets the response's output once, when it ends; cut-off items stay out of it.
+  if ('status' in change && after.session_id) {
+    const finished = after.output.filter((item) => item.status !== 'incomplete');
+    await appendSessionItems(tx, after.project_id, after.session_id, after.id, finished);
+  }
   // The token may have moved on with this very write: the event is written by the row lock's holder.
-  await journalStatus(tx, { ...writer, leaseToken: null }, after);
-  if (to === 'in_progress') await tx.query('SELECT pg_notify($1, $2)', [WORK_CHANNEL, before.id]);
+  await journalStatus(tx, { ...writer, leaseToken: null }, after, {
+    before: 'status' in change ? change.step?.events : undefined,
+    notify: to === 'in_progress' ? [[WORK_CHANNEL, after.id]] : [],
+  });
   return after;
 }
 

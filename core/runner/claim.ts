@@ -1,9 +1,16 @@
-// Claiming work: the oldest runnable response is taken with FOR UPDATE SKIP
+// Claiming work: the oldest runnable responses are taken with FOR UPDATE SKIP
 // LOCKED, so workers in any number of processes never take the same one, and
 // each claim bumps the fencing token. Runnable means: queued; in progress with
 // no lease (handed back by an API action) or an expired one (its worker died);
 // or waiting with a wake-up time that has passed (approval timeout, deadline).
+//
+// A worker claims as many as it has free slots in one transaction, which also
+// journals each one's return to in_progress, and gets back everything its runs
+// start from (the rows, their agents' specs): no read follows a claim.
+import type { AgentSpecFields } from '../../generated/schemas.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
+import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
+import { journalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
 import { CLAIMABLE_STATUSES, type ResponseStatus } from '../responses/status.js';
 
@@ -16,26 +23,84 @@ export interface Claim {
   takeover: boolean;
 }
 
-export async function claimNext(db: Queryable, workerId: string, leaseSeconds: number): Promise<Claim | null> {
-  const { rows } = await db.query<{ id: string; project_id: string; lease_token: number; previous_status: ResponseStatus; takeover: boolean }>(
+/** A claim with what its run starts from, as the claim left the row. */
+export interface ClaimedRun {
+  claim: Claim;
+  row: RunRow;
+  /** The spec of the agent revision the response pinned. */
+  spec: AgentSpecFields;
+}
+
+/** A response as its run reads it: the row, and how many of its tool calls are not completed. */
+export type RunRow = ResponseRow & { open_calls: number };
+
+/** The column a run reads besides the row's: whether any tool call is left to run, answer or expire. */
+export const OPEN_CALLS = `(SELECT count(*)::integer FROM tool_calls oc WHERE oc.response_id = r.id AND oc.status <> 'completed') AS open_calls`;
+
+type ClaimedRow = RunRow & { agent_spec: AgentSpecFields; previous_status: ResponseStatus; takeover: boolean };
+
+/** What a claim writes: in progress, under a new lease of the worker. */
+const claimSet = (workerId: string, leaseSeconds: string) =>
+  `status = 'in_progress', lease_owner = ${workerId}, lease_token = r.lease_token + 1, lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), wake_at = NULL`;
+
+/** Claims up to `limit` runnable responses. */
+async function claimRows(db: Queryable, workerId: string, leaseSeconds: number, limit: number): Promise<ClaimedRow[]> {
+  const { rows } = await db.query<ClaimedRow>(
     `WITH candidate AS (
        SELECT id, status, lease_expires_at FROM responses
        WHERE status = ANY($3::text[]) AND (status = 'queued'
           OR (status = 'in_progress' AND (lease_expires_at IS NULL OR lease_expires_at < now()))
           OR (status LIKE 'waiting_for_%' AND wake_at <= now()))
-       ORDER BY created_at LIMIT 1
+       ORDER BY created_at LIMIT $4
        FOR UPDATE SKIP LOCKED)
-     UPDATE responses r SET status = 'in_progress', lease_owner = $1, lease_token = r.lease_token + 1,
-       lease_expires_at = now() + make_interval(secs => $2), wake_at = NULL
-     FROM candidate c WHERE r.id = c.id
-     RETURNING r.id, r.project_id, r.lease_token, c.status AS previous_status,
+     UPDATE responses r SET ${claimSet('$1', '$2')}
+     FROM candidate c, agents a, agent_revisions rev WHERE r.id = c.id AND ${RESPONSE_JOIN}
+     RETURNING ${RESPONSE_COLUMNS}, ${OPEN_CALLS}, rev.spec AS agent_spec, c.status AS previous_status,
        (c.status = 'in_progress' AND c.lease_expires_at IS NOT NULL) AS takeover`,
-    [workerId, leaseSeconds, CLAIMABLE_STATUSES],
+    [workerId, leaseSeconds, CLAIMABLE_STATUSES, limit],
   );
-  const row = rows[0];
-  return row
-    ? { responseId: row.id, projectId: row.project_id, leaseToken: row.lease_token, previousStatus: row.previous_status, takeover: row.takeover }
-    : null;
+  return rows.sort((a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime());
+}
+
+function toClaim(row: ClaimedRow): Claim {
+  return { responseId: row.id, projectId: row.project_id, leaseToken: row.lease_token, previousStatus: row.previous_status, takeover: row.takeover };
+}
+
+/** Claims the oldest runnable response, in one statement. */
+export async function claimNext(db: Queryable, workerId: string, leaseSeconds: number): Promise<Claim | null> {
+  const [row] = await claimRows(db, workerId, leaseSeconds, 1);
+  return row ? toClaim(row) : null;
+}
+
+/** The claims' own writes: a response that comes back to in_progress says so in its journal, under the new lease. */
+async function announceClaims(tx: Queryable, rows: ClaimedRow[]): Promise<ClaimedRun[]> {
+  const runs: ClaimedRun[] = [];
+  for (const row of rows) {
+    const claim = toClaim(row);
+    if (!claim.takeover && claim.previousStatus !== 'in_progress') await journalStatus(tx, claim, row);
+    const { agent_spec: spec, previous_status: _previous, takeover: _takeover, ...runRow } = row;
+    runs.push({ claim, row: runRow, spec });
+  }
+  return runs;
+}
+
+/** Claims up to `limit` runnable responses in the caller's transaction, oldest first, journaling each one's return to in_progress. */
+export async function claimWork(tx: Queryable, workerId: string, leaseSeconds: number, limit: number): Promise<ClaimedRun[]> {
+  return announceClaims(tx, await claimRows(tx, workerId, leaseSeconds, limit));
+}
+
+/**
+ * Claims a response its own transaction just admitted (queued, and visible to
+ * no other worker yet). The claim changes only what it returns, so the row is
+ * the admitted one with those.
+ */
+export async function claimAdmitted(tx: Queryable, row: ResponseRow, workerId: string, leaseSeconds: number): Promise<ResponseRow> {
+  const { rows } = await tx.query<Pick<ResponseRow, 'status' | 'lease_token' | 'status_changed_at'>>(
+    `UPDATE responses r SET ${claimSet('$2', '$3')} WHERE r.id = $1 AND r.status = 'queued' RETURNING r.status, r.lease_token, r.status_changed_at`,
+    [row.id, workerId, leaseSeconds],
+  );
+  if (!rows[0]) throw new Error(`response ${row.id} was not queued in the transaction that admitted it`);
+  return { ...row, ...rows[0] };
 }
 
 /** Extends the lease. `held` is false when the token is stale (someone else owns the response now). */

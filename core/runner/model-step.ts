@@ -5,23 +5,30 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Usage } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { storableText } from '../json.js';
-import { LeaseLostError } from '../journal/journal.js';
+import { LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import { ModelProviderError, type ModelAdapter, type ModelRequest } from '../models/model-port.js';
+import type { Queryable } from '../store/db.js';
 import { resolveModel, type ResolvedModel } from '../models/resolve.js';
-import { assertLease } from '../responses/lease.js';
 import { requireResponse, type ResponseRow, type StoredRunOptions } from '../responses/responses.js';
 import { needsApproval } from '../tools/broker.js';
 import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
 import { conversationFor } from './conversation.js';
 import { interruptReason } from './interrupt.js';
-import { addUsage, addUsages, deadlineError, end, responseError, ZERO_USAGE, type RunContext } from './run-context.js';
+import { addUsage, addUsages, deadlineError, end, responseError, ZERO_USAGE, type LastStep, type RunContext } from './run-context.js';
 import { StepStream } from './step-stream.js';
 import { outputSchemaOf } from './output-contract.js';
 
+/** A model step that streamed to its end, not yet committed: the run decides what commits with it. */
 export interface StepResult {
   calls: StepStream['calls'];
   text: string;
+  /** Commits the step's output, usage and tool calls in the caller's transaction, under the lease. */
+  write(tx: Queryable): Promise<void>;
+  /** Says the transaction that wrote the step committed (the step's latency ends there). */
+  committed(): void;
+  /** The step as the last one of the run, for the transaction that ends the response to write instead. */
+  last(): LastStep;
 }
 
 /** Exponential backoff with full jitter, capped; a provider's retry-after wins when it sent one. */
@@ -141,8 +148,9 @@ async function modelAttempt(
     if (error instanceof LeaseLostError) throw error;
     const reason = interruptReason(signal);
     const total = addUsages(row.usage, usage);
-    if (reason === 'cancel') return end(ctx, 'canceled', null, stream, total).then(() => null);
-    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), stream, total).then(() => null);
+    const cutOff = (): LastStep => ({ items: stream.items, events: stream.takeHeld(), usage: total });
+    if (reason === 'cancel') return end(ctx, 'canceled', null, cutOff()).then(() => null);
+    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec), cutOff()).then(() => null);
     // Shutdown or a lost lease: the next owner closes the open item and retries the step.
     if (reason) throw error;
     // A PalaiError out of an adapter is the transport's: its egress guard refused the call.
@@ -166,32 +174,55 @@ async function modelAttempt(
       approvalTimeoutSeconds: approval ? spec.approval?.timeout_seconds : undefined,
     };
   });
-  await kernel.db.transaction(async (tx) => {
-    await assertLease(tx, writer);
-    await tx.query(
-      `UPDATE responses SET output = output || $2::jsonb, usage = $3, step_usage = step_usage || $4::jsonb,
-         model_calls = model_calls + 1, model_attempts = model_attempts + 1, tool_call_count = tool_call_count + $5
-       WHERE id = $1`,
-      [writer.responseId, JSON.stringify(stream.items), JSON.stringify(addUsages(row.usage, usage)), JSON.stringify([usage]), calls.length],
-    );
-    await stream.flush(tx);
-    await insertToolCalls(tx, writer.projectId, writer.responseId, calls);
-  });
-  stepTimer();
-  return { calls: stream.calls, text: stream.text };
+  const total = addUsages(row.usage, usage);
+  return {
+    calls: stream.calls,
+    text: stream.text,
+    async write(tx) {
+      await writeStep(tx, writer, stream, { usage: total, stepUsage: usage, attempted: true, calls: calls.length });
+      if (calls.length > 0) await insertToolCalls(tx, writer.projectId, writer.responseId, calls);
+    },
+    committed: () => void stepTimer(),
+    last: () => ({ items: stream.items, events: stream.takeHeld(), usage: total, stepUsage: usage, committed: () => void stepTimer() }),
+  };
+}
+
+/**
+ * Adds a step's items to the output and journals its held events, under the
+ * lease (the UPDATE fails to match, and so writes nothing, when the token is
+ * stale). A step that reached its end (`stepUsage`) counts as a model call; a
+ * call the provider failed counts as an attempt only; a step cut off as neither.
+ */
+async function writeStep(
+  tx: Queryable,
+  writer: JournalWriter,
+  stream: StepStream,
+  step: { usage?: Usage; stepUsage?: Usage; attempted: boolean; calls?: number },
+): Promise<void> {
+  const counted = step.stepUsage !== undefined;
+  const { rowCount } = await tx.query(
+    `UPDATE responses SET output = output || $3::jsonb, usage = COALESCE($4::jsonb, usage), step_usage = step_usage || $5::jsonb,
+       model_calls = model_calls + $6, model_attempts = model_attempts + $7, tool_call_count = tool_call_count + $8
+     WHERE id = $1 AND lease_token = $2`,
+    [
+      writer.responseId,
+      writer.leaseToken,
+      JSON.stringify(stream.items),
+      step.usage ? JSON.stringify(step.usage) : null,
+      JSON.stringify(counted ? [step.stepUsage] : []),
+      counted ? 1 : 0,
+      step.attempted ? 1 : 0,
+      step.calls ?? 0,
+    ],
+  );
+  if (rowCount === 0) throw new LeaseLostError(writer.responseId);
+  await stream.flush(tx);
 }
 
 /** A failed call still counts (the fake script moves on) and its partial item is closed as incomplete. */
 async function commitFailedAttempt(ctx: RunContext, stream: StepStream, usage: Usage): Promise<void> {
   recordTokens(ctx.kernel, usage);
-  await ctx.kernel.db.transaction(async (tx) => {
-    await assertLease(tx, ctx.writer);
-    await tx.query('UPDATE responses SET output = output || $2::jsonb, model_attempts = model_attempts + 1 WHERE id = $1', [
-      ctx.writer.responseId,
-      JSON.stringify(stream.items),
-    ]);
-    await stream.flush(tx);
-  });
+  await ctx.kernel.db.transaction((tx) => writeStep(tx, ctx.writer, stream, { attempted: true }));
 }
 
 function recordTokens(kernel: Kernel, usage: Usage): void {

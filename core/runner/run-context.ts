@@ -1,14 +1,13 @@
 // What every part of a run shares: its context, how it ends, and usage arithmetic.
-import type { AgentSpecFields, ResponseError, Usage } from '../../generated/schemas.js';
+import type { AgentSpecFields, Item, ResponseError, Usage } from '../../generated/schemas.js';
 import { problemTypeUri, type ProblemSlug } from '../errors/problem-types.js';
-import type { JournalWriter } from '../journal/journal.js';
+import type { JournalWriter, KernelEvent } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ModelEvent } from '../models/model-port.js';
-import { lockUnderLease } from '../responses/lease.js';
+import type { ResponseRow } from '../responses/responses.js';
 import { finishResponse, type TerminalStatus } from '../responses/status-writer.js';
 import type { ResolvedTool } from '../tools/tool-port.js';
-import type { StepStream } from './step-stream.js';
 
 export const ZERO_USAGE: Usage = {
   input_tokens: 0,
@@ -55,16 +54,28 @@ export interface RunContext {
   tools: Map<string, ResolvedTool>;
   signal: AbortSignal;
   log: Logger;
+  /** The row as the run left it when it ended or parked: what a caller waiting in this process answers with. */
+  settled: ResponseRow | null;
 }
 
-/** Ends the response; `stream` carries a cut-off step's items and held events. */
-export async function end(ctx: RunContext, status: TerminalStatus, error: ResponseError | null, stream?: StepStream, usage?: Usage): Promise<void> {
-  await ctx.kernel.db.transaction(async (tx) => {
-    const row = await lockUnderLease(tx, ctx.writer);
-    await stream?.flush(tx);
-    const output = [...row.output, ...(stream?.items ?? [])];
-    await finishResponse(tx, ctx.writer, { status, output, usage: usage ?? row.usage, error });
-  });
+/** The model step a run ends with, whole or cut off: written by the statements that end the response. */
+export interface LastStep {
+  items: Item[];
+  /** Its held events (and deltas no write took). */
+  events: KernelEvent[];
+  /** The run's usage, this step's included. */
+  usage: Usage;
+  /** Set when the step reached its end: it counts as a model call with this usage. */
+  stepUsage?: Usage;
+  /** Says the transaction that wrote it committed. */
+  committed?(): void;
+}
+
+/** Ends the response; `last` (the step it ends with) commits with it, its events just before the terminal one. */
+export async function end(ctx: RunContext, status: TerminalStatus, error: ResponseError | null, last?: LastStep): Promise<void> {
+  const step = last && { events: last.events, usage: last.stepUsage };
+  ctx.settled = await ctx.kernel.db.transaction((tx) => finishResponse(tx, ctx.writer, { status, error, output: last?.items ?? [], usage: last?.usage, step }));
+  last?.committed?.();
   ctx.kernel.metrics.responsesFinished.inc({ status });
   ctx.log.info({ status, error_code: error?.code }, 'response finished');
 }

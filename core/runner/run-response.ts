@@ -2,22 +2,21 @@
 // run, park the response when it waits for someone, otherwise take a model step —
 // each result committed under the lease's fencing token before the next step reads it.
 import type { AgentSpecFields, Item, ResponseError } from '../../generated/schemas.js';
-import { getRevision } from '../agents/agents.js';
 import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import { lockUnderLease } from '../responses/lease.js';
 import type { Kernel } from '../kernel.js';
-import { requireResponse, type ResponseRow } from '../responses/responses.js';
-import { changeStatus, finishResponse, journalStatus, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
+import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
+import { changeStatus, finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
+import type { Queryable } from '../store/db.js';
 import { ToolResolutionError } from '../tools/tool-port.js';
 import { openToolCalls } from '../tools/tool-calls.js';
-import type { Claim } from './claim.js';
+import { OPEN_CALLS, type Claim, type ClaimedRun, type RunRow } from './claim.js';
 import { interruptReason } from './interrupt.js';
-import { modelStep } from './model-step.js';
+import { modelStep, type StepResult } from './model-step.js';
 import { outputSchemaOf, outputViolations, repairRequest, runToolSpecs } from './output-contract.js';
 import { closeDanglingItems } from './recovery.js';
 import { deadlineError, end, responseError, type RunContext } from './run-context.js';
 import { executeToolCall, expireApprovals } from './tool-execution.js';
-
 
 /** The reason a response must stop before its next step, if any. */
 function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: TerminalStatus; error: ResponseError | null } | null {
@@ -33,20 +32,33 @@ function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: Terminal
   return null;
 }
 
-export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSignal): Promise<void> {
-  const { db } = kernel;
+/** A response's row as a run reads it between steps. */
+async function readRunRow(db: Queryable, writer: JournalWriter): Promise<RunRow> {
+  const { rows } = await db.query<RunRow>(`SELECT ${RESPONSE_COLUMNS}, ${OPEN_CALLS} FROM responses r, agents a, agent_revisions rev WHERE r.id = $1 AND ${RESPONSE_JOIN}`, [
+    writer.responseId,
+  ]);
+  if (!rows[0]) throw new LeaseLostError(writer.responseId);
+  return rows[0];
+}
+
+/**
+ * Runs a claimed response from the row and spec its claim returned. Resolves
+ * with the row it ended or parked with, or null when it stopped without either
+ * (handed back, or the lease lost).
+ */
+export async function runResponse(kernel: Kernel, run: ClaimedRun, signal: AbortSignal): Promise<ResponseRow | null> {
+  const { claim, row: first, spec } = run;
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
   const log = kernel.logger.child({ response_id: claim.responseId });
-  const first = await requireResponse(db, claim.projectId, claim.responseId);
+  let firstRow: RunRow | null = first;
   if (claim.takeover) {
-    const closed = await closeDanglingItems(db, writer);
-    if (closed > 0) log.warn({ closed }, 'closed output items a crashed worker left open');
-  } else if (claim.previousStatus !== 'in_progress') {
-    // The claim moved it to in_progress; announce that under the new lease.
-    await db.transaction((tx) => journalStatus(tx, writer, first));
+    const closed = await closeDanglingItems(kernel.db, writer);
+    if (closed > 0) {
+      log.warn({ closed }, 'closed output items a crashed worker left open');
+      firstRow = null;
+    }
   }
-  const { spec } = await getRevision(db, first.agent_revision_id);
-  const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log };
+  const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log, settled: null };
   try {
     ctx.tools = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
     const chosen = first.options.tool_choice;
@@ -54,36 +66,47 @@ export async function runResponse(kernel: Kernel, claim: Claim, signal: AbortSig
   } catch (error) {
     // A tool the agent names cannot be had (no provider of its kind here, a provider out of reach): say which.
     if (!(error instanceof ToolResolutionError)) throw error;
-    return end(ctx, 'failed', responseError('invalid-request', error.message));
+    await end(ctx, 'failed', responseError('invalid-request', error.message));
+    return ctx.settled;
   }
 
   try {
-    await runSteps(ctx, claim);
+    await runSteps(ctx, firstRow);
   } catch (error) {
     // Interrupted between model steps (a tool was running, say): same meaning as inside one.
     const reason = interruptReason(signal);
-    if (reason === 'cancel') return end(ctx, 'canceled', null);
-    if (reason === 'deadline') return end(ctx, 'timed_out', deadlineError(spec));
-    throw error;
+    if (reason === 'cancel') await end(ctx, 'canceled', null);
+    else if (reason === 'deadline') await end(ctx, 'timed_out', deadlineError(spec));
+    else throw error;
   }
+  return ctx.settled;
 }
 
-async function runSteps(ctx: RunContext, claim: Claim): Promise<void> {
+/** Each pass reads the row (the claim's, first), then runs what may run, parks, or takes a model step. */
+async function runSteps(ctx: RunContext, first: RunRow | null): Promise<void> {
   const { kernel, spec, signal, writer } = ctx;
   const { db } = kernel;
+  let next = first;
   for (;;) {
     signal.throwIfAborted();
-    const row = await requireResponse(db, claim.projectId, claim.responseId);
+    const row = next ?? (await readRunRow(db, writer));
+    next = null;
     const stop = stopBefore(row, spec);
     if (stop) return end(ctx, stop.status, stop.error);
 
-    await expireApprovals(ctx, row);
-    const open = await openToolCalls(db, row.id);
-    if (open.length > 0) {
-      await Promise.all(open.filter((c) => c.status === 'ready' || c.status === 'running').map((call) => executeToolCall(ctx, call)));
-      const waiting = waitingStatusFor(await openToolCalls(db, row.id));
-      if (waiting) return db.transaction(async (tx) => void (await changeStatus(tx, writer, { to: waiting })));
-      continue;
+    if (row.open_calls > 0) {
+      // Denied approvals change the output: read it again before anything else.
+      if ((await expireApprovals(ctx, row)) > 0) continue;
+      const open = await openToolCalls(db, row.id);
+      if (open.length > 0) {
+        await Promise.all(open.filter((c) => c.status === 'ready' || c.status === 'running').map((call) => executeToolCall(ctx, call)));
+        const waiting = waitingStatusFor(await openToolCalls(db, row.id));
+        if (waiting) {
+          ctx.settled = await db.transaction((tx) => changeStatus(tx, writer, { to: waiting }));
+          return;
+        }
+        continue;
+      }
     }
 
     const maxSteps = spec.limits?.max_steps;
@@ -92,31 +115,40 @@ async function runSteps(ctx: RunContext, claim: Claim): Promise<void> {
     }
     const step = await modelStep(ctx, row);
     if (step === null) return;
-    if (step.calls.length > 0) continue;
-
-    const schema = outputSchemaOf(spec, row.options);
-    if (schema) {
-      const violations = outputViolations(schema, step.text);
-      if (violations.length > 0) {
-        if (row.repair_attempts === 0) {
-          await requestRepair(ctx, step.text, violations);
-          continue;
-        }
-        return end(ctx, 'failed', responseError('output-invalid', `The output does not satisfy ${row.options.text_format ? "the request's text.format" : "the agent's output_schema"}: ${violations.join('; ')}`));
-      }
+    if (step.calls.length > 0) {
+      await db.transaction((tx) => step.write(tx));
+      step.committed();
+      continue;
     }
-    return end(ctx, 'completed', null);
+
+    // The last step commits with the end of the response (or with the repair request): one transaction, not two.
+    const schema = outputSchemaOf(spec, row.options);
+    const violations = schema ? outputViolations(schema, step.text) : [];
+    if (violations.length > 0) {
+      if (row.repair_attempts === 0) {
+        await requestRepair(ctx, step, violations);
+        continue;
+      }
+      return end(
+        ctx,
+        'failed',
+        responseError('output-invalid', `The output does not satisfy ${row.options.text_format ? "the request's text.format" : "the agent's output_schema"}: ${violations.join('; ')}`),
+        step.last(),
+      );
+    }
+    return end(ctx, 'completed', null, step.last());
   }
 }
 
-/** Hides the invalid answer from the output text and asks the model once more, with the violations. */
-async function requestRepair(ctx: RunContext, answer: string, violations: string[]): Promise<void> {
+/** Commits the step, hides its invalid answer from the output text and asks the model once more, with the violations. */
+async function requestRepair(ctx: RunContext, step: StepResult, violations: string[]): Promise<void> {
   await ctx.kernel.db.transaction(async (tx) => {
+    await step.write(tx);
     const row = await lockUnderLease(tx, ctx.writer);
     const last = row.output.at(-1);
     const answered = last?.type === 'message' && last.role === 'assistant';
     const output: Item[] = row.output.map((item, index) => (answered && index === row.output.length - 1 ? { ...item, status: 'incomplete' } : item));
-    const kernelItems = [...row.kernel_items, { after: row.output.length, item: repairRequest(answer, violations) }];
+    const kernelItems = [...row.kernel_items, { after: row.output.length, item: repairRequest(step.text, violations) }];
     await tx.query('UPDATE responses SET output = $2, kernel_items = $3, repair_attempts = repair_attempts + 1 WHERE id = $1', [
       row.id,
       JSON.stringify(output),
@@ -125,24 +157,18 @@ async function requestRepair(ctx: RunContext, answer: string, violations: string
     // The rejected answer leaves the output text: say so in the journal, as for any change of an item.
     if (answered) await appendEvent(tx, ctx.writer, { type: 'item.updated', output_index: output.length - 1, item: output.at(-1)! });
   });
+  step.committed();
   ctx.log.info({ violations }, 'output did not satisfy the schema; asking for a repair');
 }
 
 /** A run that threw something unexpected ends failed instead of being retried forever. */
-export async function failRun(kernel: Kernel, claim: Claim): Promise<void> {
+export async function failRun(kernel: Kernel, claim: Claim): Promise<ResponseRow | null> {
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
-  await kernel.db.transaction(async (tx) => {
-    const row = await lockUnderLease(tx, writer).catch((error: unknown) => {
-      if (error instanceof LeaseLostError) return null;
-      throw error;
+  const error = responseError('internal', 'The run stopped on an internal error; see the server log.');
+  return kernel.db
+    .transaction((tx) => finishResponse(tx, writer, { status: 'failed', output: [], error }))
+    .catch((failure: unknown) => {
+      if (failure instanceof LeaseLostError) return null;
+      throw failure;
     });
-    if (!row) return;
-    await finishResponse(tx, writer, {
-      status: 'failed',
-      output: row.output,
-      usage: row.usage,
-      error: responseError('internal', 'The run stopped on an internal error; see the server log.'),
-    });
-  });
 }
-

@@ -4,12 +4,16 @@
 // transaction that commits the step. A step cut off by a crash therefore leaves
 // an open item, which the next worker closes as `incomplete`.
 //
-// With `coalesce`, deltas that arrive while the previous one is still being
-// written are joined into one delta event: a fast provider costs a commit per
-// write-round-trip instead of one per token, and the first delta still leaves at once.
+// Deltas are written when the provider pauses: a write starts on the next turn
+// of the event loop and takes every delta received so far, as one statement.
+// A provider streaming over the network pauses between chunks, so its first
+// delta leaves at once; a step that arrives whole (the fake model, a buffered
+// reply) has its deltas committed with the step, at no cost of their own. With
+// `coalesce`, deltas that arrive while a write is in flight are joined into one
+// delta event: a fast provider costs a statement per write round trip, not per token.
 import type { FunctionCallItem, Item, MessageItem } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
-import { appendEvent, type JournalWriter, type KernelEvent } from '../journal/journal.js';
+import { appendEvents, type JournalWriter, type KernelEvent } from '../journal/journal.js';
 import type { Db, Queryable } from '../store/db.js';
 
 /** An event held back until the step commits. */
@@ -30,6 +34,7 @@ interface OpenMessage {
   announced: boolean;
 }
 
+/** Unwritten delta text above which the provider waits for a write. */
 const MAX_PENDING_CHARS = 64 * 1024;
 
 export class StepStream {
@@ -40,9 +45,12 @@ export class StepStream {
   readonly calls: ProposedCall[] = [];
   private message: OpenMessage | null = null;
   private nextIndex: number;
-  private pending = '';
-  private draining: Promise<void> | null = null;
-  private drainError: unknown = null;
+  /** Deltas of the open message not yet journaled, in order. */
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private writeScheduled = false;
+  private writing: Promise<void> | null = null;
+  private writeError: unknown = null;
 
   constructor(
     private readonly db: Db,
@@ -58,56 +66,55 @@ export class StepStream {
   }
 
   async textDelta(delta: string): Promise<void> {
-    if (this.drainError) throw this.drainError;
+    if (this.writeError) throw this.writeError;
     const message = this.message ?? this.openMessage();
     message.text += delta;
-    if (!this.coalesce) return this.writeDelta(message, delta);
-    this.pending += delta;
-    this.draining ??= this.drain(message);
-    // Backpressure: a provider far faster than the store waits for the write.
-    if (this.pending.length > MAX_PENDING_CHARS) await this.settle();
-  }
-
-  /** The first delta of a message is journaled together with the events that open it: one commit, not three. */
-  private async writeDelta(message: OpenMessage, delta: string): Promise<void> {
-    const deltaEvent: KernelEvent = { type: 'text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta };
-    if (message.announced) {
-      await appendEvent(this.db, this.writer, deltaEvent);
+    if (this.coalesce && this.writing && this.pending.length > 0) this.pending[this.pending.length - 1] += delta;
+    else this.pending.push(delta);
+    this.pendingChars += delta.length;
+    if (this.pendingChars > MAX_PENDING_CHARS) {
+      // Backpressure: a provider far faster than the store waits for the write.
+      this.startWrite();
+      await this.settle();
       return;
     }
-    await this.db.transaction(async (tx) => {
-      const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
-      await appendEvent(tx, this.writer, { type: 'item.added', output_index: message.outputIndex, item });
-      await appendEvent(tx, this.writer, {
-        type: 'content.added',
-        item_id: message.id,
-        output_index: message.outputIndex,
-        content_index: 0,
-        part: { type: 'output_text', text: '', annotations: [] },
+    if (!this.writing && !this.writeScheduled) {
+      this.writeScheduled = true;
+      setImmediate(() => {
+        this.writeScheduled = false;
+        this.startWrite();
       });
-      await appendEvent(tx, this.writer, deltaEvent);
-    });
-    message.announced = true;
-  }
-
-  private async drain(message: OpenMessage): Promise<void> {
-    try {
-      while (this.pending) {
-        const delta = this.pending;
-        this.pending = '';
-        await this.writeDelta(message, delta);
-      }
-    } catch (error) {
-      this.drainError = error;
-    } finally {
-      this.draining = null;
     }
   }
 
-  /** Waits until every delta received so far is journaled. */
+  private startWrite(): void {
+    if (this.writing || !this.message || this.pending.length === 0) return;
+    this.writing = this.write().finally(() => {
+      this.writing = null;
+    });
+  }
+
+  /** Journals what is pending, then what arrived meanwhile, until nothing is; the first write also opens the message. */
+  private async write(): Promise<void> {
+    try {
+      while (this.message && this.pending.length > 0) {
+        const message = this.message;
+        const deltas = this.pending.splice(0);
+        this.pendingChars = 0;
+        const events = deltas.map((delta): KernelEvent => ({ type: 'text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta }));
+        if (!message.announced) events.unshift(...openingEvents(message));
+        await appendEvents(this.db, this.writer, events);
+        message.announced = true;
+      }
+    } catch (error) {
+      this.writeError = error;
+    }
+  }
+
+  /** Waits until the write in flight (and what it picks up after) is journaled. */
   async settle(): Promise<void> {
-    while (this.draining) await this.draining;
-    if (this.drainError) throw this.drainError;
+    while (this.writing) await this.writing;
+    if (this.writeError) throw this.writeError;
   }
 
   async toolCall(callId: string, name: string, args: string): Promise<void> {
@@ -138,9 +145,15 @@ export class StepStream {
     this.calls.length = 0;
   }
 
+  /** The held events, handed to whoever journals them. */
+  takeHeld(): HeldEvent[] {
+    return this.held.splice(0);
+  }
+
   /** Journals the held events; call inside the committing transaction. */
   async flush(tx: Queryable): Promise<void> {
-    for (const event of this.held) await appendEvent(tx, this.writer, event);
+    if (this.held.length === 0) return;
+    await appendEvents(tx, this.writer, this.held);
     this.held.length = 0;
   }
 
@@ -155,8 +168,13 @@ export class StepStream {
     if (!message) return;
     await this.settle();
     this.message = null;
+    // What no write has taken yet is journaled with the step.
+    const unwritten = this.pending.splice(0);
+    this.pendingChars = 0;
+    if (!message.announced) this.held.push(...openingEvents(message));
     const part = { type: 'output_text' as const, text: message.text, annotations: [] };
     const where = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };
+    for (const delta of unwritten) this.held.push({ type: 'text.delta', ...where, delta });
     const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status, content: [part] };
     if (status === 'completed') {
       this.held.push({ type: 'text.done', ...where, text: message.text });
@@ -165,4 +183,13 @@ export class StepStream {
     this.held.push({ type: 'item.done', output_index: message.outputIndex, item });
     this.items.push(item);
   }
+}
+
+/** The events that open a message item, before its first delta. */
+function openingEvents(message: OpenMessage): KernelEvent[] {
+  const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+  return [
+    { type: 'item.added', output_index: message.outputIndex, item },
+    { type: 'content.added', item_id: message.id, output_index: message.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+  ];
 }

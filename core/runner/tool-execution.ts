@@ -80,8 +80,8 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
   }
 }
 
-/** Approvals whose deadline passed are denied, and the denial is the tool's result. */
-export async function expireApprovals(ctx: RunContext, row: ResponseRow): Promise<void> {
+/** Approvals whose deadline passed are denied, and the denial is the tool's result; answers how many. */
+export async function expireApprovals(ctx: RunContext, row: ResponseRow): Promise<number> {
   const { rows } = await ctx.kernel.db.query<{ call_id: string }>(
     `SELECT call_id FROM tool_calls WHERE response_id = $1 AND status = 'awaiting_approval' AND approval_deadline <= now() ORDER BY position`,
     [row.id],
@@ -89,6 +89,7 @@ export async function expireApprovals(ctx: RunContext, row: ResponseRow): Promis
   for (const call of rows) {
     await commitOutput(ctx, call, denialOutput('No decision was made before the approval timed out.'), { decision: 'deny', reason: 'approval timed out', automatic: true });
   }
+  return rows.length;
 }
 
 export const denialOutput = (reason: string): string => JSON.stringify({ denied: true, reason });

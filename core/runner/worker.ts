@@ -2,6 +2,12 @@
 // alive with a heartbeat, and interrupts a run when it is cancelled, passes its
 // deadline or loses its lease. A NOTIFY wakes it; polling is the backstop.
 //
+// It also offers its free slots to this process's API (the sync fast path): a
+// response whose caller waits is admitted and claimed in one transaction and
+// run here, with no NOTIFY hop and no wait in the queue — unless the queue may
+// hold older work, which goes first. A caller waiting in this process for a run
+// of this process is answered from the row the run ended with.
+//
 // A run that throws ends in one of three ways: its lease was lost (someone else
 // owns it now: do nothing); the process is stopping or the database failed
 // (hand the lease back, so this or another process continues it from the last
@@ -9,18 +15,24 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { CreateResponseRequest } from '../../generated/schemas.js';
+import type { IdempotencyClaim } from '../idempotency/inbox-port.js';
 import { LeaseLostError } from '../journal/journal.js';
 import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
-import type { Kernel } from '../kernel.js';
+import type { Kernel, LocalRuns } from '../kernel.js';
+import { admitClaimed, type Admitted } from '../responses/admission.js';
+import type { ResponseRow } from '../responses/responses.js';
+import type { Queryable } from '../store/db.js';
 import { isTransientStoreError } from '../store/transient.js';
-import { claimNext, releaseLease, renewLease, type Claim } from './claim.js';
+import { claimAdmitted, claimWork, releaseLease, renewLease, type Claim, type ClaimedRun } from './claim.js';
 import { RunInterrupted } from './interrupt.js';
 import { failRun, runResponse } from './run-response.js';
 
 interface Running {
   claim: Claim;
   abort: AbortController;
-  done: Promise<void>;
+  /** The row the run ended or parked with; null when it stopped without either. */
+  done: Promise<ResponseRow | null>;
 }
 
 /** Backoff before a run the database interrupted may be claimed again: 1 s, doubling, at most 30 s. */
@@ -29,9 +41,19 @@ const STORE_RETRY_MAX_SECONDS = 30;
 /** The longest delay setTimeout honours. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class Worker {
+export class Worker implements LocalRuns {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly running = new Map<string, Running>();
+  /** Slots taken by fast-path admissions not yet committed. */
+  private reserved = 0;
+  /**
+   * Runs of claims whose transaction has not answered its COMMIT yet: the
+   * NOTIFY of a claim may reach a waiter in this process first, and it should
+   * wait for the run, not read.
+   */
+  private readonly claiming = new Map<string, Promise<ResponseRow | null>>();
+  /** The last claim filled every free slot (or found none free): older work may be waiting in the queue. */
+  private saturated = false;
   /** Consecutive database interruptions per response, for the backoff. */
   private readonly storeFailures = new Map<string, number>();
   private readonly stopping = new AbortController();
@@ -43,11 +65,70 @@ export class Worker {
   async start(): Promise<void> {
     this.unlisten = await this.kernel.db.listen(CANCEL_CHANNEL, (responseId) => this.interrupt(responseId, 'cancel'));
     this.loop ??= this.claimLoop();
+    this.kernel.localRuns = this;
   }
 
   /** Responses this process is running now. */
   get busy(): number {
     return this.running.size;
+  }
+
+  private get freeSlots(): number {
+    return this.kernel.config.workerConcurrency - this.running.size - this.reserved;
+  }
+
+  async admitHere(projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow | null> {
+    if (this.freeSlots <= 0 || this.saturated || this.stopping.signal.aborted) return null;
+    const claimHere = (tx: Queryable, row: ResponseRow) => claimAdmitted(tx, row, this.id, this.kernel.config.leaseSeconds);
+    this.reserved++;
+    let admitted: Admitted;
+    try {
+      admitted = await this.kernel.db.transaction((tx) => admitClaimed(tx, projectId, request, idem, claimHere));
+    } finally {
+      this.reserved--;
+    }
+    if (admitted.kind === 'new') {
+      const { row, spec } = admitted;
+      const claim: Claim = { responseId: row.id, projectId, leaseToken: row.lease_token, previousStatus: 'queued', takeover: false };
+      this.launch({ claim, row: { ...row, open_calls: 0 }, spec });
+    }
+    return admitted.row;
+  }
+
+  outcome(responseId: string): Promise<ResponseRow | null> | null {
+    return this.running.get(responseId)?.done ?? this.claiming.get(responseId) ?? null;
+  }
+
+  /** Claims what fits in the free slots, in one transaction, and launches each run once it committed. */
+  private async claimFree(free: number): Promise<number> {
+    const { db, config } = this.kernel;
+    const started = new Map<string, (run: Promise<ResponseRow | null> | null) => void>();
+    const settle = (responseId: string, run: Promise<ResponseRow | null> | null) => {
+      this.claiming.delete(responseId);
+      started.get(responseId)?.(run);
+    };
+    let runs: ClaimedRun[];
+    try {
+      runs = await db.transaction(async (tx) => {
+        const claimed = await claimWork(tx, this.id, config.leaseSeconds, free);
+        for (const { claim } of claimed) this.claiming.set(claim.responseId, new Promise((resolve) => started.set(claim.responseId, resolve)));
+        return claimed;
+      });
+    } catch (error) {
+      for (const responseId of started.keys()) settle(responseId, null);
+      throw error;
+    }
+    for (const run of runs) {
+      // A claim that raced with stop() is handed straight back.
+      if (this.stopping.signal.aborted) {
+        settle(run.claim.responseId, null);
+        await releaseLease(db, run.claim);
+        continue;
+      }
+      this.launch(run);
+      settle(run.claim.responseId, this.running.get(run.claim.responseId)!.done);
+    }
+    return runs.length;
   }
 
   private interrupt(responseId: string, reason: RunInterrupted['reason']): void {
@@ -60,16 +141,10 @@ export class Worker {
       // Arm before claiming so a NOTIFY that lands during the claim is not lost.
       const woken = wakeups.arm(anyWorkKey, config.pollIntervalMs, this.stopping.signal);
       try {
-        while (this.running.size < config.workerConcurrency && !this.stopping.signal.aborted) {
-          const claim = await claimNext(this.kernel.db, this.id, config.leaseSeconds);
-          if (!claim) break;
-          // A claim that raced with stop() is handed straight back.
-          if (this.stopping.signal.aborted) {
-            await releaseLease(this.kernel.db, claim);
-            break;
-          }
-          this.launch(claim);
-        }
+        const free = this.freeSlots;
+        // Full: a run that ends wakes this loop again, since more may be waiting.
+        const claimed = free > 0 ? await this.claimFree(free) : 0;
+        this.saturated = free <= 0 || claimed === free;
       } catch (error) {
         logger.warn({ err: error }, 'claiming work failed; retrying');
       }
@@ -77,12 +152,8 @@ export class Worker {
     }
   }
 
-  private async deadlineOf(claim: Claim): Promise<number | null> {
-    const { rows } = await this.kernel.db.query<{ deadline_at: Date | null }>('SELECT deadline_at FROM responses WHERE id = $1', [claim.responseId]);
-    return rows[0]?.deadline_at ? new Date(rows[0].deadline_at).getTime() : null;
-  }
-
-  private launch(claim: Claim): void {
+  private launch(run: ClaimedRun): void {
+    const { claim } = run;
     const { config, logger, wakeups, metrics } = this.kernel;
     const abort = new AbortController();
     const log = logger.child({ response_id: claim.responseId, lease_token: claim.leaseToken });
@@ -105,35 +176,33 @@ export class Worker {
       const wait = Math.max(0, deadline - Date.now());
       deadlineTimer = setTimeout(() => (wait > MAX_TIMER_MS ? armDeadline(deadline) : abort.abort(new RunInterrupted('deadline'))), Math.min(wait, MAX_TIMER_MS));
     };
-    this.deadlineOf(claim)
-      .then((deadline) => {
-        if (deadline !== null) armDeadline(deadline);
-      })
-      // Without the deadline timer the run still stops at its deadline: every step checks it first.
-      .catch((error) => log.warn({ err: error }, 'reading the deadline failed'));
+    if (run.row.deadline_at) armDeadline(new Date(run.row.deadline_at).getTime());
 
-    const done = runResponse(this.kernel, claim, abort.signal)
-      .then(() => void this.storeFailures.delete(claim.responseId))
+    const done = runResponse(this.kernel, run, abort.signal)
+      .then((row) => {
+        this.storeFailures.delete(claim.responseId);
+        return row;
+      })
       .catch((error) => this.afterFailure(claim, abort.signal, error, log))
       .finally(() => {
         clearInterval(heartbeat);
         clearTimeout(deadlineTimer);
         this.running.delete(claim.responseId);
-        wakeups.wake(anyWorkKey);
+        if (this.saturated) wakeups.wake(anyWorkKey);
       });
     this.running.set(claim.responseId, { claim, abort, done });
   }
 
-  private async afterFailure(claim: Claim, signal: AbortSignal, error: unknown, log: Kernel['logger']): Promise<void> {
+  private async afterFailure(claim: Claim, signal: AbortSignal, error: unknown, log: Kernel['logger']): Promise<ResponseRow | null> {
     const reason = signal.reason instanceof RunInterrupted ? signal.reason.reason : null;
     if (error instanceof LeaseLostError || reason === 'lease_lost') {
       log.warn('lease lost; another worker owns this response now');
-      return;
+      return null;
     }
     if (reason === 'shutdown') {
       this.storeFailures.delete(claim.responseId);
       await releaseLease(this.kernel.db, claim).catch((e) => log.warn({ err: e }, 'could not hand the lease back; it expires on its own'));
-      return;
+      return null;
     }
     if (isTransientStoreError(error)) {
       // The run did nothing wrong: continue it from its last commit, after a pause,
@@ -145,14 +214,17 @@ export class Worker {
       this.kernel.metrics.storeInterruptions.inc();
       log.warn({ err: error, retry_in_s: Math.round(delay * 10) / 10, attempt: failures }, 'the database failed during a run; it continues from its last commit');
       await releaseLease(this.kernel.db, claim, delay).catch(() => undefined);
-      return;
+      return null;
     }
     this.storeFailures.delete(claim.responseId);
     log.error({ err: error }, 'run failed unexpectedly');
-    await failRun(this.kernel, claim).catch((e) => log.error({ err: e }, 'could not record the failure'));
+    return failRun(this.kernel, claim).catch((e) => {
+      log.error({ err: e }, 'could not record the failure');
+      return null;
+    });
   }
 
-  /** Stops claiming at once; running responses go on. */
+  /** Stops claiming (and running what this process admits) at once; running responses go on. */
   stopClaiming(): void {
     this.stopping.abort();
   }
@@ -174,5 +246,6 @@ export class Worker {
     await Promise.allSettled(runs().map((r) => r.done));
     await this.loop;
     await this.unlisten?.().catch(() => undefined);
+    if (this.kernel.localRuns === this) this.kernel.localRuns = undefined;
   }
 }

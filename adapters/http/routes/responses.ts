@@ -77,7 +77,9 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const request = withSession(body as CreateResponseRequest);
       const vocabulary = requestedVocabulary(req, {}, 'openai');
       const waiting = replay ? null : await waitingPrevious(api, projectId, request.previous_response_id);
-      const state = replay ? await responses.get(projectId, replay.resourceId) : await responses.admit(projectId, request, { idempotency });
+      // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free.
+      const runHere = request.background !== true;
+      const state = replay ? await responses.get(projectId, replay.resourceId) : await responses.admit(projectId, request, { idempotency, runHere });
       const answered = waiting !== null && state.id === waiting.state.id;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
