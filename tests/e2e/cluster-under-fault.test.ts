@@ -82,6 +82,9 @@ const reason = (error: unknown): string => {
   return `${e.message}${e.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}`;
 };
 
+/** How Palai's MCP surface answers a call while the database is out of reach (-32603, "retry shortly"). */
+const STORE_OUTAGE = /database cannot be reached right now/;
+
 describe('a cluster of three processes under a SIGKILL and a database reset [postgres, sqs]', { skip: skip ?? false }, () => {
   const cluster = useCluster({ PALAI_LEASE_SECONDS: String(LEASE_SECONDS), PALAI_SECRET_KEY: 'e2e-cluster-secret-key-0123456789', PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1' });
 
@@ -206,16 +209,25 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
       for (let i = 0; loading(); i++) {
         const call: McpCall = { responseId: null, text: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
         mcp.push(call);
-        try {
-          const result = await client.callTool({ name: 'mcp', arguments: { input: `mcp ${lane}.${i}` } }, CallToolResultSchema, { timeout: GIVE_UP_MS });
-          call.responseId = (result._meta?.['palai/response_id'] as string | undefined) ?? null;
-          const content = result.content as Array<{ type: string; text?: string }>;
-          call.text = content.map((part) => part.text ?? '').join('');
-          if (result.isError) call.failure = `isError: ${call.text}`;
-        } catch (error) {
-          // A tools/call has no key of its own to send again under: a call cut
-          // off before its stream could be resumed stays unanswered.
-          call.failure = reason(error);
+        for (;;) {
+          try {
+            const result = await client.callTool({ name: 'mcp', arguments: { input: `mcp ${lane}.${i}` } }, CallToolResultSchema, { timeout: GIVE_UP_MS });
+            call.responseId = (result._meta?.['palai/response_id'] as string | undefined) ?? null;
+            const content = result.content as Array<{ type: string; text?: string }>;
+            call.text = content.map((part) => part.text ?? '').join('');
+            if (result.isError) call.failure = `isError: ${call.text}`;
+          } catch (error) {
+            // Palai's answer to a database outage says to retry: an MCP client does, as a new call.
+            if (STORE_OUTAGE.test(reason(error)) && call.retries < 10) {
+              call.retries += 1;
+              await sleep(200);
+              continue;
+            }
+            // A tools/call has no key of its own to send again under: a call cut
+            // off before its stream could be resumed stays unanswered.
+            call.failure = reason(error);
+          }
+          break;
         }
         call.endedAt = now();
       }
@@ -346,7 +358,7 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
           mcp: mcp.filter((call) => call.responseId).length,
           jobs: JOBS,
         };
-        const retried = { rest: sum(rest.map((c) => c.retries)), a2a: sum(a2a.map((c) => c.retries)), mcpResumes: balancer.resumes, rerouted: balancer.rerouted };
+        const retried = { rest: sum(rest.map((c) => c.retries)), a2a: sum(a2a.map((c) => c.retries)), mcp: sum(mcp.map((c) => c.retries)), mcpResumes: balancer.resumes, rerouted: balancer.rerouted };
         const duplicates = sum([...results.values()].map((r) => r.count - 1));
         const { rows: outbox } = await db.query<{ deliveries: number; retried: number; slowest_s: number | null; late: number }>(
           `SELECT count(*)::int AS deliveries, count(*) FILTER (WHERE attempts > 1)::int AS retried,
@@ -358,7 +370,7 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
         const figures =
           `cluster under fault (seed ${seed}): accepted ${sum(Object.values(accepted))} (REST ${accepted.rest}, A2A ${accepted.a2a}, MCP ${accepted.mcp}, SQS jobs ${accepted.jobs}); ` +
           `completed ${totals[0].completed} of ${totals[0].total} responses; ` +
-          `retried REST ${retried.rest}, A2A ${retried.a2a}, MCP stream resumes ${retried.mcpResumes} (${cutMcp} calls cut off by the kill before their stream began), refused connections rerouted ${retried.rerouted}; ` +
+          `retried REST ${retried.rest}, A2A ${retried.a2a}, MCP ${retried.mcp}, MCP stream resumes ${retried.mcpResumes} (${cutMcp} calls cut off by the kill before their stream began), refused connections rerouted ${retried.rerouted}; ` +
           `p99 REST latency during the kill ${quantile(duringKill, 0.99)} ms over ${duringKill.length} requests (overall ${quantile(rest, 0.99)} ms over ${rest.length}); ` +
           `SQS jobs ${JOBS} (${JOBS + JOBS / 10} messages), results for ${results.size} jobs (${duplicates} repeated; ${outbox[0].deliveries} result deliveries, ${outbox[0].retried} attempted again, ${outbox[0].late} later than 10 s, the slowest ${outbox[0].slowest_s} s); ` +
           `kill at ${Math.round(faults.killedAt)} ms, successor up at ${Math.round(faults.replacedAt)} ms, ${faults.resetConnections} connections reset at ${Math.round(faults.resetAt)} ms`;
