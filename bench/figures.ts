@@ -16,8 +16,10 @@ export interface Figure {
 
 const figures: Figure[] = [];
 
-export function record(figure: Figure): void {
+/** Keeps the figure; prints its line unless the bench printed its own (`print: false`). */
+export function record(figure: Figure, options: { print?: boolean } = {}): void {
   figures.push(figure);
+  if (options.print === false) return;
   const value = figure.value === null ? 'not measured' : `${round(figure.value)} ${figure.unit}`;
   const goal = figure.goal && figure.value !== null ? `; goal ${figure.goal.better === 'lower' ? '≤' : '≥'} ${figure.goal.value} ${figure.unit} (${verdict(figure)})` : '';
   console.log(`${figure.name}: ${value}${goal}${figure.note ? ` — ${figure.note}` : ''}`);

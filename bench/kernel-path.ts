@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
+import { record } from './figures.js';
 import { startHub } from '../cli/hub.js';
 import { createApiKey } from '../core/auth/api-keys.js';
 import { createProject } from '../core/auth/projects.js';
@@ -325,6 +326,13 @@ export async function benchKernelPath(): Promise<void> {
       `throughput (${CLIENTS} clients, ${CONCURRENT} responses): ${n(throughput)} responses/s, p50 ${n(percentile(concurrent.latencies, 50), 1)} ms, p99 ${n(percentile(concurrent.latencies, 99), 1)} ms — goal ≥ ${GOALS.throughput}/s: ${versus(throughput, GOALS.throughput, true)}; ` +
         `ceiling ${n(ceil.sixteen, 0)} ÷ ${n(txConcurrent, 2)} = ${n(throughputCeiling, 0)}/s: ${n((100 * throughput) / throughputCeiling)}% of it`,
     );
+    // The same figures, kept for bench/results.json.
+    const quiet = { print: false };
+    record({ name: 'transactions per one-step response, sequential', value: txSequential, unit: 'transactions', goal: { value: GOALS.transactions, better: 'lower' } }, quiet);
+    record({ name: `transactions per one-step response, ${CLIENTS} clients`, value: txConcurrent, unit: 'transactions', goal: { value: GOALS.transactions, better: 'lower' } }, quiet);
+    record({ name: 'sequential p50 of a sync one-step response', value: p50, unit: 'ms', goal: { value: GOALS.p50Ms, better: 'lower' }, note: `p99 ${n(p99, 2)} ms` }, quiet);
+    record({ name: `sync one-step responses/s, ${CLIENTS} clients`, value: throughput, unit: 'responses/s', goal: { value: GOALS.throughput, better: 'higher' }, note: `${n((100 * throughput) / throughputCeiling)}% of the ceiling ÷ transactions` }, quiet);
+    record({ name: `PostgreSQL ceiling (${ceil.tool}), one-row commits, 1 / ${CLIENTS} clients`, value: ceil.sixteen, unit: 'commits/s', note: `1 client ${n(ceil.one, 0)} commits/s` }, quiet);
   } finally {
     await withServer((client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)).catch(() => undefined);
   }
