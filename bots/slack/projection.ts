@@ -10,7 +10,8 @@ import type { webApi } from '@slack/bolt';
 import type { SlackReplyJob, SlackReplyProgress, SlackReplySave } from '../../core/slack-bots/slack-bots-port.js';
 import type { Answer, Segment } from './answer.js';
 import { approvalBlocks, approvalSummary } from './blocks.js';
-import { callSlack, SlackCallError } from './slack-calls.js';
+import { SlackCallError } from './slack-call-error.js';
+import { callSlack } from './slack-calls.js';
 
 type TextSegment = Extract<Segment, { kind: 'text' }>;
 

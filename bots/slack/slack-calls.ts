@@ -7,8 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import * as webApi from '@slack/web-api';
 import { SlackCallError } from './slack-call-error.js';
 
-export { SlackCallError };
-
 /** Slack's answers that no retry can change. */
 const PERMANENT = new Set([
   'channel_not_found',

@@ -10,8 +10,9 @@ import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
 
 const CALL_TIMEOUT_MS = 15_000;
 
-export function slackWebClient(api: KernelApi, bot: SlackBotConfig): webApi.WebClient {
-  return new webApi.WebClient(bot.botToken, {
+/** How every Web API client of a bot calls Slack: the posting client here, and Socket Mode's own. */
+export function slackClientOptions(api: KernelApi, bot: SlackBotConfig): webApi.WebClientOptions {
+  return {
     slackApiUrl: bot.apiUrl,
     fetch: api.egress as unknown as webApi.FetchFunction,
     rejectRateLimitedCalls: true,
@@ -19,5 +20,9 @@ export function slackWebClient(api: KernelApi, bot: SlackBotConfig): webApi.WebC
     timeout: CALL_TIMEOUT_MS,
     // The method name must never replace the bot's api_url with another host.
     allowAbsoluteUrls: false,
-  });
+  };
+}
+
+export function slackWebClient(api: KernelApi, bot: SlackBotConfig): webApi.WebClient {
+  return new webApi.WebClient(bot.botToken, slackClientOptions(api, bot));
 }

@@ -13,13 +13,14 @@
 // refused WebSocket forever. A connection that stayed open reconnects at once;
 // each failed attempt waits twice as long as the one before, so a refused app
 // token does not spin.
-import { SocketModeClient, type SocketModeOptions } from '@slack/socket-mode';
+import { SocketModeClient } from '@slack/socket-mode';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KernelApi } from '../../../core/api/index.js';
 import { egressRefusalIn } from '../../../core/egress/egress-port.js';
 import type { Logger } from '../../../core/logger.js';
 import type { SlackBotConfig } from '../../../core/slack-bots/slack-bots-port.js';
 import { dispatchEvent, dispatchInteraction, type DispatchOutcome } from '../dispatch.js';
+import { slackClientOptions } from '../web-client.js';
 import { guardedWebSocketDispatcher, type GuardedWebSocketDispatcher } from './guarded-websocket.js';
 import { scrubbed, sdkLogger } from './sdk-logger.js';
 
@@ -34,7 +35,6 @@ const NEXT: Record<ConnectionState, readonly ConnectionState[]> = {
 
 /** apps.connections.open and the WebSocket handshake up to Slack's hello. */
 const CONNECT_TIMEOUT_MS = 30_000;
-const CALL_TIMEOUT_MS = 15_000;
 /** How long a closing connection waits for the peer's close frame before its socket is destroyed. */
 const CLOSE_GRACE_MS = 2_000;
 /** A connection open at least this long counts as healthy: when it closes, the next one is opened at once. */
@@ -55,8 +55,6 @@ interface Envelope {
   retry_num?: number;
   ack(response?: Record<string, unknown>): Promise<void>;
 }
-
-type WebClientFetch = NonNullable<NonNullable<SocketModeOptions['clientOptions']>['fetch']>;
 
 export class SocketConnection {
   private current: ConnectionState = 'waiting';
@@ -129,14 +127,7 @@ export class SocketConnection {
       appToken: bot.appToken ?? '',
       autoReconnectEnabled: false,
       logger: sdkLogger(this.logger),
-      clientOptions: {
-        slackApiUrl: bot.apiUrl,
-        fetch: this.api.egress as unknown as WebClientFetch,
-        retryConfig: { retries: 0 },
-        rejectRateLimitedCalls: true,
-        timeout: CALL_TIMEOUT_MS,
-        allowAbsoluteUrls: false,
-      },
+      clientOptions: slackClientOptions(this.api, bot),
       dispatcher: dispatcher.agent,
     });
     this.client = client;
