@@ -17,6 +17,12 @@ export interface PalaiConfig {
   home: string;
   /** PostgreSQL URL; when unset the embedded PGlite store under `home` is used. Default unset. */
   databaseUrl: string | null;
+  /**
+   * Name (prepare) the statements Palai sends most, so PostgreSQL plans each
+   * once per connection instead of at every call. Off for a pooler that cannot
+   * carry them (PgBouncer in transaction mode before 1.21). Default true.
+   */
+  databasePreparedStatements: boolean;
   /** Value of the key created on first start with an empty store. Default: a random key. */
   bootstrapApiKey: string | null;
   /** Largest accepted request body in bytes. Default 10 MiB. */
@@ -27,7 +33,7 @@ export interface PalaiConfig {
   leaseSeconds: number;
   /** How often an idle worker looks for work even without a wake-up, in ms. Default 1000. */
   pollIntervalMs: number;
-  /** Responses one process runs at once. Default 8. */
+  /** Responses one process runs at once. Default 32. */
   workerConcurrency: number;
   /** Hosts every outbound call (model base URLs, tools) may reach without the egress address check, matched as written in the URL. Default none. */
   egressAllowHosts: string[];
@@ -89,6 +95,14 @@ function int(env: Env, name: string, fallback: number, min = 0, max?: number): n
     throw new ConfigError(`${name} must be an integer ${range}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(env[name])}`);
 }
 
 function text(env: Env, name: string): string | null {
@@ -170,12 +184,13 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     shutdownGraceSeconds: int(env, 'PALAI_SHUTDOWN_GRACE_SECONDS', 20, 0, 3600),
     home: resolve(text(env, 'PALAI_HOME') ?? './.palai'),
     databaseUrl: text(env, 'PALAI_DATABASE_URL'),
+    databasePreparedStatements: bool(env, 'PALAI_DATABASE_PREPARED_STATEMENTS', true),
     bootstrapApiKey: text(env, 'PALAI_BOOTSTRAP_API_KEY'),
     maxBodyBytes: int(env, 'PALAI_MAX_BODY_BYTES', 10 * 1024 * 1024, 1),
     logLevel: text(env, 'PALAI_LOG_LEVEL') ?? 'info',
     leaseSeconds: int(env, 'PALAI_LEASE_SECONDS', 30, 1),
     pollIntervalMs: int(env, 'PALAI_POLL_INTERVAL_MS', 1000, 10),
-    workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 8, 1),
+    workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 32, 1),
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
     egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     mcpStdioServers: mcpStdioServers(env),

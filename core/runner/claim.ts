@@ -46,13 +46,27 @@ const claimSet = (workerId: string, leaseSeconds: string) =>
 /** Claims up to `limit` runnable responses. */
 async function claimRows(db: Queryable, workerId: string, leaseSeconds: number, limit: number): Promise<ClaimedRow[]> {
   const { rows } = await db.query<ClaimedRow>(
-    `WITH candidate AS (
-       SELECT id, status, lease_expires_at FROM responses
-       WHERE status = ANY($3::text[]) AND (status = 'queued'
-          OR (status = 'in_progress' AND (lease_expires_at IS NULL OR lease_expires_at < now()))
-          OR (status LIKE 'waiting_for_%' AND wake_at <= now()))
+    // Two ordered index scans, not one OR'd bitmap scan: a plain index scan
+    // marks the entries of finished responses dead as it passes them, so the
+    // claim stays cheap however many completions await VACUUM (the bitmap scan
+    // read every one of them again, each time). Each branch locks at most
+    // $4 rows; the few it does not keep are unlocked at commit. (queued and
+    // in_progress are always claimable; $3 names the waiting ones that are.)
+    `WITH runnable AS (
+       SELECT id, status, lease_expires_at, created_at FROM responses
+       WHERE status IN ('queued', 'in_progress')
+         AND (status = 'queued' OR lease_expires_at IS NULL OR lease_expires_at < now())
        ORDER BY created_at LIMIT $4
-       FOR UPDATE SKIP LOCKED)
+       FOR UPDATE SKIP LOCKED),
+     woken AS (
+       SELECT id, status, lease_expires_at, created_at FROM responses
+       WHERE wake_at <= now() AND status LIKE 'waiting_for_%' AND status = ANY($3::text[])
+       ORDER BY wake_at LIMIT $4
+       FOR UPDATE SKIP LOCKED),
+     candidate AS (
+       SELECT id, status, lease_expires_at, created_at FROM runnable
+       UNION ALL SELECT id, status, lease_expires_at, created_at FROM woken
+       ORDER BY created_at LIMIT $4)
      UPDATE responses r SET ${claimSet('$1', '$2')}
      FROM candidate c, agents a, agent_revisions rev WHERE r.id = c.id AND ${RESPONSE_JOIN}
      RETURNING ${RESPONSE_COLUMNS}, ${OPEN_CALLS}, rev.spec AS agent_spec, c.status AS previous_status,

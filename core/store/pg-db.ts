@@ -2,6 +2,7 @@
 // dedicated connection for LISTEN that reconnects after a database restart.
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './db.js';
+import { StatementNames } from './statement-names.js';
 
 type Listener = (payload: string) => void;
 
@@ -17,8 +18,10 @@ export class PgDb implements Db {
   private listenClient: pg.Client | null = null;
   private connectingListener: Promise<pg.Client> | null = null;
   private closed = false;
+  private readonly names: StatementNames | null;
 
-  constructor(private readonly url: string, poolSize = 10) {
+  constructor(private readonly url: string, poolSize = 10, options: { preparedStatements?: boolean } = {}) {
+    this.names = options.preparedStatements === false ? null : new StatementNames();
     // A bound on connecting, so an unreachable host fails in seconds, not after the OS TCP timeout.
     this.pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     // An idle client dying (e.g. a database restart) must not crash the process.
@@ -26,8 +29,14 @@ export class PgDb implements Db {
   }
 
   async query<Row>(sql: string, params: unknown[] = []): Promise<QueryResult<Row>> {
-    const result = await this.pool.query(sql, params);
+    const result = await this.pool.query(this.statement(sql, params));
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+  }
+
+  /** The query as node-postgres takes it, named when it has parameters (a text without any is sent as a simple query). */
+  private statement(text: string, values: unknown[]): pg.QueryConfig {
+    const name = values.length > 0 ? this.names?.nameFor(text) : undefined;
+    return name ? { name, text, values } : { text, values };
   }
 
   async exec(sql: string): Promise<void> {
@@ -53,7 +62,7 @@ export class PgDb implements Db {
     client.on('error', onError);
     const tx: Queryable = {
       query: async <Row>(sql: string, params: unknown[] = []) => {
-        const result = await client.query(sql, params);
+        const result = await client.query(this.statement(sql, params));
         return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
       },
       exec: async (sql: string) => {
