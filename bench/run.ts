@@ -1,5 +1,6 @@
 // `npm run bench`: prints figures; nothing here asserts on timing.
 import { benchA2aPath } from './a2a-path.js';
+import { benchBackground } from './background.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
 import { writeResults } from './figures.js';
 import { benchFootprint } from './footprint.js';
@@ -9,10 +10,13 @@ import { benchMcpToolsCall } from './mcp-tools-call.js';
 import { benchQueueKafka } from './queue-kafka.js';
 import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
+import { benchSseFanout } from './sse-fanout.js';
 import { benchWebhooks } from './webhooks.js';
 
 await benchKernelPath();
 await benchFootprint();
+await benchBackground();
+await benchSseFanout();
 await benchRestPath();
 await benchBrokerOverhead();
 await benchWebhooks();
