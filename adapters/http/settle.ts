@@ -10,7 +10,8 @@ import { PalaiError } from '../../core/errors/palai-error.js';
 export async function settled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number): Promise<ResponseState> {
   // The caller hanging up does not stop the run; it only stops our waiting.
   const gone = new AbortController();
-  res.on('close', () => gone.abort());
+  const onClose = () => gone.abort();
+  res.on('close', onClose);
   const signal = AbortSignal.any([gone.signal, api.lifecycle.closing]);
   let state: ResponseState;
   try {
@@ -20,6 +21,9 @@ export async function settled(api: KernelApi, res: Response, projectId: string, 
     throw new PalaiError('store-unavailable', `Response ${responseId} was accepted and goes on, but the database cannot be reached right now; fetch it with GET /v1/responses/${responseId} shortly.`, {
       extensions: { response_id: responseId },
     });
+  } finally {
+    // Every answer closes the connection's response: nothing is left to stop by then.
+    res.off('close', onClose);
   }
   if (api.lifecycle.closing.aborted && !isTerminal(state.status) && !isWaiting(state.status)) {
     throw new PalaiError('shutting-down', `This process is shutting down; response ${responseId} goes on in another one. Fetch it with GET /v1/responses/${responseId}.`, {

@@ -118,6 +118,38 @@ async function endedBy(db: Queryable, responseId: string, sequence: number): Pro
   return rows[0]?.ended === true;
 }
 
+interface SharedRead {
+  /** Wake-ups delivered when it began. */
+  at: number;
+  events: Promise<JournalEntry[]>;
+}
+
+const sharedReads = new WeakMap<Db, Map<string, SharedRead>>();
+
+/**
+ * A follower's read of the events after `after`, shared with every follower
+ * of the same response at the same position: the append that wakes twenty
+ * subscribers of one response costs one read, not twenty. A follower joins a
+ * read in flight only if no wake-up has been delivered since it began — the
+ * follower armed its wait before joining, so whatever that read cannot see
+ * yet still wakes it.
+ */
+function sharedRead(db: Db, wakeups: Wakeups, responseId: string, after: number): Promise<JournalEntry[]> {
+  let reads = sharedReads.get(db);
+  if (!reads) sharedReads.set(db, (reads = new Map()));
+  const key = `${responseId}\0${after}`;
+  const current = reads.get(key);
+  if (current && current.at === wakeups.delivered) return current.events;
+  const read: SharedRead = { at: wakeups.delivered, events: readEvents(db, responseId, after, BATCH) };
+  const inFlight = reads;
+  inFlight.set(key, read);
+  const forget = () => {
+    if (inFlight.get(key) === read) inFlight.delete(key);
+  };
+  read.events.then(forget, forget);
+  return read.events;
+}
+
 /**
  * Replays the journal from `after`, then follows it live. It ends after the
  * terminal event, or after a waiting event that is the latest one (the response
@@ -128,7 +160,7 @@ export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string
   while (!options.signal?.aborted) {
     // Register interest before reading, so an append between read and wait still wakes us.
     const woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
-    const events = await readEvents(db, responseId, last, BATCH);
+    const events = await sharedRead(db, wakeups, responseId, last);
     if (events.length === 0) {
       // A reader resuming at or past the terminal event (or of a deleted response) would otherwise wait forever.
       if (await endedBy(db, responseId, last)) {

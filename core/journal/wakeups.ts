@@ -24,8 +24,16 @@ export class Wakeups {
     }
   }
 
+  private wakes = 0;
+
+  /** How many wake-ups this process has delivered: a read begun at the same count has missed none. */
+  get delivered(): number {
+    return this.wakes;
+  }
+
   /** Wakes waiters in this process without a database round trip. */
   wake(key: string): void {
+    this.wakes++;
     const set = this.waiters.get(key);
     if (!set) return;
     this.waiters.delete(key);
