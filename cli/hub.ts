@@ -1,13 +1,12 @@
 // The composition root: opens the store, applies migrations, wires the kernel
 // with its adapters and starts the roles this process plays.
 import type { Express } from 'express';
-import { a2aRouter } from '../adapters/a2a/router.js';
 import { remoteAgentTools } from '../adapters/a2a/remote-agent-tool.js';
-import { a2aPushConsumer } from '../adapters/a2a/push-consumer.js';
+import { lazyPushConsumer } from '../adapters/a2a/lazy-push-consumer.js';
 import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
-import { mcpRouter } from '../adapters/mcp/router.js';
+import { lazyRouter } from '../adapters/http/lazy-router.js';
 import { protectedResourceRouter } from '../adapters/mcp/protected-resource.js';
-import { McpClientPool } from '../adapters/mcp/client/client-pool.js';
+import { lazyMcpClientPool } from '../adapters/mcp/client/lazy-pool.js';
 import { mcpServerTools } from '../adapters/mcp/client/mcp-server-tools.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
@@ -117,12 +116,14 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     // Remote A2A agents as tools: the provider reads them through the kernel API, so it joins once that exists.
     if (!options.tools) kernel.tools.register(remoteAgentTools(api));
     // MCP servers' tools: one MCP client per process (sessions, the operator's stdio servers), which the kernel lists tools through too.
-    const mcpClients = new McpClientPool(egress, logger.child({ component: 'mcp-client' }));
+    // It loads with the MCP SDK at its first use, as the /mcp and /a2a surfaces do at their first request and the A2A push consumer at its first delivery.
+    const mcpClientLogger = logger.child({ component: 'mcp-client' });
+    const mcpClients = lazyMcpClientPool(async () => new (await import('../adapters/mcp/client/client-pool.js')).McpClientPool(egress, mcpClientLogger));
     api.mcpServers.useClient(mcpClients);
     if (!options.tools) kernel.tools.register(mcpServerTools(api, mcpClients));
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: a2aRouter(api) }, { path: '/mcp', handler: mcpRouter(api) }, { path: '/slack', handler: slackRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
+    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: lazyRouter(async () => (await import('../adapters/a2a/router.js')).a2aRouter(api)) }, { path: '/mcp', handler: lazyRouter(async () => (await import('../adapters/mcp/router.js')).mcpRouter(api)) }, { path: '/slack', handler: slackRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
     const adminApp = createAdminApp(api);
     const runsWork = role === 'worker' || role === 'all';
     const worker = runsWork ? new Worker(kernel) : null;
@@ -138,7 +139,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
         })
       : null;
     outbox?.register(createWebhookConsumer(api));
-    outbox?.register(a2aPushConsumer(api, egress));
+    outbox?.register(lazyPushConsumer(async () => (await import('../adapters/a2a/push-consumer.js')).a2aPushConsumer(api, egress)));
     const replies = runsWork ? queueReplyConsumer(api, {
           sqs: lazyResultSender(api, async () => (await import('../adapters/queue/sqs/result-sender.js')).sqsResultSender),
           kafka: lazyResultSender(api, async () => (await import('../adapters/queue/kafka/result-sender.js')).kafkaResultSender),

@@ -10,8 +10,9 @@ import { randomUUID } from 'node:crypto';
 import type { KernelApi, ResponseState } from '../../core/api/index.js';
 import { TERMINAL_STATUSES, WAITING_STATUSES } from '../../core/api/index.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
+import { PUSH_CONSUMER } from './push-consumer-name.js';
 
-export const PUSH_CONSUMER = 'a2a_push';
+export { PUSH_CONSUMER };
 const SECRET_PURPOSE = 'a2a-push-credential';
 /** Every status a task goes through is announced. */
 const ANNOUNCED = ['queued', 'in_progress', ...WAITING_STATUSES, ...TERMINAL_STATUSES];

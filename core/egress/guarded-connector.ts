@@ -9,7 +9,7 @@ import type { LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import { egressDenied, type ResolvedAddress, type Resolver, type SocketEgress } from './egress-port.js';
 import { refusalOf } from './refused-ranges.js';
 
@@ -100,19 +100,27 @@ export function socketEgress(allowHosts: readonly string[], resolve: Resolver = 
   };
 }
 
-/** undici's connector with the egress check in front of (IP literals) and inside (names) every connection. */
-export function guardedConnector(allowHosts: readonly string[], resolve: Resolver = systemResolver): buildConnector.connector {
+/**
+ * undici's connector with the egress check in front of (IP literals) and inside
+ * (names) every connection. In two steps, since undici loads at the first call
+ * (guarded-fetch.ts): the allow list is read (and a wrong entry throws) now; the
+ * connector is built from undici's `buildConnector` when it is there.
+ */
+export function guardedConnector(allowHosts: readonly string[], resolve: Resolver = systemResolver): (build: typeof buildConnector) => buildConnector.connector {
   const guard = socketEgress(allowHosts, resolve);
-  const checked = buildConnector({ lookup: guardedLookup(resolve, allowedRanges(allowHosts.filter((entry) => entry.includes('/')))) });
-  const unchecked = buildConnector({});
-  return (options, callback) => {
-    // undici passes the URL's host name, IPv6 without brackets.
-    let decided;
-    try {
-      decided = guard.connectOptions(options.hostname);
-    } catch (error) {
-      return callback(error as Error, null);
-    }
-    return decided.lookup ? checked(options, callback) : unchecked(options, callback);
+  const lookup = guardedLookup(resolve, allowedRanges(allowHosts.filter((entry) => entry.includes('/'))));
+  return (build) => {
+    const checked = build({ lookup });
+    const unchecked = build({});
+    return (options, callback) => {
+      // undici passes the URL's host name, IPv6 without brackets.
+      let decided;
+      try {
+        decided = guard.connectOptions(options.hostname);
+      } catch (error) {
+        return callback(error as Error, null);
+      }
+      return decided.lookup ? checked(options, callback) : unchecked(options, callback);
+    };
   };
 }

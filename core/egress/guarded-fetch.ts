@@ -1,8 +1,9 @@
 // The guarded fetch: undici's own fetch over one Agent whose connector is the
 // egress check, so connections are pooled per origin and each new one is
 // checked. Node's global fetch is not used: it runs its own bundled undici, and
-// a dispatcher from this package is not guaranteed to work with it.
-import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+// a dispatcher from this package is not guaranteed to work with it. undici is
+// loaded at the first call, not at start: a hub that never calls out never pays it.
+import type { Agent, RequestInit as UndiciRequestInit } from 'undici';
 import { PalaiError } from '../errors/palai-error.js';
 import { egressRefusalIn, type EgressFetch, type EgressOptions } from './egress-port.js';
 import { guardedConnector, systemResolver } from './guarded-connector.js';
@@ -31,10 +32,27 @@ function httpUrl(url: string): URL {
 
 /** One guarded fetch with its own connection pool; a hub builds one and closes it when it stops. */
 export function createEgressFetch(options: EgressOptions): EgressFetch {
-  const agent = new Agent({ connect: guardedConnector(options.allowHosts, options.resolve ?? systemResolver) });
+  // The allow list is checked now (a wrong entry stops the start); undici and the pool come with the first call.
+  const connector = guardedConnector(options.allowHosts, options.resolve ?? systemResolver);
+  let client: Promise<{ agent: Agent; fetch: typeof import('undici').fetch }> | null = null;
+  let closed = false;
+  const load = () =>
+    (client ??= import('undici').then(
+      (undici) => {
+        const agent = new undici.Agent({ connect: connector(undici.buildConnector) });
+        // Closed before its first call: it fails as a closed pool does.
+        if (closed) agent.close().catch(() => undefined);
+        return { agent, fetch: undici.fetch };
+      },
+      (error: unknown) => {
+        client = null;
+        throw error;
+      },
+    ));
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const call = unpack(input, init);
     const url = httpUrl(call.url);
+    const { agent, fetch: undiciFetch } = await load();
     try {
       // A redirect is a second destination, chosen by the server answering: it is returned, not followed.
       const response = await undiciFetch(url, { ...call.init, redirect: 'manual', dispatcher: agent } as UndiciRequestInit);
@@ -43,5 +61,9 @@ export function createEgressFetch(options: EgressOptions): EgressFetch {
       throw egressRefusalIn(error) ?? error;
     }
   };
-  return Object.assign(guarded, { close: () => agent.close() });
+  const close = async (): Promise<void> => {
+    closed = true;
+    if (client) await (await client).agent.close();
+  };
+  return Object.assign(guarded, { close });
 }

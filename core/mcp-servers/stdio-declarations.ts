@@ -6,10 +6,16 @@
 //                                     "env": { "KEY": "…" }, "cwd": "/srv", "projects": ["proj_…"] } } }
 //
 // JSON or YAML. A wrong file stops the start with a message naming the entry and
-// the field; values of `env` are never part of a message.
+// the field; values of `env` are never part of a message. The YAML parser is
+// loaded only to read a file: a hub without one never loads it (the config is
+// read synchronously, and yaml ships CommonJS, so it is required).
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { StdioServerDeclaration } from './mcp-servers-port.js';
+
+let yaml: typeof Yaml | null = null;
+const parse = (text: string): unknown => (yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml).parse(text);
 
 /** A name an MCP server may have (operator's or API caller's): it becomes part of tool names. */
 export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;

@@ -1,0 +1,43 @@
+// The MCP client pool, loaded with the MCP SDK at its first use (the kernel
+// listing a server's tools, a run calling one), not when the process starts: a
+// hub whose agents use no MCP server never loads the SDK's client. Listeners of
+// tool changes given before then are handed to the pool when it is made (no
+// server can have said anything before a session to it was opened).
+import type { McpServerClient, McpServerTarget, McpToolDescription } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { CallOptions, McpClientPool } from './client-pool.js';
+
+type ToolsListener = (target: McpServerTarget, tools: McpToolDescription[]) => void;
+
+export interface LazyMcpClientPool extends McpServerClient, Pick<McpClientPool, 'callTool' | 'close'> {}
+
+export function lazyMcpClientPool(load: () => Promise<McpClientPool>): LazyMcpClientPool {
+  let pool: Promise<McpClientPool> | null = null;
+  let made: McpClientPool | null = null;
+  const listeners: ToolsListener[] = [];
+  const loaded = (): Promise<McpClientPool> =>
+    (pool ??= load().then(
+      (loadedPool) => {
+        for (const listener of listeners) loadedPool.onToolsChanged(listener);
+        return (made = loadedPool);
+      },
+      (error: unknown) => {
+        pool = null;
+        throw error;
+      },
+    ));
+  return {
+    onToolsChanged(listener) {
+      if (made) made.onToolsChanged(listener);
+      else listeners.push(listener);
+    },
+    async listTools(target, signal) {
+      return (await loaded()).listTools(target, signal);
+    },
+    async callTool(target, name, args, options: CallOptions) {
+      return (await loaded()).callTool(target, name, args, options);
+    },
+    async close() {
+      if (pool) await (await pool.catch(() => null))?.close();
+    },
+  };
+}
