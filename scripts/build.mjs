@@ -13,10 +13,12 @@
 // compiling anything: `npm start` pays a few milliseconds for the check.
 //
 //   node scripts/build.mjs [--quiet]     (--quiet: say nothing when nothing changed)
+//
+// scripts/run.mjs imports it, so `npm start` checks and starts in one process.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
@@ -75,7 +77,7 @@ function sourcesDigest(sources) {
 }
 
 /** Brings dist/ up to date with the sources; says how many files it wrote and removed. */
-async function buildDist() {
+export async function buildDist() {
   const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(ROOT, dir))).sort();
   const digest = sourcesDigest(sources);
   const current = existsSync(join(DIST, 'cli', 'main.js')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === digest;
@@ -114,9 +116,14 @@ async function compile(sources, digest, build) {
   return { files: outputs.size, written, removed };
 }
 
-const started = performance.now();
-const { files, written, removed } = await buildDist();
-if (!process.argv.includes('--quiet') || written + removed > 0) {
-  const ms = Math.round(performance.now() - started);
-  console.error(files === null ? `dist/ is up to date (${ms} ms)` : `dist/: ${files} files, ${written} written, ${removed} removed (${ms} ms)`);
+/** Builds, and says what it did on stderr (when `quiet`, only if it wrote or removed anything). */
+export async function buildAndReport(quiet) {
+  const started = performance.now();
+  const { files, written, removed } = await buildDist();
+  if (!quiet || written + removed > 0) {
+    const ms = Math.round(performance.now() - started);
+    console.error(files === null ? `dist/ is up to date (${ms} ms)` : `dist/: ${files} files, ${written} written, ${removed} removed (${ms} ms)`);
+  }
 }
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await buildAndReport(process.argv.includes('--quiet'));
