@@ -20,8 +20,11 @@ export async function admitResponse(db: Db, projectId: string, request: CreateRe
   return db.transaction((tx) => admitWithin(tx, projectId, request, idem));
 }
 
-/** Takes a response just inserted queued, in the admitting transaction (a worker's claim): answers with the row it left. */
-export type ClaimOnAdmission = (tx: Queryable, row: ResponseRow) => Promise<ResponseRow>;
+/** The worker that takes a new response in the admitting transaction, and for how long its first lease holds. */
+export interface ClaimOnAdmission {
+  workerId: string;
+  leaseSeconds: number;
+}
 
 /** What an admission made: a new response (with its agent's spec), or the waiting response it answered. */
 export type Admitted = { kind: 'new'; row: ResponseRow; spec: AgentSpecFields } | { kind: 'answered'; row: ResponseRow };
@@ -36,7 +39,8 @@ export async function admitWithin(tx: Queryable, projectId: string, request: Cre
 
 /**
  * Admission and claim in one transaction (the sync fast path): a new response
- * is inserted queued and taken by `claim` at once; both its status events
+ * is inserted already taken by `claim` (in progress, under its first lease, as
+ * a claim would leave it: one row version, not two); both its status events
  * (queued, in_progress) are journaled by one statement, and no worker is woken.
  * An answer to a waiting response resumes that one as ever (the workers take it up).
  */
@@ -66,11 +70,14 @@ async function admit(tx: Queryable, projectId: string, request: CreateResponseRe
   }
   const input = normalizeInput(request.input);
   const timeout = agent.spec.limits?.timeout_seconds ?? null;
+  // Claimed here, it is inserted as the claim would leave it (runner/claim.ts's claimSet): lease token 1.
   const { rows } = await tx.query<ResponseRow>(
     `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
-       input, instructions, metadata, options, background, deadline_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11,
-       CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END)
+       input, instructions, metadata, options, background, deadline_at, lease_owner, lease_token, lease_expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $15::text IS NULL THEN 'queued' ELSE 'in_progress' END, $7, $8, $9, $10, $11,
+       CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
+       $15::text, CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END,
+       CASE WHEN $15::text IS NULL THEN NULL ELSE now() + make_interval(secs => $16::integer) END)
      RETURNING ${INSERTED_RESPONSE_COLUMNS('$13', '$14')}`,
     [
       id,
@@ -87,19 +94,22 @@ async function admit(tx: Queryable, projectId: string, request: CreateResponseRe
       timeout,
       agent.name,
       agent.current_revision,
+      claim?.workerId ?? null,
+      claim?.leaseSeconds ?? null,
     ],
   );
-  const queued = rows[0];
+  const inserted = rows[0];
   if (session) await appendSessionItems(tx, projectId, session.id, id, input);
   const writer = { projectId, responseId: id, leaseToken: null };
   // Nobody has the id yet, so nobody follows the journal; only the workers need waking, unless it is claimed here.
   if (!claim) {
-    await journalStatuses(tx, writer, [queued], { wake: false, notify: [[WORK_CHANNEL, id]] });
-    return { kind: 'new', row: queued, spec: agent.spec };
+    await journalStatuses(tx, writer, [inserted], { wake: false, notify: [[WORK_CHANNEL, id]] });
+    return { kind: 'new', row: inserted, spec: agent.spec };
   }
-  const claimed = await claim(tx, queued);
-  await journalStatuses(tx, writer, [queued, claimed], { wake: false });
-  return { kind: 'new', row: claimed, spec: agent.spec };
+  // The state it passed through: queued, before the claim (same transaction, so the same timestamps).
+  const queued: ResponseRow = { ...inserted, status: 'queued', lease_token: 0 };
+  await journalStatuses(tx, writer, [queued, inserted], { wake: false });
+  return { kind: 'new', row: inserted, spec: agent.spec };
 }
 
 /** What the request asks of this run beyond the agent's spec; absent values leave the agent's. */

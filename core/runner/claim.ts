@@ -39,7 +39,7 @@ export const OPEN_CALLS = `(SELECT count(*)::integer FROM tool_calls oc WHERE oc
 
 type ClaimedRow = RunRow & { agent_spec: AgentSpecFields; previous_status: ResponseStatus; takeover: boolean };
 
-/** What a claim writes: in progress, under a new lease of the worker. */
+/** What a claim writes: in progress, under a new lease of the worker (admission on the fast path inserts the same). */
 const claimSet = (workerId: string, leaseSeconds: string) =>
   `status = 'in_progress', lease_owner = ${workerId}, lease_token = r.lease_token + 1, lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), wake_at = NULL`;
 
@@ -101,20 +101,6 @@ async function announceClaims(tx: Queryable, rows: ClaimedRow[]): Promise<Claime
 /** Claims up to `limit` runnable responses in the caller's transaction, oldest first, journaling each one's return to in_progress. */
 export async function claimWork(tx: Queryable, workerId: string, leaseSeconds: number, limit: number): Promise<ClaimedRun[]> {
   return announceClaims(tx, await claimRows(tx, workerId, leaseSeconds, limit));
-}
-
-/**
- * Claims a response its own transaction just admitted (queued, and visible to
- * no other worker yet). The claim changes only what it returns, so the row is
- * the admitted one with those.
- */
-export async function claimAdmitted(tx: Queryable, row: ResponseRow, workerId: string, leaseSeconds: number): Promise<ResponseRow> {
-  const { rows } = await tx.query<Pick<ResponseRow, 'status' | 'lease_token' | 'status_changed_at'>>(
-    `UPDATE responses r SET ${claimSet('$2', '$3')} WHERE r.id = $1 AND r.status = 'queued' RETURNING r.status, r.lease_token, r.status_changed_at`,
-    [row.id, workerId, leaseSeconds],
-  );
-  if (!rows[0]) throw new Error(`response ${row.id} was not queued in the transaction that admitted it`);
-  return { ...row, ...rows[0] };
 }
 
 /** Extends the lease. `held` is false when the token is stale (someone else owns the response now). */

@@ -22,9 +22,8 @@ import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Kernel, LocalRuns } from '../kernel.js';
 import { admitClaimed, type Admitted } from '../responses/admission.js';
 import type { ResponseRow } from '../responses/responses.js';
-import type { Queryable } from '../store/db.js';
 import { isTransientStoreError } from '../store/transient.js';
-import { claimAdmitted, claimWork, releaseLease, renewLease, type Claim, type ClaimedRun } from './claim.js';
+import { claimWork, releaseLease, renewLease, type Claim, type ClaimedRun } from './claim.js';
 import { RunInterrupted } from './interrupt.js';
 import { failRun, runResponse } from './run-response.js';
 
@@ -79,7 +78,7 @@ export class Worker implements LocalRuns {
 
   async admitHere(projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow | null> {
     if (this.freeSlots <= 0 || this.saturated || this.stopping.signal.aborted) return null;
-    const claimHere = (tx: Queryable, row: ResponseRow) => claimAdmitted(tx, row, this.id, this.kernel.config.leaseSeconds);
+    const claimHere = { workerId: this.id, leaseSeconds: this.kernel.config.leaseSeconds };
     this.reserved++;
     let admitted: Admitted;
     try {
