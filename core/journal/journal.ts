@@ -121,33 +121,32 @@ async function endedBy(db: Queryable, responseId: string, sequence: number): Pro
 interface SharedRead {
   /** Wake-ups delivered when it began. */
   at: number;
-  events: Promise<JournalEntry[]>;
+  result: Promise<unknown>;
 }
 
 const sharedReads = new WeakMap<Db, Map<string, SharedRead>>();
 
 /**
- * A follower's read of the events after `after`, shared with every follower
- * of the same response at the same position: the append that wakes twenty
- * subscribers of one response costs one read, not twenty. A follower joins a
- * read in flight only if no wake-up has been delivered since it began — the
- * follower armed its wait before joining, so whatever that read cannot see
- * yet still wakes it.
+ * A follower's read, shared with every follower of the same response at the
+ * same position: the append that wakes twenty subscribers of one response
+ * costs one read, not twenty (and twenty subscribers arriving at a quiet
+ * response, one check for its end). A follower joins a read in flight only if
+ * no wake-up has been delivered since it began — the follower armed its wait
+ * before joining, so whatever that read cannot see yet still wakes it.
  */
-function sharedRead(db: Db, wakeups: Wakeups, responseId: string, after: number): Promise<JournalEntry[]> {
+function shared<T>(db: Db, wakeups: Wakeups, key: string, read: () => Promise<T>): Promise<T> {
   let reads = sharedReads.get(db);
   if (!reads) sharedReads.set(db, (reads = new Map()));
-  const key = `${responseId}\0${after}`;
   const current = reads.get(key);
-  if (current && current.at === wakeups.delivered) return current.events;
-  const read: SharedRead = { at: wakeups.delivered, events: readEvents(db, responseId, after, BATCH) };
+  if (current && current.at === wakeups.delivered) return current.result as Promise<T>;
+  const entry: SharedRead = { at: wakeups.delivered, result: read() };
   const inFlight = reads;
-  inFlight.set(key, read);
+  inFlight.set(key, entry);
   const forget = () => {
-    if (inFlight.get(key) === read) inFlight.delete(key);
+    if (inFlight.get(key) === entry) inFlight.delete(key);
   };
-  read.events.then(forget, forget);
-  return read.events;
+  entry.result.then(forget, forget);
+  return entry.result as Promise<T>;
 }
 
 /**
@@ -157,26 +156,31 @@ function sharedRead(db: Db, wakeups: Wakeups, responseId: string, after: number)
  */
 export async function* followEvents(db: Db, wakeups: Wakeups, responseId: string, options: FollowOptions): AsyncGenerator<JournalEntry> {
   let last = options.after;
-  while (!options.signal?.aborted) {
-    // Register interest before reading, so an append between read and wait still wakes us.
-    const woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
-    const events = await sharedRead(db, wakeups, responseId, last);
-    if (events.length === 0) {
-      // A reader resuming at or past the terminal event (or of a deleted response) would otherwise wait forever.
-      if (await endedBy(db, responseId, last)) {
-        woken.cancel();
-        return;
+  let woken: ReturnType<Wakeups['arm']> | null = null;
+  try {
+    while (!options.signal?.aborted) {
+      // Register interest before reading, so an append between read and wait still wakes us.
+      woken = wakeups.arm(eventsKey(responseId), options.pollMs ?? 1000, options.signal);
+      const after = last;
+      const events = await shared(db, wakeups, `events\0${responseId}\0${after}`, () => readEvents(db, responseId, after, BATCH));
+      if (events.length === 0) {
+        // A reader resuming at or past the terminal event (or of a deleted response) would otherwise wait forever.
+        if (await shared(db, wakeups, `ended\0${responseId}\0${after}`, () => endedBy(db, responseId, after))) return;
+        await woken.promise;
+        continue;
       }
-      await woken.promise;
-      continue;
+      for (const [index, entry] of events.entries()) {
+        last = entry.sequence;
+        yield entry;
+        if (isTerminalEvent(entry.event)) return;
+        const latest = index === events.length - 1 && events.length < BATCH;
+        if (latest && isWaitingEvent(entry.event)) return;
+      }
+      // Caught up: anything appended after this read wakes the wait armed before it,
+      // so there is nothing to read until then (no empty read, no end check per event).
+      if (events.length < BATCH) await woken.promise;
     }
-    woken.cancel();
-    for (const [index, entry] of events.entries()) {
-      last = entry.sequence;
-      yield entry;
-      if (isTerminalEvent(entry.event)) return;
-      const latest = index === events.length - 1 && events.length < BATCH;
-      if (latest && isWaitingEvent(entry.event)) return;
-    }
+  } finally {
+    woken?.cancel();
   }
 }
