@@ -32,7 +32,7 @@ import { PgDb } from '../core/store/pg-db.js';
 const SERVER_URL = process.env.PALAI_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SEQUENTIAL = Number(process.env.PALAI_BENCH_REQUESTS ?? 200);
 const CLIENTS = 16;
-const CONCURRENT = Number(process.env.PALAI_BENCH_CONCURRENT_REQUESTS ?? 800);
+const CONCURRENT = Number(process.env.PALAI_BENCH_CONCURRENT_REQUESTS ?? 3000);
 const WARMUP = 50;
 const CEILING_SECONDS = Number(process.env.PALAI_BENCH_CEILING_SECONDS ?? 5);
 const INPUT = 'one two three';
