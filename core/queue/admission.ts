@@ -6,7 +6,6 @@
 // (the store is down) throws, and the surface leaves the message to come back.
 import type { ErrorObject } from 'ajv';
 import type { QueueJob } from '../../generated/protocol-schemas.js';
-import { QueueJob as validQueueJob } from '../../generated/protocol-validators.js';
 import { requireAgent } from '../agents/agents.js';
 import { PalaiError } from '../errors/palai-error.js';
 import type { Inbox, InboxIdentity } from '../idempotency/inbox-port.js';
@@ -35,8 +34,16 @@ function schemaReason(errors: ErrorObject[] | null | undefined): string {
   return `the job's ${where} ${first.message ?? 'is invalid'}`;
 }
 
+/** The generated protocol validators, loaded with the first message (a process without queue consumers never needs them). */
+let jobValidator: Promise<typeof import('../../generated/protocol-validators.js')['QueueJob']> | null = null;
+const loadJobValidator = () => (jobValidator ??= import('../../generated/protocol-validators.js').then((m) => m.QueueJob).catch((error: unknown) => {
+  jobValidator = null;
+  throw error;
+}));
+
 /** The job in a message body, or why there is none. */
-export function parseJob(body: string): { job: QueueJob } | { reason: string } {
+export async function parseJob(body: string): Promise<{ job: QueueJob } | { reason: string }> {
+  const validQueueJob = await loadJobValidator();
   if (body.length > MAX_BODY_CHARS) return { reason: `the message body is larger than ${MAX_BODY_CHARS} characters` };
   let value: unknown;
   try {
@@ -49,7 +56,7 @@ export function parseJob(body: string): { job: QueueJob } | { reason: string } {
 }
 
 export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConfig, message: QueueMessage): Promise<AdmissionOutcome> {
-  const parsed = parseJob(message.body);
+  const parsed = await parseJob(message.body);
   if ('reason' in parsed) return { kind: 'invalid', reason: parsed.reason };
   const { job } = parsed;
   const agentRef = job.agent ?? consumer.agent;
