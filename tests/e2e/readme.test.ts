@@ -46,9 +46,11 @@ test('the README commands work as written: Run it starts Palai, and every Try it
   const key = runIt.match(/^npm install && PALAI_BOOTSTRAP_API_KEY=(\S+) npm start$/)?.[1];
   assert.ok(key, `the Run it command is not "npm install && PALAI_BOOTSTRAP_API_KEY=<key> npm start": ${runIt}`);
 
-  // `npm start`, without npm in between: the script is the palai binary.
-  const start = packageJson.scripts.start.match(/^node bin\/palai\.mjs (.+)$/)?.[1];
-  assert.ok(start, `npm start is not node bin/palai.mjs …: ${packageJson.scripts.start}`);
+  // `npm start`, without npm in between: the script is the palai binary, or
+  // scripts/run.mjs, which checks the build and then imports that binary.
+  const start = packageJson.scripts.start.match(/^node (?:bin\/palai\.mjs|scripts\/run\.mjs) (.+)$/)?.[1];
+  assert.ok(start, `npm start is not node bin/palai.mjs … or node scripts/run.mjs …: ${packageJson.scripts.start}`);
+  if (packageJson.scripts.start.startsWith('node scripts/run.mjs')) assert.match(readFileSync(join(ROOT, 'scripts/run.mjs'), 'utf8'), /import\('\.\.\/bin\/palai\.mjs'\)/);
   const port = await freePort();
   const serve = startPalai(start.split(' '), userEnv({ PALAI_BOOTSTRAP_API_KEY: key, PALAI_HOME: join(tempDir('palai-readme-'), 'home'), PORT: String(port) }));
   const [, url] = await serve.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
