@@ -19,7 +19,7 @@ import { DeleteMessageBatchCommand, DeleteQueueCommand, GetQueueAttributesComman
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TERMINAL_STATUSES } from '../../core/responses/status.js';
 import { send, userMessage } from '../a2a/a2a-client.js';
-import { brokerUnavailable, createSqsQueue, sqsClient, sqsEndpoint } from '../support/brokers.js';
+import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint } from '../support/brokers.js';
 import { cleanUpProcesses } from '../support/cli.js';
 import { random, testSeed } from '../support/seeded-random.js';
 import { ADMIN_URL, postgresUnavailable } from '../support/stores.js';
@@ -116,8 +116,7 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
       kind: 'sqs',
       agent: 'jobs',
       max_in_flight: 16,
-      sqs: { queue_url: source.url, endpoint, region: 'elasticmq', wait_seconds: 1, visibility_seconds: 5 },
-      credentials: { access_key_id: 'elasticmq-test', secret_access_key: 'elasticmq-test-secret' },
+      ...elasticmqSource(source.url, endpoint, { visibility_seconds: 5 }),
       reply: { queue_url: reply.url },
     });
     assert.equal(consumer.status, 201, JSON.stringify(consumer.body));

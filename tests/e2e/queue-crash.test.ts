@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { cleanUpProcesses } from '../support/cli.js';
-import { brokerUnavailable, createSqsQueue, sqsClient, sqsEndpoint } from '../support/brokers.js';
+import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint } from '../support/brokers.js';
 import { postgresUnavailable } from '../support/stores.js';
 import { api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil } from './cluster.js';
 
@@ -41,8 +41,7 @@ describe('SQS jobs across a SIGKILL', { skip: skip ?? false }, () => {
       kind: 'sqs',
       agent: 'cruncher',
       max_in_flight: 30,
-      sqs: { queue_url: source.url, endpoint, region: 'elasticmq', wait_seconds: 1, visibility_seconds: 5 },
-      credentials: { access_key_id: 'elasticmq-test', secret_access_key: 'elasticmq-test-secret' },
+      ...elasticmqSource(source.url, endpoint, { visibility_seconds: 5 }),
       reply: { queue_url: reply.url },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));

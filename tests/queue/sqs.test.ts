@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { QueueResult as validQueueResult } from '../../generated/protocol-validators.js';
-import { brokerUnavailable, createSqsQueue, sqsClient, sqsEndpoint, startDedicatedElasticMq, type DedicatedElasticMq } from '../support/brokers.js';
+import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint, startDedicatedElasticMq, type DedicatedElasticMq } from '../support/brokers.js';
 import { describeEachStore, type TestHub } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
@@ -88,11 +88,7 @@ async function eventually<T>(probe: () => Promise<T | null | undefined | false>,
   }
 }
 
-/** An ElasticMQ source: it checks no signature, but the AWS SDK signs with some credentials, kept in the secret store like real ones. */
-const from = (queueUrl: string, at = endpoint) => ({
-  sqs: { queue_url: queueUrl, endpoint: at, region: 'elasticmq', wait_seconds: 1 },
-  credentials: { access_key_id: 'elasticmq-test', secret_access_key: 'elasticmq-test-secret' },
-});
+const from = (queueUrl: string, at = endpoint) => elasticmqSource(queueUrl, at);
 
 const responseCount = (ctx: () => TestHub, p: Project) => ctx().hub.api.responses.count(p.projectId, {});
 

@@ -56,6 +56,15 @@ export interface SqsQueue {
   arn: string;
 }
 
+/**
+ * A queue consumer's ElasticMQ source: ElasticMQ checks no signature, but the
+ * AWS SDK signs with some credentials, kept in the secret store like real ones.
+ */
+export const elasticmqSource = (queueUrl: string, endpoint: string, sqs: Record<string, unknown> = {}) => ({
+  sqs: { queue_url: queueUrl, endpoint, region: 'elasticmq', wait_seconds: 1, ...sqs },
+  credentials: { access_key_id: 'elasticmq-test', secret_access_key: 'elasticmq-test-secret' },
+});
+
 /** Creates a queue (FIFO when the name ends in `.fifo`) with the given attributes. */
 export async function createSqsQueue(endpoint: string, name: string, attributes: Record<string, string> = {}): Promise<SqsQueue> {
   const client = sqsClient(endpoint);
