@@ -5,30 +5,19 @@
 // scratch database created and dropped here (PALAI_BENCH_ADMIN_URL, default the
 // local server). Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { record } from './figures.js';
+import { ADMIN_URL, BIN, build, freePort, ROOT, rssMb, stop } from './processes.js';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/palai.mjs');
-const ADMIN_URL = process.env.PALAI_BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const KEY = 'palai_sk_bench_footprint_key_0123456789';
 const RUNS = 3;
 const IDLE_MS = 5_000;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Served {
   child: ChildProcess;
@@ -51,13 +40,6 @@ async function serve(env: Record<string, string>, viaNpm = false): Promise<Serve
     await sleep(20);
   }
 }
-
-async function stop(served: Served): Promise<void> {
-  process.kill(-served.child.pid!, 'SIGTERM');
-  await new Promise((resolve) => served.child.once('exit', resolve));
-}
-
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function largeInput(served: Served, databaseUrl: string): Promise<void> {
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
@@ -145,7 +127,7 @@ async function onEmbeddedStore(): Promise<void> {
 
 export async function benchFootprint(): Promise<void> {
   console.log('\n## Footprint (compiled CLI)');
-  spawnSync(process.execPath, [join(ROOT, 'scripts/build.mjs'), '--quiet'], { stdio: 'inherit' });
+  build();
   await onPostgres();
   await onEmbeddedStore();
 }

@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { record } from './figures.js';
+import { percentile } from './processes.js';
 import { startHub } from '../cli/hub.js';
 import { createApiKey } from '../core/auth/api-keys.js';
 import { createProject } from '../core/auth/projects.js';
@@ -39,7 +40,6 @@ const INPUT = 'one two three';
 const GOALS = { transactions: 5, p50Ms: 15, throughput: 250 };
 
 const run = promisify(execFile);
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const n = (value: number, digits = 1) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /**

@@ -1,5 +1,5 @@
 // Helpers for the benches that run the compiled CLI as separate processes
-// (background.ts, sse-fanout.ts): a scratch PostgreSQL database, `palai serve`
+// (background.ts, sse-fanout.ts, footprint.ts): a scratch PostgreSQL database, `palai serve`
 // by role until its /healthz answers, stopping it, and a process's RSS.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/palai.mjs');
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const BIN = join(ROOT, 'bin/palai.mjs');
 export const ADMIN_URL = process.env.PALAI_BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const KEY = 'palai_sk_bench_processes_key_0123456789';
 
@@ -31,7 +31,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The compiled CLI, built if stale (as footprint.ts does). */
+/** The compiled CLI, built if stale. */
 export function build(): void {
   spawnSync(process.execPath, [join(ROOT, 'scripts/build.mjs'), '--quiet'], { stdio: 'inherit' });
 }
@@ -118,7 +118,7 @@ export async function serveMany(count: number, role: 'api' | 'worker' | 'all', e
 }
 
 /** SIGTERM to the process group, then SIGKILL if it has not exited within 25 s. */
-export async function stop(served: Served): Promise<void> {
+export async function stop(served: { child: ChildProcess }): Promise<void> {
   if (served.child.exitCode !== null || served.child.signalCode !== null) return;
   const exited = new Promise((resolve) => served.child.once('exit', resolve));
   process.kill(-served.child.pid!, 'SIGTERM');
