@@ -144,7 +144,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
     },
 
     outbox: {
-      subscribe: (input) => subscribe(db, input),
+      subscribe: (input) => db.transaction((tx) => subscribe(tx, input)),
       unsubscribe: (projectId, id) => unsubscribe(db, projectId, id),
       subscriptions: (projectId, filter) => listSubscriptions(db, projectId, filter),
       enqueue: (input) => enqueueDelivery(db, input),

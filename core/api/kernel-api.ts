@@ -212,7 +212,11 @@ export interface KernelApi {
    * own; its OutboxConsumer, registered by the composition root, carries them out.
    */
   outbox: {
-    /** Announce these statuses to this target from now on, each in the transaction of its status change. */
+    /**
+     * Announce these statuses to this target from now on, each in the transaction of its status change.
+     * With a response id: every change that commits after this returns is announced, and a read of the
+     * status after it sees every change that is not.
+     */
     subscribe(input: OutboxSubscriptionInput): Promise<string>;
     /** False when the project has no such subscription. Deliveries already written are still carried out. */
     unsubscribe(projectId: string, subscriptionId: string): Promise<boolean>;

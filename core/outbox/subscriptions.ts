@@ -40,6 +40,15 @@ export async function subscribe(q: Queryable, input: OutboxSubscriptionInput): P
     throw new PalaiError('invalid-request', `A subscription names ${what}; use some of: ${[...KNOWN_STATUSES].join(', ')}.`);
   }
   const id = newId('osub');
+  // A subscription to one response waits for a status change in flight, and
+  // holds back the next until it commits: that change's own statement then
+  // sees it, and a read of the status after the commit sees the one before.
+  // Without this, a change whose announce ran just before the INSERT but that
+  // commits after a caller's read of the status is announced to nobody.
+  // Run it in a transaction, so the lock lasts until the INSERT commits.
+  if (input.responseId) {
+    await q.query('SELECT 1 FROM responses WHERE project_id = $1 AND id = $2 FOR SHARE', [input.projectId, input.responseId]);
+  }
   await q.query(
     `INSERT INTO outbox_subscriptions (id, project_id, consumer, target, statuses, response_id, agent_id)
      VALUES ($1, $2, $3, $4, $5::text[], $6, $7)`,

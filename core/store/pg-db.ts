@@ -8,9 +8,6 @@ type Listener = (payload: string) => void;
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** Pool clients that carry a lifelong 'error' listener (see transaction). */
-const guarded = new WeakSet<object>();
-
 export class PgDb implements Db {
   readonly kind = 'postgres' as const;
   private readonly pool: pg.Pool;
@@ -26,6 +23,14 @@ export class PgDb implements Db {
     this.pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     // An idle client dying (e.g. a database restart) must not crash the process.
     this.pool.on('error', () => undefined);
+    // Nor may one checked out: the pool listens only to idle clients, and a
+    // connection's error can come with no query to fail. A transaction is handed
+    // its connection a tick after the pool takes it back, and the read that
+    // ended the last query may carry a FATAL too (an administrator's terminate,
+    // a shutdown); PostgreSQL also sends its 57P01 as a query error, then closes
+    // the socket. Every client carries a listener for its whole life; a broken one
+    // is unqueryable, so its next query fails and the pool discards it.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   async query<Row>(sql: string, params: unknown[] = []): Promise<QueryResult<Row>> {
@@ -45,16 +50,8 @@ export class PgDb implements Db {
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    // A checked-out client has no pool listener: a socket reset or a server
-    // shutdown message between two statements would be an unhandled 'error' event
-    // and kill the process. The pending (or next) query fails with it instead.
-    // The error can also come after the client is released broken (PostgreSQL
-    // sends its 57P01 as a query error, then closes the socket): a listener that
-    // stays with the client for its life takes that one.
-    if (!guarded.has(client)) {
-      client.on('error', () => undefined);
-      guarded.add(client);
-    }
+    // A socket reset or a server shutdown message between two statements: the
+    // pending (or next) query fails with it, and the client is not reused.
     let broken = false;
     const onError = () => {
       broken = true;

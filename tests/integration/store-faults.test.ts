@@ -87,4 +87,38 @@ describe('PostgreSQL store under connection faults', { skip: postgresReason ?? f
     await assert.rejects(transaction, (error: unknown) => isTransientStoreError(error));
     assert.equal((await db.query<{ ok: number }>('SELECT 1 AS ok')).rows[0].ok, 1);
   });
+
+  test("a connection handed to a waiting transaction in the same read as its backend's termination", async () => {
+    // One connection: the transaction waits for the query's. The query's answer
+    // and the FATAL of the terminated backend arrive in one read, so the pool
+    // hands the connection over and the FATAL follows before the transaction
+    // has run a line: unhandled, that 'error' event would end this process.
+    const single = new PgDb(proxy.urlFor(database.url), 1);
+    try {
+      const pid = (await single.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      proxy.holdReplies();
+      const query = single.query('SELECT 1');
+      const transaction = single.transaction(async (tx) => tx.query('SELECT 2'));
+      transaction.catch(() => undefined);
+      await sleep(100);
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        assert.equal((await admin.query<{ done: boolean }>('SELECT pg_terminate_backend($1) AS done', [pid])).rows[0].done, true);
+      } finally {
+        await admin.end();
+      }
+      await sleep(100);
+      proxy.releaseReplies();
+      assert.deepEqual((await query).rows, [{ '?column?': 1 }], 'the query had its answer before the FATAL');
+      await assert.rejects(transaction, (error: unknown) => {
+        assert.ok(isTransientStoreError(error), `an outage, not a bug: ${String(error)}`);
+        return true;
+      });
+      assert.equal((await single.query<{ ok: number }>('SELECT 1 AS ok')).rows[0].ok, 1, 'the pool serves the next caller');
+    } finally {
+      proxy.releaseReplies();
+      await single.close();
+    }
+  });
 });

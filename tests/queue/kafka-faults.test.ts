@@ -114,7 +114,7 @@ describeEachStore(
       const second = await startHub({ config: testConfig(SETTINGS), db: ctx().hub.kernel.db, logger: createLogger('silent') });
       let secondAdmitted = 0;
       try {
-        await eventually('the second Palai has joined the group', async () => (await side!.members(groupId)) === 2);
+        await eventually('the second Palai holds partitions of the group', async () => (await side!.assignedMembers(groupId)) === 2);
         await side!.produce(topic, wave('second', 60));
         await eventually('the second wave is admitted', async () => (await responses()) === 100);
         await side!.waitCaughtUp(groupId, topic);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
-import type { Kafka, KafkaMessage, Message, Producer } from 'kafkajs';
+import { AssignerProtocol, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import type { Hub } from '../../cli/hub.js';
 import { createTopic, kafkaClient } from '../support/brokers.js';
 import type { TestHub } from '../support/hub.js';
@@ -148,6 +148,27 @@ export class KafkaSide {
     try {
       const { groups } = await admin.describeGroups([groupId]);
       return groups[0]?.members.length ?? 0;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * How many members of `groupId` hold partitions once it is stable: 0 while it
+   * rebalances. A member counted by members() may not have its partitions yet,
+   * and the old members keep fetching all of theirs until they rejoin.
+   */
+  async assignedMembers(groupId: string): Promise<number> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const { groups } = await admin.describeGroups([groupId]);
+      if (groups[0]?.state !== 'Stable') return 0;
+      const holding = groups[0].members.filter((m) => {
+        const assignment = AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment ?? {};
+        return Object.values(assignment).some((partitions) => partitions.length > 0);
+      });
+      return holding.length;
     } finally {
       await admin.disconnect();
     }

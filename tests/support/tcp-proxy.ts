@@ -1,11 +1,15 @@
 // A TCP proxy in front of PostgreSQL, for fault tests: Palai connects through it,
 // and a test cuts every connection with a TCP reset (as a crashed database or a
 // dropped network path would), or takes the database "down" (new connections
-// are reset at once) and brings it back.
+// are reset at once) and brings it back, or holds the database's replies and
+// hands them over at once.
 import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
 
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
+  /** Each live connection's way back: the database's side and the client's. */
+  private readonly replies = new Map<Socket, Socket>();
+  private held: Array<{ upstream: Socket; client: Socket; chunks: Buffer[]; keep: (chunk: Buffer) => void }> = [];
   private down = false;
   /** Connections opened through the proxy so far. */
   connections = 0;
@@ -47,13 +51,42 @@ export class TcpProxy {
     upstream.on('error', () => client.resetAndDestroy());
     client.on('error', () => upstream.resetAndDestroy());
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A connection whose replies are held is closed by releaseReplies(), after them.
+    upstream.on('close', () => this.held.some((h) => h.upstream === upstream) || client.destroy());
     this.track(client);
     this.track(upstream);
     upstream.connect(port, host, () => {
       client.pipe(upstream);
       upstream.pipe(client);
+      this.replies.set(upstream, client);
+      upstream.once('close', () => this.replies.delete(upstream));
     });
+  }
+
+  /**
+   * Holds what the database sends on every live connection until
+   * releaseReplies(), which hands each connection's held bytes to its client in
+   * one write: messages sent apart (a query's answer, then a FATAL) reach the
+   * client in one read, as they do from a busy server.
+   */
+  holdReplies(): void {
+    for (const [upstream, client] of this.replies) {
+      const chunks: Buffer[] = [];
+      const keep = (chunk: Buffer) => void chunks.push(chunk);
+      upstream.unpipe(client);
+      upstream.on('data', keep);
+      this.held.push({ upstream, client, chunks, keep });
+    }
+  }
+
+  /** Sends what was held, then lets the replies flow again. */
+  releaseReplies(): void {
+    for (const { upstream, client, chunks, keep } of this.held.splice(0)) {
+      upstream.off('data', keep);
+      if (chunks.length > 0) client.write(Buffer.concat(chunks));
+      if (upstream.destroyed) client.end();
+      else upstream.pipe(client);
+    }
   }
 
   private track(socket: Socket): void {
