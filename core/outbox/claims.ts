@@ -90,6 +90,23 @@ async function claimWithTargetLimits(q: Queryable, options: ClaimOptions): Promi
   return rows.map((row) => ({ ...deliveryFromRow(row), leaseToken: row.lease_token }));
 }
 
+/**
+ * Extends the leases of attempts still running, each only while its claim
+ * stands (same token, still pending); answers with the ids it extended. A claim
+ * missing from the answer passed to another dispatcher or was ended elsewhere.
+ */
+export async function renewDeliveries(q: Queryable, leases: readonly DeliveryLease[], leaseSeconds: number): Promise<Set<string>> {
+  if (leases.length === 0) return new Set();
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE outbox_deliveries d SET lease_expires_at = now() + make_interval(secs => $3)
+     FROM unnest($1::text[], $2::integer[]) AS l(id, token)
+     WHERE d.id = l.id AND d.lease_token = l.token AND d.status = 'pending'
+     RETURNING d.id`,
+    [leases.map((l) => l.id), leases.map((l) => l.leaseToken), leaseSeconds],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
 const ENDING_GUARD = "WHERE id = $1 AND lease_token = $2 AND status = 'pending'";
 
 /** The attempt succeeded. */

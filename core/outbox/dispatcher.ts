@@ -2,17 +2,20 @@
 // this process, runs their attempts concurrently and records how each ended.
 // A NOTIFY on the outbox channel wakes it at commit; polling is the backstop.
 //
-// Nothing renews a lease: it lasts one attempt, and the attempt's signal aborts
-// when it runs out. An attempt that goes on regardless may see its delivery
-// claimed and made again elsewhere; at least once allows that, and the delivery
-// id, the same on every attempt, lets receivers deduplicate.
+// A claim's lease is short and renewed every third of it while its attempt
+// runs, so the deliveries of a process that dies are taken up elsewhere within
+// one lease, however long attempts may run. An attempt's signal aborts when it
+// runs out of time, when a renewal finds its claim gone, or when its lease ran
+// out unrenewed (the store unreachable). An attempt that goes on regardless may
+// see its delivery claimed and made again elsewhere; at least once allows that,
+// and the delivery id, the same on every attempt, lets receivers deduplicate.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Db } from '../store/db.js';
 import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from './backoff.js';
-import { claimDeliveries, completeDelivery, killDelivery, releaseDelivery, retryDelivery, type ClaimedDelivery } from './claims.js';
+import { claimDeliveries, completeDelivery, killDelivery, releaseDelivery, renewDeliveries, retryDelivery, type ClaimedDelivery } from './claims.js';
 import { OUTBOX_CHANNEL, storedError, type DeliveryResult, type OutboxConsumer, type OutboxDelivery } from './outbox-port.js';
 
 export interface OutboxDispatcherOptions {
@@ -20,8 +23,10 @@ export interface OutboxDispatcherOptions {
   logger: Logger;
   /** Names this process in the deliveries it holds. Default host:pid:random. */
   owner?: string;
-  /** How long one attempt holds its delivery; its signal aborts then. Default 60 s. */
+  /** How long a claim holds its delivery unrenewed; renewed every third of it while the attempt runs. Default 15 s. */
   leaseSeconds?: number;
+  /** How long one attempt may run; its signal aborts then. Default 60 s. */
+  attemptTimeoutSeconds?: number;
   /** Deliveries claimed per query. Default 10. */
   batchSize?: number;
   /** Attempts running at once that have not yet turned slow. Default 20. */
@@ -48,11 +53,18 @@ export interface OutboxDispatcherOptions {
 /** How an attempt ended for the store. `lease_lost`: its lease had passed to another claim, nothing was written. */
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'released' | 'lease_lost';
 
-type AbortReason = 'shutdown' | 'lease_expired';
+type AbortReason = 'shutdown' | 'timeout' | 'lease_expired' | 'lease_lost';
+
+const ABORT_MESSAGES: Record<AbortReason, string> = {
+  shutdown: 'the dispatcher is stopping',
+  timeout: 'the attempt ran out of time',
+  lease_expired: "the attempt's lease ran out before it could be renewed",
+  lease_lost: 'the delivery was claimed again elsewhere',
+};
 
 class AttemptAborted extends Error {
   constructor(readonly reason: AbortReason) {
-    super(reason === 'shutdown' ? 'the dispatcher is stopping' : 'the attempt outlived its lease');
+    super(ABORT_MESSAGES[reason]);
     this.name = 'AttemptAborted';
   }
 }
@@ -60,7 +72,10 @@ class AttemptAborted extends Error {
 const abortedBy = (signal: AbortSignal): AbortReason | null => (signal.reason instanceof AttemptAborted ? signal.reason.reason : null);
 
 interface InFlight {
+  claim: ClaimedDelivery;
   abort: AbortController;
+  /** Aborts the attempt when its lease runs out unrenewed; re-armed by each renewal. */
+  expiry: NodeJS.Timeout | undefined;
   done: Promise<void>;
   /** Set once the attempt has run longer than slowAfterMs. */
   slow: boolean;
@@ -71,6 +86,7 @@ export class OutboxDispatcher {
   private readonly db: Db;
   private readonly logger: Logger;
   private readonly leaseSeconds: number;
+  private readonly attemptTimeoutSeconds: number;
   private readonly batchSize: number;
   private readonly concurrency: number;
   private readonly slowAfterMs: number;
@@ -88,12 +104,15 @@ export class OutboxDispatcher {
   /** Set by a wake-up during a claim round, so the loop goes round again instead of sleeping. */
   private nudged = false;
   private wakeUp: (() => void) | null = null;
+  private renewals: NodeJS.Timeout | null = null;
+  private renewing = false;
 
   constructor(options: OutboxDispatcherOptions) {
     this.db = options.db;
     this.logger = options.logger;
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.leaseSeconds = options.leaseSeconds ?? 60;
+    this.leaseSeconds = options.leaseSeconds ?? 15;
+    this.attemptTimeoutSeconds = options.attemptTimeoutSeconds ?? 60;
     this.batchSize = options.batchSize ?? 10;
     this.concurrency = options.concurrency ?? 20;
     this.slowAfterMs = options.slowAfterMs ?? 2000;
@@ -133,6 +152,32 @@ export class OutboxDispatcher {
       if (!consumer || this.consumers.has(consumer)) this.wake();
     });
     this.loop = this.run();
+    this.renewals = setInterval(() => void this.renewLeases(), (this.leaseSeconds * 1000) / 3);
+    this.renewals.unref();
+  }
+
+  /** Extends the leases of the attempts still running; aborts those whose claim is gone. */
+  private async renewLeases(): Promise<void> {
+    const running = [...this.inFlight].filter((a) => !a.abort.signal.aborted);
+    if (this.renewing || running.length === 0) return;
+    this.renewing = true;
+    try {
+      const renewed = await renewDeliveries(this.db, running.map((a) => a.claim), this.leaseSeconds);
+      for (const attempt of running) {
+        if (renewed.has(attempt.claim.id)) this.armExpiry(attempt);
+        else attempt.abort.abort(new AttemptAborted('lease_lost'));
+      }
+    } catch (error) {
+      // Each attempt still stops when its last lease runs out.
+      this.logger.warn({ err: error }, 'renewing outbox leases failed; retrying');
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private armExpiry(attempt: InFlight): void {
+    clearTimeout(attempt.expiry);
+    attempt.expiry = setTimeout(() => attempt.abort.abort(new AttemptAborted('lease_expired')), this.leaseSeconds * 1000);
   }
 
   /**
@@ -141,6 +186,9 @@ export class OutboxDispatcher {
    */
   async stop(): Promise<void> {
     this.stopping.abort();
+    // An attempt that ignores its abort keeps no lease: its delivery is free again within one.
+    if (this.renewals) clearInterval(this.renewals);
+    this.renewals = null;
     this.wake();
     for (const attempt of this.inFlight) attempt.abort.abort(new AttemptAborted('shutdown'));
     await this.loop;
@@ -206,8 +254,9 @@ export class OutboxDispatcher {
 
   private launch(claim: ClaimedDelivery): void {
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new AttemptAborted('lease_expired')), this.leaseSeconds * 1000);
-    const attempt: InFlight = { abort, done: Promise.resolve(), slow: false };
+    const timer = setTimeout(() => abort.abort(new AttemptAborted('timeout')), this.attemptTimeoutSeconds * 1000);
+    const attempt: InFlight = { claim, abort, expiry: undefined, done: Promise.resolve(), slow: false };
+    this.armExpiry(attempt);
     // Turning slow frees a slot for other targets' deliveries.
     const slowTimer = setTimeout(() => {
       attempt.slow = true;
@@ -217,6 +266,7 @@ export class OutboxDispatcher {
       .catch((error) => this.logger.warn({ err: error, delivery_id: claim.id }, 'recording an outbox attempt failed; the delivery is retried when its lease expires'))
       .finally(() => {
         clearTimeout(timer);
+        clearTimeout(attempt.expiry);
         clearTimeout(slowTimer);
         this.inFlight.delete(attempt);
         this.wake();
@@ -232,8 +282,8 @@ export class OutboxDispatcher {
       if (!consumer) throw new Error(`no consumer "${claim.consumer}" is registered`);
       result = await consumer.deliver(Object.freeze(delivery) as OutboxDelivery, signal);
     } catch (error) {
-      const outlived = abortedBy(signal) === 'lease_expired';
-      result = { kind: 'retry', error: outlived ? `the attempt outlived its lease (${this.leaseSeconds} s)` : storedError(error) };
+      const reason = abortedBy(signal);
+      result = { kind: 'retry', error: reason && reason !== 'shutdown' ? this.abortError(reason) : storedError(error) };
     }
     const outcome = await this.settle(claim, result, abortedBy(signal) === 'shutdown');
     this.metrics?.outboxAttempts.inc({ consumer: claim.consumer, outcome });
@@ -258,6 +308,13 @@ export class OutboxDispatcher {
         throw new Error(`unknown attempt outcome ${String(unreachable)}`);
       }
     }
+  }
+
+  /** What an attempt cut off by the dispatcher failed with. */
+  private abortError(reason: Exclude<AbortReason, 'shutdown'>): string {
+    if (reason === 'timeout') return `${ABORT_MESSAGES.timeout} (${this.attemptTimeoutSeconds} s)`;
+    if (reason === 'lease_expired') return `${ABORT_MESSAGES.lease_expired} (${this.leaseSeconds} s)`;
+    return ABORT_MESSAGES.lease_lost;
   }
 
   private async settle(claim: ClaimedDelivery, result: DeliveryResult, shuttingDown: boolean): Promise<AttemptOutcome> {

@@ -70,6 +70,18 @@ function recorder(name: string, behaviour: (delivery: OutboxDelivery, signal: Ab
   return { consumer, calls };
 }
 
+/** A consumer whose attempts run until their signal aborts, then fail with its reason; `reasons` has each abort's message. */
+function untilAborted(name: string) {
+  const reasons: string[] = [];
+  const waits = recorder(name, (_delivery, signal) => new Promise((_resolve, reject) => {
+    signal.addEventListener('abort', () => {
+      reasons.push(String(signal.reason?.message));
+      reject(signal.reason);
+    });
+  }));
+  return { waits, reasons };
+}
+
 /** Resolves with the probe's first truthy answer; the test's own timeout bounds the wait. */
 async function eventually<T>(probe: () => Promise<T | null | undefined | false>, signal: AbortSignal): Promise<T> {
   for (;;) {
@@ -305,6 +317,79 @@ async function suite(kind: StoreKind) {
       assert.deepEqual(await recorded(), ['lease_lost']);
       const final = await row(id);
       assert.deepEqual([final.status, final.lastError], ['delivered', null]);
+    });
+
+    test('a long attempt keeps its delivery: its lease is renewed while it runs, and another dispatcher never takes it', async (t) => {
+      const name = consumerName('long');
+      let release: () => void = () => undefined;
+      const slow = recorder(name, () => new Promise((resolve) => (release = () => resolve({ kind: 'delivered' }))));
+      const other = recorder(name);
+      const id = await enqueue(name);
+      await dispatcher({ leaseSeconds: 0.3 }).register(slow.consumer).start();
+      await eventually(async () => slow.calls.length === 1, t.signal);
+      await dispatcher({ leaseSeconds: 0.3 }).register(other.consumer).start();
+      const first = (await row(id)).leaseExpiresAt!.getTime();
+      await sleep(1200);
+      const later = (await row(id)).leaseExpiresAt!.getTime();
+      assert.ok(later > first + 600, `the lease moved on while the attempt ran (${first} → ${later})`);
+      assert.ok(later > (await dbNow()), 'and it still holds');
+      release();
+      await eventually(async () => (await row(id)).status === 'delivered', t.signal);
+      assert.equal(other.calls.length, 0, 'the other dispatcher never took it');
+      assert.equal((await row(id)).attempts, 1);
+    });
+
+    test('an attempt that runs out of time is aborted and retried, with why', async (t) => {
+      const name = consumerName('timed');
+      const { waits, reasons } = untilAborted(name);
+      const id = await enqueue(name);
+      await dispatcher({ leaseSeconds: 0.3, attemptTimeoutSeconds: 0.5, backoff: { baseMs: 60_000 } }).register(waits.consumer).start();
+      await eventually(async () => (await row(id)).lastError !== null, t.signal);
+      const after = await row(id);
+      assert.deepEqual([after.status, after.attempts, after.lastError], ['pending', 1, 'the attempt ran out of time (0.5 s)']);
+      assert.deepEqual(reasons, ['the attempt ran out of time']);
+    });
+
+    test('when renewals cannot reach the store, the attempt is aborted as its lease runs out', async (t) => {
+      const name = consumerName('unrenewed');
+      const { waits, reasons } = untilAborted(name);
+      // The store as the dispatcher sees it: every renewal fails, everything else goes through.
+      const cutOff: Db = Object.assign(Object.create(db), {
+        query: (sql: string, params?: unknown[]) =>
+          /SET lease_expires_at = now\(\) \+ make_interval/.test(sql) && !/attempts = d\.attempts \+ 1/.test(sql)
+            ? Promise.reject(new Error('connection refused'))
+            : db.query(sql, params),
+      });
+      const id = await enqueue(name);
+      const started = Date.now();
+      await dispatcher({ db: cutOff, leaseSeconds: 0.4, backoff: { baseMs: 60_000 } }).register(waits.consumer).start();
+      await eventually(async () => (await row(id)).lastError !== null, t.signal);
+      assert.ok(Date.now() - started < 5000, 'aborted within about one lease, not at the attempt time limit');
+      assert.deepEqual(reasons, ["the attempt's lease ran out before it could be renewed"]);
+      assert.equal((await row(id)).lastError, "the attempt's lease ran out before it could be renewed (0.4 s)");
+    });
+
+    test('a renewal that finds the claim taken aborts the attempt, which then records nothing', async (t) => {
+      const name = consumerName('taken');
+      const reasons: string[] = [];
+      const outcomes = new Counter({ name: 'outcomes', help: 'test', labelNames: ['consumer', 'outcome'], registers: [new Registry()] });
+      const waits = recorder(name, (_delivery, signal) => new Promise((resolve) => {
+        signal.addEventListener('abort', () => {
+          reasons.push(String(signal.reason?.message));
+          resolve({ kind: 'dead', error: 'should not be recorded' });
+        });
+      }));
+      const id = await enqueue(name);
+      await dispatcher({ leaseSeconds: 0.3, metrics: { outboxAttempts: outcomes } }).register(waits.consumer).start();
+      await eventually(async () => waits.calls.length === 1, t.signal);
+      // Another claim of it, as a dispatcher elsewhere would make after a lapse.
+      await db.query('UPDATE outbox_deliveries SET lease_token = lease_token + 1, lease_owner = $2 WHERE id = $1', [id, 'elsewhere']);
+      const recorded = async () => (await outcomes.get()).values.map((v) => v.labels.outcome);
+      await eventually(async () => (await recorded()).length > 0, t.signal);
+      assert.deepEqual(await recorded(), ['lease_lost']);
+      assert.deepEqual(reasons, ['the delivery was claimed again elsewhere']);
+      const final = await row(id);
+      assert.deepEqual([final.status, final.leaseOwner, final.lastError], ['pending', 'elsewhere', null]);
     });
 
     test('three dispatchers over 60 deliveries deliver each exactly once, never one to two at a time', async (t) => {
