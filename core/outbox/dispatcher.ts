@@ -177,6 +177,8 @@ export class OutboxDispatcher {
 
   private armExpiry(attempt: InFlight): void {
     clearTimeout(attempt.expiry);
+    // A renewal answered after its attempt ended arms nothing.
+    if (attempt.abort.signal.aborted || !this.inFlight.has(attempt)) return;
     attempt.expiry = setTimeout(() => attempt.abort.abort(new AttemptAborted('lease_expired')), this.leaseSeconds * 1000);
   }
 
@@ -256,7 +258,6 @@ export class OutboxDispatcher {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new AttemptAborted('timeout')), this.attemptTimeoutSeconds * 1000);
     const attempt: InFlight = { claim, abort, expiry: undefined, done: Promise.resolve(), slow: false };
-    this.armExpiry(attempt);
     // Turning slow frees a slot for other targets' deliveries.
     const slowTimer = setTimeout(() => {
       attempt.slow = true;
@@ -272,6 +273,7 @@ export class OutboxDispatcher {
         this.wake();
       });
     this.inFlight.add(attempt);
+    this.armExpiry(attempt);
   }
 
   private async attempt(claim: ClaimedDelivery, signal: AbortSignal): Promise<void> {

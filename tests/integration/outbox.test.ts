@@ -343,7 +343,7 @@ async function suite(kind: StoreKind) {
       const name = consumerName('timed');
       const { waits, reasons } = untilAborted(name);
       const id = await enqueue(name);
-      await dispatcher({ leaseSeconds: 0.3, attemptTimeoutSeconds: 0.5, backoff: { baseMs: 60_000 } }).register(waits.consumer).start();
+      await dispatcher({ leaseSeconds: 0.3, attemptTimeoutSeconds: 0.5, backoff: { baseMs: 60_000, random: () => 0.99 } }).register(waits.consumer).start();
       await eventually(async () => (await row(id)).lastError !== null, t.signal);
       const after = await row(id);
       assert.deepEqual([after.status, after.attempts, after.lastError], ['pending', 1, 'the attempt ran out of time (0.5 s)']);
@@ -362,10 +362,11 @@ async function suite(kind: StoreKind) {
       });
       const id = await enqueue(name);
       const started = Date.now();
-      await dispatcher({ db: cutOff, leaseSeconds: 0.4, backoff: { baseMs: 60_000 } }).register(waits.consumer).start();
+      await dispatcher({ db: cutOff, leaseSeconds: 0.4, backoff: { baseMs: 60_000, random: () => 0.99 } }).register(waits.consumer).start();
       await eventually(async () => (await row(id)).lastError !== null, t.signal);
       assert.ok(Date.now() - started < 5000, 'aborted within about one lease, not at the attempt time limit');
-      assert.deepEqual(reasons, ["the attempt's lease ran out before it could be renewed"]);
+      // Its lease lapsed in the store first, so this very dispatcher may have claimed it again meanwhile.
+      assert.ok(reasons.length >= 1 && reasons.every((r) => r === "the attempt's lease ran out before it could be renewed"), reasons.join('; '));
       assert.equal((await row(id)).lastError, "the attempt's lease ran out before it could be renewed (0.4 s)");
     });
 
