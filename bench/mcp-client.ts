@@ -20,7 +20,7 @@ import { createProject } from '../core/auth/projects.js';
 import { loadConfig } from '../core/config.js';
 import { createEgressFetch } from '../core/egress/guarded-fetch.js';
 import { createLogger } from '../core/logger.js';
-import type { McpServerTarget } from '../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerTarget } from '../core/surfaces/mcp/mcp-servers-port.js';
 import type { Db } from '../core/store/db.js';
 import { onEachStore } from './stores.js';
 

@@ -13,7 +13,7 @@ import { createLogger } from '../core/logger.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
 import type { Db } from '../core/store/db.js';
 import { onEachStore } from './stores.js';
-import { WEBHOOK_CONSUMER } from '../core/webhooks/webhook-port.js';
+import { WEBHOOK_CONSUMER } from '../core/surfaces/webhooks/webhook-port.js';
 
 const DELIVERIES = 400;
 const LATENCY_SAMPLES = 100;

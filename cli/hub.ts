@@ -22,7 +22,7 @@ import { Metrics } from '../core/metrics.js';
 import { secretBoxFrom } from '../core/secrets/secret-box.js';
 import { createSecretStore } from '../core/secrets/secret-store.js';
 import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
-import { purgeStaleMcpSessions } from '../core/mcp-sessions/mcp-sessions.js';
+import { purgeStaleMcpSessions } from '../core/surfaces/mcp/mcp-sessions.js';
 import { createInbox } from '../core/idempotency/inbox.js';
 import { defaultTools } from '../core/tools/default-tools.js';
 import type { ToolRegistry } from '../core/tools/tool-registry.js';

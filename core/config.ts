@@ -1,8 +1,8 @@
 // The one configuration loader: every setting, its environment variable and its
 // default live in this table (docs/configuration.md mirrors it).
 import { resolve } from 'node:path';
-import type { StdioServerDeclaration } from './mcp-servers/mcp-servers-port.js';
-import { readStdioDeclarations } from './mcp-servers/stdio-declarations.js';
+import type { StdioServerDeclaration } from './surfaces/mcp/mcp-servers-port.js';
+import { readStdioDeclarations } from './surfaces/mcp/stdio-declarations.js';
 
 export interface PalaiConfig {
   /** HTTP port of `palai serve`. Default 8080. */

@@ -5,7 +5,7 @@
 // journal, so a resumed stream on another process sends the same thing.
 import type { CallToolResult, JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import { isTerminal, isWaiting, type JournalEntry, type KernelApi, type ResponseState } from '../../core/api/index.js';
-import type { McpSession } from '../../core/mcp-sessions/mcp-sessions-port.js';
+import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import type { KernelEvent } from '../../generated/protocol-schemas.js';
 import { callResult } from './call-result.js';
 import { canElicit, elicitationsFor } from './elicitation.js';

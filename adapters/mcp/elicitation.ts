@@ -12,7 +12,7 @@
 import { RELATED_TASK_META_KEY, type ElicitResult, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { KernelApi, ResponseState } from '../../core/api/index.js';
-import type { McpSession } from '../../core/mcp-sessions/mcp-sessions-port.js';
+import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 
 const PREFIX = 'palai-elicit.';
 

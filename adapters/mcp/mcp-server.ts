@@ -20,7 +20,7 @@ import {
 import { isTerminal, type KernelApi, type ResponseState } from '../../core/api/index.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { MAX_INBOX_KEY_LENGTH } from '../../core/idempotency/inbox-port.js';
-import type { McpSession } from '../../core/mcp-sessions/mcp-sessions-port.js';
+import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import type { Agent } from '../../generated/schemas.js';
 import { outputSchemaOf, parseArguments, toolOf } from './agent-tools.js';
 import { callFailure, toMcpError, toolError } from './errors.js';

@@ -4,7 +4,7 @@
 // store, so the answer ends the stream exactly as the original would have.
 import type { Response } from 'express';
 import type { KernelApi } from '../../core/api/index.js';
-import type { McpSession } from '../../core/mcp-sessions/mcp-sessions-port.js';
+import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import { outputSchemaOf } from './agent-tools.js';
 import { followToResult } from './call-follower.js';
 import { toMcpError } from './errors.js';

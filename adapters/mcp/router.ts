@@ -25,7 +25,7 @@ import {
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { KernelApi, Principal } from '../../core/api/index.js';
-import type { McpSession } from '../../core/mcp-sessions/mcp-sessions-port.js';
+import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import { applyElicitationAnswer, parseElicitationId } from './elicitation.js';
 import { toMcpError } from './errors.js';
 import { INVALID_REQUEST, PARSE_ERROR, refuse, resourceMetadataUrl, SESSION_NOT_FOUND, TRANSPORT_ERROR } from './http-answers.js';

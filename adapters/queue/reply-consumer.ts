@@ -7,7 +7,7 @@
 import type { KernelApi } from '../../core/api/index.js';
 import type { DeliveryResult, OutboxConsumer, OutboxDelivery, StatusAnnouncement } from '../../core/outbox/outbox-port.js';
 import { storedError } from '../../core/outbox/outbox-port.js';
-import { QUEUE_REPLY_CONSUMER, type QueueConsumerConfig } from '../../core/queue/queue-port.js';
+import { QUEUE_REPLY_CONSUMER, type QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import type { ResultSender } from './runner.js';
 
 export function queueReplyConsumer(api: KernelApi, senders: Record<QueueConsumerConfig['kind'], ResultSender>): OutboxConsumer & { close(): Promise<void> } {

@@ -5,7 +5,7 @@
 import type { KernelApi } from '../../core/api/index.js';
 import type { QueueResult } from '../../generated/protocol-schemas.js';
 import type { Logger } from '../../core/logger.js';
-import type { QueueConsumerConfig } from '../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import type { Backpressure } from './backpressure.js';
 
 export interface QueueRunner {

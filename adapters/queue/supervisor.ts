@@ -5,7 +5,7 @@
 // its receivers, and Kafka shares a topic's partitions within the group.
 import type { KernelApi } from '../../core/api/index.js';
 import type { Logger } from '../../core/logger.js';
-import type { QueueConsumerConfig } from '../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import { Backpressure } from './backpressure.js';
 import type { QueueRunner, RunnerFactory } from './runner.js';
 

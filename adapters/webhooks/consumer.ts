@@ -7,7 +7,7 @@
 import type { KernelApi } from '../../core/api/index.js';
 import { egressRefusalIn } from '../../core/egress/egress-port.js';
 import type { DeliveryResult, OutboxConsumer, OutboxDelivery } from '../../core/outbox/outbox-port.js';
-import { WEBHOOK_CONSUMER } from '../../core/webhooks/webhook-port.js';
+import { WEBHOOK_CONSUMER } from '../../core/surfaces/webhooks/webhook-port.js';
 import { UndeliverableError, webhookEvent } from './payload.js';
 import { honoursRetryAfter, retryAfterMs, scheduledDelayMs } from './retry-policy.js';
 import { signedHeaders } from './signing.js';

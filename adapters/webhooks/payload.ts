@@ -6,7 +6,7 @@ import type { WebhookEvent } from '../../generated/protocol-schemas.js';
 import type { KernelApi } from '../../core/api/index.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { OutboxDelivery, StatusAnnouncement } from '../../core/outbox/outbox-port.js';
-import { webhookEventTypeOf } from '../../core/webhooks/webhook-port.js';
+import { webhookEventTypeOf } from '../../core/surfaces/webhooks/webhook-port.js';
 
 /** Why a delivery can never be made (its response is gone, it announces nothing a webhook sends). */
 export class UndeliverableError extends Error {}

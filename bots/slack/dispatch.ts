@@ -4,7 +4,7 @@
 // connection) and acknowledges according to the outcome.
 import type { KernelApi } from '../../core/api/index.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
 import type { Logger } from '../../core/logger.js';
 import { eventAction } from './events.js';
 import { interactionAction, answerInteraction } from './interactions.js';

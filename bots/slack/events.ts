@@ -3,7 +3,7 @@
 // which concerns the bot only if it answers in that thread), or nothing
 // (everything else the app is subscribed to, edits, and the bot's own
 // messages, which must never start a response).
-import type { SlackMessage } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackMessage } from '../../core/surfaces/slack/slack-bots-port.js';
 
 export type SlackEventAction =
   | { kind: 'challenge'; challenge: string }

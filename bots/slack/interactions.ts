@@ -5,7 +5,7 @@
 // way, and a click on the request again rewrites it again.
 import type { KernelApi } from '../../core/api/index.js';
 import type { Logger } from '../../core/logger.js';
-import type { SlackBotConfig, SlackDecisionOutcome } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackBotConfig, SlackDecisionOutcome } from '../../core/surfaces/slack/slack-bots-port.js';
 import { APPROVE_ACTION, DENY_ACTION, decidedBlocks } from './blocks.js';
 
 export type InteractionAction =

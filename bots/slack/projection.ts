@@ -7,7 +7,7 @@
 // Slack renders the agent's Markdown itself.
 import { createHash } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
-import type { SlackReplyJob, SlackReplyProgress, SlackReplySave } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackReplyJob, SlackReplyProgress, SlackReplySave } from '../../core/surfaces/slack/slack-bots-port.js';
 import type { Answer, Segment } from './answer.js';
 import { approvalBlocks, approvalSummary } from './blocks.js';
 import { SlackCallError } from './slack-call-error.js';

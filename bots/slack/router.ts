@@ -6,7 +6,7 @@
 // acknowledged message is never lost, and Slack's retries run nothing twice.
 import express, { Router, type Request, type Response } from 'express';
 import type { KernelApi } from '../../core/api/index.js';
-import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
 import { dispatchEvent, dispatchInteraction, type DispatchOutcome } from './dispatch.js';
 import { sendProblem } from './problem.js';
 import { isSignedBySlack } from './signature.js';

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JournalEntry, KernelApi } from '../../core/api/index.js';
-import type { SlackReplyJob, SlackReplySave } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackReplyJob, SlackReplySave } from '../../core/surfaces/slack/slack-bots-port.js';
 import { answerOf } from './answer.js';
 import type { WebClient } from '@slack/web-api';
 import type { ThreadProjection } from './projection.js';

@@ -6,7 +6,7 @@
 // are posted without loading the rest of Bolt.
 import * as webApi from '@slack/web-api';
 import type { KernelApi } from '../../core/api/index.js';
-import type { SlackBotConfig } from '../../core/slack-bots/slack-bots-port.js';
+import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
 
 const CALL_TIMEOUT_MS = 15_000;
 

@@ -6,22 +6,22 @@ import { PalaiError } from '../errors/palai-error.js';
 import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
 import type { Kernel } from '../kernel.js';
-import { createMcpSessions } from '../mcp-sessions/mcp-sessions.js';
-import { createMcpServers } from '../mcp-servers/mcp-servers.js';
+import { createMcpSessions } from '../surfaces/mcp/mcp-sessions.js';
+import { createMcpServers } from '../surfaces/mcp/mcp-servers.js';
 import { socketEgress } from '../egress/guarded-connector.js';
-import { admitJob } from '../queue/admission.js';
-import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from '../queue/consumers.js';
-import { QUEUE_CONSUMERS_CHANNEL } from '../queue/queue-port.js';
-import { jobResult, queuedBacklog } from '../queue/results.js';
+import { admitJob } from '../surfaces/queue/admission.js';
+import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from '../surfaces/queue/consumers.js';
+import { QUEUE_CONSUMERS_CHANNEL } from '../surfaces/queue/queue-port.js';
+import { jobResult, queuedBacklog } from '../surfaces/queue/results.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
-import { admitSlackMessage, isKnownThread } from '../slack-bots/admission.js';
-import { decideFromSlack } from '../slack-bots/approvals.js';
-import { createSlackBot, deleteSlackBot, getSlackBot, listSlackBots, listSlackThreads, slackBotConfig, updateSlackBot } from '../slack-bots/bots.js';
-import { leaseSlackSocket, releaseSlackSocket, socketSlackBots } from '../slack-bots/socket-lease.js';
-import { claimSlackReplies, saveSlackReply } from '../slack-bots/streams.js';
-import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from '../remote-agents/remote-agents.js';
+import { admitSlackMessage, isKnownThread } from '../surfaces/slack/admission.js';
+import { decideFromSlack } from '../surfaces/slack/approvals.js';
+import { createSlackBot, deleteSlackBot, getSlackBot, listSlackBots, listSlackThreads, slackBotConfig, updateSlackBot } from '../surfaces/slack/bots.js';
+import { leaseSlackSocket, releaseSlackSocket, socketSlackBots } from '../surfaces/slack/socket-lease.js';
+import { claimSlackReplies, saveSlackReply } from '../surfaces/slack/streams.js';
+import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from '../surfaces/a2a/remote-agents.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
@@ -38,7 +38,7 @@ import {
   updateSessionMetadata,
 } from '../sessions/sessions.js';
 import { migrationStatus } from '../store/migrate.js';
-import { getEndpointDelivery, listEndpointDeliveries, recordAttempt, replayDeliveries, resendDelivery, testEndpoint } from '../webhooks/deliveries.js';
+import { getEndpointDelivery, listEndpointDeliveries, recordAttempt, replayDeliveries, resendDelivery, testEndpoint } from '../surfaces/webhooks/deliveries.js';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -49,7 +49,7 @@ import {
   rotateSecret,
   signingTarget,
   updateEndpoint,
-} from '../webhooks/endpoints.js';
+} from '../surfaces/webhooks/endpoints.js';
 import type { KernelApi } from './kernel-api.js';
 
 export function createKernelApi(kernel: Kernel): KernelApi {

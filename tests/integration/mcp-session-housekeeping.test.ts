@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createProject } from '../../core/auth/projects.js';
-import { MCP_SESSION_IDLE_HOURS, purgeStaleMcpSessions } from '../../core/mcp-sessions/mcp-sessions.js';
+import { MCP_SESSION_IDLE_HOURS, purgeStaleMcpSessions } from '../../core/surfaces/mcp/mcp-sessions.js';
 import type { Db } from '../../core/store/db.js';
 import { migrate } from '../../core/store/migrate.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from '../support/stores.js';

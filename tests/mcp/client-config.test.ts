@@ -6,8 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../core/config.js';
-import { MODEL_TOOL_NAME, modelToolName } from '../../core/mcp-servers/mcp-servers-port.js';
-import { parseStdioDeclarations } from '../../core/mcp-servers/stdio-declarations.js';
+import { MODEL_TOOL_NAME, modelToolName } from '../../core/surfaces/mcp/mcp-servers-port.js';
+import { parseStdioDeclarations } from '../../core/surfaces/mcp/stdio-declarations.js';
 import { cleanUpProcesses, tempDir } from '../support/cli.js';
 
 after(cleanUpProcesses);

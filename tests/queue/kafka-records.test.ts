@@ -9,7 +9,7 @@ import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KernelApi } from '../../core/api/index.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { createLogger } from '../../core/logger.js';
-import type { AdmissionOutcome, QueueMessage } from '../../core/queue/queue-port.js';
+import type { AdmissionOutcome, QueueMessage } from '../../core/surfaces/queue/queue-port.js';
 import type { KafkaConsumerConfig } from '../../adapters/queue/kafka/client.js';
 import { takeRecord, type RecordContext } from '../../adapters/queue/kafka/record-admission.js';
 

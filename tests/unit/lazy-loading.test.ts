@@ -19,7 +19,7 @@ import type { McpClientPool } from '../../adapters/mcp/client/client-pool.js';
 import { loadConfig } from '../../core/config.js';
 import { createEgressFetch } from '../../core/egress/guarded-fetch.js';
 import { createLogger } from '../../core/logger.js';
-import type { McpServerTarget, McpToolDescription } from '../../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerTarget, McpToolDescription } from '../../core/surfaces/mcp/mcp-servers-port.js';
 import type { OutboxDelivery } from '../../core/outbox/outbox-port.js';
 import { cleanUpProcesses, tempDir } from '../support/cli.js';
 

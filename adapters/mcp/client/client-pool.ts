@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { EgressFetch } from '../../../core/egress/egress-port.js';
 import type { Logger } from '../../../core/logger.js';
-import type { McpServerClient, McpServerTarget, McpToolDescription } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerClient, McpServerTarget, McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import { listAllTools, type McpConnection } from './connection.js';
 import { describeFailure, isSessionGone, unreachable } from './failures.js';
 import { HttpConnection } from './http-connection.js';

@@ -3,7 +3,7 @@
 // makes besides tools/call — listing every tool, page by page.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpToolDescription } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 
 /** Longest a connection (initialize) or a tools/list may take. */
 export const HANDSHAKE_TIMEOUT_MS = 15_000;

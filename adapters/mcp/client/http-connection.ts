@@ -5,7 +5,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { EgressFetch } from '../../../core/egress/egress-port.js';
-import type { McpServerTarget } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerTarget } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import { HANDSHAKE_TIMEOUT_MS, newClient, type McpConnection } from './connection.js';
 
 type HttpTarget = Extract<McpServerTarget, { transport: 'streamable_http' }>;

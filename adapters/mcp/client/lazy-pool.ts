@@ -3,7 +3,7 @@
 // hub whose agents use no MCP server never loads the SDK's client. Listeners of
 // tool changes given before then are handed to the pool when it is made (no
 // server can have said anything before a session to it was opened).
-import type { McpServerClient, McpServerTarget, McpToolDescription } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerClient, McpServerTarget, McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import type { CallOptions, McpClientPool } from './client-pool.js';
 
 type ToolsListener = (target: McpServerTarget, tools: McpToolDescription[]) => void;

@@ -1,7 +1,7 @@
 // One call of an MCP server's tool (the provider is mcp-server-tools.ts, which
 // loads this with the first call): its checkpoints, its retry after a crash or a
 // lost connection, and its failures as tool errors.
-import type { McpServerTarget, McpToolDescription } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerTarget, McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import { ToolError, type ToolCallContext, type ToolOutcome } from '../../../core/tools/tool-port.js';
 import { callOutcome } from './call-outcome.js';
 import type { McpClientPool } from './client-pool.js';

@@ -17,7 +17,7 @@
 //              run it, and only the model (or a person) can decide what now
 import type { KernelApi } from '../../../core/api/index.js';
 import { isPalaiError } from '../../../core/errors/palai-error.js';
-import { MODEL_TOOL_NAME, modelToolName, type McpServerConnection, type McpToolDescription } from '../../../core/mcp-servers/mcp-servers-port.js';
+import { MODEL_TOOL_NAME, modelToolName, type McpServerConnection, type McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import { ToolResolutionError, type ResolvedTool, type ToolProvider, type ToolRisk } from '../../../core/tools/tool-port.js';
 import type { McpToolSpec } from '../../../generated/schemas.js';
 import type { McpClientPool } from './client-pool.js';

@@ -8,7 +8,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Logger } from '../../../core/logger.js';
-import type { McpServerTarget } from '../../../core/mcp-servers/mcp-servers-port.js';
+import type { McpServerTarget } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import { HANDSHAKE_TIMEOUT_MS, newClient, type McpConnection } from './connection.js';
 import { describeFailure } from './failures.js';
 

@@ -4,7 +4,7 @@
 import { Kafka, logLevel, Partitioners, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
 import type { KernelApi } from '../../../core/api/index.js';
 import type { Logger } from '../../../core/logger.js';
-import type { QueueConsumerConfig } from '../../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { guardedSocketFactory } from '../egress-sockets.js';
 
 export type KafkaConsumerConfig = Extract<QueueConsumerConfig, { kind: 'kafka' }>;

@@ -8,7 +8,7 @@ import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KernelApi } from '../../../core/api/index.js';
 import { isPalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
-import type { AdmissionOutcome } from '../../../core/queue/queue-port.js';
+import type { AdmissionOutcome } from '../../../core/surfaces/queue/queue-port.js';
 import { isTransientStoreError } from '../../../core/api/index.js';
 import type { consumerMetrics } from '../runner.js';
 import type { KafkaConsumerConfig } from './client.js';

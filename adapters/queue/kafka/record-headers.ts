@@ -3,7 +3,7 @@
 // tried, and where the record first came from (so a retried record keeps its
 // first identity, and an operator can find the original).
 import type { IHeaders, KafkaMessage } from 'kafkajs';
-import { ERROR_REASON_ATTRIBUTE } from '../../../core/queue/queue-port.js';
+import { ERROR_REASON_ATTRIBUTE } from '../../../core/surfaces/queue/queue-port.js';
 
 export const ATTEMPTS_HEADER = 'palai-attempts';
 export const SOURCE_TOPIC_HEADER = 'palai-source-topic';

@@ -4,7 +4,7 @@
 // headers a receiver can tell repeats apart by.
 import type { Producer } from 'kafkajs';
 import type { KernelApi } from '../../../core/api/index.js';
-import type { QueueConsumerConfig } from '../../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import type { QueueResult } from '../../../generated/protocol-schemas.js';
 import type { ResultSender } from '../runner.js';
 import { idempotentProducer, kafkaClient } from './client.js';

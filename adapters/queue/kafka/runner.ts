@@ -10,7 +10,7 @@
 // consumer crashes for good, this runner starts a new one, backing off.
 import type { Consumer, EachBatchPayload, Producer } from 'kafkajs';
 import type { Logger } from '../../../core/logger.js';
-import type { QueueConsumerConfig } from '../../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { consumerMetrics, type QueueRunner, type RunnerDeps, type RunnerFactory } from '../runner.js';
 import { idempotentProducer, kafkaClient, type KafkaConsumerConfig } from './client.js';
 import { bounded, Backoff } from './timing.js';

@@ -3,7 +3,7 @@
 // and HTTP agents whose every connection passes Palai's egress guard.
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { KernelApi } from '../../../core/api/index.js';
-import type { QueueConsumerConfig } from '../../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { guardedAgents } from '../egress-sockets.js';
 
 type SqsConfig = Extract<QueueConsumerConfig, { kind: 'sqs' }>;

@@ -4,7 +4,7 @@
 // outbox delivery id, which is also a FIFO reply queue's deduplication id.
 import { SendMessageCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
 import type { KernelApi } from '../../../core/api/index.js';
-import type { QueueConsumerConfig } from '../../../core/queue/queue-port.js';
+import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import type { ResultSender } from '../runner.js';
 import { sqsClient } from './client.js';
 

@@ -7,7 +7,7 @@
 // per group holds (SQS itself hands out no more of a group while some are out).
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ERROR_REASON_ATTRIBUTE, type QueueConsumerConfig } from '../../../core/queue/queue-port.js';
+import { ERROR_REASON_ATTRIBUTE, type QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { consumerMetrics, type QueueRunner, type RunnerDeps, type RunnerFactory } from '../runner.js';
 import { sqsClient } from './client.js';
 

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KernelApi } from '../../../core/api/index.js';
 import { egressRefusalIn } from '../../../core/egress/egress-port.js';
 import type { Logger } from '../../../core/logger.js';
-import type { SlackBotConfig } from '../../../core/slack-bots/slack-bots-port.js';
+import type { SlackBotConfig } from '../../../core/surfaces/slack/slack-bots-port.js';
 import { dispatchEvent, dispatchInteraction, type DispatchOutcome } from '../dispatch.js';
 import { slackClientOptions } from '../web-client.js';
 import { guardedWebSocketDispatcher, type GuardedWebSocketDispatcher } from './guarded-websocket.js';

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { KernelApi } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
-import type { SlackBotConfig } from '../../../core/slack-bots/slack-bots-port.js';
+import type { SlackBotConfig } from '../../../core/surfaces/slack/slack-bots-port.js';
 import type { SocketConnection } from './connection.js';
 
 export interface SlackSocketSupervisorOptions {

@@ -2,14 +2,14 @@
 // checks its URL and stores the header values in the secret store (the row
 // keeps their references and last fours); nothing is called until the tools
 // are first listed. The tool list is cached on the row.
-import type { CreateMcpServerRequest, McpServer } from '../../generated/schemas.js';
-import { PalaiError } from '../errors/palai-error.js';
-import { newId } from '../ids.js';
-import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
-import { unixSeconds } from '../json.js';
-import { fetchSize, type PageRequest } from '../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../secrets/secret-port.js';
-import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
+import type { CreateMcpServerRequest, McpServer } from '../../../generated/schemas.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { newId } from '../../ids.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
+import { unixSeconds } from '../../json.js';
+import { fetchSize, type PageRequest } from '../../pagination.js';
+import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 import type { McpToolDescription } from './mcp-servers-port.js';
 
 /** What an MCP server's header values are, in the secret store. */

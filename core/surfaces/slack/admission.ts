@@ -5,12 +5,12 @@
 // duplicate deliveries and the two events a mention in a thread arrives as find
 // the first response and run nothing. Only then is Slack's request acknowledged.
 // A message in a thread whose latest response waits for input answers it instead.
-import { PalaiError } from '../errors/palai-error.js';
-import type { Inbox, InboxIdentity, IdempotencyClaim } from '../idempotency/inbox-port.js';
-import { answerWaiting } from '../responses/actions.js';
-import { admitWithin } from '../responses/admission.js';
-import { sessionForKey } from '../sessions/session-keys.js';
-import type { Db, Queryable } from '../store/db.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import type { Inbox, InboxIdentity, IdempotencyClaim } from '../../idempotency/inbox-port.js';
+import { answerWaiting } from '../../responses/actions.js';
+import { admitWithin } from '../../responses/admission.js';
+import { sessionForKey } from '../../sessions/session-keys.js';
+import type { Db, Queryable } from '../../store/db.js';
 import { EVENT_DEDUPE_HOURS, type SlackAdmission, type SlackBotConfig, type SlackMessage } from './slack-bots-port.js';
 
 /** The session key of a thread: per bot, so two bots in one thread keep their own conversations. */

@@ -1,11 +1,11 @@
 // A job's result, built from the journal event that announced the status, so
 // every attempt of one delivery carries the same body.
-import type { QueueResult } from '../../generated/protocol-schemas.js';
-import { readEvents } from '../journal/journal.js';
-import type { StatusAnnouncement } from '../outbox/outbox-port.js';
-import { outputText } from '../responses/items.js';
-import type { ResponseStatus } from '../responses/status.js';
-import type { Queryable } from '../store/db.js';
+import type { QueueResult } from '../../../generated/protocol-schemas.js';
+import { readEvents } from '../../journal/journal.js';
+import type { StatusAnnouncement } from '../../outbox/outbox-port.js';
+import { outputText } from '../../responses/items.js';
+import type { ResponseStatus } from '../../responses/status.js';
+import type { Queryable } from '../../store/db.js';
 
 /** A job's result and where it goes. */
 export interface JobResult {

@@ -1,7 +1,7 @@
 // MCP sessions in the store (see mcp-sessions-port.ts). One statement per
 // operation: a request checks its session and marks it used in one round trip.
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../store/db.js';
+import type { Queryable } from '../../store/db.js';
 import type { McpSession, McpSessionCall, McpSessions, NewMcpSession } from './mcp-sessions-port.js';
 
 /** A session nobody used for this long is gone (its host re-initializes). Default 24 hours. */

@@ -1,9 +1,9 @@
 // Decisions from Slack's buttons. Only the bot's approvers decide, and each
 // prompt once: the decision and the prompt's record commit together under the
 // prompt's row lock, so two clicks at once apply one decision.
-import { PalaiError } from '../errors/palai-error.js';
-import { answerWaiting } from '../responses/actions.js';
-import type { Db } from '../store/db.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { answerWaiting } from '../../responses/actions.js';
+import type { Db } from '../../store/db.js';
 import type { SlackBotConfig, SlackDecision, SlackDecisionOutcome, SlackPrompt } from './slack-bots-port.js';
 
 interface PromptRow {

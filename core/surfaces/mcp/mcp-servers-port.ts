@@ -15,9 +15,9 @@
 // Reading order: this file (the contract), stdio-declarations.ts (the operator's
 // file), mcp-server-rows.ts (the table), mcp-servers.ts (the service).
 import { createHash } from 'node:crypto';
-import type { CreateMcpServerRequest, McpServer, McpServerToolList } from '../../generated/schemas.js';
-import type { IdempotencyClaim } from '../idempotency/inbox-port.js';
-import type { Page, PageRequest } from '../pagination.js';
+import type { CreateMcpServerRequest, McpServer, McpServerToolList } from '../../../generated/schemas.js';
+import type { IdempotencyClaim } from '../../idempotency/inbox-port.js';
+import type { Page, PageRequest } from '../../pagination.js';
 
 /** One server the operator declared: the command Palai runs and speaks MCP to over stdin and stdout. */
 export interface StdioServerDeclaration {

@@ -3,7 +3,7 @@
 // row (not an advisory lock: it works through a transaction-mode pooler and on
 // the embedded store) names the holder; it is renewed while the connection
 // lives and taken over by another process once it expires.
-import type { Db } from '../store/db.js';
+import type { Db } from '../../store/db.js';
 
 /** Takes or renews the lease; false when another live process holds it. */
 export async function leaseSlackSocket(db: Db, botId: string, owner: string, ttlMs: number): Promise<boolean> {

@@ -5,15 +5,15 @@
 // be a job is `invalid` (the surface dead-letters it); anything else that fails
 // (the store is down) throws, and the surface leaves the message to come back.
 import type { ErrorObject } from 'ajv';
-import type { QueueJob } from '../../generated/protocol-schemas.js';
-import { requireAgent } from '../agents/agents.js';
-import { PalaiError } from '../errors/palai-error.js';
-import type { Inbox, InboxIdentity } from '../idempotency/inbox-port.js';
-import { subscribe } from '../outbox/subscriptions.js';
-import { admitWithin } from '../responses/admission.js';
-import type { ResponseStatus } from '../responses/status.js';
-import { sessionForKey } from '../sessions/session-keys.js';
-import type { Db } from '../store/db.js';
+import type { QueueJob } from '../../../generated/protocol-schemas.js';
+import { requireAgent } from '../../agents/agents.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import type { Inbox, InboxIdentity } from '../../idempotency/inbox-port.js';
+import { subscribe } from '../../outbox/subscriptions.js';
+import { admitWithin } from '../../responses/admission.js';
+import type { ResponseStatus } from '../../responses/status.js';
+import { sessionForKey } from '../../sessions/session-keys.js';
+import type { Db } from '../../store/db.js';
 import { JOB_DEDUPE_HOURS, QUEUE_REPLY_CONSUMER, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';
 
 /** The statuses a job's result is sent on: every end, and every wait for someone. */
@@ -35,8 +35,8 @@ function schemaReason(errors: ErrorObject[] | null | undefined): string {
 }
 
 /** The generated protocol validators, loaded with the first message (a process without queue consumers never needs them). */
-let jobValidator: Promise<typeof import('../../generated/protocol-validators.js')['QueueJob']> | null = null;
-const loadJobValidator = () => (jobValidator ??= import('../../generated/protocol-validators.js').then((m) => m.QueueJob).catch((error: unknown) => {
+let jobValidator: Promise<typeof import('../../../generated/protocol-validators.js')['QueueJob']> | null = null;
+const loadJobValidator = () => (jobValidator ??= import('../../../generated/protocol-validators.js').then((m) => m.QueueJob).catch((error: unknown) => {
   jobValidator = null;
   throw error;
 }));

@@ -11,7 +11,7 @@
 //                the message deleted (SQS) or its offset committed (Kafka)
 //   result       a QueueResult sent through the outbox (consumer `queue_reply`,
 //                target = the consumer id) when the response ends or waits
-import type { KafkaSasl, KafkaSource, QueueDestination, SqsCredentials, SqsSource } from '../../generated/schemas.js';
+import type { KafkaSasl, KafkaSource, QueueDestination, SqsCredentials, SqsSource } from '../../../generated/schemas.js';
 
 /** NOTIFYed when a consumer is created, changed or deleted; the payload is its id. */
 export const QUEUE_CONSUMERS_CHANNEL = 'palai_queue_consumers';

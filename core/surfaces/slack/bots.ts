@@ -2,15 +2,15 @@
 // (docs/slack.md). The kernel keeps the bot and its secrets (bot token, signing
 // secret, app token) by reference in the secret store; the Slack surface
 // (bots/slack) verifies Slack's requests and posts the answers.
-import type { CreateSlackBotRequest, SlackBot, SlackThread, UpdateSlackBotRequest } from '../../generated/schemas.js';
-import { requireAgent } from '../agents/agents.js';
-import { PalaiError } from '../errors/palai-error.js';
-import { newId } from '../ids.js';
-import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
-import { unixSeconds } from '../json.js';
-import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../secrets/secret-port.js';
-import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
+import type { CreateSlackBotRequest, SlackBot, SlackThread, UpdateSlackBotRequest } from '../../../generated/schemas.js';
+import { requireAgent } from '../../agents/agents.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { newId } from '../../ids.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
+import { unixSeconds } from '../../json.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
+import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 import { DEFAULT_SLACK_API_URL, type SlackBotConfig } from './slack-bots-port.js';
 
 const PURPOSE = { bot_token: 'slack-bot-token', signing_secret: 'slack-signing-secret', app_token: 'slack-app-token' } as const;

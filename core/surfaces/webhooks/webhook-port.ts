@@ -9,7 +9,7 @@
 //   event type   `response.<status>` as receivers see it; `response.incomplete`
 //                stands for timed_out and budget_exceeded
 //   attempt      one POST of a delivery; each is recorded for operators
-import type { ResponseStatus, WebhookEventType } from '../../generated/schemas.js';
+import type { ResponseStatus, WebhookEventType } from '../../../generated/schemas.js';
 
 /** The outbox consumer name of webhook deliveries. */
 export const WEBHOOK_CONSUMER = 'webhook';

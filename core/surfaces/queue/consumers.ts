@@ -3,15 +3,15 @@
 // its results and invalid jobs go, and its credentials by reference in the
 // secret store; the queue surface (adapters/queue) runs them. A change NOTIFYs
 // the processes running consumers, so a pause or a deletion takes effect at once.
-import type { CreateQueueConsumerRequest, KafkaSasl, KafkaSource, QueueConsumer, QueueDestination, SqsCredentials, SqsSource, UpdateQueueConsumerRequest } from '../../generated/schemas.js';
-import { requireAgent } from '../agents/agents.js';
-import { PalaiError } from '../errors/palai-error.js';
-import { newId } from '../ids.js';
-import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
-import { unixSeconds } from '../json.js';
-import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../secrets/secret-port.js';
-import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
+import type { CreateQueueConsumerRequest, KafkaSasl, KafkaSource, QueueConsumer, QueueDestination, SqsCredentials, SqsSource, UpdateQueueConsumerRequest } from '../../../generated/schemas.js';
+import { requireAgent } from '../../agents/agents.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { newId } from '../../ids.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
+import { unixSeconds } from '../../json.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
+import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 import { QUEUE_CONSUMERS_CHANNEL, type QueueConsumerConfig } from './queue-port.js';
 
 const CREDENTIALS_PURPOSE = 'queue-consumer-credentials';

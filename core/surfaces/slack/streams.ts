@@ -3,7 +3,7 @@
 // one process per reply at a time; each Slack call is followed by a save that
 // also renews the lease, and fails when the lease was lost, so two processes
 // never write into one message.
-import type { Db, Queryable } from '../store/db.js';
+import type { Db, Queryable } from '../../store/db.js';
 import type { SlackReplyJob, SlackReplyProgress, SlackReplySave } from './slack-bots-port.js';
 
 interface ReplyRow {

@@ -12,15 +12,15 @@ import type {
   UpdateWebhookEndpointRequest,
   WebhookEndpoint,
   WebhookEventType,
-} from '../../generated/schemas.js';
-import { requireAgent } from '../agents/agents.js';
-import { PalaiError } from '../errors/palai-error.js';
-import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
-import { unixSeconds } from '../json.js';
-import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
-import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../secrets/secret-port.js';
-import type { Db, Queryable } from '../store/db.js';
+} from '../../../generated/schemas.js';
+import { requireAgent } from '../../agents/agents.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
+import { unixSeconds } from '../../json.js';
+import { listSubscriptions, subscribe, unsubscribe } from '../../outbox/subscriptions.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
+import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import type { Db, Queryable } from '../../store/db.js';
 import { WEBHOOK_CONSUMER, WEBHOOK_EVENT_STATUSES, type WebhookSigningTarget } from './webhook-port.js';
 
 export interface EndpointRow {

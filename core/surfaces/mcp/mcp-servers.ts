@@ -6,13 +6,13 @@
 // again when it is older than TOOLS_FRESH_MS, when asked to, and whenever the
 // server says its tools changed. A server out of reach is answered from a
 // stale list rather than failing a run that only needs its tools' names.
-import type { McpServer, McpServerTool, McpServerToolList } from '../../generated/schemas.js';
-import { isPalaiError, PalaiError } from '../errors/palai-error.js';
-import { unixSeconds } from '../json.js';
-import type { Logger } from '../logger.js';
-import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from '../pagination.js';
-import type { SecretStore } from '../secrets/secret-port.js';
-import type { Db } from '../store/db.js';
+import type { McpServer, McpServerTool, McpServerToolList } from '../../../generated/schemas.js';
+import { isPalaiError, PalaiError } from '../../errors/palai-error.js';
+import { unixSeconds } from '../../json.js';
+import type { Logger } from '../../logger.js';
+import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from '../../pagination.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
+import type { Db } from '../../store/db.js';
 import {
   deleteServerRow,
   findServerRow,

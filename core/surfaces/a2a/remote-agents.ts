@@ -4,15 +4,15 @@
 // network) and keeps it; the headers sent with every call (an Authorization,
 // say) are kept in the secret store and shown only by name and last four.
 // The A2A tool provider reads the card and the headers back with `connection`.
-import type { CreateRemoteAgentRequest, RemoteAgent } from '../../generated/schemas.js';
-import type { EgressFetch } from '../egress/egress-port.js';
-import { PalaiError } from '../errors/palai-error.js';
-import { newId } from '../ids.js';
-import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
-import { unixSeconds } from '../json.js';
-import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../secrets/secret-port.js';
-import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
+import type { CreateRemoteAgentRequest, RemoteAgent } from '../../../generated/schemas.js';
+import type { EgressFetch } from '../../egress/egress-port.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { newId } from '../../ids.js';
+import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
+import { unixSeconds } from '../../json.js';
+import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
+import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 
 /** What a remote agent's header values are, in the secret store. */
 const HEADER_PURPOSE = 'remote-agent-header';

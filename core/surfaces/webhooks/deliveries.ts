@@ -3,13 +3,13 @@
 // latency, error, next attempt), and what operators do with them: resend one,
 // replay a time window, send a test event. Recording an attempt also keeps the
 // endpoint's health: one failing for longer than the configured period is disabled.
-import type { ReplayWebhookDeliveriesRequest, WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhookReplay } from '../../generated/schemas.js';
-import { PalaiError } from '../errors/palai-error.js';
-import { unixSeconds } from '../json.js';
-import { enqueueDelivery, getDelivery, listDeliveries, redeliver, redeliverMatching } from '../outbox/deliveries.js';
-import type { DeliveryRecord } from '../outbox/outbox-port.js';
-import { DEFAULT_PAGE_SIZE, type Page } from '../pagination.js';
-import type { Db, Queryable } from '../store/db.js';
+import type { ReplayWebhookDeliveriesRequest, WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhookReplay } from '../../../generated/schemas.js';
+import { PalaiError } from '../../errors/palai-error.js';
+import { unixSeconds } from '../../json.js';
+import { enqueueDelivery, getDelivery, listDeliveries, redeliver, redeliverMatching } from '../../outbox/deliveries.js';
+import type { DeliveryRecord } from '../../outbox/outbox-port.js';
+import { DEFAULT_PAGE_SIZE, type Page } from '../../pagination.js';
+import type { Db, Queryable } from '../../store/db.js';
 import { disableEndpoint, requireEndpoint } from './endpoints.js';
 import { WEBHOOK_CONSUMER, WEBHOOK_TEST_EVENT, webhookEventTypeOf, type WebhookAttemptOutcome, type WebhookAttemptReport } from './webhook-port.js';
 
