@@ -82,7 +82,7 @@ async function bench(label: string, db: Db): Promise<void> {
     });
 
     const project = await createProject(db, `bench-mcp-client-${Date.now()}`);
-    await hub.api.mcpServers.create(project.id, { name: 'bare', url: bare.url });
+    await hub.surfaces.slices.mcp.mcpServers.create(project.id, { name: 'bare', url: bare.url });
     await hub.api.agents.create(project.id, {
       name: 'caller',
       model: { provider: 'fake', script: [{ tool_calls: [{ name: 'mcp__bare__echo', arguments: { input: INPUT } }] }, { text: 'done' }] },

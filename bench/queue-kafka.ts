@@ -66,7 +66,7 @@ async function palaiRate(db: Db, brokers: string[], topic: string, label: string
   try {
     const project = await createProject(db, `bench-kafka-${label}`);
     await hub.api.agents.create(project.id, { name: 'bench', model: { provider: 'fake', script: [{ text: 'ok' }] } });
-    await hub.api.queues.create(project.id, {
+    await hub.surfaces.slices.queue.queues.create(project.id, {
       name: 'bench',
       kind: 'kafka',
       agent: 'bench',

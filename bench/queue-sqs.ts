@@ -40,7 +40,7 @@ async function palaiRate(db: Db, endpoint: string, url: string, label: string): 
     const project = await createProject(db, `bench-queue-${label}`);
     await hub.api.agents.create(project.id, { name: 'bench', model: { provider: 'fake', script: [{ text: 'ok' }] } });
     const started = performance.now();
-    await hub.api.queues.create(project.id, {
+    await hub.surfaces.slices.queue.queues.create(project.id, {
       name: 'bench',
       kind: 'sqs',
       agent: 'bench',

@@ -48,10 +48,10 @@ async function benchOn(label: string, db: Db): Promise<void> {
     // An api-only hub (no worker, no dispatcher of its own), and a dispatcher sized for the run.
     const hub = await startHub({ config, db, role: 'api', logger: createLogger('silent') });
     const dispatcher = new OutboxDispatcher({ db, logger: createLogger('silent'), concurrency, batchSize: Math.max(10, concurrency), pollIntervalMs: 200 });
-    dispatcher.register(createWebhookConsumer(hub.api));
+    dispatcher.register(createWebhookConsumer({ ...hub.api, ...hub.surfaces.slices.webhooks }));
     const receiver = await startBenchReceiver();
     const project = await createProject(db, `bench-webhooks-${Date.now()}-${concurrency}`);
-    const endpoint = await hub.api.webhooks.create(project.id, { url: receiver.url, events: ['*'], enabled: true });
+    const endpoint = await hub.surfaces.slices.webhooks.webhooks.create(project.id, { url: receiver.url, events: ['*'], enabled: true });
     const enqueue = () =>
       hub.api.outbox.enqueue({ projectId: project.id, consumer: WEBHOOK_CONSUMER, target: endpoint.id, payload: { type: 'webhook.test', timestamp: new Date().toISOString(), data: { endpoint_id: endpoint.id } } });
 

@@ -1,17 +1,17 @@
-// The composition root: opens the store, applies migrations, wires the kernel
-// with its adapters and starts the roles this process plays.
+// The composition root: opens the store, applies migrations, wires the kernel,
+// then every surface module (cli/surfaces.ts) the same way: their HTTP mounts,
+// WebSocket upgrades and REST operations on the API's port, their outbox
+// consumers and tool providers, and their background loops in the roles they
+// run in. It stops them in reverse order.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { remoteAgentTools } from '../adapters/a2a/remote-agent-tool.js';
-import { lazyPushConsumer } from '../adapters/a2a/lazy-push-consumer.js';
 import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
-import { lazyRouter } from '../adapters/http/lazy-router.js';
-import { protectedResourceRouter } from '../adapters/mcp/protected-resource.js';
-import { lazyMcpClientPool } from '../adapters/mcp/client/lazy-pool.js';
-import { mcpServerTools } from '../adapters/mcp/client/mcp-server-tools.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
+import { upgradeDispatcher } from '../adapters/http/upgrade.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
 import { lazyModel } from '../adapters/models/lazy-model.js';
-import { createKernelApi, type KernelApi } from '../core/api/index.js';
+import { createKernelApi, runsIn, WORK_ROLES, type KernelApi, type Role, type SurfaceModule } from '../core/api/index.js';
 import type { PalaiConfig } from '../core/config.js';
 import { createEgressFetch } from '../core/egress/guarded-fetch.js';
 import { Wakeups } from '../core/journal/wakeups.js';
@@ -22,7 +22,6 @@ import { Metrics } from '../core/metrics.js';
 import { secretBoxFrom } from '../core/secrets/secret-box.js';
 import { createSecretStore } from '../core/secrets/secret-store.js';
 import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
-import { purgeStaleMcpSessions } from '../core/surfaces/mcp/mcp-sessions.js';
 import { createInbox } from '../core/idempotency/inbox.js';
 import { defaultTools } from '../core/tools/default-tools.js';
 import type { ToolRegistry } from '../core/tools/tool-registry.js';
@@ -32,33 +31,32 @@ import { migrate } from '../core/store/migrate.js';
 import { openDb } from '../core/store/open-db.js';
 import { Worker } from '../core/runner/worker.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
-import { lazyResultSender, lazyRunner } from '../adapters/queue/lazy.js';
-import { queueReplyConsumer } from '../adapters/queue/reply-consumer.js';
-import { QueueSupervisor } from '../adapters/queue/supervisor.js';
-import { createWebhookConsumer } from '../adapters/webhooks/consumer.js';
-import { slackRouter } from '../bots/slack/router.js';
-import { SlackSocketSupervisor } from '../bots/slack/socket/supervisor.js';
-import { SlackStreamer } from '../bots/slack/streamer.js';
+import type { QueueSupervisor } from '../adapters/queue/supervisor.js';
+import type { SlackSocketSupervisor } from '../bots/slack/socket/supervisor.js';
+import { createSurfaces, restOptions, type Surfaces } from './surfaces.js';
 
-/** api: the HTTP API; worker: runs responses and the outbox; consumers: runs queue consumers; all: everything. */
-export type Role = 'api' | 'worker' | 'consumers' | 'all';
+export type { Role };
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface Hub {
   /** The kernel's parts: for the composition root and tests, never for a surface. */
   kernel: Kernel;
-  /** What surfaces are given. */
+  /** What surfaces are given (each also gets its own wing's slice). */
   api: KernelApi;
   /** The API. Without an operator port it serves /metrics, /healthz and /readyz too. */
   app: Express;
   /** /metrics, /healthz and /readyz alone: the operator port, and the only listener of a worker. */
   adminApp: Express;
+  /** The API listener's `upgrade` handler: a WebSocket upgrade goes to the surface serving its path. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Requests the API is answering, so a shutdown can wait for them. */
   requests: RequestTracker;
   worker: Worker | null;
   /** Carries the outbox's deliveries to the consumers surfaces register (null on an api-only process). */
   outbox: OutboxDispatcher | null;
+  /** Every surface module, in start order. */
+  surfaces: Surfaces;
   /** Runs the queue consumers (roles consumers and all). Stopping it finishes admitting the messages it holds. */
   queues: QueueSupervisor | null;
   /** Holds the Socket Mode connections of Slack bots in that mode (roles consumers and all). */
@@ -86,6 +84,8 @@ export interface HubOptions {
   tools?: ToolRegistry;
   /** Where the operator's allow-listed model keys are read from, once (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** More surface modules after the built-in ones (tests; later, plugins), made once the kernel API exists. */
+  surfaces?: (api: KernelApi) => SurfaceModule[];
 }
 
 export async function startHub(options: HubOptions): Promise<Hub> {
@@ -113,19 +113,21 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       egress,
     };
     const api = createKernelApi(kernel);
-    // Remote A2A agents as tools: the provider reads them through the kernel API, so it joins once that exists.
-    if (!options.tools) kernel.tools.register(remoteAgentTools(api));
-    // MCP servers' tools: one MCP client per process (sessions, the operator's stdio servers), which the kernel lists tools through too.
-    // It loads with the MCP SDK at its first use, as the /mcp and /a2a surfaces do at their first request and the A2A push consumer at its first delivery.
-    const mcpClientLogger = logger.child({ component: 'mcp-client' });
-    const mcpClients = lazyMcpClientPool(async () => new (await import('../adapters/mcp/client/client-pool.js')).McpClientPool(egress, mcpClientLogger));
-    api.mcpServers.useClient(mcpClients);
-    if (!options.tools) kernel.tools.register(mcpServerTools(api, mcpClients));
+    const surfaces = createSurfaces(kernel, api);
+    surfaces.modules.push(...(options.surfaces?.(api) ?? []));
+    const modules = surfaces.modules.filter((module) => runsIn(module, role));
+    // A test's own tool registry is used as given.
+    if (!options.tools) for (const provider of modules.flatMap((m) => m.toolProviders ?? [])) kernel.tools.register(provider);
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(api, { metrics: config.adminPort === null, tracker: requests, surfaces: [{ path: '/a2a', handler: lazyRouter(async () => (await import('../adapters/a2a/router.js')).a2aRouter(api)) }, { path: '/mcp', handler: lazyRouter(async () => (await import('../adapters/mcp/router.js')).mcpRouter(api)) }, { path: '/slack', handler: slackRouter(api) }, { path: '/.well-known/oauth-protected-resource', handler: protectedResourceRouter() }] });
+    const app = createHttpApp(api, {
+      metrics: config.adminPort === null,
+      tracker: requests,
+      ...restOptions(modules),
+    });
     const adminApp = createAdminApp(api);
-    const runsWork = role === 'worker' || role === 'all';
+    const upgrade = upgradeDispatcher(api, modules.flatMap((m) => m.upgrade ?? []));
+    const runsWork = WORK_ROLES.includes(role);
     const worker = runsWork ? new Worker(kernel) : null;
     await worker?.start();
     const outbox = runsWork
@@ -138,51 +140,51 @@ export async function startHub(options: HubOptions): Promise<Hub> {
           maxAttempts: Math.max(15, config.webhookRetryScheduleMs.length + 1),
         })
       : null;
-    outbox?.register(createWebhookConsumer(api));
-    outbox?.register(lazyPushConsumer(async () => (await import('../adapters/a2a/push-consumer.js')).a2aPushConsumer(api, egress)));
-    const replies = runsWork ? queueReplyConsumer(api, {
-          sqs: lazyResultSender(api, async () => (await import('../adapters/queue/sqs/result-sender.js')).sqsResultSender),
-          kafka: lazyResultSender(api, async () => (await import('../adapters/queue/kafka/result-sender.js')).kafkaResultSender),
-        }) : null;
-    if (replies) outbox?.register(replies);
+    for (const consumer of modules.flatMap((m) => m.outboxConsumers ?? [])) outbox?.register(consumer);
     await outbox?.start();
-    // Answers stream into Slack threads from the journal, wherever work runs.
-    const slackStreamer = runsWork ? new SlackStreamer(api) : null;
-    slackStreamer?.start();
-    const queues = role === 'consumers' || role === 'all' ? new QueueSupervisor(api, { runners: {
-            sqs: lazyRunner(async () => (await import('../adapters/queue/sqs/runner.js')).sqsRunner),
-            kafka: lazyRunner(async () => (await import('../adapters/queue/kafka/runner.js')).kafkaRunner),
-          }, maxBacklog: config.queueMaxBacklog }) : null;
-    await queues?.start();
-    const slackSockets = role === 'consumers' || role === 'all' ? new SlackSocketSupervisor(api) : null;
-    await slackSockets?.start();
-    // Expired idempotency keys and stale MCP sessions are ignored already; deleting them only keeps the tables small.
+    const loops = modules.flatMap((m) => m.loops ?? []).filter((loop) => runsIn(loop, role));
+    const started: typeof loops = [];
+    const stopLoops = async (which: (loop: (typeof loops)[number]) => boolean) => {
+      for (const loop of [...started].reverse().filter(which)) await loop.stop();
+    };
+    try {
+      for (const loop of loops) {
+        await loop.start();
+        started.push(loop);
+      }
+    } catch (error) {
+      await stopLoops(() => true).catch(() => undefined);
+      await outbox?.stop();
+      await worker?.stop();
+      throw error;
+    }
+    // Expired idempotency keys are ignored already; deleting them only keeps the table small.
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
-      purgeStaleMcpSessions(db).catch((error) => logger.warn({ err: error }, 'purging stale MCP sessions failed'));
     }, HOUSEKEEPING_INTERVAL_MS).unref();
+    const takes = (loop: { roles?: readonly Role[] }) => runsIn(loop, role);
     return {
       kernel,
       api,
       app,
       adminApp,
+      upgrade,
       requests,
       worker,
       outbox,
-      queues,
-      slackSockets,
+      surfaces,
+      queues: surfaces.modules.includes(surfaces.queue) && takes(surfaces.queue.loops![0]) ? surfaces.queue.supervisor : null,
+      slackSockets: takes(surfaces.slack.loops![0]) ? surfaces.slack.sockets : null,
       async close() {
         clearInterval(housekeeping);
-        await slackSockets?.stop();
-        // First: what the consumers hold is admitted and acknowledged while the store is still open.
-        await queues?.stop();
+        // First: what the intakes hold is admitted and acknowledged while the store is still open.
+        await stopLoops((loop) => loop.intake === true);
         lifecycle.beginClose();
-        await slackStreamer?.stop();
+        await stopLoops((loop) => loop.intake !== true);
         await worker?.stop();
         await outbox?.stop();
-        await replies?.close();
+        for (const module of [...modules].reverse()) await module.close?.();
         await wakeups.stop();
-        await mcpClients.close();
         await egress.close().catch(() => undefined);
         if (!options.db) await db.close();
       },

@@ -1,8 +1,6 @@
 // The one configuration loader: every setting, its environment variable and its
 // default live in this table (docs/configuration.md mirrors it).
 import { resolve } from 'node:path';
-import type { StdioServerDeclaration } from './surfaces/mcp/mcp-servers-port.js';
-import { readStdioDeclarations } from './surfaces/mcp/stdio-declarations.js';
 
 export interface PalaiConfig {
   /** HTTP port of `palai serve`. Default 8080. */
@@ -37,8 +35,8 @@ export interface PalaiConfig {
   workerConcurrency: number;
   /** Hosts every outbound call (model base URLs, tools) may reach without the egress address check, matched as written in the URL. Default none. */
   egressAllowHosts: string[];
-  /** The operator's stdio MCP servers, read from the JSON or YAML file PALAI_MCP_STDIO_SERVERS_FILE names (`{"mcpServers": {name: {command, args, env, cwd, projects}}}`). Default none. */
-  mcpStdioServers: StdioServerDeclaration[];
+  /** The JSON or YAML file declaring the operator's stdio MCP servers (PALAI_MCP_STDIO_SERVERS_FILE), read by the MCP wing at start. Default none. */
+  mcpStdioServersFile: string | null;
   /**
    * Environment variables a model connection's `api_key_env` may name, each bound
    * to the one base URL its key may be sent to (PALAI_KEY_ENV_ALLOWLIST: the
@@ -162,15 +160,6 @@ function durations(env: Env, name: string, fallback: string): number[] {
   });
 }
 
-/** PALAI_MCP_STDIO_SERVERS_FILE, read and checked once: a wrong file stops the start. */
-function mcpStdioServers(env: Env): StdioServerDeclaration[] {
-  try {
-    return readStdioDeclarations(text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'));
-  } catch (error) {
-    throw new ConfigError(`PALAI_MCP_STDIO_SERVERS_FILE: ${(error as Error).message}`);
-  }
-}
-
 /** The default webhook retry schedule: seconds, then minutes, then hours, about 3 days in all. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h,4h,6h,8h,10h,12h,12h,15h';
 
@@ -193,7 +182,7 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 32, 1),
     syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
     egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
-    mcpStdioServers: mcpStdioServers(env),
+    mcpStdioServersFile: text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
     keyEnvAllowlist: keyEnvAllowlist(env, new Map([['OPENAI_API_KEY', openaiBaseUrl], ['ANTHROPIC_API_KEY', anthropicBaseUrl]])),
     openaiBaseUrl,

@@ -23,9 +23,12 @@ const RULES = {
   coreLibrary: 'core imports no surface library (express, Slack, Kafka, AWS, model SDKs)',
   storeDriver: 'database drivers (pg, PGlite) are imported only inside core/store/',
   dbHandle: 'a surface never imports the Db handle (core/store/db.ts)',
-  kernelApi: 'a surface imports from core only core/api/**, *-port.ts, core/errors/**, core/ids.ts, core/config.ts, core/logger.ts',
+  kernelApi: 'a surface imports from core only core/api/**, *-port.ts, core/errors/**, core/ids.ts, core/config.ts, core/logger.ts, core/response-status.ts',
   otherSurface: 'a surface never imports another surface folder (adapters/models/shared is for model adapters only)',
   cli: 'only cli/ is the composition root: nothing in core/, adapters/ or bots/ imports it',
+  kernelWing: 'no kernel folder imports core/surfaces/** (a wing builds on the kernel, never the other way)',
+  otherWing: 'a wing never imports another wing (core/surfaces/<name>/ stands alone beside the kernel)',
+  ownWing: "a surface imports only its own wing's API and port files (core/surfaces/<its name>/<name>-api.ts, *-port.ts)",
 };
 
 // Statement-level imports start a line (so commented-out code is not read);
@@ -70,7 +73,19 @@ function surfaceOf(path) {
   return parts.slice(0, depth).join('/');
 }
 
-const KERNEL_API = [/^core\/api\//, /^core\/.*-port\.ts$/, /^core\/errors\//, /^core\/(ids|config|logger)\.ts$/];
+const KERNEL_API = [/^core\/api\//, /^core\/(?!surfaces\/).*-port\.ts$/, /^core\/errors\//, /^core\/(ids|config|logger|response-status)\.ts$/];
+
+/** The wing a core file belongs to (core/surfaces/<name>/…), or null for the kernel. */
+function wingOf(path) {
+  const match = /^core\/surfaces\/([^/]+)\//.exec(path);
+  return match ? match[1] : null;
+}
+
+/** The wing a surface's folder is paired with: adapters/<name> and bots/<name> own core/surfaces/<name>. */
+const surfaceWing = (surface) => surface?.split('/')[1] ?? null;
+
+/** A wing's files a surface may see: its API slice and its ports. */
+const wingFace = (wing, path) => path === `core/surfaces/${wing}/${wing}-api.ts` || (path.startsWith(`core/surfaces/${wing}/`) && path.endsWith('-port.ts'));
 
 /** The rule an import breaks, or null. */
 export function ruleBroken(fromFile, target) {
@@ -83,8 +98,16 @@ export function ruleBroken(fromFile, target) {
   }
   const to = target.path;
   if (to.startsWith('cli/')) return inCore ? RULES.coreInward : RULES.cli;
-  if (inCore) return /^(adapters|bots)\//.test(to) ? RULES.coreInward : null;
+  if (inCore) {
+    if (/^(adapters|bots)\//.test(to)) return RULES.coreInward;
+    const fromWing = wingOf(fromFile);
+    const toWing = wingOf(to);
+    if (toWing === null || toWing === fromWing) return null;
+    return fromWing === null ? RULES.kernelWing : RULES.otherWing;
+  }
   if (to === 'core/store/db.ts') return RULES.dbHandle;
+  const toWing = wingOf(to);
+  if (toWing !== null) return toWing === surfaceWing(surfaceOf(fromFile)) && wingFace(toWing, to) ? null : RULES.ownWing;
   if (to.startsWith('core/')) return KERNEL_API.some((p) => p.test(to)) ? null : RULES.kernelApi;
   const from = surfaceOf(fromFile);
   const into = surfaceOf(to);

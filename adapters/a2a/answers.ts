@@ -11,7 +11,8 @@
 // Each answer goes through the kernel's own command with the message's inbox
 // claim, so the answer and the messageId commit together.
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import type { IdempotencyClaim, KernelApi, ResponseState } from '../../core/api/index.js';
+import type { IdempotencyClaim, ResponseState } from '../../core/api/index.js';
+import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import type { MessageContent } from './message-content.js';
 
 type WaitingState = ResponseState & { status: 'waiting_for_input' | 'waiting_for_approval' | 'waiting_for_tool' };
@@ -52,7 +53,7 @@ function toolOutputs(content: MessageContent): Array<{ call_id: string; output: 
 }
 
 /** Hands the message to the command for what `state` waits on; the kernel re-checks the state under its row lock. */
-export function answerWaitingTask(api: KernelApi, projectId: string, state: WaitingState, content: MessageContent, claim: IdempotencyClaim): Promise<ResponseState> {
+export function answerWaitingTask(api: A2aSurfaceApi, projectId: string, state: WaitingState, content: MessageContent, claim: IdempotencyClaim): Promise<ResponseState> {
   const options = { idempotency: claim };
   switch (state.status) {
     case 'waiting_for_input':

@@ -3,19 +3,14 @@
 // notifications never loads the SDK for it. The outbox needs only its name
 // before then. A load that fails fails that attempt (the outbox retries it)
 // and is tried again at the next.
+import { lazyOnce } from '../../core/api/index.js';
 import type { OutboxConsumer } from '../../core/outbox/outbox-port.js';
 import { PUSH_CONSUMER } from './push-consumer-name.js';
 
 export function lazyPushConsumer(load: () => Promise<OutboxConsumer>): OutboxConsumer {
-  let consumer: Promise<OutboxConsumer> | null = null;
+  const consumer = lazyOnce(load);
   return {
     name: PUSH_CONSUMER,
-    async deliver(delivery, signal) {
-      consumer ??= load().catch((error: unknown) => {
-        consumer = null;
-        throw error;
-      });
-      return (await consumer).deliver(delivery, signal);
-    },
+    deliver: async (delivery, signal) => (await consumer()).deliver(delivery, signal),
   };
 }

@@ -7,7 +7,8 @@
 import type { AuthenticationInfo, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
-import type { KernelApi, ResponseState } from '../../core/api/index.js';
+import type { ResponseState } from '../../core/api/index.js';
+import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import { TERMINAL_STATUSES, WAITING_STATUSES } from '../../core/api/index.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { PUSH_CONSUMER } from './push-consumer-name.js';
@@ -66,7 +67,7 @@ function validate(config: TaskPushNotificationConfig): void {
 }
 
 export class PushConfigs {
-  constructor(private readonly api: KernelApi) {}
+  constructor(private readonly api: A2aSurfaceApi) {}
 
   private async subscriptions(projectId: string, taskId: string) {
     const all = await this.api.outbox.subscriptions(projectId, { consumer: PUSH_CONSUMER });

@@ -6,7 +6,8 @@
 // config's token (X-A2A-Notification-Token) and credentials (Authorization).
 // A 2xx answer delivers it; anything else is retried by the outbox with backoff.
 import { StreamResponse, type Task } from '@a2a-js/sdk';
-import type { KernelApi, ResponseState } from '../../core/api/index.js';
+import type { ResponseState } from '../../core/api/index.js';
+import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import type { EgressFetch } from '../../core/egress/egress-port.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { DeliveryResult, OutboxConsumer, OutboxDelivery } from '../../core/outbox/outbox-port.js';
@@ -21,7 +22,7 @@ const CONTENT_TYPE = 'application/a2a+json';
 
 class Gone extends Error {}
 
-async function secret(api: KernelApi, projectId: string, id: string | null): Promise<string | null> {
+async function secret(api: A2aSurfaceApi, projectId: string, id: string | null): Promise<string | null> {
   if (id === null) return null;
   try {
     return await api.secrets.reveal(projectId, id);
@@ -31,7 +32,7 @@ async function secret(api: KernelApi, projectId: string, id: string | null): Pro
   }
 }
 
-async function body(api: KernelApi, delivery: OutboxDelivery, state: ResponseState): Promise<string> {
+async function body(api: A2aSurfaceApi, delivery: OutboxDelivery, state: ResponseState): Promise<string> {
   const announced = String(delivery.payload.status ?? '') as ResponseState['status'];
   if (announced !== state.status && announced in TASK_STATE) {
     const status = taskStatus({ ...state, status: announced, error: null, pending_calls: [] });
@@ -49,7 +50,7 @@ async function body(api: KernelApi, delivery: OutboxDelivery, state: ResponseSta
   return JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'task', value: task } }));
 }
 
-export function a2aPushConsumer(api: KernelApi, egress: EgressFetch): OutboxConsumer {
+export function a2aPushConsumer(api: A2aSurfaceApi, egress: EgressFetch): OutboxConsumer {
   return {
     name: PUSH_CONSUMER,
     async deliver(delivery, signal): Promise<DeliveryResult> {

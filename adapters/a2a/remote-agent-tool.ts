@@ -13,7 +13,7 @@
 //
 // The remote answer (its artifacts' text; a data part as its JSON) is the tool's
 // output; a remote task that failed, was rejected or canceled is a tool error.
-import type { KernelApi, RemoteAgentConnection } from '../../core/api/index.js';
+import type { A2aSurfaceApi, RemoteAgentConnection } from '../../core/surfaces/a2a/a2a-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { ToolResolutionError, type ResolvedTool, type ToolOutcome, type ToolProvider } from '../../core/tools/tool-port.js';
 import type { A2AToolSpec } from '../../generated/schemas.js';
@@ -29,7 +29,7 @@ const PARAMETERS = {
 } as const;
 
 /** The provider of `a2a` tool entries; it reads remote agents (card, headers) through the kernel API. */
-export function remoteAgentTools(api: KernelApi): ToolProvider<A2AToolSpec> {
+export function remoteAgentTools(api: A2aSurfaceApi): ToolProvider<A2AToolSpec> {
   return {
     kind: 'a2a',
 

@@ -4,7 +4,7 @@
 import { AgentCard, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RemoteAgentConnection } from '../../core/api/index.js';
+import type { RemoteAgentConnection } from '../../core/surfaces/a2a/a2a-api.js';
 import type { EgressFetch } from '../../core/egress/egress-port.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { ToolError, type ToolCallContext, type ToolOutcome } from '../../core/tools/tool-port.js';

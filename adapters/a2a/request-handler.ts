@@ -29,7 +29,8 @@ import {
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { isTerminal, type IdempotencyClaim, type KernelApi, type ResponseState } from '../../core/api/index.js';
+import { isTerminal, type IdempotencyClaim,  type ResponseState } from '../../core/api/index.js';
+import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { BINDINGS_CARD } from './agent-card.js';
 import { isStructured } from './answer-shape.js';
@@ -52,7 +53,7 @@ const CATCH_UP_BATCH = 500;
 export class KernelRequestHandler implements A2ARequestHandler {
   private readonly push: PushConfigs;
 
-  constructor(private readonly api: KernelApi) {
+  constructor(private readonly api: A2aSurfaceApi) {
     this.push = new PushConfigs(api);
   }
 

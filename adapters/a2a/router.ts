@@ -14,7 +14,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { RequestMalformedError, TaskNotFoundError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { AgentCard } from '@a2a-js/sdk';
-import type { KernelApi } from '../../core/api/index.js';
+import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { Agent } from '../../generated/schemas.js';
 import { cardFor, hasPublicCard, JSONRPC_PATH, REST_PATH, servedCard } from './agent-card.js';
@@ -42,14 +42,14 @@ function refuse(res: Response, status: number, message: string, jsonRpc: boolean
 }
 
 /** The request's bearer key's project, or null (an answer has been sent). */
-async function projectOf(api: KernelApi, req: Request): Promise<string | null | undefined> {
+async function projectOf(api: A2aSurfaceApi, req: Request): Promise<string | null | undefined> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
   if (!match) return undefined;
   return (await api.authenticate(match[1]))?.projectId ?? null;
 }
 
 /** Aborts when the caller hangs up or the process closes: ends its waits and streams. */
-function callerSignal(api: KernelApi, res: Response): AbortSignal {
+function callerSignal(api: A2aSurfaceApi, res: Response): AbortSignal {
   const gone = new AbortController();
   res.on('close', () => gone.abort());
   return AbortSignal.any([gone.signal, api.lifecycle.closing]);
@@ -60,7 +60,7 @@ function callerSignal(api: KernelApi, res: Response): AbortSignal {
  * Without a key, only a public card passes, and an unknown or private agent
  * gets the same 401 as any keyless call, so ids cannot be probed.
  */
-function identify(api: KernelApi): RequestHandler {
+function identify(api: A2aSurfaceApi): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const jsonRpc = req.path.startsWith(JSONRPC_PATH);
     const ref = req.params.agent as string;
@@ -91,7 +91,7 @@ function identify(api: KernelApi): RequestHandler {
 }
 
 /** The agent behind a public card: named by id, and marked public by its owner. */
-async function publicAgent(api: KernelApi, ref: string): Promise<Agent | null> {
+async function publicAgent(api: A2aSurfaceApi, ref: string): Promise<Agent | null> {
   if (!ref.startsWith('agt_')) return null;
   const projectId = await api.agents.projectOf(ref);
   if (projectId === null) return null;
@@ -108,7 +108,7 @@ function serveCard(req: Request, res: Response, next: NextFunction): void {
 }
 
 /** GET /a2a/?limit=&after=: the cards of the project's agents, in the order agents are listed. */
-function listCards(api: KernelApi): RequestHandler {
+function listCards(api: A2aSurfaceApi): RequestHandler {
   return async (req: Request, res: Response) => {
     try {
       const projectId = await projectOf(api, req);
@@ -128,7 +128,7 @@ function listCards(api: KernelApi): RequestHandler {
   };
 }
 
-export function a2aRouter(api: KernelApi): Router {
+export function a2aRouter(api: A2aSurfaceApi): Router {
   const requestHandler = new KernelRequestHandler(api);
   const userBuilder = async (req: Request) => (req.res as Response).locals.caller as Caller;
   const limit = api.config.maxBodyBytes;

@@ -2,25 +2,20 @@
 // every failure an RFC 9457 problem. The operator routes (/metrics, /healthz,
 // /readyz) can be split off onto their own port (createAdminApp), so anonymous
 // callers of the public port never see the hub's figures.
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { OperationDescriptor, OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import type { KernelApi } from '../../core/api/index.js';
-import { bindOperations } from './operations.js';
+import type { HttpMount, KernelApi, SurfaceOperations } from '../../core/api/index.js';
+import { bindOperations, surfaceHandlers } from './operations.js';
 import { handleError } from './problem.js';
 import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
-import { mcpServerHandlers } from './routes/mcp-servers.js';
 import { modelHandlers } from './routes/models.js';
-import { queueConsumerHandlers } from './routes/queue-consumers.js';
-import { remoteAgentHandlers } from './routes/remote-agents.js';
 import { chatHandlers } from './routes/chat-completions.js';
 import { conversationHandlers } from './routes/conversations.js';
 import { responseHandlers } from './routes/responses.js';
 import { sessionHandlers } from './routes/sessions.js';
-import { slackBotHandlers } from './routes/slack-bots.js';
-import { webhookEndpointHandlers } from './routes/webhook-endpoints.js';
 import { RequestTracker } from './request-tracker.js';
 
 const OPERATOR_OPERATIONS: ReadonlySet<OperationId> = new Set(['getHealth', 'getReadiness', 'getMetrics']);
@@ -68,7 +63,9 @@ export interface HttpAppOptions {
   /** Counts requests in flight, so a shutdown can wait for them. */
   tracker?: RequestTracker;
   /** Other surfaces served on the same port (A2A, MCP, …), each under its own path prefix. */
-  surfaces?: ReadonlyArray<{ path: string; handler: RequestHandler }>;
+  mounts?: readonly HttpMount[];
+  /** The REST operations other surfaces own (their resources), bound beside the kernel's. */
+  operations?: SurfaceOperations;
 }
 
 export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Express {
@@ -76,7 +73,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
   if (options.tracker) app.use(options.tracker.middleware());
   app.use(refuseWhileDraining(api));
   // Before the REST routes, so a surface's paths never reach the REST fallback; its errors are its own protocol's.
-  for (const surface of options.surfaces ?? []) app.use(surface.path, surface.handler);
+  for (const mount of options.mounts ?? []) app.use(mount.path, mount.handler);
   const include = (op: OperationDescriptor) => options.metrics !== false || op.operationId !== 'getMetrics';
   app.use(
     bindOperations(
@@ -90,11 +87,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...modelHandlers(api),
         ...chatHandlers(api),
         ...conversationHandlers(api),
-        ...webhookEndpointHandlers(api),
-        ...remoteAgentHandlers(api),
-        ...mcpServerHandlers(api),
-        ...queueConsumerHandlers(api),
-        ...slackBotHandlers(api),
+        ...surfaceHandlers(options.operations ?? {}),
       },
       include,
     ),

@@ -5,7 +5,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { operations, type OperationDescriptor, type OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import type { KernelApi } from '../../core/api/index.js';
+import type { KernelApi, SurfaceOperations } from '../../core/api/index.js';
 import { requireApiKey } from './auth.js';
 import { assertStorablePathParams, validateBody, validateQuery } from './validation.js';
 import type { IdempotencyClaim, InboxIdentity, InboxRecord } from '../../core/idempotency/inbox-port.js';
@@ -23,6 +23,21 @@ export interface OperationContext {
 
 export type OperationHandler = (req: Request, res: Response, ctx: OperationContext) => Promise<void> | void;
 export type OperationHandlers = Partial<Record<OperationId, OperationHandler>>;
+
+/** Another surface's REST operations as handlers: its answer's status and JSON body. */
+export function surfaceHandlers(surfaceOperations: SurfaceOperations): OperationHandlers {
+  const handlers: OperationHandlers = {};
+  for (const [id, operation] of Object.entries(surfaceOperations)) {
+    handlers[id as OperationId] = async (_req, res, ctx) => {
+      // A caller who hangs up aborts what the operation waits for.
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      const answer = await operation!({ ...ctx, signal: gone.signal });
+      res.status(answer.status ?? 200).json(answer.body);
+    };
+  }
+  return handlers;
+}
 
 function requireJsonBody(req: Request): void {
   // No body at all is left to the schema check ("a JSON request body is required").

@@ -11,7 +11,8 @@
 //             anything else                → deny (with the reason, if given)
 import { RELATED_TASK_META_KEY, type ElicitResult, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
-import type { KernelApi, ResponseState } from '../../core/api/index.js';
+import type { ResponseState } from '../../core/api/index.js';
+import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 
 const PREFIX = 'palai-elicit.';
@@ -64,7 +65,7 @@ export function elicitationsFor(state: ResponseState, relatedTaskId?: string): J
 }
 
 /** Applies a host's answer (or its error) to the call it was asked for; an answer that comes too late changes nothing. */
-export async function applyElicitationAnswer(api: KernelApi, projectId: string, target: { responseId: string; callId: string }, result: ElicitResult | null): Promise<void> {
+export async function applyElicitationAnswer(api: McpSurfaceApi, projectId: string, target: { responseId: string; callId: string }, result: ElicitResult | null): Promise<void> {
   let state: ResponseState;
   try {
     state = await api.responses.get(projectId, target.responseId);

@@ -17,7 +17,8 @@ import {
   type CallToolResult,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isTerminal, type KernelApi, type ResponseState } from '../../core/api/index.js';
+import { isTerminal,  type ResponseState } from '../../core/api/index.js';
+import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { MAX_INBOX_KEY_LENGTH } from '../../core/idempotency/inbox-port.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
@@ -48,7 +49,7 @@ const CANCEL_SETTLE_MS = 5_000;
 const PRIMING_FROM_VERSION = '2025-11-25';
 
 export interface McpCaller {
-  api: KernelApi;
+  api: McpSurfaceApi;
   projectId: string;
   session: McpSession;
   stream: RequestStream;
@@ -64,7 +65,7 @@ function inboxKey(sessionId: string, requestKey: string): string {
 }
 
 /** The agent a tool name (or a response) refers to, or null when the project has none by that name. */
-async function agentNamed(api: KernelApi, projectId: string, name: string): Promise<Agent | null> {
+async function agentNamed(api: McpSurfaceApi, projectId: string, name: string): Promise<Agent | null> {
   try {
     return await api.agents.get(projectId, name);
   } catch (error) {
@@ -74,7 +75,7 @@ async function agentNamed(api: KernelApi, projectId: string, name: string): Prom
 }
 
 /** A task is a response of the caller's project; any other id is "not found" in the protocol's terms. */
-async function taskState(api: KernelApi, projectId: string, taskId: string): Promise<ResponseState> {
+async function taskState(api: McpSurfaceApi, projectId: string, taskId: string): Promise<ResponseState> {
   try {
     return await api.responses.get(projectId, taskId);
   } catch (error) {
@@ -84,7 +85,7 @@ async function taskState(api: KernelApi, projectId: string, taskId: string): Pro
 }
 
 /** Whether the agent behind a response answers with structured content. */
-async function isStructured(api: KernelApi, projectId: string, state: ResponseState): Promise<boolean> {
+async function isStructured(api: McpSurfaceApi, projectId: string, state: ResponseState): Promise<boolean> {
   const agent = await agentNamed(api, projectId, state.agent.id);
   return agent !== null && outputSchemaOf(agent) !== undefined;
 }

@@ -3,7 +3,7 @@
 // call it belongs to (its request id, its progress token) is in the session's
 // store, so the answer ends the stream exactly as the original would have.
 import type { Response } from 'express';
-import type { KernelApi } from '../../core/api/index.js';
+import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import { outputSchemaOf } from './agent-tools.js';
 import { followToResult } from './call-follower.js';
@@ -12,7 +12,7 @@ import { parseEventId } from './event-ids.js';
 import { refuse, TRANSPORT_ERROR } from './http-answers.js';
 import { RequestStream } from './request-stream.js';
 
-export async function resumeCall(api: KernelApi, session: McpSession, lastEventId: string, res: Response, signal: AbortSignal): Promise<void> {
+export async function resumeCall(api: McpSurfaceApi, session: McpSession, lastEventId: string, res: Response, signal: AbortSignal): Promise<void> {
   const position = parseEventId(lastEventId);
   const call = position && (await api.mcpSessions.callByResponse(session.id, position.responseId));
   if (!position || !call || call.task) return refuse(res, 400, TRANSPORT_ERROR, 'Bad Request: Last-Event-ID names no stream of this session.');

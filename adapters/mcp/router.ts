@@ -24,7 +24,8 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { KernelApi, Principal } from '../../core/api/index.js';
+import type { Principal } from '../../core/api/index.js';
+import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import { applyElicitationAnswer, parseElicitationId } from './elicitation.js';
 import { toMcpError } from './errors.js';
@@ -40,7 +41,7 @@ const VERSION_HEADER = 'mcp-protocol-version';
 const originOf = (req: Request): string => `${req.protocol}://${req.get('host')}`;
 
 /** The bearer key's principal into res.locals; 401 (pointing at the resource metadata) otherwise. */
-function authenticate(api: KernelApi) {
+function authenticate(api: McpSurfaceApi) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
     const principal = match ? await api.authenticate(match[1]) : null;
@@ -54,7 +55,7 @@ function authenticate(api: KernelApi) {
 }
 
 /** The live session the request names (its version checked), or null when an answer has been sent. */
-async function sessionOf(api: KernelApi, req: Request, res: Response): Promise<McpSession | null> {
+async function sessionOf(api: McpSurfaceApi, req: Request, res: Response): Promise<McpSession | null> {
   const id = req.get(SESSION_HEADER);
   if (!id) {
     refuse(res, 400, TRANSPORT_ERROR, 'Bad Request: Mcp-Session-Id header is required (send initialize first).');
@@ -78,14 +79,14 @@ async function sessionOf(api: KernelApi, req: Request, res: Response): Promise<M
 }
 
 /** Ends with the host's connection or the process's shutdown. */
-function requestSignal(api: KernelApi, res: Response): AbortSignal {
+function requestSignal(api: McpSurfaceApi, res: Response): AbortSignal {
   const gone = new AbortController();
   res.on('close', () => gone.abort());
   return AbortSignal.any([gone.signal, api.lifecycle.closing]);
 }
 
 /** Runs one request on a fresh SDK Server, answering as JSON or as a stream. */
-async function dispatch(api: KernelApi, res: Response, session: McpSession, message: JSONRPCRequest, mode: AnswerMode): Promise<void> {
+async function dispatch(api: McpSurfaceApi, res: Response, session: McpSession, message: JSONRPCRequest, mode: AnswerMode): Promise<void> {
   const stream = new RequestStream(res, mode, session.id);
   const server = createMcpServer({ api, projectId: session.projectId, session, stream });
   requestSignal(api, res).addEventListener('abort', () => void stream.close(), { once: true });
@@ -97,7 +98,7 @@ const streams = (message: JSONRPCRequest): boolean =>
   (message.method === 'tools/call' && (message.params as { task?: unknown } | undefined)?.task === undefined) || message.method === 'tasks/result';
 
 /** A message without an id to answer: an elicitation answer, a cancellation, `initialized`. */
-async function absorb(api: KernelApi, session: McpSession, message: JSONRPCMessage): Promise<void> {
+async function absorb(api: McpSurfaceApi, session: McpSession, message: JSONRPCMessage): Promise<void> {
   if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
     const target = parseElicitationId(message.id);
     if (!target) return;
@@ -114,7 +115,7 @@ async function absorb(api: KernelApi, session: McpSession, message: JSONRPCMessa
   }
 }
 
-function post(api: KernelApi) {
+function post(api: McpSurfaceApi) {
   return async (req: Request, res: Response): Promise<void> => {
     const accept = req.get('accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
@@ -157,7 +158,7 @@ function post(api: KernelApi) {
   };
 }
 
-function get(api: KernelApi) {
+function get(api: McpSurfaceApi) {
   return async (req: Request, res: Response): Promise<void> => {
     if (!(req.get('accept') ?? '').includes('text/event-stream')) return refuse(res, 406, TRANSPORT_ERROR, 'Not Acceptable: Client must accept text/event-stream.');
     const session = await sessionOf(api, req, res);
@@ -168,7 +169,7 @@ function get(api: KernelApi) {
   };
 }
 
-function remove(api: KernelApi) {
+function remove(api: McpSurfaceApi) {
   return async (req: Request, res: Response): Promise<void> => {
     const session = await sessionOf(api, req, res);
     if (!session) return;
@@ -178,7 +179,7 @@ function remove(api: KernelApi) {
 }
 
 /** Any failure outside a method (the store down, a body too large): a JSON-RPC error, never a stack trace. */
-function answerFailure(api: KernelApi) {
+function answerFailure(api: McpSurfaceApi) {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     const bodyError = error as { type?: string; status?: number };
     if (bodyError.type === 'entity.too.large') return refuse(res, 413, INVALID_REQUEST, 'The request body is too large.');
@@ -191,7 +192,7 @@ function answerFailure(api: KernelApi) {
   };
 }
 
-export function mcpRouter(api: KernelApi): Router {
+export function mcpRouter(api: McpSurfaceApi): Router {
   const router = express.Router();
   router.use(checkOrigin);
   router.use(authenticate(api));

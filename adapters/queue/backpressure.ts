@@ -3,7 +3,7 @@
 // receiving, Kafka pauses its partitions). The backlog is read once a second
 // for the whole process, not by each consumer; what this process admitted since
 // the last reading counts too, so a fast consumer cannot overshoot in between.
-import type { KernelApi } from '../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { Logger } from '../../core/logger.js';
 
 export class Backpressure {
@@ -14,7 +14,7 @@ export class Backpressure {
   private waiters = new Set<() => void>();
 
   constructor(
-    private readonly api: KernelApi,
+    private readonly api: QueueSurfaceApi,
     private readonly logger: Logger,
     /** Backlog depth above which consumers stop taking messages; 0 turns backpressure off. */
     private readonly maxBacklog: number,

@@ -1,7 +1,9 @@
 // Broker client libraries (the AWS SDK, kafkajs) load when the first consumer
 // of their kind starts or the first result of their kind is sent, not when the
-// process starts: a hub with no queue consumers never pays their memory.
-import type { KernelApi } from '../../core/api/index.js';
+// process starts: a hub with no queue consumers never pays their memory. A
+// load that fails is tried again at the next start or send.
+import { lazyOnce } from '../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { QueueRunner, ResultSender, RunnerFactory } from './runner.js';
 
 export function lazyRunner(load: () => Promise<RunnerFactory>): RunnerFactory {
@@ -23,15 +25,12 @@ export function lazyRunner(load: () => Promise<RunnerFactory>): RunnerFactory {
   };
 }
 
-export function lazyResultSender(api: KernelApi, load: () => Promise<(api: KernelApi) => ResultSender>): ResultSender {
-  let sender: Promise<ResultSender> | null = null;
+export function lazyResultSender(api: QueueSurfaceApi, load: () => Promise<(api: QueueSurfaceApi) => ResultSender>): ResultSender {
+  const sender = lazyOnce(async () => (await load())(api));
   return {
-    async send(config, replyTo, result, deliveryId, signal) {
-      sender ??= load().then((make) => make(api));
-      return (await sender).send(config, replyTo, result, deliveryId, signal);
-    },
+    send: async (config, replyTo, result, deliveryId, signal) => (await sender()).send(config, replyTo, result, deliveryId, signal),
     async close() {
-      if (sender) await (await sender).close();
+      await (await sender.ifLoaded())?.close();
     },
   };
 }

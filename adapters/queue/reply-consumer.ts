@@ -4,13 +4,13 @@
 // queue or topic on its consumer's broker. At least once: a receiver tells
 // repeats apart by response id and status (SQS FIFO also deduplicates on the
 // delivery id).
-import type { KernelApi } from '../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { DeliveryResult, OutboxConsumer, OutboxDelivery, StatusAnnouncement } from '../../core/outbox/outbox-port.js';
 import { storedError } from '../../core/outbox/outbox-port.js';
 import { QUEUE_REPLY_CONSUMER, type QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import type { ResultSender } from './runner.js';
 
-export function queueReplyConsumer(api: KernelApi, senders: Record<QueueConsumerConfig['kind'], ResultSender>): OutboxConsumer & { close(): Promise<void> } {
+export function queueReplyConsumer(api: QueueSurfaceApi, senders: Record<QueueConsumerConfig['kind'], ResultSender>): OutboxConsumer & { close(): Promise<void> } {
   return {
     name: QUEUE_REPLY_CONSUMER,
     // One slow reply destination must not hold up the others.

@@ -2,7 +2,7 @@
 // A runner takes one consumer's messages: each is admitted through the kernel
 // (api.queues.admit) before it is acknowledged, invalid ones are dead-lettered
 // with the reason, and nothing is acknowledged that was not admitted.
-import type { KernelApi } from '../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { QueueResult } from '../../generated/protocol-schemas.js';
 import type { Logger } from '../../core/logger.js';
 import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
@@ -16,7 +16,7 @@ export interface QueueRunner {
 }
 
 export interface RunnerDeps {
-  api: KernelApi;
+  api: QueueSurfaceApi;
   logger: Logger;
   /** Engaged while the kernel's backlog is above the configured depth: take no new messages. */
   backpressure: Backpressure;
@@ -36,7 +36,7 @@ export interface ResultSender {
 }
 
 /** Metric labels and counters for one consumer. */
-export function consumerMetrics(api: KernelApi, config: QueueConsumerConfig) {
+export function consumerMetrics(api: QueueSurfaceApi, config: QueueConsumerConfig) {
   const consumer = config.id;
   const m = api.metrics;
   return {

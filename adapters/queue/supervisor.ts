@@ -3,7 +3,7 @@
 // periodic refresh restarts, starts or stops runners to match the store. Every
 // process with the consumers role runs every consumer: SQS shares a queue among
 // its receivers, and Kafka shares a topic's partitions within the group.
-import type { KernelApi } from '../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { Logger } from '../../core/logger.js';
 import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import { Backpressure } from './backpressure.js';
@@ -37,7 +37,7 @@ export class QueueSupervisor {
   private stopping: Promise<void> | null = null;
 
   constructor(
-    private readonly api: KernelApi,
+    private readonly api: QueueSurfaceApi,
     private readonly options: QueueSupervisorOptions,
   ) {
     this.logger = api.logger.child({ component: 'queue' });

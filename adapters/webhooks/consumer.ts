@@ -4,7 +4,7 @@
 // follows a redirect. 2xx is delivered; 410 disables the endpoint; anything
 // else, a timeout or a connection error is retried on the operator's schedule
 // (a 429's or 503's Retry-After wins). Every attempt is recorded for operators.
-import type { KernelApi } from '../../core/api/index.js';
+import type { WebhooksSurfaceApi } from '../../core/surfaces/webhooks/webhooks-api.js';
 import { egressRefusalIn } from '../../core/egress/egress-port.js';
 import type { DeliveryResult, OutboxConsumer, OutboxDelivery } from '../../core/outbox/outbox-port.js';
 import { WEBHOOK_CONSUMER } from '../../core/surfaces/webhooks/webhook-port.js';
@@ -42,7 +42,7 @@ function describe(error: unknown): string {
   return text;
 }
 
-export function createWebhookConsumer(api: KernelApi, options: WebhookConsumerOptions = {}): OutboxConsumer {
+export function createWebhookConsumer(api: WebhooksSurfaceApi, options: WebhookConsumerOptions = {}): OutboxConsumer {
   const { webhookTimeoutSeconds, webhookRetryScheduleMs, webhookConcurrency } = api.config;
   const random = options.random ?? Math.random;
 

@@ -3,7 +3,7 @@
 // journaled it in that very event, read back from the journal, so every attempt
 // carries the same body. A direct delivery (a test event) carries its own body.
 import type { WebhookEvent } from '../../generated/protocol-schemas.js';
-import type { KernelApi } from '../../core/api/index.js';
+import type { WebhooksSurfaceApi } from '../../core/surfaces/webhooks/webhooks-api.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { OutboxDelivery, StatusAnnouncement } from '../../core/outbox/outbox-port.js';
 import { webhookEventTypeOf } from '../../core/surfaces/webhooks/webhook-port.js';
@@ -11,7 +11,7 @@ import { webhookEventTypeOf } from '../../core/surfaces/webhooks/webhook-port.js
 /** Why a delivery can never be made (its response is gone, it announces nothing a webhook sends). */
 export class UndeliverableError extends Error {}
 
-export async function webhookEvent(api: KernelApi, delivery: OutboxDelivery): Promise<WebhookEvent> {
+export async function webhookEvent(api: WebhooksSurfaceApi, delivery: OutboxDelivery): Promise<WebhookEvent> {
   if (delivery.subscriptionId === null) return delivery.payload as WebhookEvent;
   const announcement = delivery.payload as unknown as StatusAnnouncement;
   const type = webhookEventTypeOf(announcement.status);

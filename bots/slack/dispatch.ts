@@ -2,7 +2,7 @@
 // an Events API request or interactivity request in HTTP mode, or a Socket
 // Mode envelope. The transport verifies (a signature, or the app token's own
 // connection) and acknowledges according to the outcome.
-import type { KernelApi } from '../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
 import type { Logger } from '../../core/logger.js';
@@ -18,7 +18,7 @@ const RETRYABLE = new Set(['store-unavailable', 'store-busy', 'internal', 'shutt
 const retryable = (error: unknown) => !(error instanceof PalaiError) || RETRYABLE.has(error.slug);
 
 /** An Events API payload (`event_callback`, `url_verification`): a user's message is admitted before this resolves. */
-export async function dispatchEvent(api: KernelApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
+export async function dispatchEvent(api: SlackSurfaceApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
   const action = eventAction(payload);
   if (action.kind === 'challenge') return { kind: 'ack', body: { challenge: action.challenge } };
   if (action.kind === 'ignore') return { kind: 'ack' };
@@ -41,7 +41,7 @@ export async function dispatchEvent(api: KernelApi, bot: SlackBotConfig, payload
 }
 
 /** An interactivity payload (`block_actions`): a click on a prompt's Approve or Deny button. */
-export async function dispatchInteraction(api: KernelApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
+export async function dispatchInteraction(api: SlackSurfaceApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
   const action = interactionAction(payload);
   if (action.kind === 'ignore') return { kind: 'ack' };
   try {

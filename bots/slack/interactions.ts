@@ -3,7 +3,7 @@
 // prompt with who decided and when, or tells anyone else, privately, why not.
 // Slack calls after the decision are best effort: the decision stands either
 // way, and a click on the request again rewrites it again.
-import type { KernelApi } from '../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
 import type { Logger } from '../../core/logger.js';
 import type { SlackBotConfig, SlackDecisionOutcome } from '../../core/surfaces/slack/slack-bots-port.js';
 import { APPROVE_ACTION, DENY_ACTION, decidedBlocks } from './blocks.js';
@@ -39,14 +39,14 @@ export function interactionAction(payload: unknown): InteractionAction {
  * Applies the click, then (without waiting: Slack wants its acknowledgement within three seconds)
  * tells the clicker why nothing changed, or rewrites the request with the decision.
  */
-export async function answerInteraction(api: KernelApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, logger: Logger): Promise<void> {
+export async function answerInteraction(api: SlackSurfaceApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, logger: Logger): Promise<void> {
   const outcome = await api.slackBots.decide(bot, { responseId: action.responseId, callId: action.callId, decision: action.decision, user: action.user });
   void afterDecision(api, bot, action, outcome).catch((error: unknown) => {
     logger.warn({ bot: bot.id, outcome: outcome.kind, err: (error as Error).message }, 'answering a Slack click in the thread failed');
   });
 }
 
-async function afterDecision(api: KernelApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, outcome: SlackDecisionOutcome): Promise<void> {
+async function afterDecision(api: SlackSurfaceApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, outcome: SlackDecisionOutcome): Promise<void> {
   const { slackWebClient } = await import('./web-client.js');
   const client = slackWebClient(api, bot);
   const tell = (line: string) => client.chat.postEphemeral({ channel: action.channel, user: action.user, text: line, ...(action.threadTs ? { thread_ts: action.threadTs } : {}) });

@@ -5,7 +5,7 @@
 // a response (exactly once per message) before Slack gets its 200, so an
 // acknowledged message is never lost, and Slack's retries run nothing twice.
 import express, { Router, type Request, type Response } from 'express';
-import type { KernelApi } from '../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
 import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
 import { dispatchEvent, dispatchInteraction, type DispatchOutcome } from './dispatch.js';
 import { sendProblem } from './problem.js';
@@ -15,13 +15,13 @@ import { isSignedBySlack } from './signature.js';
 const MAX_BODY = '1mb';
 
 type Parse = (rawBody: string) => unknown;
-type Dispatch = (api: KernelApi, bot: SlackBotConfig, payload: unknown, logger: KernelApi['logger']) => Promise<DispatchOutcome>;
+type Dispatch = (api: SlackSurfaceApi, bot: SlackBotConfig, payload: unknown, logger: SlackSurfaceApi['logger']) => Promise<DispatchOutcome>;
 
 const parseJson: Parse = (raw) => JSON.parse(raw);
 /** Interactivity posts a form whose `payload` field is the JSON. */
 const parseForm: Parse = (raw) => JSON.parse(new URLSearchParams(raw).get('payload') ?? '');
 
-export function slackRouter(api: KernelApi): Router {
+export function slackRouter(api: SlackSurfaceApi): Router {
   const logger = api.logger.child({ component: 'slack' });
   const router = Router();
   const route = (parse: Parse, dispatch: Dispatch) => async (req: Request, res: Response) => {

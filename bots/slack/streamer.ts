@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JournalEntry, KernelApi } from '../../core/api/index.js';
+import type { JournalEntry } from '../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
 import type { SlackReplyJob, SlackReplySave } from '../../core/surfaces/slack/slack-bots-port.js';
 import { answerOf } from './answer.js';
 import type { WebClient } from '@slack/web-api';
@@ -51,7 +52,7 @@ export class SlackStreamer {
   private readonly logger;
 
   constructor(
-    private readonly api: KernelApi,
+    private readonly api: SlackSurfaceApi,
     options: StreamerOptions = {},
   ) {
     this.leaseMs = options.leaseMs ?? 10_000;

@@ -5,13 +5,13 @@
 // @slack/web-api is the client Bolt itself uses; imported alone, the answers
 // are posted without loading the rest of Bolt.
 import * as webApi from '@slack/web-api';
-import type { KernelApi } from '../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
 import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
 
 const CALL_TIMEOUT_MS = 15_000;
 
 /** How every Web API client of a bot calls Slack: the posting client here, and Socket Mode's own. */
-export function slackClientOptions(api: KernelApi, bot: SlackBotConfig): webApi.WebClientOptions {
+export function slackClientOptions(api: SlackSurfaceApi, bot: SlackBotConfig): webApi.WebClientOptions {
   return {
     slackApiUrl: bot.apiUrl,
     fetch: api.egress as unknown as webApi.FetchFunction,
@@ -23,6 +23,6 @@ export function slackClientOptions(api: KernelApi, bot: SlackBotConfig): webApi.
   };
 }
 
-export function slackWebClient(api: KernelApi, bot: SlackBotConfig): webApi.WebClient {
+export function slackWebClient(api: SlackSurfaceApi, bot: SlackBotConfig): webApi.WebClient {
   return new webApi.WebClient(bot.botToken, slackClientOptions(api, bot));
 }

@@ -34,8 +34,7 @@ async function slack(options: { bot: string }): Promise<void> {
   }
   let supervisor: SlackSocketSupervisor;
   try {
-    const { SlackSocketSupervisor } = await import('../../bots/slack/socket/supervisor.js');
-    supervisor = new SlackSocketSupervisor(hub.api, { only: options.bot });
+    supervisor = hub.surfaces.slack.socketsOf(options.bot);
     await supervisor.start();
   } catch (error) {
     await hub.close().catch(() => undefined);

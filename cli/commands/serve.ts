@@ -76,6 +76,8 @@ async function openListeners(hub: Hub, config: PalaiConfig, role: Role, listener
     return;
   }
   listeners.api = await listen(hub.app, config.host, config.port);
+  // WebSocket upgrades go to the surface module serving their path.
+  listeners.api.on('upgrade', hub.upgrade);
   if (config.adminPort !== null) {
     listeners.admin = await listen(hub.adminApp, config.host, config.adminPort);
     console.log(`Operator endpoints (/metrics, /healthz, /readyz) on ${urlOf(config.host, listeners.admin)}`);

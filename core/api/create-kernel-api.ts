@@ -6,22 +6,10 @@ import { PalaiError } from '../errors/palai-error.js';
 import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
 import type { Kernel } from '../kernel.js';
-import { createMcpSessions } from '../surfaces/mcp/mcp-sessions.js';
-import { createMcpServers } from '../surfaces/mcp/mcp-servers.js';
 import { socketEgress } from '../egress/guarded-connector.js';
-import { admitJob } from '../surfaces/queue/admission.js';
-import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from '../surfaces/queue/consumers.js';
-import { QUEUE_CONSUMERS_CHANNEL } from '../surfaces/queue/queue-port.js';
-import { jobResult, queuedBacklog } from '../surfaces/queue/results.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
-import { admitSlackMessage, isKnownThread } from '../surfaces/slack/admission.js';
-import { decideFromSlack } from '../surfaces/slack/approvals.js';
-import { createSlackBot, deleteSlackBot, getSlackBot, listSlackBots, listSlackThreads, slackBotConfig, updateSlackBot } from '../surfaces/slack/bots.js';
-import { leaseSlackSocket, releaseSlackSocket, socketSlackBots } from '../surfaces/slack/socket-lease.js';
-import { claimSlackReplies, saveSlackReply } from '../surfaces/slack/streams.js';
-import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from '../surfaces/a2a/remote-agents.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
@@ -38,18 +26,6 @@ import {
   updateSessionMetadata,
 } from '../sessions/sessions.js';
 import { migrationStatus } from '../store/migrate.js';
-import { getEndpointDelivery, listEndpointDeliveries, recordAttempt, replayDeliveries, resendDelivery, testEndpoint } from '../surfaces/webhooks/deliveries.js';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  disableEndpoint,
-  endpointView,
-  listEndpoints,
-  requireEndpoint,
-  rotateSecret,
-  signingTarget,
-  updateEndpoint,
-} from '../surfaces/webhooks/endpoints.js';
 import type { KernelApi } from './kernel-api.js';
 
 export function createKernelApi(kernel: Kernel): KernelApi {
@@ -91,16 +67,6 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       list: (projectId, page) => listConnections(db, projectId, page),
       delete: (projectId, ref) => deleteConnection(db, kernel.secrets, projectId, ref),
     },
-
-    remoteAgents: {
-      create: (projectId, request, options) => createRemoteAgent(db, kernel.secrets, kernel.egress, projectId, request, options?.idempotency),
-      get: async (projectId, ref) => remoteAgentView(await requireRemoteAgent(db, projectId, ref)),
-      list: (projectId, page) => listRemoteAgents(db, projectId, page),
-      delete: (projectId, ref) => deleteRemoteAgent(db, kernel.secrets, projectId, ref),
-      connection: (projectId, ref) => remoteAgentConnection(db, kernel.secrets, projectId, ref),
-    },
-
-    mcpServers: createMcpServers({ db, secrets: kernel.secrets, stdioServers: config.mcpStdioServers, logger: kernel.logger.child({ component: 'mcp-servers' }) }),
 
     secrets: {
       put: (projectId, purpose, plaintext) => kernel.secrets.put(db, projectId, purpose, plaintext),
@@ -151,57 +117,6 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       deliveries: (projectId, filter) => listDeliveries(db, { ...filter, projectId }),
       delivery: (projectId, id) => getDelivery(db, id, projectId),
       redeliver: (projectId, id) => redeliver(db, id, projectId),
-    },
-
-    mcpSessions: createMcpSessions(db),
-
-    queues: {
-      create: (projectId, request, options) => createQueueConsumer(db, kernel.secrets, projectId, request, options?.idempotency),
-      get: (projectId, ref) => getQueueConsumer(db, projectId, ref),
-      list: (projectId, page) => listQueueConsumers(db, projectId, page),
-      update: (projectId, ref, request) => updateQueueConsumer(db, projectId, ref, request),
-      delete: (projectId, ref) => deleteQueueConsumer(db, kernel.secrets, projectId, ref),
-      runnable: () => runnableQueueConsumers(db, kernel.secrets),
-      config: (projectId, id) => queueConsumerConfig(db, kernel.secrets, projectId, id),
-      onChange: (listener) => db.listen(QUEUE_CONSUMERS_CHANNEL, listener),
-      admit: (consumer, message) => admitJob(db, kernel.inbox, consumer, message),
-      result: (projectId, announcement) => jobResult(db, projectId, announcement),
-      backlog: () => queuedBacklog(db),
-    },
-
-    slackBots: {
-      create: (projectId, request, options) => createSlackBot(db, kernel.secrets, projectId, request, options?.idempotency),
-      get: (projectId, ref) => getSlackBot(db, projectId, ref),
-      list: (projectId, page) => listSlackBots(db, projectId, page),
-      update: (projectId, ref, request) => updateSlackBot(db, kernel.secrets, projectId, ref, request),
-      delete: (projectId, ref) => deleteSlackBot(db, kernel.secrets, projectId, ref),
-      threads: (projectId, ref, page) => listSlackThreads(db, projectId, ref, page),
-      config: (botId) => slackBotConfig(db, kernel.secrets, botId),
-      admit: (bot, message) => admitSlackMessage(db, kernel.inbox, bot, message),
-      knowsThread: (botId, message) => isKnownThread(db, botId, message),
-      claimReplies: (owner, limit, leaseMs) => claimSlackReplies(db, owner, limit, leaseMs),
-      saveReply: (responseId, owner, leaseMs, save) => saveSlackReply(db, responseId, owner, leaseMs, save),
-      decide: (bot, decision) => decideFromSlack(db, bot, decision),
-      socketBots: () => socketSlackBots(db),
-      leaseSocket: (botId, owner, ttlMs) => leaseSlackSocket(db, botId, owner, ttlMs),
-      releaseSocket: (botId, owner) => releaseSlackSocket(db, botId, owner),
-    },
-
-    webhooks: {
-      create: (projectId, request, options) => createEndpoint(db, kernel.secrets, projectId, request, options?.idempotency),
-      get: async (projectId, id) => endpointView(await requireEndpoint(db, projectId, id)),
-      list: (projectId, page) => listEndpoints(db, projectId, page),
-      update: (projectId, id, request) => updateEndpoint(db, projectId, id, request),
-      delete: (projectId, id) => deleteEndpoint(db, kernel.secrets, projectId, id),
-      rotateSecret: (projectId, id, request) => rotateSecret(db, kernel.secrets, projectId, id, request),
-      deliveries: (projectId, id, page) => listEndpointDeliveries(db, projectId, id, page),
-      delivery: (projectId, id, deliveryId) => getEndpointDelivery(db, projectId, id, deliveryId),
-      resend: (projectId, id, deliveryId) => resendDelivery(db, projectId, id, deliveryId),
-      replay: (projectId, id, request) => replayDeliveries(db, projectId, id, request),
-      test: (projectId, id) => testEndpoint(db, projectId, id),
-      signingTarget: (projectId, id) => signingTarget(db, kernel.secrets, projectId, id),
-      recordAttempt: (report) => recordAttempt(db, report, config.webhookDisableAfterSeconds),
-      disable: (projectId, id, reason) => disableEndpoint(db, projectId, id, reason),
     },
 
     egress: kernel.egress,

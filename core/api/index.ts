@@ -6,5 +6,7 @@ export { isTerminalEvent, isWaitingEvent } from '../journal/journal-port.js';
 export { FEED_START } from '../journal/project-feed.js';
 export { firstUnstorable } from '../json.js';
 export { outputText } from '../responses/items.js';
-export { isTerminal, isWaiting, TERMINAL_STATUSES, WAITING_STATUSES, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../responses/status.js';
+export { isTerminal, isWaiting, TERMINAL_STATUSES, WAITING_STATUSES, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../response-status.js';
 export { isTransientStoreError } from '../store/transient.js';
+export { lazyOnce, type LazyOnce } from '../lazy.js';
+export * from './surface.js';

@@ -3,7 +3,9 @@
 // generated schemas and knows no surface's shape: a response is the kernel's
 // ResponseState, its events are kernel events; each surface maps them into its
 // own vocabulary. Surfaces never see the store: everything here takes a project
-// id (from `authenticate`) and answers for that project only.
+// id (from `authenticate`) and answers for that project only. What only one
+// surface needs (its own resources, its admission) is that surface's slice, in
+// its wing (core/surfaces/<name>/<name>-api.ts), given to it beside this.
 import type {
   Agent,
   AgentRevision,
@@ -15,48 +17,27 @@ import type {
   Item,
   Metadata,
   ModelConnection,
-  CreateRemoteAgentRequest,
-  RemoteAgent,
   Session,
   SubmitInputRequest,
   SubmitToolOutputsRequest,
   UpdateAgentRequest,
 } from '../../generated/schemas.js';
-import type { CreateQueueConsumerRequest, QueueConsumer, UpdateQueueConsumerRequest } from '../../generated/schemas.js';
-import type { CreateSlackBotRequest, SlackBot, SlackThread, UpdateSlackBotRequest } from '../../generated/schemas.js';
-import type {
-  CreateWebhookEndpointRequest,
-  ReplayWebhookDeliveriesRequest,
-  RotateWebhookSecretRequest,
-  UpdateWebhookEndpointRequest,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookReplay,
-} from '../../generated/schemas.js';
 import type { PalaiConfig } from '../config.js';
 import type { EgressFetch } from '../egress/egress-port.js';
 import type { SocketEgress } from '../egress/egress-port.js';
-import type { DeliveryPageRequest as WebhookDeliveryPageRequest } from '../surfaces/webhooks/deliveries.js';
-import type { WebhookAttemptOutcome, WebhookAttemptReport, WebhookSigningTarget } from '../surfaces/webhooks/webhook-port.js';
 import type { Inbox, IdempotencyClaim } from '../idempotency/inbox-port.js';
 import type { FeedCursor, JournalEntry, ResponseState } from '../journal/journal-port.js';
 import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
-import type { McpSessions } from '../surfaces/mcp/mcp-sessions-port.js';
-import type { McpServerConnection, McpServers } from '../surfaces/mcp/mcp-servers-port.js';
-import type { AdmissionOutcome, QueueConsumerConfig, QueueMessage } from '../surfaces/queue/queue-port.js';
-import type { JobResult } from '../surfaces/queue/results.js';
 import type { DeliveryFilter, RedeliverOutcome } from '../outbox/deliveries.js';
-import type { DeliveryInput, DeliveryRecord, OutboxSubscription, OutboxSubscriptionInput, StatusAnnouncement } from '../outbox/outbox-port.js';
+import type { DeliveryInput, DeliveryRecord, OutboxSubscription, OutboxSubscriptionInput } from '../outbox/outbox-port.js';
 import type { Metrics } from '../metrics.js';
 import type { NewSession } from '../sessions/sessions.js';
 import type { Page, PageRequest } from '../pagination.js';
-import type { RemoteAgentConnection } from '../surfaces/a2a/remote-agents.js';
 import type { SecretRef } from '../secrets/secret-port.js';
-import type { SlackAdmission, SlackBotConfig, SlackDecision, SlackDecisionOutcome, SlackMessage, SlackReplyJob, SlackReplySave } from '../surfaces/slack/slack-bots-port.js';
-import type { ResponseStatus } from '../responses/status.js';
+import type { ResponseStatus } from '../response-status.js';
 
-export type { McpServerConnection, NewSession, RemoteAgentConnection, SecretRef };
+export type { NewSession, SecretRef };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -146,23 +127,6 @@ export interface KernelApi {
     delete(projectId: string, ref: string): Promise<string>;
   };
 
-  /** Remote A2A agents the project's agents call as tools (`{type: "a2a", remote_agent}`). */
-  remoteAgents: {
-    /** Fetches the card through the egress guard; header values go to the secret store. */
-    create(projectId: string, request: CreateRemoteAgentRequest, options?: CommandOptions): Promise<RemoteAgent>;
-    get(projectId: string, ref: string): Promise<RemoteAgent>;
-    list(projectId: string, page: PageRequest): Promise<Page<RemoteAgent>>;
-    delete(projectId: string, ref: string): Promise<string>;
-    /** The card and the headers' values, for the call that sends them (the A2A tool); never for an answer. */
-    connection(projectId: string, ref: string): Promise<RemoteAgentConnection>;
-  };
-
-  /**
-   * MCP servers whose tools the project's agents use (`{type: "mcp", server_label}`): its own
-   * Streamable HTTP servers and the operator's stdio servers (see core/mcp-servers/mcp-servers-port.ts).
-   */
-  mcpServers: McpServers;
-
   /**
    * The secret store, for a surface's own credentials (an A2A push config's token): store the
    * value once, keep the reference, reveal it only to send it. See core/secrets/secret-port.ts.
@@ -228,95 +192,6 @@ export interface KernelApi {
     delivery(projectId: string, deliveryId: string): Promise<DeliveryRecord | null>;
     /** Puts a delivered or dead delivery back to pending, due now, same id. */
     redeliver(projectId: string, deliveryId: string): Promise<RedeliverOutcome>;
-  };
-
-  /** MCP sessions, held by the store so any process serves any session (see core/mcp-sessions/mcp-sessions-port.ts). */
-  mcpSessions: McpSessions;
-
-  /**
-   * Queue consumers and job admission (core/queue/queue-port.ts): the kernel
-   * keeps the consumers and admits jobs exactly once; the queue surface talks to the brokers.
-   */
-  queues: {
-    create(projectId: string, request: CreateQueueConsumerRequest, options?: CommandOptions): Promise<QueueConsumer>;
-    get(projectId: string, ref: string): Promise<QueueConsumer>;
-    list(projectId: string, page: PageRequest): Promise<Page<QueueConsumer>>;
-    update(projectId: string, ref: string, request: UpdateQueueConsumerRequest): Promise<QueueConsumer>;
-    /** The consumer's id. */
-    delete(projectId: string, ref: string): Promise<string>;
-    /** Every consumer of every project that is not paused, credentials revealed: only for the processes that run them. */
-    runnable(): Promise<QueueConsumerConfig[]>;
-    /** One consumer, credentials revealed (to send a result); null when it is gone. */
-    config(projectId: string, consumerId: string): Promise<QueueConsumerConfig | null>;
-    /** Calls `listener` with a consumer's id whenever it is created, changed or deleted, in any process. */
-    onChange(listener: (consumerId: string) => void): Promise<() => Promise<void>>;
-    /** Makes a message a response exactly once; see AdmissionOutcome. */
-    admit(consumer: QueueConsumerConfig, message: QueueMessage): Promise<AdmissionOutcome>;
-    /** The result a `queue_reply` delivery announces; null when it can never be sent. */
-    result(projectId: string, announcement: StatusAnnouncement): Promise<JobResult | null>;
-    /** Responses admitted and not yet started, across the store: what backpressure watches. */
-    backlog(): Promise<number>;
-  };
-
-  /**
-   * Slack bots (core/slack-bots/slack-bots-port.ts): the kernel keeps the bots,
-   * admits their messages exactly once and builds the answers; the Slack surface
-   * verifies Slack's requests and posts.
-   */
-  slackBots: {
-    /** Tokens and the signing secret go to the secret store (PALAI_SECRET_KEY is required) and are never returned. */
-    create(projectId: string, request: CreateSlackBotRequest, options?: CommandOptions): Promise<SlackBot>;
-    get(projectId: string, ref: string): Promise<SlackBot>;
-    list(projectId: string, page: PageRequest): Promise<Page<SlackBot>>;
-    update(projectId: string, ref: string, request: UpdateSlackBotRequest): Promise<SlackBot>;
-    /** The bot's id. */
-    delete(projectId: string, ref: string): Promise<string>;
-    /** The threads the bot has answered in, each with its session. */
-    threads(projectId: string, ref: string, page: PageRequest): Promise<Page<SlackThread>>;
-    /** A bot by id, across projects, secrets revealed: to verify a Slack request's signature, then to serve it. Null when gone. */
-    config(botId: string): Promise<SlackBotConfig | null>;
-    /** Makes a user's message a response exactly once (keyed by the message); see SlackAdmission. */
-    admit(bot: SlackBotConfig, message: SlackMessage): Promise<SlackAdmission>;
-    /** True when the bot has answered in this thread (a message there without a mention concerns it). */
-    knowsThread(botId: string, message: Pick<SlackMessage, 'team' | 'channel' | 'threadTs'>): Promise<boolean>;
-    /** Leases replies with journal events not yet in their thread to `owner` (a streamer). */
-    claimReplies(owner: string, limit: number, leaseMs: number): Promise<SlackReplyJob[]>;
-    /** Saves a reply's progress and renews (or gives back) its lease; false when `owner` lost it. */
-    saveReply(responseId: string, owner: string, leaseMs: number, save: SlackReplySave): Promise<boolean>;
-    /** Applies an approver's click on a prompt's button; see SlackDecisionOutcome. */
-    decide(bot: SlackBotConfig, decision: SlackDecision): Promise<SlackDecisionOutcome>;
-    /** Socket Mode: the ids of every bot in that mode, across projects. */
-    socketBots(): Promise<string[]>;
-    /** Takes or renews the cluster-wide lease on a bot's Socket Mode connection; false when another process holds it. */
-    leaseSocket(botId: string, owner: string, ttlMs: number): Promise<boolean>;
-    releaseSocket(botId: string, owner: string): Promise<void>;
-  };
-
-  /**
-   * Webhook endpoints (core/webhooks/webhook-port.ts): the kernel keeps them as
-   * outbox subscriptions of the `webhook` consumer; the webhook surface signs and sends.
-   */
-  webhooks: {
-    /** The answer carries the signing secret, the only time it is shown. Needs PALAI_SECRET_KEY. */
-    create(projectId: string, request: CreateWebhookEndpointRequest, options?: CommandOptions): Promise<WebhookEndpoint>;
-    get(projectId: string, endpointId: string): Promise<WebhookEndpoint>;
-    list(projectId: string, page: PageRequest): Promise<Page<WebhookEndpoint>>;
-    update(projectId: string, endpointId: string, request: UpdateWebhookEndpointRequest): Promise<WebhookEndpoint>;
-    delete(projectId: string, endpointId: string): Promise<string>;
-    /** A new secret (in the answer); the old one keeps signing until the overlap ends. */
-    rotateSecret(projectId: string, endpointId: string, request?: Partial<RotateWebhookSecretRequest>): Promise<WebhookEndpoint>;
-    /** The endpoint's deliveries, newest first, each with its attempts. */
-    deliveries(projectId: string, endpointId: string, page: WebhookDeliveryPageRequest): Promise<Page<WebhookDelivery>>;
-    delivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery>;
-    resend(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery>;
-    replay(projectId: string, endpointId: string, request: ReplayWebhookDeliveriesRequest): Promise<WebhookReplay>;
-    test(projectId: string, endpointId: string): Promise<WebhookDelivery>;
-    /** For the surface's attempt: the URL and the secrets to sign with; null when the endpoint is gone. */
-    signingTarget(projectId: string, endpointId: string): Promise<WebhookSigningTarget | null>;
-    /** Records an attempt; may disable an endpoint failing for too long. */
-    recordAttempt(report: WebhookAttemptReport): Promise<WebhookAttemptOutcome>;
-    /** Disables the endpoint (a 410 from its receiver), the reason shown on it. */
-    disable(projectId: string, endpointId: string, reason: string): Promise<boolean>;
   };
 
   /** The egress guard's fetch: every outbound HTTP call a surface makes goes through it (never follows redirects). */

@@ -3,7 +3,7 @@
 // projection — REST SSE, A2A, MCP, Slack, webhooks — maps these into its own
 // vocabulary; none of them parses another surface's shapes.
 import type { KernelEvent, ResponseState } from '../../generated/protocol-schemas.js';
-import { isTerminal, isWaiting } from '../responses/status.js';
+import { isTerminal, isWaiting } from '../response-status.js';
 
 export type { KernelEvent, ResponseState };
 

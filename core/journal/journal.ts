@@ -3,7 +3,7 @@
 // holding a stale lease token gets no sequence and its transaction rolls back.
 import type { Db, Queryable } from '../store/db.js';
 import { SqlParams } from '../store/sql-params.js';
-import { TERMINAL_STATUSES } from '../responses/status.js';
+import { TERMINAL_STATUSES } from '../response-status.js';
 import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelEvent } from './journal-port.js';
 import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
 

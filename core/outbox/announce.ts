@@ -3,7 +3,7 @@
 // that journals the event, so a project nobody subscribes to pays one index
 // lookup and no round trip; a rollback takes the deliveries with the event, and
 // announcing the same event twice writes nothing new.
-import type { ResponseStatus } from '../responses/status.js';
+import type { ResponseStatus } from '../response-status.js';
 import type { Queryable } from '../store/db.js';
 import { SqlParams } from '../store/sql-params.js';
 import { OUTBOX_CHANNEL } from './outbox-port.js';

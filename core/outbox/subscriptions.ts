@@ -4,7 +4,7 @@
 // (a webhook endpoint, an A2A push config).
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
-import { TRANSITIONS, type ResponseStatus } from '../responses/status.js';
+import { TRANSITIONS, type ResponseStatus } from '../response-status.js';
 import type { Queryable } from '../store/db.js';
 import type { OutboxSubscription, OutboxSubscriptionInput } from './outbox-port.js';
 

@@ -13,7 +13,7 @@ import { messageText, normalizeInput } from './items.js';
 import { requireResponse, type ResponseRow } from './responses.js';
 import { appendOutputItems } from './output-items.js';
 import { changeStatus, finishResponse, waitingStatusFor } from './status-writer.js';
-import { isTerminal, isWaiting } from './status.js';
+import { isTerminal, isWaiting } from '../response-status.js';
 
 const apiWriter = (row: ResponseRow): JournalWriter => ({ projectId: row.project_id, responseId: row.id, leaseToken: null });
 

@@ -12,7 +12,7 @@ import type { Db, Queryable } from '../store/db.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
 import { journalStatuses } from './status-writer.js';
-import { isWaiting } from './status.js';
+import { isWaiting } from '../response-status.js';
 import { normalizeInput } from './items.js';
 import { INSERTED_RESPONSE_COLUMNS, requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
 

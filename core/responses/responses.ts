@@ -7,7 +7,7 @@ import { notFound } from '../errors/palai-error.js';
 import { unixSeconds } from '../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import type { Queryable } from '../store/db.js';
-import { isWaiting } from './status.js';
+import { isWaiting } from '../response-status.js';
 
 interface PendingCallRow {
   call_id: string;

@@ -7,7 +7,7 @@
 import { eventsKey } from '../journal/wakeups.js';
 import type { Kernel } from '../kernel.js';
 import { requireResponse, type ResponseRow } from './responses.js';
-import { isTerminal, isWaiting } from './status.js';
+import { isTerminal, isWaiting } from '../response-status.js';
 
 const isSettled = (row: ResponseRow) => isTerminal(row.status) || isWaiting(row.status);
 

@@ -20,7 +20,7 @@ import { SqlParams } from '../store/sql-params.js';
 import type { ToolCallRow } from '../tools/tool-calls.js';
 import { lockUnderLease } from './lease.js';
 import { responseState, updateResponse, type ResponseRow } from './responses.js';
-import { canTransition, isTerminal, TRANSITIONS, type ResponseStatus, type TerminalStatus, type WaitingStatus } from './status.js';
+import { canTransition, isTerminal, TRANSITIONS, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../response-status.js';
 
 export type { TerminalStatus, WaitingStatus };
 

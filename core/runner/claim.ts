@@ -12,7 +12,7 @@ import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
 import { journalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
-import { CLAIMABLE_STATUSES, type ResponseStatus } from '../responses/status.js';
+import { CLAIMABLE_STATUSES, type ResponseStatus } from '../response-status.js';
 
 export interface Claim {
   responseId: string;

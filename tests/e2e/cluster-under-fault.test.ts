@@ -17,7 +17,7 @@ import pg from 'pg';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { DeleteMessageBatchCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TERMINAL_STATUSES } from '../../core/responses/status.js';
+import { TERMINAL_STATUSES } from '../../core/response-status.js';
 import { send, userMessage } from '../a2a/a2a-client.js';
 import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint } from '../support/brokers.js';
 import { cleanUpProcesses } from '../support/cli.js';

@@ -4,10 +4,8 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
-import { createHttpApp } from '../../adapters/http/app.js';
 import { createApiKey, revokeApiKey } from '../../core/auth/api-keys.js';
 import { MAX_JSON_DEPTH } from '../../adapters/http/json-guard.js';
-import { createKernelApi } from '../../core/api/index.js';
 import type { Kernel } from '../../core/kernel.js';
 import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
@@ -15,7 +13,7 @@ import { ModelRegistry } from '../../core/models/model-port.js';
 import type { Db } from '../../core/store/db.js';
 import { operations } from '../../generated/operations.js';
 import { createAgent } from '../support/api.js';
-import { describeEachStore, testConfig, type TestHub } from '../support/hub.js';
+import { describeEachStore, fullApp, testConfig, type TestHub } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 import { parseSse } from '../support/sse.js';
 
@@ -530,7 +528,7 @@ test('an unexpected failure is a generic 500 problem: no message or stack trace 
     close: async () => undefined,
   };
   const kernel = { db: failing, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel;
-  const res = await request(createHttpApp(createKernelApi(kernel))).get('/v1/agents').set('Authorization', 'Bearer palai_sk_anything-at-all');
+  const res = await request(fullApp(kernel)).get('/v1/agents').set('Authorization', 'Bearer palai_sk_anything-at-all');
   assertMatchesSpec(res, 'listAgents');
   assertProblem(res, 500, 'internal');
   assert.ok(!res.text.includes(secret), res.text);

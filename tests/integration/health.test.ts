@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import request from 'supertest';
 import { createHttpApp } from '../../adapters/http/app.js';
-import { createKernelApi } from '../../core/api/index.js';
 import type { Kernel } from '../../core/kernel.js';
 import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';
@@ -12,7 +11,8 @@ import { ModelRegistry } from '../../core/models/model-port.js';
 import type { Db, QueryResult } from '../../core/store/db.js';
 import { loadMigrations } from '../../core/store/migrate.js';
 import { createAgent, respond } from '../support/api.js';
-import { describeEachStore, testConfig } from '../support/hub.js';
+import { describeEachStore, fullApp, testConfig } from '../support/hub.js';
+import { restOptions } from '../../cli/surfaces.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
 const generatedDocument = readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8');
@@ -75,7 +75,7 @@ await describeEachStore('health', (ctx) => {
   test('a draining process answers /readyz 503 shutting-down but stays healthy', async () => {
     const { http } = ctx();
     const lifecycle = new Lifecycle();
-    const app = request(createHttpApp({ ...ctx().hub.api, lifecycle }));
+    const app = request(createHttpApp({ ...ctx().hub.api, lifecycle }, restOptions(ctx().hub.surfaces.modules)));
     assert.equal((await app.get('/readyz')).status, 200);
     lifecycle.beginDrain();
     const ready = await app.get('/readyz');
@@ -104,8 +104,7 @@ function ledgerDb(answer: (sql: string) => QueryResult<any>): Db {
   };
 }
 
-const appOn = (db: Db) =>
-  request(createHttpApp(createKernelApi({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel)));
+const appOn = (db: Db) => request(fullApp({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel));
 
 test('/readyz is a 503 not-ready problem when the database cannot be reached', async () => {
   const res = await appOn(

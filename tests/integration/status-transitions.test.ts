@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { canTransition, isTerminal, type ResponseStatus } from '../../core/responses/status.js';
+import { canTransition, isTerminal, type ResponseStatus } from '../../core/response-status.js';
 import { KernelEvent as validKernelEvent } from '../../generated/protocol-validators.js';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';

@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../core/config.js';
+import { stdioServersOf } from '../../core/surfaces/mcp/create-mcp-api.js';
 import { MODEL_TOOL_NAME, modelToolName } from '../../core/surfaces/mcp/mcp-servers-port.js';
 import { parseStdioDeclarations } from '../../core/surfaces/mcp/stdio-declarations.js';
 import { cleanUpProcesses, tempDir } from '../support/cli.js';
@@ -46,12 +47,12 @@ test('the loader reads the file PALAI_MCP_STDIO_SERVERS_FILE names, and a wrong 
   const dir = tempDir('palai-mcp-stdio-config-');
   const good = join(dir, 'servers.json');
   writeFileSync(good, JSON.stringify({ mcpServers: { local: { command: 'node', args: ['server.js'], env: { KEY: 'k' } } } }));
-  assert.deepEqual(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: good }).mcpStdioServers.map((s) => s.name), ['local']);
-  assert.deepEqual(loadConfig({}).mcpStdioServers, []);
+  assert.deepEqual(stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: good })).map((s) => s.name), ['local']);
+  assert.deepEqual(stdioServersOf(loadConfig({})), []);
   const bad = join(dir, 'bad.yaml');
   writeFileSync(bad, 'mcpServers:\n  local:\n    args: [x]\n');
-  assert.throws(() => loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: bad }), (error: Error) => error instanceof ConfigError && /^PALAI_MCP_STDIO_SERVERS_FILE: .*bad\.yaml: mcpServers\.local\.command/.test(error.message));
-  assert.throws(() => loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: join(dir, 'missing.json') }), /cannot be read: ENOENT/);
+  assert.throws(() => stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: bad })), (error: Error) => error instanceof ConfigError && /^PALAI_MCP_STDIO_SERVERS_FILE: .*bad\.yaml: mcpServers\.local\.command/.test(error.message));
+  assert.throws(() => stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: join(dir, 'missing.json') })), /cannot be read: ENOENT/);
 });
 
 test('tool names: mcp__<server>__<tool>, other characters made _, long ones cut with a hash that keeps them apart', () => {

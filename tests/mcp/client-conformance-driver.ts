@@ -8,6 +8,7 @@
 // client alone, which is quicker: Palai sends the headers registered with a
 // server and has no OAuth flow.
 import { startHub } from '../../cli/hub.js';
+import { withSlice } from '../support/hub.js';
 import { McpClientPool } from '../../adapters/mcp/client/client-pool.js';
 import { createProject } from '../../core/auth/projects.js';
 import { loadConfig } from '../../core/config.js';
@@ -47,7 +48,7 @@ async function runThroughHub(): Promise<boolean> {
   const db = await PgliteDb.open(null);
   const hub = await startHub({ config: { ...loadConfig({}), logLevel: 'silent', egressAllowHosts: ALLOW_HOSTS, pollIntervalMs: 50 }, db, logger: createLogger('silent'), env: {} });
   try {
-    const { api } = hub;
+    const api = withSlice(hub, 'mcp');
     const project = await createProject(db, 'conformance');
     await api.mcpServers.create(project.id, { name: 'conformance', url });
     const tools = await api.mcpServers.tools(project.id, 'conformance');

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import type { ResponseState } from '../../core/api/index.js';
 import { createAgent } from '../support/api.js';
 import { ROOT } from '../support/cli.js';
-import { describeEachStore } from '../support/hub.js';
+import { describeEachStore, stdioServersFile } from '../support/hub.js';
 import { EVERYTHING, startEverything, type RunningEverything } from './client-everything.js';
 import { startFixtureHttpServer, type FixtureHttpServer } from './client-fixture-server.js';
 
@@ -277,9 +277,9 @@ await describeEachStore(
     });
   },
   {
-    mcpStdioServers: [
+    mcpStdioServersFile: stdioServersFile([
       { name: 'everything-stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {}, cwd: ROOT, projects: null },
       { name: 'fixture-stdio', command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'tests', 'mcp', 'client-fixture-server.ts'), 'stdio'], env: {}, cwd: ROOT, projects: null },
-    ],
+    ]),
   },
 );

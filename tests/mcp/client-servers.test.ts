@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort, ROOT } from '../support/cli.js';
-import { describeEachStore } from '../support/hub.js';
+import { describeEachStore, stdioServersFile } from '../support/hub.js';
 import { assertMatchesSpec } from '../support/spec.js';
 import { startFixtureHttpServer, type FixtureHttpServer } from './client-fixture-server.js';
 
@@ -174,9 +174,9 @@ await describeEachStore(
   },
   {
     secretKey: SECRET_KEY,
-    mcpStdioServers: [
+    mcpStdioServersFile: stdioServersFile([
       { name: 'local', command: process.execPath, args: ['--import', 'tsx', FIXTURE, 'stdio'], env: { FIXTURE_SECRET: 'x' }, cwd: ROOT, projects: null },
       { name: 'hidden', command: process.execPath, args: ['--import', 'tsx', FIXTURE, 'stdio'], env: {}, cwd: ROOT, projects: ['proj_someone_else'] },
-    ],
+    ]),
   },
 );

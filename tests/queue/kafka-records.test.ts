@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
-import type { KernelApi } from '../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { createLogger } from '../../core/logger.js';
 import type { AdmissionOutcome, QueueMessage } from '../../core/surfaces/queue/queue-port.js';
@@ -48,7 +48,7 @@ function harness(answers: Array<AdmissionOutcome | Error>, stopping = new AbortC
           return answer;
         },
       },
-    } as unknown as KernelApi,
+    } as unknown as QueueSurfaceApi,
     config,
     logger: createLogger('silent'),
     metrics: { count: (outcome: string) => void counted.push(outcome) } as unknown as RecordContext['metrics'],

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { QueueResult as validQueueResult } from '../../generated/protocol-validators.js';
 import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint, startDedicatedElasticMq, type DedicatedElasticMq } from '../support/brokers.js';
-import { describeEachStore, type TestHub } from '../support/hub.js';
+import { describeEachStore, withSlice, type TestHub } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
 const SETTINGS = { secretKey: 'queue-tests-secret-key-0123456789' };
@@ -156,8 +156,8 @@ describeEachStore(
       const consumer = await createConsumer(ctx, p, { name: 'bulk', kind: 'sqs', agent: 'bulk', max_in_flight: 20, ...from(source.url) });
       const jobs = Array.from({ length: 150 }, (_, i) => ({ body: { input: `job ${i}`, idempotency_key: `bulk-${i}` } }));
       // A redelivery: a job admitted before (its process died before deleting the message) comes again.
-      const config = await ctx().hub.api.queues.config(p.projectId, consumer.id);
-      for (const job of jobs.slice(0, 20)) assert.equal((await ctx().hub.api.queues.admit(config!, { body: JSON.stringify(job.body), messageId: `earlier-${job.body.idempotency_key}` })).kind, 'admitted');
+      const config = await withSlice(ctx().hub, 'queue').queues.config(p.projectId, consumer.id);
+      for (const job of jobs.slice(0, 20)) assert.equal((await withSlice(ctx().hub, 'queue').queues.admit(config!, { body: JSON.stringify(job.body), messageId: `earlier-${job.body.idempotency_key}` })).kind, 'admitted');
       const duplicates = jobs.filter((_, i) => i % 5 === 0);
       await sendJobs(source.url, [...jobs, ...duplicates].sort(() => Math.random() - 0.5));
       await eventually(() => sourceDrained(source.url), 60_000);

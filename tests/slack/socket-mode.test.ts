@@ -19,7 +19,7 @@ import { createApiKey } from '../../core/auth/api-keys.js';
 import { createProject } from '../../core/auth/projects.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { createLogger, type Logger } from '../../core/logger.js';
-import { testConfig } from '../support/hub.js';
+import { testConfig, withSlice } from '../support/hub.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from '../support/stores.js';
 import { startFakeSlackApi, type FakeSlackApi } from './fake-slack-api.js';
 import { startFakeSocketMode, type FakeSocketConnection, type FakeSocketMode } from './fake-socket-mode.js';
@@ -104,8 +104,8 @@ for (const kind of storeKinds) {
       slack.answer('apps.connections.open', { url: sockets.url() });
       const before = sockets.connections.length;
       const { logger, lines } = recordingLogger();
-      const first = new SlackSocketSupervisor(ctx.hub.api, { only: bot.name, ...TIMING, logger });
-      const second = new SlackSocketSupervisor(ctx.hub.api, { only: bot.id, ...TIMING, logger });
+      const first = new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: bot.name, ...TIMING, logger });
+      const second = new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: bot.id, ...TIMING, logger });
       try {
         await first.start();
         const connection: FakeSocketConnection = await eventually(() => sockets.connections.length > before && sockets.connections[before]);
@@ -150,7 +150,7 @@ for (const kind of storeKinds) {
       const bot = await socketBot(ctx);
       slack.answer('apps.connections.open', { url: sockets.url() });
       const before = sockets.connections.length;
-      const supervisor = new SlackSocketSupervisor(ctx.hub.api, { only: bot.id, ...TIMING });
+      const supervisor = new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: bot.id, ...TIMING });
       try {
         await supervisor.start();
         const connection = await eventually(() => sockets.connections.length > before && sockets.connections[before]);
@@ -169,7 +169,7 @@ for (const kind of storeKinds) {
       const before = sockets.connections.length;
       const calls = openCalls().length;
       const { logger, lines } = recordingLogger();
-      const supervisor = new SlackSocketSupervisor(ctx.hub.api, { only: bot.id, ...TIMING, logger });
+      const supervisor = new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: bot.id, ...TIMING, logger });
       try {
         await supervisor.start();
         await eventually(() => openCalls().length >= calls + 2);
@@ -190,7 +190,7 @@ for (const kind of storeKinds) {
       slack.answer('apps.connections.open', { ok: false, error: 'invalid_auth' });
       const earlier = openCalls(badToken).length;
       const { logger, lines } = recordingLogger();
-      const supervisor = new SlackSocketSupervisor(ctx.hub.api, { only: bot.id, pollMs: 20, leaseMs: TIMING.leaseMs, logger });
+      const supervisor = new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: bot.id, pollMs: 20, leaseMs: TIMING.leaseMs, logger });
       try {
         await supervisor.start();
         await sleep(1_500);
@@ -216,8 +216,8 @@ for (const kind of storeKinds) {
     test('a name several bots in socket mode share is refused; an unknown one too', async () => {
       await socketBot(ctx, { name: 'twin' });
       await socketBot(ctx, { name: 'twin' });
-      await assert.rejects(new SlackSocketSupervisor(ctx.hub.api, { only: 'twin', ...TIMING }).start(), (error) => error instanceof PalaiError && error.slug === 'invalid-request');
-      await assert.rejects(new SlackSocketSupervisor(ctx.hub.api, { only: 'nobody', ...TIMING }).start(), (error) => error instanceof PalaiError && error.slug === 'not-found');
+      await assert.rejects(new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: 'twin', ...TIMING }).start(), (error) => error instanceof PalaiError && error.slug === 'invalid-request');
+      await assert.rejects(new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: 'nobody', ...TIMING }).start(), (error) => error instanceof PalaiError && error.slug === 'not-found');
     });
   });
 }

@@ -1,7 +1,16 @@
 // Starts a hub (HTTP app + worker) on a test store, with its own project and key.
 import { describe, before, after } from 'node:test';
 import request from 'supertest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startHub, type Hub } from '../../cli/hub.js';
+import type { Express } from 'express';
+import { createHttpApp } from '../../adapters/http/app.js';
+import { createSurfaces, restOptions } from '../../cli/surfaces.js';
+import { createKernelApi, type KernelApi } from '../../core/api/index.js';
+import type { Kernel } from '../../core/kernel.js';
+import type { StdioServerDeclaration } from '../../core/surfaces/mcp/mcp-servers-port.js';
 import { createApiKey } from '../../core/auth/api-keys.js';
 import { createProject } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
@@ -24,6 +33,25 @@ export interface TestHub {
 
 export function testConfig(overrides: Partial<PalaiConfig> = {}): PalaiConfig {
   return { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, modelRetryBaseMs: 10, egressAllowHosts: ['127.0.0.1'], ...overrides };
+}
+
+/** The API app of a kernel with every surface module's mounts and operations, as the hub builds it (without starting anything). */
+export function fullApp(kernel: Kernel): Express {
+  const api = createKernelApi(kernel);
+  return createHttpApp(api, restOptions(createSurfaces(kernel, api).modules));
+}
+
+/** The kernel API with one wing's slice, as the hub bound it: what that surface is given. */
+export const withSlice = <W extends keyof Hub['surfaces']['slices']>(hub: Pick<Hub, 'api' | 'surfaces'>, wing: W): KernelApi & Hub['surfaces']['slices'][W] => ({
+  ...hub.api,
+  ...hub.surfaces.slices[wing],
+});
+
+/** A PALAI_MCP_STDIO_SERVERS_FILE declaring these servers, written to a temporary directory. */
+export function stdioServersFile(servers: StdioServerDeclaration[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'palai-stdio-servers-')), 'servers.json');
+  writeFileSync(file, JSON.stringify({ mcpServers: Object.fromEntries(servers.map(({ name, ...server }) => [name, server])) }));
+  return file;
 }
 
 /** What the hub reads its allow-listed model keys from, once at start (default: this process's environment). */

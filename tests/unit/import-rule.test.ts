@@ -34,9 +34,24 @@ import { route } from '../../adapters/http/app.js'; // breaks: core never import
 import { slack } from '../../bots/slack/bot.js'; // breaks: core never imports
 import { main } from '../../cli/main.js'; // breaks: core never imports
 import { PalaiError } from '../errors/palai-error.js';
+import { admitJob } from '../surfaces/queue/admission.js'; // breaks: no kernel folder imports core/surfaces
+import type { QueueApi } from '../surfaces/queue/queue-api.js'; // breaks: no kernel folder imports core/surfaces
 import type { components } from '../../generated/openapi.js';
 import { readFile } from 'node:fs/promises';
 import Ajv from 'ajv';
+`,
+  'core/surfaces/queue/admission.ts': `
+import { admitWithin } from '../../responses/admission.js';
+import type { Db } from '../../store/db.js';
+import { parseJob } from './jobs.js';
+import { admitSlackMessage } from '../slack/admission.js'; // breaks: a wing never imports another wing
+`,
+  'adapters/queue/runner.ts': `
+import type { QueueApi } from '../../core/surfaces/queue/queue-api.js';
+import type { QueueMessage } from '../../core/surfaces/queue/queue-port.js';
+import { admitJob } from '../../core/surfaces/queue/admission.js'; // breaks: its own wing's API and port files
+import type { SlackApi } from '../../core/surfaces/slack/slack-api.js'; // breaks: its own wing's API and port files
+import type { SlackMessage } from '../../core/surfaces/slack/slack-bots-port.js'; // breaks: its own wing's API and port files
 `,
   'core/store/postgres.ts': `
 import pg from 'pg';
@@ -60,6 +75,7 @@ import { createAgent } from '../../../core/api/agents.js';
 import type { ModelPort } from '../../../core/models/model-port.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import { newId } from '../../../core/ids.js';
+import { isTerminal as ended } from '../../../core/response-status.js';
 import { loadConfig } from '../../../core/config.js';
 import type { Logger } from '../../../core/logger.js';
 import { validators } from '../../../generated/validators.js';

@@ -12,10 +12,14 @@ import express, { type RequestHandler } from 'express';
 import request from 'supertest';
 import { lazyPushConsumer } from '../../adapters/a2a/lazy-push-consumer.js';
 import { PUSH_CONSUMER } from '../../adapters/a2a/push-configs.js';
-import { lazyRouter } from '../../adapters/http/lazy-router.js';
+import { lazyMount } from '../../core/api/surface.js';
+import { lazyOnce } from '../../core/lazy.js';
+import { lazyModel } from '../../adapters/models/lazy-model.js';
+import type { ModelEvent, ModelRequest } from '../../core/models/model-port.js';
 import { handleError } from '../../adapters/http/problem.js';
 import { lazyMcpClientPool } from '../../adapters/mcp/client/lazy-pool.js';
 import type { McpClientPool } from '../../adapters/mcp/client/client-pool.js';
+import { stdioServersOf } from '../../core/surfaces/mcp/create-mcp-api.js';
 import { loadConfig } from '../../core/config.js';
 import { createEgressFetch } from '../../core/egress/guarded-fetch.js';
 import { createLogger } from '../../core/logger.js';
@@ -46,7 +50,7 @@ function echoRouter(label: string): RequestHandler {
 test('a lazy router loads at the first request to its path, once for concurrent first requests, and serves as the router itself', async () => {
   let loads = 0;
   const app = appWith(
-    lazyRouter(async () => {
+    lazyMount(async () => {
       loads += 1;
       await sleep(50);
       return echoRouter('real');
@@ -67,7 +71,7 @@ test('a lazy router loads at the first request to its path, once for concurrent 
 test('a lazy router whose load fails answers a 500 problem, and loads again at the next request', async () => {
   let loads = 0;
   const app = appWith(
-    lazyRouter(async () => {
+    lazyMount(async () => {
       loads += 1;
       if (loads === 1) throw new Error('Cannot find module @modelcontextprotocol/sdk (secret detail)');
       return echoRouter('second try');
@@ -148,6 +152,43 @@ test('the A2A push consumer is named at once and loaded at its first delivery, o
   assert.equal(loads, 2);
 });
 
+test('lazyOnce: one load for concurrent first callers, a failed load forgotten, ifLoaded never loads', async () => {
+  let loads = 0;
+  const value = lazyOnce(async () => {
+    loads += 1;
+    await sleep(10);
+    if (loads === 1) throw new Error('load failed');
+    return { n: loads };
+  });
+  assert.equal(await value.ifLoaded(), null, 'nothing loaded yet');
+  assert.equal(loads, 0);
+  const first = await Promise.allSettled([value(), value()]);
+  assert.deepEqual(first.map((r) => r.status), ['rejected', 'rejected']);
+  assert.equal(loads, 1, 'concurrent callers share the one load');
+  assert.equal(await value.ifLoaded(), null, 'a failed load holds nothing');
+  assert.deepEqual(await value(), { n: 2 }, 'the next call loads again');
+  assert.equal(await value(), await value(), 'then the same value, without loading');
+  assert.deepEqual(await value.ifLoaded(), { n: 2 });
+  assert.equal(loads, 2);
+});
+
+test('a model adapter whose load failed loads again at the next call (it did not cache the failure)', async () => {
+  let loads = 0;
+  const model = lazyModel('openai', async () => {
+    loads += 1;
+    if (loads === 1) throw new Error('Cannot find module openai');
+    return { provider: 'openai', stream: async function* () { yield { type: 'finish', reason: 'stop' } as ModelEvent; } };
+  });
+  const drain = async () => {
+    const events: ModelEvent[] = [];
+    for await (const event of model.stream({} as ModelRequest)) events.push(event);
+    return events;
+  };
+  await assert.rejects(drain(), /Cannot find module openai/);
+  assert.deepEqual(await drain(), [{ type: 'finish', reason: 'stop' }]);
+  assert.equal(loads, 2);
+});
+
 test('the guarded fetch: a wrong allow-list entry still throws at once; closing before any call, a later call fails as on a closed pool', async () => {
   assert.throws(() => createEgressFetch({ allowHosts: ['10.0.0.0/99'] }), /not a CIDR block/);
   const unused = createEgressFetch({ allowHosts: ['127.0.0.1'] });
@@ -163,7 +204,7 @@ test('a YAML stdio-servers file still loads through the config', () => {
   const dir = tempDir('palai-lazy-yaml-');
   const file = join(dir, 'servers.yaml');
   writeFileSync(file, 'mcpServers:\n  files:\n    command: /usr/bin/files-mcp\n    args: [--root, /srv]\n    env: { ROOT: /srv }\n');
-  assert.deepEqual(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: file }).mcpStdioServers, [
+  assert.deepEqual(stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: file })), [
     { name: 'files', command: '/usr/bin/files-mcp', args: ['--root', '/srv'], env: { ROOT: '/srv' }, cwd: null, projects: null },
   ]);
 });

@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { createHttpApp } from '../../adapters/http/app.js';
 import { bindOperations } from '../../adapters/http/operations.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 import { createKernelApi } from '../../core/api/index.js';
@@ -17,7 +16,7 @@ import { ModelRegistry } from '../../core/models/model-port.js';
 import * as bodyValidators from '../../generated/body-validators.js';
 import * as queryValidators from '../../generated/query-validators.js';
 import { operations } from '../../generated/operations.js';
-import { testConfig } from '../support/hub.js';
+import { fullApp, testConfig } from '../support/hub.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const document = parseYaml(readFileSync(`${root}openapi/palai.yaml`, 'utf8'));
@@ -25,13 +24,13 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 
 /** A kernel that is never called: building the app must not touch the store. */
 const idleKernel = () =>
-  createKernelApi({
+  ({
     db: new Proxy({}, { get: () => () => Promise.reject(new Error('the store was used while building the app')) }),
     config: testConfig(),
     logger: createLogger('silent'),
     models: new ModelRegistry(),
     lifecycle: new Lifecycle(),
-  } as unknown as Kernel);
+  }) as unknown as Kernel;
 
 function documentOperations(): { operationId: string; method: string; path: string }[] {
   return Object.entries<Record<string, any>>(document.paths).flatMap(([path, item]) =>
@@ -103,15 +102,15 @@ test('every authenticated operation answers problems by default; public ones nee
 });
 
 test('the HTTP app binds a handler to every operation without touching the store', () => {
-  assert.doesNotThrow(() => createHttpApp(idleKernel()));
+  assert.doesNotThrow(() => fullApp(idleKernel()));
 });
 
 test('binding refuses to start when an operation has no handler', () => {
-  assert.throws(() => bindOperations(idleKernel(), {}), /no handler for operation getHealth/);
+  assert.throws(() => bindOperations(createKernelApi(idleKernel()), {}), /no handler for operation getHealth/);
   const allButOne = Object.fromEntries(operations.filter((o) => o.operationId !== 'deleteSession').map((o) => [o.operationId, () => undefined]));
-  assert.throws(() => bindOperations(idleKernel(), allButOne), /no handler for operation deleteSession/);
+  assert.throws(() => bindOperations(createKernelApi(idleKernel()), allButOne), /no handler for operation deleteSession/);
   const all = Object.fromEntries(operations.map((o) => [o.operationId, () => undefined]));
-  assert.doesNotThrow(() => bindOperations(idleKernel(), all));
+  assert.doesNotThrow(() => bindOperations(createKernelApi(idleKernel()), all));
 });
 
 test('the generated validators enforce the document, e.g. an agent name', () => {

@@ -11,9 +11,9 @@ import {
   isTerminal,
   isWaiting,
   type ResponseStatus,
-} from '../../core/responses/status.js';
+} from '../../core/response-status.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
-import { CLAIMABLE_STATUSES } from '../../core/responses/status.js';
+import { CLAIMABLE_STATUSES } from '../../core/response-status.js';
 
 const ALL: ResponseStatus[] = [
   'queued',

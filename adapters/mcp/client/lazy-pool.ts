@@ -3,6 +3,7 @@
 // hub whose agents use no MCP server never loads the SDK's client. Listeners of
 // tool changes given before then are handed to the pool when it is made (no
 // server can have said anything before a session to it was opened).
+import { lazyOnce } from '../../../core/api/index.js';
 import type { McpServerClient, McpServerTarget, McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import type { CallOptions, McpClientPool } from './client-pool.js';
 
@@ -11,20 +12,13 @@ type ToolsListener = (target: McpServerTarget, tools: McpToolDescription[]) => v
 export interface LazyMcpClientPool extends McpServerClient, Pick<McpClientPool, 'callTool' | 'close'> {}
 
 export function lazyMcpClientPool(load: () => Promise<McpClientPool>): LazyMcpClientPool {
-  let pool: Promise<McpClientPool> | null = null;
   let made: McpClientPool | null = null;
   const listeners: ToolsListener[] = [];
-  const loaded = (): Promise<McpClientPool> =>
-    (pool ??= load().then(
-      (loadedPool) => {
-        for (const listener of listeners) loadedPool.onToolsChanged(listener);
-        return (made = loadedPool);
-      },
-      (error: unknown) => {
-        pool = null;
-        throw error;
-      },
-    ));
+  const loaded = lazyOnce(async () => {
+    const pool = await load();
+    for (const listener of listeners) pool.onToolsChanged(listener);
+    return (made = pool);
+  });
   return {
     onToolsChanged(listener) {
       if (made) made.onToolsChanged(listener);
@@ -37,7 +31,7 @@ export function lazyMcpClientPool(load: () => Promise<McpClientPool>): LazyMcpCl
       return (await loaded()).callTool(target, name, args, options);
     },
     async close() {
-      if (pool) await (await pool.catch(() => null))?.close();
+      await (await loaded.ifLoaded())?.close();
     },
   };
 }

@@ -15,7 +15,7 @@
 //              only for a tool annotated idempotentHint or readOnlyHint; any other
 //              gets the tool error "interrupted, not retried" — the server may have
 //              run it, and only the model (or a person) can decide what now
-import type { KernelApi } from '../../../core/api/index.js';
+import type { McpSurfaceApi } from '../../../core/surfaces/mcp/mcp-api.js';
 import { isPalaiError } from '../../../core/errors/palai-error.js';
 import { MODEL_TOOL_NAME, modelToolName, type McpServerConnection, type McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
 import { ToolResolutionError, type ResolvedTool, type ToolProvider, type ToolRisk } from '../../../core/tools/tool-port.js';
@@ -55,7 +55,7 @@ function namedTools(server: string, tools: McpToolDescription[]): Array<[string,
 }
 
 /** The provider of `mcp` tool entries: it reads servers and their tools through the kernel API and calls them through the pool. */
-export function mcpServerTools(api: KernelApi, pool: Pick<McpClientPool, 'callTool'>): ToolProvider<McpToolSpec> {
+export function mcpServerTools(api: McpSurfaceApi, pool: Pick<McpClientPool, 'callTool'>): ToolProvider<McpToolSpec> {
   return {
     kind: 'mcp',
 

@@ -2,7 +2,7 @@
 // factory whose every connection passes Palai's egress guard, and kafkajs's
 // own log lines (warnings and errors only) in Palai's log.
 import { Kafka, logLevel, Partitioners, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
 import type { Logger } from '../../../core/logger.js';
 import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { guardedSocketFactory } from '../egress-sockets.js';
@@ -20,7 +20,7 @@ function logCreator(logger: Logger) {
     };
 }
 
-export function kafkaClient(api: KernelApi, config: KafkaConsumerConfig, logger: Logger, role: 'consumer' | 'producer'): Kafka {
+export function kafkaClient(api: QueueSurfaceApi, config: KafkaConsumerConfig, logger: Logger, role: 'consumer' | 'producer'): Kafka {
   const sasl: SASLOptions | undefined = config.sasl ? { mechanism: config.sasl.mechanism, username: config.sasl.username, password: config.sasl.password } : undefined;
   return new Kafka({
     clientId: `palai-${config.id}-${role}`,

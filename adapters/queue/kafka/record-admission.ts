@@ -5,7 +5,7 @@
 // not ready) is neither: the same record is tried again until it goes through
 // or the runner stops, and nothing is committed meanwhile.
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
 import { isPalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AdmissionOutcome } from '../../../core/surfaces/queue/queue-port.js';
@@ -28,7 +28,7 @@ export function isOwnOutage(error: unknown): boolean {
 }
 
 export interface RecordContext {
-  api: KernelApi;
+  api: QueueSurfaceApi;
   config: KafkaConsumerConfig;
   logger: Logger;
   metrics: ReturnType<typeof consumerMetrics>;

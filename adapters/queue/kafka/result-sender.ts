@@ -3,7 +3,7 @@
 // idempotency key as the record key (its response id without one), and
 // headers a receiver can tell repeats apart by.
 import type { Producer } from 'kafkajs';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
 import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import type { QueueResult } from '../../../generated/protocol-schemas.js';
 import type { ResultSender } from '../runner.js';
@@ -25,7 +25,7 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-export function kafkaResultSender(api: KernelApi): ResultSender {
+export function kafkaResultSender(api: QueueSurfaceApi): ResultSender {
   const logger = api.logger.child({ component: 'queue', kind: 'kafka' });
   const producers = new Map<string, CachedProducer>();
 

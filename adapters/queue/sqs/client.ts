@@ -2,7 +2,7 @@
 // credentials when the consumer has them (else the standard credential chain),
 // and HTTP agents whose every connection passes Palai's egress guard.
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
 import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { guardedAgents } from '../egress-sockets.js';
 
@@ -13,7 +13,7 @@ function regionOf(queueUrl: string): string | undefined {
   return /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com\//.exec(queueUrl)?.[1];
 }
 
-export function sqsClient(api: KernelApi, config: SqsConfig, requestTimeoutMs: number): SQSClient {
+export function sqsClient(api: QueueSurfaceApi, config: SqsConfig, requestTimeoutMs: number): SQSClient {
   const { sqs, credentials } = config;
   return new SQSClient({
     region: sqs.region ?? regionOf(sqs.queue_url) ?? process.env.AWS_REGION ?? 'us-east-1',

@@ -3,7 +3,7 @@
 // correlation: the job's idempotency key, the response id and status, and the
 // outbox delivery id, which is also a FIFO reply queue's deduplication id.
 import { SendMessageCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
 import type { QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import type { ResultSender } from '../runner.js';
 import { sqsClient } from './client.js';
@@ -12,7 +12,7 @@ const SEND_TIMEOUT_MS = 15_000;
 
 const text = (value: string): MessageAttributeValue => ({ DataType: 'String', StringValue: value });
 
-export function sqsResultSender(api: KernelApi): ResultSender {
+export function sqsResultSender(api: QueueSurfaceApi): ResultSender {
   const clients = new Map<string, { version: number; client: SQSClient }>();
   const clientFor = (config: Extract<QueueConsumerConfig, { kind: 'sqs' }>): SQSClient => {
     const cached = clients.get(config.id);

@@ -15,7 +15,7 @@
 // token does not spin.
 import { SocketModeClient } from '@slack/socket-mode';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../../core/surfaces/slack/slack-api.js';
 import { egressRefusalIn } from '../../../core/egress/egress-port.js';
 import type { Logger } from '../../../core/logger.js';
 import type { SlackBotConfig } from '../../../core/surfaces/slack/slack-bots-port.js';
@@ -66,7 +66,7 @@ export class SocketConnection {
   private openedAt = 0;
 
   constructor(
-    private readonly api: KernelApi,
+    private readonly api: SlackSurfaceApi,
     private bot: SlackBotConfig,
     private readonly logger: Logger,
     private readonly pauses: ConnectionPauses,

@@ -9,7 +9,7 @@
 // finishes its running work.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { KernelApi } from '../../../core/api/index.js';
+import type { SlackSurfaceApi } from '../../../core/surfaces/slack/slack-api.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
 import type { SlackBotConfig } from '../../../core/surfaces/slack/slack-bots-port.js';
@@ -49,7 +49,7 @@ export class SlackSocketSupervisor {
   private readonly onDrain = () => void this.stop();
 
   constructor(
-    private readonly api: KernelApi,
+    private readonly api: SlackSurfaceApi,
     private readonly options: SlackSocketSupervisorOptions = {},
   ) {
     this.logger = (options.logger ?? api.logger).child({ component: 'slack-socket' });

@@ -40,4 +40,6 @@ export interface McpSessions {
   recordCall(call: McpSessionCall): Promise<McpSessionCall>;
   callByRequest(sessionId: string, requestKey: string): Promise<McpSessionCall | null>;
   callByResponse(sessionId: string, responseId: string): Promise<McpSessionCall | null>;
+  /** Deletes sessions long ended or idle, with their calls; they are ignored already, so this only keeps the table small. */
+  purgeStale(): Promise<number>;
 }

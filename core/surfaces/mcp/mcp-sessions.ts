@@ -106,6 +106,8 @@ export function createMcpSessions(db: Queryable): McpSessions {
       const { rows } = await db.query<CallRow>('SELECT * FROM mcp_session_calls WHERE session_id = $1 AND response_id = $2 LIMIT 1', [sessionId, responseId]);
       return rows[0] ? call(rows[0]) : null;
     },
+
+    purgeStale: () => purgeStaleMcpSessions(db),
   };
 }
 

@@ -11,7 +11,7 @@ import { PalaiError } from '../../errors/palai-error.js';
 import type { Inbox, InboxIdentity } from '../../idempotency/inbox-port.js';
 import { subscribe } from '../../outbox/subscriptions.js';
 import { admitWithin } from '../../responses/admission.js';
-import type { ResponseStatus } from '../../responses/status.js';
+import type { ResponseStatus } from '../../response-status.js';
 import { sessionForKey } from '../../sessions/session-keys.js';
 import type { Db } from '../../store/db.js';
 import { JOB_DEDUPE_HOURS, QUEUE_REPLY_CONSUMER, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';

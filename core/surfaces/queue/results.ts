@@ -4,7 +4,7 @@ import type { QueueResult } from '../../../generated/protocol-schemas.js';
 import { readEvents } from '../../journal/journal.js';
 import type { StatusAnnouncement } from '../../outbox/outbox-port.js';
 import { outputText } from '../../responses/items.js';
-import type { ResponseStatus } from '../../responses/status.js';
+import type { ResponseStatus } from '../../response-status.js';
 import type { Queryable } from '../../store/db.js';
 
 /** A job's result and where it goes. */

@@ -10,7 +10,7 @@
 // Every status write goes through this table: the status writer
 // (status-writer.ts) checks each change, and a claim only takes statuses that
 // may become in_progress.
-import type { ResponseStatus } from '../../generated/schemas.js';
+import type { ResponseStatus } from '../generated/schemas.js';
 
 export type { ResponseStatus };
 

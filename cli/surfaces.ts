@@ -1,0 +1,54 @@
+// Every surface module of the hub, in start order (they stop in reverse), each
+// given the kernel API and its own wing's slice — and nothing of another
+// surface. A new surface adds its module here and nowhere else in cli/.
+import { a2aSurface } from '../adapters/a2a/surface.js';
+import { mcpSurface } from '../adapters/mcp/surface.js';
+import { queueSurface, type QueueSurface } from '../adapters/queue/surface.js';
+import { webhooksSurface } from '../adapters/webhooks/surface.js';
+import { slackSurface, type SlackSurface } from '../bots/slack/surface.js';
+import type { HttpMount, KernelApi, SurfaceModule, SurfaceOperations } from '../core/api/index.js';
+import type { Kernel } from '../core/kernel.js';
+import type { A2aApi } from '../core/surfaces/a2a/a2a-api.js';
+import { createA2aApi } from '../core/surfaces/a2a/create-a2a-api.js';
+import type { McpApi } from '../core/surfaces/mcp/mcp-api.js';
+import type { QueueApi } from '../core/surfaces/queue/queue-api.js';
+import type { SlackApi } from '../core/surfaces/slack/slack-api.js';
+import type { WebhooksApi } from '../core/surfaces/webhooks/webhooks-api.js';
+import { createMcpApi } from '../core/surfaces/mcp/create-mcp-api.js';
+import { createQueueApi } from '../core/surfaces/queue/create-queue-api.js';
+import { createSlackApi } from '../core/surfaces/slack/create-slack-api.js';
+import { createWebhooksApi } from '../core/surfaces/webhooks/create-webhooks-api.js';
+
+export interface Surfaces {
+  modules: SurfaceModule[];
+  /** Each wing's slice as bound to this kernel, for the commands and tests that call a wing directly. */
+  slices: { a2a: A2aApi; mcp: McpApi; queue: QueueApi; slack: SlackApi; webhooks: WebhooksApi };
+  /** Typed handles on two modules, for the commands and tests that look inside them. */
+  queue: QueueSurface;
+  slack: SlackSurface;
+}
+
+export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
+  const slices = { a2a: createA2aApi(kernel), mcp: createMcpApi(kernel), queue: createQueueApi(kernel), slack: createSlackApi(kernel), webhooks: createWebhooksApi(kernel) };
+  const queue = queueSurface({ ...api, ...slices.queue });
+  const slack = slackSurface({ ...api, ...slices.slack });
+  const modules = [a2aSurface({ ...api, ...slices.a2a }), mcpSurface({ ...api, ...slices.mcp }), webhooksSurface({ ...api, ...slices.webhooks }), queue, slack];
+  return { modules, slices, queue, slack };
+}
+
+/** What the REST surface serves of the modules: their mounts and their REST operations. */
+export function restOptions(modules: readonly SurfaceModule[]): { mounts: HttpMount[]; operations: SurfaceOperations } {
+  return { mounts: modules.flatMap((m) => m.http ?? []), operations: surfaceOperations(modules) };
+}
+
+/** The REST operations of every module, for the REST surface to bind. */
+function surfaceOperations(modules: readonly SurfaceModule[]): SurfaceOperations {
+  const all: SurfaceOperations = {};
+  for (const module of modules) {
+    for (const [id, operation] of Object.entries(module.operations ?? {})) {
+      if (id in all) throw new Error(`two surfaces serve operation ${id}`);
+      all[id as keyof typeof all] = operation;
+    }
+  }
+  return all;
+}

@@ -1,0 +1,16 @@
+// Binds the A2A wing's slice to one kernel.
+import type { Kernel } from '../../kernel.js';
+import type { A2aApi } from './a2a-api.js';
+import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from './remote-agents.js';
+
+export function createA2aApi({ db, secrets, egress }: Kernel): A2aApi {
+  return {
+    remoteAgents: {
+      create: (projectId, request, options) => createRemoteAgent(db, secrets, egress, projectId, request, options?.idempotency),
+      get: async (projectId, ref) => remoteAgentView(await requireRemoteAgent(db, projectId, ref)),
+      list: (projectId, page) => listRemoteAgents(db, projectId, page),
+      delete: (projectId, ref) => deleteRemoteAgent(db, secrets, projectId, ref),
+      connection: (projectId, ref) => remoteAgentConnection(db, secrets, projectId, ref),
+    },
+  };
+}
