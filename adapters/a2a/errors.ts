@@ -10,7 +10,6 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
-import { isTransientStoreError } from '../../core/api/index.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
 import type { Logger } from '../../core/logger.js';
@@ -56,9 +55,6 @@ export function toA2aError(error: unknown, logger: Logger): A2AError {
   if (isPalaiError(error)) {
     const message = error.slug === 'internal' ? 'Internal error.' : error.message;
     return new A2A_ERROR_FOR[error.slug]({ message, metadata: { palai_problem: error.slug } });
-  }
-  if (isTransientStoreError(error)) {
-    return new Internal({ message: 'The database cannot be reached right now; retry shortly.', metadata: { palai_problem: 'store-unavailable' } });
   }
   logger.error({ err: error }, 'A2A call failed');
   return new Internal({ message: 'Internal error.', metadata: { palai_problem: 'internal' } });

@@ -4,7 +4,6 @@
 // — no message or stack of theirs reaches the client.
 import type { OpenAIErrorMember } from '../../generated/schemas.js';
 import type { Request, Response } from 'express';
-import { isTransientStoreError } from '../../core/api/index.js';
 import { PalaiError, isPalaiError } from '../../core/errors/palai-error.js';
 import { problemTypeUri, type ProblemSlug } from '../../core/errors/problem-types.js';
 import type { Logger } from '../../core/logger.js';
@@ -151,15 +150,9 @@ export function sendProblem(req: Request, res: Response, error: PalaiError): voi
   res.status(httpStatusOf(error.slug)).type('application/problem+json').send(JSON.stringify(problemBody(error, req.originalUrl.split('?')[0])));
 }
 
-/** A lost database connection is not a bug: the client is told to try again shortly. */
-function storeOutage(error: unknown): PalaiError | null {
-  if (!isTransientStoreError(error)) return null;
-  return new PalaiError('store-unavailable', 'The database cannot be reached right now. Try again shortly, with the same Idempotency-Key so that a request which did go through is not repeated.');
-}
-
 export function handleError(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: (e?: unknown) => void): void => {
-    const known = toPalaiError(error) ?? storeOutage(error);
+    const known = toPalaiError(error);
     if (!known) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
     else if (known.slug === 'store-unavailable') logger.warn({ err: error, method: req.method, path: req.path }, 'the database is unavailable');
     if (res.headersSent) {

@@ -4,8 +4,8 @@
 // the answer is a 503 naming it: the client fetches it later instead of sending
 // the request again.
 import type { Response } from 'express';
-import { isTerminal, isTransientStoreError, isWaiting, type KernelApi, type ResponseState } from '../../core/api/index.js';
-import { PalaiError } from '../../core/errors/palai-error.js';
+import { isTerminal, isWaiting, type KernelApi, type ResponseState } from '../../core/api/index.js';
+import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 
 export async function settled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number): Promise<ResponseState> {
   // The caller hanging up does not stop the run; it only stops our waiting.
@@ -17,7 +17,7 @@ export async function settled(api: KernelApi, res: Response, projectId: string, 
   try {
     state = await api.responses.waitUntilSettled(projectId, responseId, maxMs, signal);
   } catch (error) {
-    if (!isTransientStoreError(error)) throw error;
+    if (!isPalaiError(error) || error.slug !== 'store-unavailable') throw error;
     throw new PalaiError('store-unavailable', `Response ${responseId} was accepted and goes on, but the database cannot be reached right now; fetch it with GET /v1/responses/${responseId} shortly.`, {
       extensions: { response_id: responseId },
     });

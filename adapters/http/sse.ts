@@ -7,7 +7,7 @@
 // and its `sequence_number` is that event's, the point to resume after.
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
-import { isTerminalEvent, isTransientStoreError, type KernelApi } from '../../core/api/index.js';
+import { isTerminalEvent, type KernelApi } from '../../core/api/index.js';
 import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
 import type { ResponseLifecycleEvent, StreamErrorEvent } from '../../generated/schemas.js';
@@ -28,7 +28,7 @@ function errorFrame(code: ProblemSlug, message: string, lastSequence: number): s
 
 /** The error event for a stream that broke on `error` after sending `last`. */
 function failureFrame(api: KernelApi, error: unknown, responseId: string, last: number): string {
-  if (isTransientStoreError(error)) {
+  if (isPalaiError(error) && error.slug === 'store-unavailable') {
     return errorFrame('store-unavailable', `The database cannot be reached right now; ${resumeHint(last)} in a moment.`, last);
   }
   if (isPalaiError(error)) return errorFrame(error.slug, error.message, last);

@@ -5,7 +5,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import * as bodyValidators from '../../generated/body-validators.js';
 import * as queryValidators from '../../generated/query-validators.js';
 import { PalaiError, type FieldError } from '../../core/errors/palai-error.js';
-import { inspectJson, MAX_JSON_DEPTH, unstorableText } from './json-guard.js';
+import { inspectJson, MAX_JSON_DEPTH, unstorableText } from '../../core/api/index.js';
 
 const bodies = bodyValidators as unknown as Record<string, ValidateFunction>;
 const queries = queryValidators as unknown as Record<string, ValidateFunction>;

@@ -4,7 +4,6 @@
 // agent has an object-shaped one. Annotations are hints derived from the
 // agent's tools' risks, which agent metadata may override.
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { firstUnstorable } from '../../core/api/index.js';
 import type { Agent } from '../../generated/schemas.js';
 
 /** The longest `input` a call may carry: the REST API's own limit for a string input. */
@@ -90,7 +89,6 @@ export function parseArguments(args: Record<string, unknown> | undefined): ToolA
   const { input, session_id: sessionId } = given;
   if (typeof input !== 'string' || input.length === 0) return 'Argument "input" is required: a non-empty string.';
   if (input.length > MAX_INPUT_CHARS) return `Argument "input" is longer than ${MAX_INPUT_CHARS} characters.`;
-  if (firstUnstorable(input) !== null) return 'Argument "input" contains a character that cannot be stored (NUL).';
   if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > MAX_SESSION_ID_CHARS)) {
     return `Argument "session_id" must be a Palai session id (a string of 1 to ${MAX_SESSION_ID_CHARS} characters).`;
   }

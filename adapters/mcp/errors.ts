@@ -4,7 +4,6 @@
 // tool can read it and correct itself. A problem on Palai's side is an internal
 // error (-32603), logged, and never carries an unexpected error's message.
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isTransientStoreError } from '../../core/api/index.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
 import type { Logger } from '../../core/logger.js';
@@ -49,7 +48,6 @@ export function toMcpError(error: unknown, logger: Logger): McpError {
     const message = error.slug === 'internal' ? 'Internal error.' : error.message;
     return new McpError(JSONRPC_CODE_FOR[error.slug], message, { palai_problem: error.slug });
   }
-  if (isTransientStoreError(error)) return new McpError(SERVER, 'The database cannot be reached right now; retry shortly.', { palai_problem: 'store-unavailable' });
   logger.error({ err: error }, 'MCP request failed');
   return new McpError(SERVER, 'Internal error.', { palai_problem: 'internal' });
 }
@@ -61,9 +59,14 @@ export const toolError = (text: string, meta?: Record<string, unknown>): CallToo
   ...(meta ? { _meta: meta } : {}),
 });
 
-/** Inside tools/call: a problem the caller can fix becomes an isError result; anything else stays a JSON-RPC error. */
+/**
+ * Inside tools/call: a problem the caller can fix becomes an isError result;
+ * anything else stays a JSON-RPC error — Palai's own failures, and a request
+ * that is malformed as a request (its arguments hold text no store can keep),
+ * which is invalid params of the call itself, not something the model said.
+ */
 export function callFailure(error: unknown, logger: Logger): CallToolResult {
   const mcp = toMcpError(error, logger);
-  if (mcp.code !== CALLER) throw mcp;
+  if (mcp.code !== CALLER || (isPalaiError(error) && error.slug === 'validation-failed')) throw mcp;
   return toolError(mcp.message.replace(/^MCP error -?\d+: /, ''), { 'palai/problem': (mcp.data as { palai_problem?: string } | undefined)?.palai_problem });
 }

@@ -13,6 +13,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import {
   ElicitResultSchema,
+  ErrorCode,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
@@ -25,6 +26,7 @@ import {
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../core/api/index.js';
+import { isOutage } from '../../core/errors/palai-error.js';
 import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import { applyElicitationAnswer, parseElicitationId } from './elicitation.js';
@@ -188,6 +190,9 @@ function answerFailure(api: McpSurfaceApi) {
       return;
     }
     const mcp = toMcpError(error, api.logger);
+    // A caller's mistake is its own (400); Palai's outage passes (503, with when to come back); anything else is ours.
+    if (mcp.code === ErrorCode.InvalidParams) return refuse(res, 400, mcp.code, mcp.message);
+    if (isOutage(error)) return refuse(res, 503, mcp.code, mcp.message, { 'Retry-After': '2' });
     refuse(res, 500, mcp.code, mcp.message);
   };
 }

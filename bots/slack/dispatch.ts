@@ -3,8 +3,8 @@
 // Mode envelope. The transport verifies (a signature, or the app token's own
 // connection) and acknowledges according to the outcome.
 import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
-import { PalaiError } from '../../core/errors/palai-error.js';
-import type { SlackBotConfig } from '../../core/surfaces/slack/slack-bots-port.js';
+import { retryOf, type PalaiError } from '../../core/errors/palai-error.js';
+import type { SlackBotConfig, SlackMessage } from '../../core/surfaces/slack/slack-bots-port.js';
 import type { Logger } from '../../core/logger.js';
 import { eventAction } from './events.js';
 import { interactionAction, answerInteraction } from './interactions.js';
@@ -13,9 +13,17 @@ import { slackAdmissions } from './streamer.js';
 /** `ack`: acknowledge (with `body`, Slack's url_verification answer); `retry`: do not, so Slack sends it again. */
 export type DispatchOutcome = { kind: 'ack'; body?: unknown } | { kind: 'retry'; detail: string };
 
-/** Outages and shutdowns: Slack's redelivery (or the next attempt) may succeed. Anything else never will. */
-const RETRYABLE = new Set(['store-unavailable', 'store-busy', 'internal', 'shutting-down', 'not-ready']);
-const retryable = (error: unknown) => !(error instanceof PalaiError) || RETRYABLE.has(error.slug);
+/** Slack's redelivery (or the next click) may succeed only where the registry says a retry can help. */
+const retryable = (error: unknown) => retryOf(error) === 'later';
+
+/** Posts why a message was not taken into its thread; best effort, after the acknowledgement is decided. */
+function tellThread(api: SlackSurfaceApi, bot: SlackBotConfig, message: SlackMessage, reason: string, logger: Logger): void {
+  void (async () => {
+    // Loaded here: the Web API client is not needed until a message is answered.
+    const { slackWebClient } = await import('./web-client.js');
+    await slackWebClient(api, bot).chat.postMessage({ channel: message.channel, thread_ts: message.threadTs, text: `I could not take this message: ${reason}` });
+  })().catch((error: unknown) => logger.warn({ err: error, bot: bot.id }, 'telling a Slack thread why its message was not taken failed'));
+}
 
 /** An Events API payload (`event_callback`, `url_verification`): a user's message is admitted before this resolves. */
 export async function dispatchEvent(api: SlackSurfaceApi, bot: SlackBotConfig, payload: unknown, logger: Logger): Promise<DispatchOutcome> {
@@ -30,9 +38,11 @@ export async function dispatchEvent(api: SlackSurfaceApi, bot: SlackBotConfig, p
     if (outcome.kind !== 'duplicate') slackAdmissions.dispatchEvent(new Event('admitted'));
     return { kind: 'ack' };
   } catch (error) {
-    // A message that can never be admitted (the agent is gone, no text) is acknowledged: Slack's retries would not help.
+    // A message that can never be admitted (the agent is gone, text the store cannot hold) is acknowledged,
+    // since Slack's retries would not help, and its thread is told why.
     if (!retryable(error)) {
       logger.warn({ bot: bot.id, problem: (error as PalaiError).slug, detail: (error as PalaiError).message }, 'a Slack message was not admitted');
+      tellThread(api, bot, action.message, (error as PalaiError).message, logger);
       return { kind: 'ack' };
     }
     logger.error({ err: error, bot: bot.id }, 'admitting a Slack message failed');

@@ -26,9 +26,14 @@ import {
   updateSessionMetadata,
 } from '../sessions/sessions.js';
 import { migrationStatus } from '../store/migrate.js';
+import { atBoundary } from './boundary.js';
 import type { KernelApi } from './kernel-api.js';
 
 export function createKernelApi(kernel: Kernel): KernelApi {
+  return atBoundary(bindKernelApi(kernel));
+}
+
+function bindKernelApi(kernel: Kernel): KernelApi {
   const { db, config } = kernel;
   /** A response of the project, or not-found: checked before reading its journal. */
   const owned = async (projectId: string, responseId: string) => (await requireResponse(db, projectId, responseId)).id;

@@ -5,7 +5,7 @@ import { before, test } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createApiKey, revokeApiKey } from '../../core/auth/api-keys.js';
-import { MAX_JSON_DEPTH } from '../../adapters/http/json-guard.js';
+import { MAX_JSON_DEPTH } from '../../core/json-guard.js';
 import type { Kernel } from '../../core/kernel.js';
 import { Lifecycle } from '../../core/lifecycle.js';
 import { createLogger } from '../../core/logger.js';

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
+import { atBoundaryError } from '../../core/api/boundary.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { createLogger } from '../../core/logger.js';
 import type { AdmissionOutcome, QueueMessage } from '../../core/surfaces/queue/queue-port.js';
@@ -67,7 +68,7 @@ const text = (message: Message, name: string) => message.headers?.[name]?.toStri
 
 describe('a Kafka record before its commit', () => {
   test('Palai\'s own outage: the same record is tried again until it goes through; nothing is passed on', async () => {
-    const { context, admitted, sent, counted } = harness([new PalaiError('store-unavailable'), Object.assign(new Error('Connection terminated unexpectedly')), { kind: 'admitted', responseId: 'resp_1' }]);
+    const { context, admitted, sent, counted } = harness([new PalaiError('store-unavailable'), atBoundaryError(new Error('Connection terminated unexpectedly')) as Error, { kind: 'admitted', responseId: 'resp_1' }]);
     assert.equal(await takeRecord(context, here, record('{"input":"hi"}')), 'done');
     assert.deepEqual(admitted.map((m) => m.messageId), ['jobs/2/7', 'jobs/2/7', 'jobs/2/7']);
     assert.deepEqual(sent, []);

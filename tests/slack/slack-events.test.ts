@@ -94,6 +94,21 @@ describeEachStore(
       assert.equal(answer.text, 'hi bot');
     });
 
+    test('a message with text no store can hold is acknowledged and answered in its thread with the reason; nothing runs, and a retry changes nothing', async () => {
+      const bot = await freshBot(ctx, slack);
+      for (const text of ['before\u0000after', 'half a pair \ud83d here']) {
+        const event = mention({ text, channel: 'C0NUL' });
+        assert.equal((await postEvent(ctx, bot, event)).status, 200, 'acknowledged: Slack must not retry it');
+        const [told] = await eventually(() => {
+          const posted = slack.callsIn('C0NUL', event.event.ts).filter((c) => c.method === 'chat.postMessage');
+          return posted.length > 0 && posted;
+        });
+        assert.match(String(told.args.text), /^I could not take this message: Text in the request contains (U\+0000 \(NUL\)|a lone UTF-16 surrogate)/);
+        assert.equal((await postEvent(ctx, bot, event, { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })).status, 200);
+      }
+      assert.equal(await responseCount(ctx, bot), 0, 'no response was admitted');
+    });
+
     test('a retried event (same event_id) starts no second response', async () => {
       const bot = await freshBot(ctx, slack, { script: [{ text: 'only once' }] });
       const event = mention({ text: 'do it', channel: 'C0RETRY' });

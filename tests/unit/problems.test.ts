@@ -5,8 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { HTTP_STATUS, httpStatusOf, openAiParam, problemBody, toPalaiError } from '../../adapters/http/problem.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
-import { PalaiError, isPalaiError, notFound } from '../../core/errors/palai-error.js';
-import { PROBLEM_TYPE_PREFIX, problemTypeUri, problemTypes, type ProblemSlug } from '../../core/errors/problem-types.js';
+import { isOutage, retryOf, PalaiError, isPalaiError, notFound } from '../../core/errors/palai-error.js';
+import { OUTAGE_SLUGS, PROBLEM_TYPE_PREFIX, problemTypeUri, problemTypes, type ProblemSlug } from '../../core/errors/problem-types.js';
 
 const slugs = Object.keys(problemTypes) as ProblemSlug[];
 const coreErrorsDir = new URL('../../core/errors/', import.meta.url);
@@ -24,14 +24,31 @@ test('every problem type has a title and a one-line meaning', () => {
   }
 });
 
-test('core/errors knows no HTTP: registry entries hold only a title and a meaning, and no status number appears', () => {
-  for (const slug of slugs) assert.deepEqual(Object.keys(problemTypes[slug]).sort(), ['meaning', 'title'], slug);
+test('core/errors knows no HTTP: registry entries hold a title, a meaning and whether a retry helps, and no status number appears', () => {
+  for (const slug of slugs) {
+    const keys = Object.keys(problemTypes[slug]).sort();
+    assert.deepEqual(keys, OUTAGE_SLUGS.has(slug) ? ['meaning', 'outage', 'retry', 'title'] : ['meaning', 'retry', 'title'], slug);
+  }
   assert.ok(!('status' in new PalaiError('conflict')), 'a PalaiError carries no status');
   for (const name of readdirSync(coreErrorsDir).filter((n) => n.endsWith('.ts'))) {
     const source = readFileSync(new URL(name, coreErrorsDir), 'utf8');
     assert.doesNotMatch(source, /\bstatus\b/i, `core/errors/${name} mentions a status`);
     assert.doesNotMatch(source, /\b[1-5]\d\d\b/, `core/errors/${name} holds what looks like an HTTP status number`);
   }
+});
+
+test('each problem says whether a retry can help, and one predicate reads it for any error', () => {
+  for (const slug of slugs) assert.ok(['never', 'after-change', 'later'].includes(problemTypes[slug].retry), slug);
+  // An outage of Palai's own always passes; a malformed request never does.
+  for (const slug of OUTAGE_SLUGS) assert.equal(problemTypes[slug].retry, 'later', slug);
+  assert.deepEqual([...OUTAGE_SLUGS].sort(), ['not-ready', 'shutting-down', 'store-busy', 'store-unavailable']);
+  assert.equal(retryOf(new PalaiError('validation-failed')), 'never');
+  assert.equal(retryOf(new PalaiError('agent-not-found')), 'after-change');
+  assert.equal(retryOf(new PalaiError('store-unavailable')), 'later');
+  assert.equal(retryOf(new Error('something unexpected')), 'later', 'an unexpected error is internal, which may pass');
+  assert.equal(isOutage(new PalaiError('store-busy')), true);
+  assert.equal(isOutage(new PalaiError('internal')), false);
+  assert.equal(isOutage(new Error('Connection terminated unexpectedly')), false, 'a raw driver error never leaves the kernel API');
 });
 
 test('the HTTP table gives every slug, and only registry slugs, a 4xx or 5xx status', () => {

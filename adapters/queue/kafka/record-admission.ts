@@ -6,10 +6,9 @@
 // or the runner stops, and nothing is committed meanwhile.
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
-import { isPalaiError } from '../../../core/errors/palai-error.js';
+import { isOutage } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AdmissionOutcome } from '../../../core/surfaces/queue/queue-port.js';
-import { isTransientStoreError } from '../../../core/api/index.js';
 import type { consumerMetrics } from '../runner.js';
 import type { KafkaConsumerConfig } from './client.js';
 import { Backoff } from './timing.js';
@@ -17,15 +16,6 @@ import { attemptsOf, messageIdOf, originOf, passedOnHeaders, type RecordOrigin }
 
 /** Admission attempts of one record before it is dead-lettered, unless the consumer says otherwise. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
-
-const OUTAGE_SLUGS = new Set(['store-unavailable', 'store-busy', 'not-ready', 'shutting-down']);
-
-/** Palai cannot admit anything right now: trying the same record later is the only right answer. */
-export function isOwnOutage(error: unknown): boolean {
-  if (isPalaiError(error)) return OUTAGE_SLUGS.has(error.slug);
-  // A raw driver error that means "not now" (a lost connection, a serialization race).
-  return isTransientStoreError(error);
-}
 
 export interface RecordContext {
   api: QueueSurfaceApi;
@@ -123,7 +113,7 @@ export async function takeRecord(ctx: RecordContext, here: RecordOrigin, message
   const origin = originOf(here, message);
   if (message.value === null) return deadLetter(ctx, message, origin, 'the record has no value (a tombstone), so it carries no job');
   const body = message.value.toString('utf8');
-  const attempted = await untilItWorks(ctx, 'admitting a queue record', () => ctx.api.queues.admit(ctx.config, { body, messageId: messageIdOf(origin) }), isOwnOutage);
+  const attempted = await untilItWorks(ctx, 'admitting a queue record', () => ctx.api.queues.admit(ctx.config, { body, messageId: messageIdOf(origin) }), isOutage);
   if (attempted === 'later') return 'later';
   if ('failed' in attempted) return failed(ctx, message, origin, attempted.failed);
   const outcome: AdmissionOutcome = attempted.ok;

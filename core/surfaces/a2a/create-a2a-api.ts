@@ -1,10 +1,11 @@
 // Binds the A2A wing's slice to one kernel.
+import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import type { A2aApi } from './a2a-api.js';
 import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from './remote-agents.js';
 
 export function createA2aApi({ db, secrets, egress }: Kernel): A2aApi {
-  return {
+  return atBoundary({
     remoteAgents: {
       create: (projectId, request, options) => createRemoteAgent(db, secrets, egress, projectId, request, options?.idempotency),
       get: async (projectId, ref) => remoteAgentView(await requireRemoteAgent(db, projectId, ref)),
@@ -12,5 +13,5 @@ export function createA2aApi({ db, secrets, egress }: Kernel): A2aApi {
       delete: (projectId, ref) => deleteRemoteAgent(db, secrets, projectId, ref),
       connection: (projectId, ref) => remoteAgentConnection(db, secrets, projectId, ref),
     },
-  };
+  });
 }

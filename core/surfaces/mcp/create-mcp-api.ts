@@ -2,6 +2,7 @@
 // read here, once, from the file PALAI_MCP_STDIO_SERVERS_FILE names: a wrong
 // file stops the start with one line naming the setting.
 import { ConfigError, type PalaiConfig } from '../../config.js';
+import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import type { McpApi } from './mcp-api.js';
 import type { StdioServerDeclaration } from './mcp-servers-port.js';
@@ -19,8 +20,8 @@ export function stdioServersOf(config: Pick<PalaiConfig, 'mcpStdioServersFile'>)
 }
 
 export function createMcpApi({ db, secrets, config, logger }: Kernel): McpApi {
-  return {
+  return atBoundary({
     mcpServers: createMcpServers({ db, secrets, stdioServers: stdioServersOf(config), logger: logger.child({ component: 'mcp-servers' }) }),
     mcpSessions: createMcpSessions(db),
-  };
+  });
 }

@@ -7,7 +7,8 @@
 import type { ErrorObject } from 'ajv';
 import type { QueueJob } from '../../../generated/protocol-schemas.js';
 import { requireAgent } from '../../agents/agents.js';
-import { PalaiError } from '../../errors/palai-error.js';
+import { PalaiError, retryOf } from '../../errors/palai-error.js';
+import { inspectJson } from '../../json-guard.js';
 import type { Inbox, InboxIdentity } from '../../idempotency/inbox-port.js';
 import { subscribe } from '../../outbox/subscriptions.js';
 import { admitWithin } from '../../responses/admission.js';
@@ -18,9 +19,6 @@ import { JOB_DEDUPE_HOURS, QUEUE_REPLY_CONSUMER, type AdmissionOutcome, type Que
 
 /** The statuses a job's result is sent on: every end, and every wait for someone. */
 export const RESULT_STATUSES: ResponseStatus[] = ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded', 'waiting_for_approval', 'waiting_for_input', 'waiting_for_tool'];
-
-/** Problems that say the job itself is wrong: sending it again cannot help. */
-const PERMANENT = new Set(['malformed-json', 'validation-failed', 'invalid-request', 'not-found', 'agent-not-found', 'idempotency-conflict', 'payload-too-large', 'limit-exceeded']);
 
 const MAX_BODY_CHARS = 2 * 1024 * 1024;
 
@@ -51,6 +49,9 @@ export async function parseJob(body: string): Promise<{ job: QueueJob } | { reas
   } catch {
     return { reason: 'the message body is not JSON' };
   }
+  // Before the schema check, which recurses: text the store cannot hold, or nesting too deep to walk, is no job.
+  const unfit = inspectJson(value).errors[0];
+  if (unfit) return { reason: `the job's ${unfit.pointer || 'body'} ${unfit.detail}` };
   if (!validQueueJob(value)) return { reason: schemaReason(validQueueJob.errors) };
   return { job: value as QueueJob };
 }
@@ -94,7 +95,8 @@ export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConf
       async (record) => ({ kind: 'duplicate', responseId: record.resourceId ?? '' }),
     );
   } catch (error) {
-    if (error instanceof PalaiError && PERMANENT.has(error.slug)) return { kind: 'invalid', reason: error.message };
+    // A job the same message can never make (its agent is gone, it contradicts its consumer) is dead-lettered.
+    if (error instanceof PalaiError && retryOf(error) !== 'later') return { kind: 'invalid', reason: error.message };
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 // Binds the queue wing's slice to one kernel.
+import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { admitJob } from './admission.js';
 import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from './consumers.js';
@@ -7,7 +8,7 @@ import { QUEUE_CONSUMERS_CHANNEL } from './queue-port.js';
 import { jobResult, queuedBacklog } from './results.js';
 
 export function createQueueApi({ db, secrets, inbox }: Kernel): QueueApi {
-  return {
+  return atBoundary({
     queues: {
       create: (projectId, request, options) => createQueueConsumer(db, secrets, projectId, request, options?.idempotency),
       get: (projectId, ref) => getQueueConsumer(db, projectId, ref),
@@ -21,5 +22,5 @@ export function createQueueApi({ db, secrets, inbox }: Kernel): QueueApi {
       result: (projectId, announcement) => jobResult(db, projectId, announcement),
       backlog: () => queuedBacklog(db),
     },
-  };
+  });
 }

@@ -1,4 +1,5 @@
 // Binds the Slack wing's slice to one kernel.
+import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { admitSlackMessage, isKnownThread } from './admission.js';
 import { decideFromSlack } from './approvals.js';
@@ -8,7 +9,7 @@ import { leaseSlackSocket, releaseSlackSocket, socketSlackBots } from './socket-
 import { claimSlackReplies, saveSlackReply } from './streams.js';
 
 export function createSlackApi({ db, secrets, inbox }: Kernel): SlackApi {
-  return {
+  return atBoundary({
     slackBots: {
       create: (projectId, request, options) => createSlackBot(db, secrets, projectId, request, options?.idempotency),
       get: (projectId, ref) => getSlackBot(db, projectId, ref),
@@ -26,5 +27,5 @@ export function createSlackApi({ db, secrets, inbox }: Kernel): SlackApi {
       leaseSocket: (botId, owner, ttlMs) => leaseSlackSocket(db, botId, owner, ttlMs),
       releaseSocket: (botId, owner) => releaseSlackSocket(db, botId, owner),
     },
-  };
+  });
 }

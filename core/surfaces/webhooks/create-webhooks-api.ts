@@ -1,11 +1,12 @@
 // Binds the webhook wing's slice to one kernel.
+import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { getEndpointDelivery, listEndpointDeliveries, recordAttempt, replayDeliveries, resendDelivery, testEndpoint } from './deliveries.js';
 import { createEndpoint, deleteEndpoint, disableEndpoint, endpointView, listEndpoints, requireEndpoint, rotateSecret, signingTarget, updateEndpoint } from './endpoints.js';
 import type { WebhooksApi } from './webhooks-api.js';
 
 export function createWebhooksApi({ db, secrets, config }: Kernel): WebhooksApi {
-  return {
+  return atBoundary({
     webhooks: {
       create: (projectId, request, options) => createEndpoint(db, secrets, projectId, request, options?.idempotency),
       get: async (projectId, id) => endpointView(await requireEndpoint(db, projectId, id)),
@@ -22,5 +23,5 @@ export function createWebhooksApi({ db, secrets, config }: Kernel): WebhooksApi 
       recordAttempt: (report) => recordAttempt(db, report, config.webhookDisableAfterSeconds),
       disable: (projectId, id, reason) => disableEndpoint(db, projectId, id, reason),
     },
-  };
+  });
 }

@@ -4,7 +4,7 @@
 // query parameters' schemas, and the headers Palai reads. Each case is plain data,
 // so fast-check prints a counterexample that reads as the request it was.
 import fc from 'fast-check';
-import { MAX_JSON_DEPTH } from '../../../adapters/http/json-guard.js';
+import { MAX_JSON_DEPTH } from '../../../core/json-guard.js';
 import type { OperationDescriptor, OperationId } from '../../../generated/operations.js';
 import { component, parametersOf } from './document.js';
 import { invalidValue, OMIT, storableString, validValue, type Hints, type Mutant } from './schema-values.js';

@@ -3,8 +3,8 @@
 // MAX_JSON_DEPTH levels, and text PostgreSQL can hold — no U+0000, which text and
 // jsonb cannot store, and no lone UTF-16 surrogate, which is not Unicode text.
 // The walk keeps its own stack, so a hostile depth cannot overflow the check itself.
-import type { FieldError } from '../../core/errors/palai-error.js';
-import { firstUnstorable } from '../../core/api/index.js';
+import type { FieldError } from './errors/palai-error.js';
+import { firstUnstorable } from './json.js';
 
 /** Levels of objects and arrays a request body may nest; generous for real JSON Schemas. */
 export const MAX_JSON_DEPTH = 64;
