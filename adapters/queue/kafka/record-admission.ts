@@ -6,26 +6,13 @@
 // or the runner stops, and nothing is committed meanwhile.
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { KernelApi } from '../../../core/api/index.js';
-import { isPalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AdmissionOutcome } from '../../../core/queue/queue-port.js';
-import { isTransientStoreError } from '../../../core/api/index.js';
+import { DEFAULT_MAX_ATTEMPTS, failedReason, isOwnOutage } from '../failed-admission.js';
 import type { consumerMetrics } from '../runner.js';
 import type { KafkaConsumerConfig } from './client.js';
 import { Backoff } from './timing.js';
 import { attemptsOf, messageIdOf, originOf, passedOnHeaders, type RecordOrigin } from './record-headers.js';
-
-/** Admission attempts of one record before it is dead-lettered, unless the consumer says otherwise. */
-export const DEFAULT_MAX_ATTEMPTS = 5;
-
-const OUTAGE_SLUGS = new Set(['store-unavailable', 'store-busy', 'not-ready', 'shutting-down']);
-
-/** Palai cannot admit anything right now: trying the same record later is the only right answer. */
-export function isOwnOutage(error: unknown): boolean {
-  if (isPalaiError(error)) return OUTAGE_SLUGS.has(error.slug);
-  // A raw driver error that means "not now" (a lost connection, a serialization race).
-  return isTransientStoreError(error);
-}
 
 export interface RecordContext {
   api: KernelApi;
@@ -108,13 +95,12 @@ async function deadLetter(ctx: RecordContext, message: KafkaMessage, origin: Rec
 /** Admission failed, not for our own outage: try again later through the retry topic, or give up after max_attempts. */
 async function failed(ctx: RecordContext, message: KafkaMessage, origin: RecordOrigin, error: unknown): Promise<RecordOutcome> {
   ctx.metrics.count('failed');
-  const reason = `admitting the job failed: ${error instanceof Error ? error.message : String(error)}`;
   const attempts = attemptsOf(message) + 1;
   const maxAttempts = ctx.config.kafka.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
-  if (attempts >= maxAttempts) return deadLetter(ctx, message, origin, `${reason} (after ${attempts} attempts)`);
+  if (attempts >= maxAttempts) return deadLetter(ctx, message, origin, failedReason(error, attempts));
   ctx.logger.warn({ err: error, origin: messageIdOf(origin), attempts }, 'admitting a queue record failed; it goes to the retry topic');
   const topic = ctx.config.kafka.retry_topic ?? ctx.config.kafka.topic;
-  return passOn(ctx, topic, { key: message.key, value: message.value, headers: passedOnHeaders(message, origin, reason, attempts) });
+  return passOn(ctx, topic, { key: message.key, value: message.value, headers: passedOnHeaders(message, origin, failedReason(error), attempts) });
 }
 
 /** Takes one record as far as it can go before its offset is committed. */
