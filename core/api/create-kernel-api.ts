@@ -11,6 +11,7 @@ import { createMcpServers } from '../mcp-servers/mcp-servers.js';
 import { socketEgress } from '../egress/guarded-connector.js';
 import { admitJob } from '../queue/admission.js';
 import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from '../queue/consumers.js';
+import { reportHealth } from '../queue/health.js';
 import { QUEUE_CONSUMERS_CHANNEL } from '../queue/queue-port.js';
 import { jobResult, queuedBacklog } from '../queue/results.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
@@ -159,7 +160,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       create: (projectId, request, options) => createQueueConsumer(db, kernel.secrets, projectId, request, options?.idempotency),
       get: (projectId, ref) => getQueueConsumer(db, projectId, ref),
       list: (projectId, page) => listQueueConsumers(db, projectId, page),
-      update: (projectId, ref, request) => updateQueueConsumer(db, projectId, ref, request),
+      update: (projectId, ref, request) => updateQueueConsumer(db, kernel.secrets, projectId, ref, request),
       delete: (projectId, ref) => deleteQueueConsumer(db, kernel.secrets, projectId, ref),
       runnable: () => runnableQueueConsumers(db, kernel.secrets),
       config: (projectId, id) => queueConsumerConfig(db, kernel.secrets, projectId, id),
@@ -167,6 +168,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
       admit: (consumer, message) => admitJob(db, kernel.inbox, consumer, message),
       result: (projectId, announcement) => jobResult(db, projectId, announcement),
       backlog: () => queuedBacklog(db),
+      reportHealth: (consumer, report) => reportHealth(db, consumer, report),
     },
 
     slackBots: {

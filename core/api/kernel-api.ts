@@ -44,7 +44,7 @@ import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
 import type { McpSessions } from '../mcp-sessions/mcp-sessions-port.js';
 import type { McpServerConnection, McpServers } from '../mcp-servers/mcp-servers-port.js';
-import type { AdmissionOutcome, QueueConsumerConfig, QueueMessage } from '../queue/queue-port.js';
+import type { AdmissionOutcome, QueueConsumerConfig, QueueHealthReport, QueueMessage } from '../queue/queue-port.js';
 import type { JobResult } from '../queue/results.js';
 import type { DeliveryFilter, RedeliverOutcome } from '../outbox/deliveries.js';
 import type { DeliveryInput, DeliveryRecord, OutboxSubscription, OutboxSubscriptionInput, StatusAnnouncement } from '../outbox/outbox-port.js';
@@ -256,6 +256,8 @@ export interface KernelApi {
     result(projectId: string, announcement: StatusAnnouncement): Promise<JobResult | null>;
     /** Responses admitted and not yet started, across the store: what backpressure watches. */
     backlog(): Promise<number>;
+    /** What this process found running the consumer (see QueueHealthReport); call it on a change only. */
+    reportHealth(consumer: QueueConsumerConfig, report: QueueHealthReport): Promise<void>;
   };
 
   /**
