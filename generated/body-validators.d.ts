@@ -82,6 +82,7 @@ export declare const PendingToolCall: ValidateFunction;
 export declare const Problem: ValidateFunction;
 export declare const ProblemFieldError: ValidateFunction;
 export declare const QueueConsumer: ValidateFunction;
+export declare const QueueConsumerHealth: ValidateFunction;
 export declare const QueueConsumerList: ValidateFunction;
 export declare const QueueConsumerName: ValidateFunction;
 export declare const QueueDestination: ValidateFunction;

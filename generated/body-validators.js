@@ -11126,9 +11126,9 @@ return errors === 0;
 validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateQueueConsumerRequest = validate81;
-const schema119 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason. SQS: without it, an invalid message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
+const schema119 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
 const schema120 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema121 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."}}};
+const schema121 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
 const schema125 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
 const schema126 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
 const func76 = Object.prototype.hasOwnProperty;
@@ -11618,7 +11618,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key1 in data2){
-if(!(((((key1 === "queue_url") || (key1 === "endpoint")) || (key1 === "region")) || (key1 === "wait_seconds")) || (key1 === "visibility_seconds"))){
+if(!((((((key1 === "queue_url") || (key1 === "endpoint")) || (key1 === "region")) || (key1 === "wait_seconds")) || (key1 === "visibility_seconds")) || (key1 === "max_attempts"))){
 const err7 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -11794,14 +11794,49 @@ errors++;
 }
 }
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.max_attempts !== undefined){
+let data8 = data2.max_attempts;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err22 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 100 || isNaN(data8)){
+const err23 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data8 < 1 || isNaN(data8)){
+const err24 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }
@@ -11813,49 +11848,14 @@ errors = vErrors.length;
 }
 }
 if(data.credentials !== undefined){
-let data9 = data.credentials;
-const _errs22 = errors;
+let data10 = data.credentials;
+const _errs24 = errors;
 let valid4 = false;
 let passing0 = null;
-const _errs23 = errors;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.access_key_id === undefined){
-const err23 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/required",keyword:"required",params:{missingProperty: "access_key_id"},message:"must have required property '"+"access_key_id"+"'"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(data9.secret_access_key === undefined){
-const err24 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/required",keyword:"required",params:{missingProperty: "secret_access_key"},message:"must have required property '"+"secret_access_key"+"'"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-for(const key2 in data9){
-if(!(((key2 === "access_key_id") || (key2 === "secret_access_key")) || (key2 === "session_token"))){
-const err25 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-if(data9.access_key_id !== undefined){
-let data10 = data9.access_key_id;
-if(typeof data10 === "string"){
-if(func1(data10) > 128){
-const err26 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const _errs25 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.access_key_id === undefined){
+const err26 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/required",keyword:"required",params:{missingProperty: "access_key_id"},message:"must have required property '"+"access_key_id"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11864,8 +11864,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(func1(data10) < 1){
-const err27 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data10.secret_access_key === undefined){
+const err27 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/required",keyword:"required",params:{missingProperty: "secret_access_key"},message:"must have required property '"+"secret_access_key"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11874,9 +11874,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key2 in data10){
+if(!(((key2 === "access_key_id") || (key2 === "secret_access_key")) || (key2 === "session_token"))){
+const err28 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11886,11 +11886,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data9.secret_access_key !== undefined){
-let data11 = data9.secret_access_key;
+if(data10.access_key_id !== undefined){
+let data11 = data10.access_key_id;
 if(typeof data11 === "string"){
-if(func1(data11) > 256){
-const err29 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data11) > 128){
+const err29 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11900,7 +11900,7 @@ vErrors.push(err29);
 errors++;
 }
 if(func1(data11) < 1){
-const err30 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err30 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11911,7 +11911,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err31 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11921,11 +11921,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data9.session_token !== undefined){
-let data12 = data9.session_token;
+if(data10.secret_access_key !== undefined){
+let data12 = data10.secret_access_key;
 if(typeof data12 === "string"){
-if(func1(data12) > 4096){
-const err32 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(func1(data12) > 256){
+const err32 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11935,7 +11935,7 @@ vErrors.push(err32);
 errors++;
 }
 if(func1(data12) < 1){
-const err33 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err33 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11946,7 +11946,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err34 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11956,9 +11956,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data10.session_token !== undefined){
+let data13 = data10.session_token;
+if(typeof data13 === "string"){
+if(func1(data13) > 4096){
+const err35 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11967,16 +11969,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-var _valid0 = _errs23 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
-var props0 = true;
-}
-const _errs33 = errors;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.mechanism === undefined){
-const err36 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "mechanism"},message:"must have required property '"+"mechanism"+"'"};
+if(func1(data13) < 1){
+const err36 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11985,8 +11979,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data9.username === undefined){
-const err37 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
+}
+else {
+const err37 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -11995,8 +11990,10 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data9.password === undefined){
-const err38 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'"};
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12005,9 +12002,16 @@ vErrors.push(err38);
 }
 errors++;
 }
-for(const key3 in data9){
-if(!(((key3 === "mechanism") || (key3 === "username")) || (key3 === "password"))){
-const err39 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+var _valid0 = _errs25 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs35 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.mechanism === undefined){
+const err39 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "mechanism"},message:"must have required property '"+"mechanism"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12016,11 +12020,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data9.mechanism !== undefined){
-let data13 = data9.mechanism;
-if(!(((data13 === "plain") || (data13 === "scram-sha-256")) || (data13 === "scram-sha-512"))){
-const err40 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema126.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+if(data10.username === undefined){
+const err40 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12029,12 +12030,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data9.username !== undefined){
-let data14 = data9.username;
-if(typeof data14 === "string"){
-if(func1(data14) > 256){
-const err41 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data10.password === undefined){
+const err41 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12043,8 +12040,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(func1(data14) < 1){
-const err42 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key3 in data10){
+if(!(((key3 === "mechanism") || (key3 === "username")) || (key3 === "password"))){
+const err42 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -12054,8 +12052,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data10.mechanism !== undefined){
+let data14 = data10.mechanism;
+if(!(((data14 === "plain") || (data14 === "scram-sha-256")) || (data14 === "scram-sha-512"))){
+const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema126.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12065,11 +12065,11 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data9.password !== undefined){
-let data15 = data9.password;
+if(data10.username !== undefined){
+let data15 = data10.username;
 if(typeof data15 === "string"){
-if(func1(data15) > 1024){
-const err44 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data15) > 256){
+const err44 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12079,7 +12079,7 @@ vErrors.push(err44);
 errors++;
 }
 if(func1(data15) < 1){
-const err45 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err45 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12090,7 +12090,7 @@ errors++;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err46 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12100,9 +12100,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data10.password !== undefined){
+let data16 = data10.password;
+if(typeof data16 === "string"){
+if(func1(data16) > 1024){
+const err47 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -12111,7 +12113,40 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid0 = _errs33 === errors;
+if(func1(data16) < 1){
+const err48 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid0 = _errs35 === errors;
 if(_valid0 && valid4){
 valid4 = false;
 passing0 = [passing0, 1];
@@ -12126,20 +12161,20 @@ props0 = true;
 }
 }
 if(!valid4){
-const err48 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err51 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err51];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err51);
 }
 errors++;
 }
 else {
-errors = _errs22;
+errors = _errs24;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs24){
+vErrors.length = _errs24;
 }
 else {
 vErrors = null;
@@ -12160,44 +12195,10 @@ errors = vErrors.length;
 }
 }
 if(data.agent !== undefined){
-let data18 = data.agent;
-if(typeof data18 === "string"){
-if(func1(data18) > 128){
-const err49 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-if(func1(data18) < 1){
-const err50 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-}
-else {
-const err51 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-}
-if(data.max_in_flight !== undefined){
-let data19 = data.max_in_flight;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err52 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data19 = data.agent;
+if(typeof data19 === "string"){
+if(func1(data19) > 128){
+const err52 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -12206,9 +12207,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 1000 || isNaN(data19)){
-const err53 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(func1(data19) < 1){
+const err53 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -12217,8 +12217,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data19 < 1 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err54 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -12228,10 +12229,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-if(data.paused !== undefined){
-if(typeof data.paused !== "boolean"){
-const err55 = {instancePath:instancePath+"/paused",schemaPath:"#/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.max_in_flight !== undefined){
+let data20 = data.max_in_flight;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err55 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -12240,15 +12241,49 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-}
-else {
-const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 1000 || isNaN(data20)){
+const err56 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err56];
 }
 else {
 vErrors.push(err56);
+}
+errors++;
+}
+if(data20 < 1 || isNaN(data20)){
+const err57 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+if(data.paused !== undefined){
+if(typeof data.paused !== "boolean"){
+const err58 = {instancePath:instancePath+"/paused",schemaPath:"#/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }
@@ -23463,8 +23498,153 @@ return errors === 0;
 validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const QueueConsumer = validate151;
-const schema214 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema214 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern59 = new RegExp("^qc_", "u");
+const schema216 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.state === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.since === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "since"},message:"must have required property '"+"since"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.last_error === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error"},message:"must have required property '"+"last_error"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.last_error_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error_at"},message:"must have required property '"+"last_error_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "state") || (key0 === "since")) || (key0 === "last_error")) || (key0 === "last_error_at"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+let data0 = data.state;
+if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema216.properties.state.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.since !== undefined){
+let data1 = data.since;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/since",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_error !== undefined){
+let data2 = data.last_error;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema216.properties.last_error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 1000){
+const err8 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.last_error_at !== undefined){
+let data3 = data.last_error_at;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema216.properties.last_error_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23577,8 +23757,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data.created_at === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data.health === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "health"},message:"must have required property '"+"health"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -23587,8 +23767,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data.updated_at === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data.created_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -23597,9 +23777,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func76.call(schema214.properties, key0))){
-const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.updated_at === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -23608,12 +23787,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern59.test(data0)){
-const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
+for(const key0 in data){
+if(!(func76.call(schema214.properties, key0))){
+const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23623,8 +23799,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern59.test(data0)){
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23634,9 +23813,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("queue_consumer" !== data.object){
-const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "queue_consumer"},message:"must be equal to constant"};
+else {
+const err15 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23646,9 +23824,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.name !== undefined){
-if(typeof data.name !== "string"){
-const err16 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.object !== undefined){
+if("queue_consumer" !== data.object){
+const err16 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "queue_consumer"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -23658,10 +23836,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.kind !== undefined){
-let data3 = data.kind;
-if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err17 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema214.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err17 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23671,11 +23848,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.sqs !== undefined){
-let data4 = data.sqs;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.queue_url === undefined){
-const err18 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/required",keyword:"required",params:{missingProperty: "queue_url"},message:"must have required property '"+"queue_url"+"'"};
+if(data.kind !== undefined){
+let data3 = data.kind;
+if(!((data3 === "sqs") || (data3 === "kafka"))){
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema214.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23684,9 +23860,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(((((key1 === "queue_url") || (key1 === "endpoint")) || (key1 === "region")) || (key1 === "wait_seconds")) || (key1 === "visibility_seconds"))){
-const err19 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data.sqs !== undefined){
+let data4 = data.sqs;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.queue_url === undefined){
+const err19 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/required",keyword:"required",params:{missingProperty: "queue_url"},message:"must have required property '"+"queue_url"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23695,12 +23874,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data4.queue_url !== undefined){
-let data5 = data4.queue_url;
-if(typeof data5 === "string"){
-if(func1(data5) > 2048){
-const err20 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+for(const key1 in data4){
+if(!((((((key1 === "queue_url") || (key1 === "endpoint")) || (key1 === "region")) || (key1 === "wait_seconds")) || (key1 === "visibility_seconds")) || (key1 === "max_attempts"))){
+const err20 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23709,8 +23885,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
-const err21 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+}
+if(data4.queue_url !== undefined){
+let data5 = data4.queue_url;
+if(typeof data5 === "string"){
+if(func1(data5) > 2048){
+const err21 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -23719,9 +23899,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern25.test(data5)){
+const err22 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23731,11 +23910,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data4.endpoint !== undefined){
-let data6 = data4.endpoint;
-if(typeof data6 === "string"){
-if(func1(data6) > 2048){
-const err23 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+else {
+const err23 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23744,8 +23920,12 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern25.test(data6)){
-const err24 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+}
+if(data4.endpoint !== undefined){
+let data6 = data4.endpoint;
+if(typeof data6 === "string"){
+if(func1(data6) > 2048){
+const err24 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23754,9 +23934,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern25.test(data6)){
+const err25 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23766,11 +23945,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data4.region !== undefined){
-let data7 = data4.region;
-if(typeof data7 === "string"){
-if(!pattern32.test(data7)){
-const err26 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
+else {
+const err26 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23780,8 +23956,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-else {
-const err27 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.region !== undefined){
+let data7 = data4.region;
+if(typeof data7 === "string"){
+if(!pattern32.test(data7)){
+const err27 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23791,10 +23970,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data4.wait_seconds !== undefined){
-let data8 = data4.wait_seconds;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err28 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err28 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23803,9 +23980,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 20 || isNaN(data8)){
-const err29 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"};
+}
+if(data4.wait_seconds !== undefined){
+let data8 = data4.wait_seconds;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err29 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23814,8 +23993,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data8 < 0 || isNaN(data8)){
-const err30 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 20 || isNaN(data8)){
+const err30 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -23824,12 +24004,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-}
-if(data4.visibility_seconds !== undefined){
-let data9 = data4.visibility_seconds;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err31 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data8 < 0 || isNaN(data8)){
+const err31 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -23838,9 +24014,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 43200 || isNaN(data9)){
-const err32 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 43200},message:"must be <= 43200"};
+}
+}
+if(data4.visibility_seconds !== undefined){
+let data9 = data4.visibility_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err32 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -23849,8 +24028,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data9 < 5 || isNaN(data9)){
-const err33 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 43200 || isNaN(data9)){
+const err33 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 43200},message:"must be <= 43200"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -23859,16 +24039,61 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data9 < 5 || isNaN(data9)){
+const err34 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
 if(vErrors === null){
 vErrors = [err34];
 }
 else {
 vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data4.max_attempts !== undefined){
+let data10 = data4.max_attempts;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err35 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100 || isNaN(data10)){
+const err36 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data10 < 1 || isNaN(data10)){
+const err37 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -23880,45 +24105,45 @@ errors = vErrors.length;
 }
 }
 if(data.agent !== undefined){
-let data11 = data.agent;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema214.properties.agent.type},message:"must be string,null"};
+let data12 = data.agent;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema214.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err39];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err39);
 }
 errors++;
 }
 }
 if(data.reply !== undefined){
-let data12 = data.reply;
-const _errs26 = errors;
+let data13 = data.reply;
+const _errs28 = errors;
 let valid3 = false;
 let passing0 = null;
-const _errs27 = errors;
-if(!(validate84(data12, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+const _errs29 = errors;
+if(!(validate84(data13, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
-var _valid0 = _errs27 === errors;
+var _valid0 = _errs29 === errors;
 if(_valid0){
 valid3 = true;
 passing0 = 0;
 }
-const _errs28 = errors;
-if(data12 !== null){
-const err36 = {instancePath:instancePath+"/reply",schemaPath:"#/properties/reply/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const _errs30 = errors;
+if(data13 !== null){
+const err40 = {instancePath:instancePath+"/reply",schemaPath:"#/properties/reply/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err40];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err40);
 }
 errors++;
 }
-var _valid0 = _errs28 === errors;
+var _valid0 = _errs30 === errors;
 if(_valid0 && valid3){
 valid3 = false;
 passing0 = [passing0, 1];
@@ -23930,20 +24155,20 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err37 = {instancePath:instancePath+"/reply",schemaPath:"#/properties/reply/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err41 = {instancePath:instancePath+"/reply",schemaPath:"#/properties/reply/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err41];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err41);
 }
 errors++;
 }
 else {
-errors = _errs26;
+errors = _errs28;
 if(vErrors !== null){
-if(_errs26){
-vErrors.length = _errs26;
+if(_errs28){
+vErrors.length = _errs28;
 }
 else {
 vErrors = null;
@@ -23952,32 +24177,32 @@ vErrors = null;
 }
 }
 if(data.dead_letter !== undefined){
-let data13 = data.dead_letter;
-const _errs31 = errors;
+let data14 = data.dead_letter;
+const _errs33 = errors;
 let valid4 = false;
 let passing1 = null;
-const _errs32 = errors;
-if(!(validate84(data13, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+const _errs34 = errors;
+if(!(validate84(data14, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
-var _valid1 = _errs32 === errors;
+var _valid1 = _errs34 === errors;
 if(_valid1){
 valid4 = true;
 passing1 = 0;
 }
-const _errs33 = errors;
-if(data13 !== null){
-const err38 = {instancePath:instancePath+"/dead_letter",schemaPath:"#/properties/dead_letter/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const _errs35 = errors;
+if(data14 !== null){
+const err42 = {instancePath:instancePath+"/dead_letter",schemaPath:"#/properties/dead_letter/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err42];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err42);
 }
 errors++;
 }
-var _valid1 = _errs33 === errors;
+var _valid1 = _errs35 === errors;
 if(_valid1 && valid4){
 valid4 = false;
 passing1 = [passing1, 1];
@@ -23989,77 +24214,7 @@ passing1 = 1;
 }
 }
 if(!valid4){
-const err39 = {instancePath:instancePath+"/dead_letter",schemaPath:"#/properties/dead_letter/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-else {
-errors = _errs31;
-if(vErrors !== null){
-if(_errs31){
-vErrors.length = _errs31;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.max_in_flight !== undefined){
-let data14 = data.max_in_flight;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-}
-if(data.paused !== undefined){
-if(typeof data.paused !== "boolean"){
-const err41 = {instancePath:instancePath+"/paused",schemaPath:"#/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-if(data.credentials !== undefined){
-let data16 = data.credentials;
-const _errs40 = errors;
-let valid5 = false;
-let passing2 = null;
-const _errs41 = errors;
-if(data16 !== null){
-const err42 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-var _valid2 = _errs41 === errors;
-if(_valid2){
-valid5 = true;
-passing2 = 0;
-}
-const _errs43 = errors;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.kind === undefined){
-const err43 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+const err43 = {instancePath:instancePath+"/dead_letter",schemaPath:"#/properties/dead_letter/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -24068,8 +24223,22 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data16.last4 === undefined){
-const err44 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/required",keyword:"required",params:{missingProperty: "last4"},message:"must have required property '"+"last4"+"'"};
+else {
+errors = _errs33;
+if(vErrors !== null){
+if(_errs33){
+vErrors.length = _errs33;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.max_in_flight !== undefined){
+let data15 = data.max_in_flight;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err44 = {instancePath:instancePath+"/max_in_flight",schemaPath:"#/properties/max_in_flight/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -24078,9 +24247,10 @@ vErrors.push(err44);
 }
 errors++;
 }
-for(const key2 in data16){
-if(!((key2 === "kind") || (key2 === "last4"))){
-const err45 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.paused !== undefined){
+if(typeof data.paused !== "boolean"){
+const err45 = {instancePath:instancePath+"/paused",schemaPath:"#/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -24090,10 +24260,14 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data16.kind !== undefined){
-let data17 = data16.kind;
-if(!((data17 === "sqs") || (data17 === "sasl"))){
-const err46 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema214.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data.credentials !== undefined){
+let data17 = data.credentials;
+const _errs42 = errors;
+let valid5 = false;
+let passing2 = null;
+const _errs43 = errors;
+if(data17 !== null){
+const err46 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -24102,11 +24276,15 @@ vErrors.push(err46);
 }
 errors++;
 }
+var _valid2 = _errs43 === errors;
+if(_valid2){
+valid5 = true;
+passing2 = 0;
 }
-if(data16.last4 !== undefined){
-let data18 = data16.last4;
-if((typeof data18 !== "string") && (data18 !== null)){
-const err47 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema214.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const _errs45 = errors;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.kind === undefined){
+const err47 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -24115,10 +24293,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-else {
-const err48 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.last4 === undefined){
+const err48 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/required",keyword:"required",params:{missingProperty: "last4"},message:"must have required property '"+"last4"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -24127,19 +24303,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid2 = _errs43 === errors;
-if(_valid2 && valid5){
-valid5 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid5 = true;
-passing2 = 1;
-}
-}
-if(!valid5){
-const err49 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+for(const key2 in data17){
+if(!((key2 === "kind") || (key2 === "last4"))){
+const err49 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -24148,22 +24314,11 @@ vErrors.push(err49);
 }
 errors++;
 }
-else {
-errors = _errs40;
-if(vErrors !== null){
-if(_errs40){
-vErrors.length = _errs40;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.created_at !== undefined){
-let data19 = data.created_at;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err50 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data17.kind !== undefined){
+let data18 = data17.kind;
+if(!((data18 === "sqs") || (data18 === "sasl"))){
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema214.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -24173,10 +24328,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data.updated_at !== undefined){
-let data20 = data.updated_at;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err51 = {instancePath:instancePath+"/updated_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data17.last4 !== undefined){
+let data19 = data17.last4;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema214.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -24188,7 +24343,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -24197,18 +24352,239 @@ vErrors.push(err52);
 }
 errors++;
 }
+var _valid2 = _errs45 === errors;
+if(_valid2 && valid5){
+valid5 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid5 = true;
+passing2 = 1;
+}
+}
+if(!valid5){
+const err53 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.health !== undefined){
+if(!(validate155(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+errors = vErrors.length;
+}
+}
+if(data.created_at !== undefined){
+let data21 = data.created_at;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err54 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data22 = data.updated_at;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err55 = {instancePath:instancePath+"/updated_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+else {
+const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
 validate151.errors = vErrors;
 return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerList = validate155;
-const schema218 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const QueueConsumerHealth = validate157;
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate157.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.state === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.since === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "since"},message:"must have required property '"+"since"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.last_error === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error"},message:"must have required property '"+"last_error"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.last_error_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error_at"},message:"must have required property '"+"last_error_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "state") || (key0 === "since")) || (key0 === "last_error")) || (key0 === "last_error_at"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+let data0 = data.state;
+if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema216.properties.state.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.since !== undefined){
+let data1 = data.since;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/since",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_error !== undefined){
+let data2 = data.last_error;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema216.properties.last_error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 1000){
+const err8 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.last_error_at !== undefined){
+let data3 = data.last_error_at;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema216.properties.last_error_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate157.errors = vErrors;
+return errors === 0;
+}
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const QueueConsumerList = validate158;
+const schema222 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24295,7 +24671,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema218.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema222.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24308,7 +24684,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema218.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema222.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24341,17 +24717,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerName = validate157;
+export const QueueConsumerName = validate160;
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24380,17 +24756,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueDestination = validate158;
+export const QueueDestination = validate161;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24501,18 +24877,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate159;
-const schema222 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate162;
+const schema226 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24577,7 +24953,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema222.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema226.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24611,19 +24987,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgent = validate160;
-const schema223 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const RemoteAgent = validate163;
+const schema227 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern66 = new RegExp("^ragt_", "u");
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24942,7 +25318,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema223.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema227.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -25000,18 +25376,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentList = validate161;
-const schema225 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const RemoteAgentList = validate164;
+const schema229 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25078,8 +25454,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate160(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+if(!(validate163(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
 errors = vErrors.length;
 }
 }
@@ -25098,7 +25474,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema225.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema229.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25111,7 +25487,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema225.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema229.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25144,17 +25520,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentName = validate163;
+export const RemoteAgentName = validate166;
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25183,18 +25559,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ReplayWebhookDeliveriesRequest = validate164;
-const schema227 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+export const ReplayWebhookDeliveriesRequest = validate167;
+const schema231 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25273,17 +25649,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate165;
+export const RequestFunctionTool = validate168;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25410,18 +25786,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate166;
-const schema231 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate169;
+const schema235 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25464,7 +25840,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema231.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema235.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -25507,22 +25883,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate168;
-const schema232 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema235 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema240 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema242 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const schema236 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"}]};
+export const Response = validate171;
+const schema236 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema239 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema244 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema246 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema240 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"}]};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26007,17 +26383,17 @@ vErrors = null;
 }
 }
 }
-validate169.errors = vErrors;
+validate172.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate169.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate172.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26226,7 +26602,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema232.properties, key0))){
+if(!(func76.call(schema236.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -26290,7 +26666,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema232.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema236.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -26316,7 +26692,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema235.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema239.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -26457,7 +26833,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema232.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema236.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -26571,7 +26947,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema232.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema236.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -26584,7 +26960,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema232.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema236.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -26611,8 +26987,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate169(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate172(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
 errors = vErrors.length;
 }
 }
@@ -27408,7 +27784,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema232.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema236.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -27468,8 +27844,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate166(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+if(!(validate169(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -27887,7 +28263,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema232.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema236.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -27900,7 +28276,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema232.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema236.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -27913,7 +28289,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema232.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema236.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -27926,7 +28302,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema232.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema236.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -28306,17 +28682,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate173;
+export const ResponseError = validate176;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28416,17 +28792,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate174;
+export const ResponseInputItem = validate177;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28628,19 +29004,19 @@ vErrors = null;
 }
 }
 }
-validate174.errors = vErrors;
+validate177.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate177.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate176;
-const schema250 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate179;
+const schema254 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28693,7 +29069,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema250.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema254.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -28729,8 +29105,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate168(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate171(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
 errors = vErrors.length;
 }
 }
@@ -28745,18 +29121,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate178;
-const schema251 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate181;
+const schema255 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28823,8 +29199,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate168(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate171(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
 errors = vErrors.length;
 }
 }
@@ -28843,7 +29219,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema251.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema255.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28856,7 +29232,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema251.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema255.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28889,17 +29265,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate180;
+export const ResponseOutputItem = validate183;
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29384,18 +29760,18 @@ vErrors = null;
 }
 }
 }
-validate180.errors = vErrors;
+validate183.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate180.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate183.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate182;
+export const ResponseStatus = validate185;
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29403,7 +29779,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema235.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema239.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29412,18 +29788,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseStreamEvent = validate183;
-const schema257 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
+export const ResponseStreamEvent = validate186;
+const schema261 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29434,8 +29810,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+if(!(validate179(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -29947,20 +30323,20 @@ vErrors = null;
 }
 }
 }
-validate183.errors = vErrors;
+validate186.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate183.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate186.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate187;
-const schema260 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema261 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate190;
+const schema264 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema265 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29971,12 +30347,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate183.evaluated.props;
+var props0 = validate186.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -30166,19 +30542,19 @@ vErrors = null;
 }
 }
 }
-validate187.errors = vErrors;
+validate190.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate187.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate190.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const RotateWebhookSecretRequest = validate189;
-const schema262 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+export const RotateWebhookSecretRequest = validate192;
+const schema266 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate189.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30244,18 +30620,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate189.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Session = validate190;
-const schema263 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const Session = validate193;
+const schema267 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30375,7 +30751,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema263.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema267.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -30388,7 +30764,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema263.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema267.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -30498,17 +30874,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackApiUrl = validate191;
+export const SlackApiUrl = validate194;
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30547,19 +30923,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBot = validate192;
-const schema267 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackBot = validate195;
+const schema271 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern75 = new RegExp("^sbot_", "u");
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30698,7 +31074,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema267.properties, key0))){
+if(!(func76.call(schema271.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -30773,7 +31149,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema267.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema271.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -30908,18 +31284,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate192.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotList = validate193;
-const schema270 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackBotList = validate196;
+const schema274 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30986,8 +31362,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate192(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate195(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 }
@@ -31006,7 +31382,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema270.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema274.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31019,7 +31395,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema270.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema274.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31052,17 +31428,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotName = validate195;
+export const SlackBotName = validate198;
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31091,18 +31467,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThread = validate196;
-const schema272 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackThread = validate199;
+const schema276 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31288,18 +31664,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThreadList = validate197;
-const schema274 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackThreadList = validate200;
+const schema278 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31366,8 +31742,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate196(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate199(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 }
@@ -31386,7 +31762,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema274.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema278.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31399,7 +31775,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema274.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema278.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31432,17 +31808,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackUserIds = validate199;
+export const SlackUserIds = validate202;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31497,17 +31873,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsCredentials = validate200;
+export const SqsCredentials = validate203;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31663,17 +32039,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsSource = validate201;
+export const SqsSource = validate204;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31692,7 +32068,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "queue_url") || (key0 === "endpoint")) || (key0 === "region")) || (key0 === "wait_seconds")) || (key0 === "visibility_seconds"))){
+if(!((((((key0 === "queue_url") || (key0 === "endpoint")) || (key0 === "region")) || (key0 === "wait_seconds")) || (key0 === "visibility_seconds")) || (key0 === "max_attempts"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -31868,9 +32244,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.max_attempts !== undefined){
+let data5 = data.max_attempts;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -31879,17 +32256,51 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate201.errors = vErrors;
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 100 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate202;
+export const StreamErrorEvent = validate205;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32043,18 +32454,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate203;
-const schema279 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate206;
+const schema283 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32405,18 +32816,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate204;
-const schema281 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate207;
+const schema285 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32600,17 +33011,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate205;
+export const TextFormat = validate208;
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32912,18 +33323,18 @@ vErrors = null;
 }
 }
 }
-validate205.errors = vErrors;
+validate208.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate205.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate206;
+export const ToolChoice = validate209;
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33064,18 +33475,18 @@ vErrors = null;
 }
 }
 }
-validate206.errors = vErrors;
+validate209.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate206.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate207;
+export const ToolRisk = validate210;
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33092,17 +33503,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate208;
+export const ToolSpec = validate211;
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33201,18 +33612,18 @@ vErrors = null;
 }
 }
 }
-validate208.errors = vErrors;
+validate211.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate211.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate213;
+export const UnixSeconds = validate216;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33229,18 +33640,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate214;
-const schema287 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate217;
+const schema291 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33310,18 +33721,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate216;
-const schema289 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate219;
+const schema293 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33438,18 +33849,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateQueueConsumerRequest = validate217;
-const schema291 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000}}};
+export const UpdateQueueConsumerRequest = validate220;
+const schema295 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33468,7 +33879,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "paused") || (key0 === "agent")) || (key0 === "max_in_flight"))){
+if(!((((((((key0 === "paused") || (key0 === "agent")) || (key0 === "max_in_flight")) || (key0 === "sqs")) || (key0 === "kafka")) || (key0 === "credentials")) || (key0 === "reply")) || (key0 === "dead_letter"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -33494,7 +33905,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema291.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema295.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -33561,9 +33972,11 @@ errors++;
 }
 }
 }
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.sqs !== undefined){
+let data3 = data.sqs;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.queue_url === undefined){
+const err9 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/required",keyword:"required",params:{missingProperty: "queue_url"},message:"must have required property '"+"queue_url"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -33572,18 +33985,734 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate217.errors = vErrors;
+for(const key1 in data3){
+if(!((((((key1 === "queue_url") || (key1 === "endpoint")) || (key1 === "region")) || (key1 === "wait_seconds")) || (key1 === "visibility_seconds")) || (key1 === "max_attempts"))){
+const err10 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3.queue_url !== undefined){
+let data4 = data3.queue_url;
+if(typeof data4 === "string"){
+if(func1(data4) > 2048){
+const err11 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern25.test(data4)){
+const err12 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.endpoint !== undefined){
+let data5 = data3.endpoint;
+if(typeof data5 === "string"){
+if(func1(data5) > 2048){
+const err14 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!pattern25.test(data5)){
+const err15 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.region !== undefined){
+let data6 = data3.region;
+if(typeof data6 === "string"){
+if(!pattern32.test(data6)){
+const err17 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data3.wait_seconds !== undefined){
+let data7 = data3.wait_seconds;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err19 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 20 || isNaN(data7)){
+const err20 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data7 < 0 || isNaN(data7)){
+const err21 = {instancePath:instancePath+"/sqs/wait_seconds",schemaPath:"#/$defs/SqsSource/properties/wait_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data3.visibility_seconds !== undefined){
+let data8 = data3.visibility_seconds;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err22 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 43200 || isNaN(data8)){
+const err23 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 43200},message:"must be <= 43200"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data8 < 5 || isNaN(data8)){
+const err24 = {instancePath:instancePath+"/sqs/visibility_seconds",schemaPath:"#/$defs/SqsSource/properties/visibility_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data3.max_attempts !== undefined){
+let data9 = data3.max_attempts;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err25 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 100 || isNaN(data9)){
+const err26 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data9 < 1 || isNaN(data9)){
+const err27 = {instancePath:instancePath+"/sqs/max_attempts",schemaPath:"#/$defs/SqsSource/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/sqs",schemaPath:"#/$defs/SqsSource/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.kafka !== undefined){
+if(!(validate82(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+errors = vErrors.length;
+}
+}
+if(data.credentials !== undefined){
+let data11 = data.credentials;
+const _errs26 = errors;
+let valid3 = false;
+let passing0 = null;
+const _errs27 = errors;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.access_key_id === undefined){
+const err29 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/required",keyword:"required",params:{missingProperty: "access_key_id"},message:"must have required property '"+"access_key_id"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data11.secret_access_key === undefined){
+const err30 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/required",keyword:"required",params:{missingProperty: "secret_access_key"},message:"must have required property '"+"secret_access_key"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+for(const key2 in data11){
+if(!(((key2 === "access_key_id") || (key2 === "secret_access_key")) || (key2 === "session_token"))){
+const err31 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data11.access_key_id !== undefined){
+let data12 = data11.access_key_id;
+if(typeof data12 === "string"){
+if(func1(data12) > 128){
+const err32 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(func1(data12) < 1){
+const err33 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/credentials/access_key_id",schemaPath:"#/$defs/SqsCredentials/properties/access_key_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data11.secret_access_key !== undefined){
+let data13 = data11.secret_access_key;
+if(typeof data13 === "string"){
+if(func1(data13) > 256){
+const err35 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(func1(data13) < 1){
+const err36 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/credentials/secret_access_key",schemaPath:"#/$defs/SqsCredentials/properties/secret_access_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data11.session_token !== undefined){
+let data14 = data11.session_token;
+if(typeof data14 === "string"){
+if(func1(data14) > 4096){
+const err38 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(func1(data14) < 1){
+const err39 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/credentials/session_token",schemaPath:"#/$defs/SqsCredentials/properties/session_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/SqsCredentials/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid0 = _errs27 === errors;
+if(_valid0){
+valid3 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs37 = errors;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.mechanism === undefined){
+const err42 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "mechanism"},message:"must have required property '"+"mechanism"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data11.username === undefined){
+const err43 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data11.password === undefined){
+const err44 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+for(const key3 in data11){
+if(!(((key3 === "mechanism") || (key3 === "username")) || (key3 === "password"))){
+const err45 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data11.mechanism !== undefined){
+let data15 = data11.mechanism;
+if(!(((data15 === "plain") || (data15 === "scram-sha-256")) || (data15 === "scram-sha-512"))){
+const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema126.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data11.username !== undefined){
+let data16 = data11.username;
+if(typeof data16 === "string"){
+if(func1(data16) > 256){
+const err47 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(func1(data16) < 1){
+const err48 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/credentials/username",schemaPath:"#/$defs/KafkaSasl/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data11.password !== undefined){
+let data17 = data11.password;
+if(typeof data17 === "string"){
+if(func1(data17) > 1024){
+const err50 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(func1(data17) < 1){
+const err51 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/credentials/password",schemaPath:"#/$defs/KafkaSasl/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/credentials",schemaPath:"#/$defs/KafkaSasl/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid0 = _errs37 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs46 = errors;
+if(data11 !== null){
+const err54 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf/2/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid0 = _errs46 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid3){
+const err55 = {instancePath:instancePath+"/credentials",schemaPath:"#/properties/credentials/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+else {
+errors = _errs26;
+if(vErrors !== null){
+if(_errs26){
+vErrors.length = _errs26;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.reply !== undefined){
+let data18 = data.reply;
+const _errs49 = errors;
+let valid8 = false;
+let passing1 = null;
+const _errs50 = errors;
+if(!(validate84(data18, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+errors = vErrors.length;
+}
+var _valid1 = _errs50 === errors;
+if(_valid1){
+valid8 = true;
+passing1 = 0;
+}
+const _errs51 = errors;
+if(data18 !== null){
+const err56 = {instancePath:instancePath+"/reply",schemaPath:"#/properties/reply/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+var _valid1 = _errs51 === errors;
+if(_valid1 && valid8){
+valid8 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid8 = true;
+passing1 = 1;
+}
+}
+if(!valid8){
+const err57 = {instancePath:instancePath+"/reply",schemaPath:"#/properties/reply/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+else {
+errors = _errs49;
+if(vErrors !== null){
+if(_errs49){
+vErrors.length = _errs49;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.dead_letter !== undefined){
+let data19 = data.dead_letter;
+const _errs54 = errors;
+let valid9 = false;
+let passing2 = null;
+const _errs55 = errors;
+if(!(validate84(data19, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+errors = vErrors.length;
+}
+var _valid2 = _errs55 === errors;
+if(_valid2){
+valid9 = true;
+passing2 = 0;
+}
+const _errs56 = errors;
+if(data19 !== null){
+const err58 = {instancePath:instancePath+"/dead_letter",schemaPath:"#/properties/dead_letter/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid2 = _errs56 === errors;
+if(_valid2 && valid9){
+valid9 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid9 = true;
+passing2 = 1;
+}
+}
+if(!valid9){
+const err59 = {instancePath:instancePath+"/dead_letter",schemaPath:"#/properties/dead_letter/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err60 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateSlackBotRequest = validate218;
-const schema292 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+export const UpdateSlackBotRequest = validate224;
+const schema299 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33721,7 +34850,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema292.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema299.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -33850,18 +34979,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateWebhookEndpointRequest = validate219;
-const schema295 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+export const UpdateWebhookEndpointRequest = validate225;
+const schema302 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34000,7 +35129,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema295.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema302.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34071,7 +35200,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema295.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema302.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34116,17 +35245,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate220;
+export const Usage = validate226;
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34382,18 +35511,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookAttempt = validate221;
-const schema297 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const WebhookAttempt = validate227;
+const schema304 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34501,7 +35630,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema297.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema304.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -34539,7 +35668,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema297.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema304.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34552,7 +35681,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema297.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema304.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34586,20 +35715,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDelivery = validate222;
-const schema299 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema300 = {"type":"string","enum":["pending","delivered","dead"]};
-const pattern88 = new RegExp("^dlv_", "u");
+export const WebhookDelivery = validate228;
+const schema306 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema307 = {"type":"string","enum":["pending","delivered","dead"]};
+const pattern91 = new RegExp("^dlv_", "u");
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34728,7 +35857,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema299.properties, key0))){
+if(!(func76.call(schema306.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -34742,7 +35871,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern88.test(data0)){
+if(!pattern91.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -34803,7 +35932,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema299.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema306.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34826,7 +35955,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema300.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema307.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34841,8 +35970,8 @@ let data6 = data.attempts;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate221(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
+if(!(validate227(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
 errors = vErrors.length;
 }
 }
@@ -34861,7 +35990,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema299.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema306.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34874,7 +36003,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema299.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema306.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34900,7 +36029,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema299.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema306.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34913,7 +36042,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema299.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema306.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34934,18 +36063,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryList = validate224;
-const schema302 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookDeliveryList = validate230;
+const schema309 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35012,8 +36141,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate222(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate228(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
 errors = vErrors.length;
 }
 }
@@ -35032,7 +36161,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema302.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema309.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -35045,7 +36174,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema302.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema309.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35078,17 +36207,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryStatus = validate226;
+export const WebhookDeliveryStatus = validate232;
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35106,7 +36235,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema300.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema307.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -35115,21 +36244,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpoint = validate227;
-const schema304 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema305 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
-const pattern89 = new RegExp("^wh_", "u");
-const pattern90 = new RegExp("^whsec_", "u");
+export const WebhookEndpoint = validate233;
+const schema311 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema312 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const pattern92 = new RegExp("^wh_", "u");
+const pattern93 = new RegExp("^whsec_", "u");
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35258,7 +36387,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema304.properties, key0))){
+if(!(func76.call(schema311.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -35272,7 +36401,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern89.test(data0)){
+if(!pattern92.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -35321,7 +36450,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema304.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema311.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35348,7 +36477,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema305.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema312.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -35373,7 +36502,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema304.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema311.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35413,7 +36542,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema304.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema311.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35426,7 +36555,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema304.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema311.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35439,7 +36568,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if(typeof data11 === "string"){
-if(!pattern90.test(data11)){
+if(!pattern93.test(data11)){
 const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -35464,7 +36593,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema304.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema311.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -35511,18 +36640,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpointList = validate228;
-const schema308 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookEndpointList = validate234;
+const schema315 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35589,8 +36718,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate227(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+if(!(validate233(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 }
@@ -35609,7 +36738,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema308.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema315.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -35622,7 +36751,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema308.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema315.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35655,17 +36784,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEventType = validate230;
+export const WebhookEventType = validate236;
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35683,7 +36812,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema305.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema312.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -35692,18 +36821,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate230.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookReplay = validate231;
-const schema310 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+export const WebhookReplay = validate237;
+const schema317 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35791,7 +36920,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

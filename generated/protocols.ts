@@ -316,7 +316,7 @@ export interface components {
             agent?: string;
             /** @description Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL. */
             credentials?: components["schemas"]["SqsCredentials"] | components["schemas"]["KafkaSasl"];
-            /** @description Where invalid jobs go, with the reason. SQS: without it, an invalid message is left to the queue's own redrive policy. Kafka: required. */
+            /** @description Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required. */
             dead_letter?: components["schemas"]["QueueDestination"];
             kafka?: components["schemas"]["KafkaSource"];
             /** @enum {unknown} */
@@ -839,6 +839,7 @@ export interface components {
                 last4: string | null;
             };
             dead_letter: components["schemas"]["QueueDestination"] | null;
+            health: components["schemas"]["QueueConsumerHealth"];
             id: string;
             kafka?: components["schemas"]["KafkaSource"];
             /** @enum {unknown} */
@@ -851,6 +852,25 @@ export interface components {
             reply: components["schemas"]["QueueDestination"] | null;
             sqs?: components["schemas"]["SqsSource"];
             updated_at: components["schemas"]["UnixSeconds"];
+        };
+        /**
+         * @description Whether the consumer reaches its source, as the processes that run it
+         *     last reported (each writes when its state changes; any process
+         *     answers). A change to the consumer starts it afresh: `starting`, no
+         *     error.
+         */
+        QueueConsumerHealth: {
+            /** @description The latest failure to connect or receive: the error's name and message, never credentials. */
+            last_error: string | null;
+            /** @description When `last_error` happened. */
+            last_error_at: number | null;
+            /** @description When the consumer entered this state. */
+            since: components["schemas"]["UnixSeconds"];
+            /**
+             * @description `starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused.
+             * @enum {unknown}
+             */
+            state: "starting" | "running" | "failing" | "paused";
         };
         QueueConsumerList: {
             data: components["schemas"]["QueueConsumer"][];
@@ -1190,6 +1210,8 @@ export interface components {
              * @description The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint).
              */
             endpoint?: string;
+            /** @description Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5. */
+            max_attempts?: number;
             /**
              * Format: uri
              * @description The queue's URL; a `.fifo` queue keeps order per message group.
@@ -1289,8 +1311,18 @@ export interface components {
         };
         UpdateQueueConsumerRequest: {
             agent?: string | null;
+            /** @description New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain). */
+            credentials?: components["schemas"]["SqsCredentials"] | components["schemas"]["KafkaSasl"] | null;
+            /** @description `null` is refused for a Kafka consumer. */
+            dead_letter?: components["schemas"]["QueueDestination"] | null;
+            /** @description A Kafka consumer's new source, replacing the old one whole. */
+            kafka?: components["schemas"]["KafkaSource"];
             max_in_flight?: number;
             paused?: boolean;
+            /** @description `null`: no result is sent unless a job names its own `reply_to`. */
+            reply?: components["schemas"]["QueueDestination"] | null;
+            /** @description An SQS consumer's new source, replacing the old one whole. */
+            sqs?: components["schemas"]["SqsSource"];
         };
         UpdateSlackBotRequest: {
             agent?: string;

@@ -83,6 +83,7 @@ export type PendingToolCall = components['schemas']['PendingToolCall'];
 export type Problem = components['schemas']['Problem'];
 export type ProblemFieldError = components['schemas']['ProblemFieldError'];
 export type QueueConsumer = components['schemas']['QueueConsumer'];
+export type QueueConsumerHealth = components['schemas']['QueueConsumerHealth'];
 export type QueueConsumerList = components['schemas']['QueueConsumerList'];
 export type QueueConsumerName = components['schemas']['QueueConsumerName'];
 export type QueueDestination = components['schemas']['QueueDestination'];

@@ -7,6 +7,7 @@ import type { QueueResult } from '../../generated/protocol-schemas.js';
 import type { Logger } from '../../core/logger.js';
 import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import type { Backpressure } from './backpressure.js';
+import type { ConsumerHealth } from './health.js';
 
 export interface QueueRunner {
   /** Starts taking messages; resolves once it has connected, rejects when it cannot. */
@@ -20,6 +21,8 @@ export interface RunnerDeps {
   logger: Logger;
   /** Engaged while the kernel's backlog is above the configured depth: take no new messages. */
   backpressure: Backpressure;
+  /** Where the runner says whether it reaches its source (the supervisor also reports its start). */
+  health: ConsumerHealth;
 }
 
 export type RunnerFactory = (config: QueueConsumerConfig, deps: RunnerDeps) => QueueRunner;

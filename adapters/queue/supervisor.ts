@@ -3,10 +3,13 @@
 // periodic refresh restarts, starts or stops runners to match the store. Every
 // process with the consumers role runs every consumer: SQS shares a queue among
 // its receivers, and Kafka shares a topic's partitions within the group.
+// Whether each runner reaches its source is kept per consumer version
+// (ConsumerHealth), across the retries of a runner that could not start.
 import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { Logger } from '../../core/logger.js';
 import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import { Backpressure } from './backpressure.js';
+import { ConsumerHealth, sourceName } from './health.js';
 import type { QueueRunner, RunnerFactory } from './runner.js';
 
 export interface QueueSupervisorOptions {
@@ -30,6 +33,7 @@ export class QueueSupervisor {
   private readonly logger: Logger;
   private readonly backpressure: Backpressure;
   private readonly running = new Map<string, Running>();
+  private readonly health = new Map<string, { version: number; health: ConsumerHealth }>();
   private unlisten: (() => Promise<void>) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private syncing: Promise<void> = Promise.resolve();
@@ -93,6 +97,7 @@ export class QueueSupervisor {
       const config = wanted.get(id);
       if (!config || config.updatedAt.getTime() !== running.version) await this.stopRunner(id);
     }
+    for (const id of this.health.keys()) if (!wanted.has(id)) this.health.delete(id);
     for (const config of wanted.values()) {
       if (!this.running.has(config.id) && !this.stopped) this.startRunner(config);
     }
@@ -101,17 +106,30 @@ export class QueueSupervisor {
     else this.backpressure.stop();
   }
 
+  /** The health of this version of the consumer: the same one through every retry of its start. */
+  private healthOf(config: QueueConsumerConfig, logger: Logger): ConsumerHealth {
+    const version = config.updatedAt.getTime();
+    const known = this.health.get(config.id);
+    if (known?.version === version) return known.health;
+    const health = new ConsumerHealth(this.api, config, logger);
+    this.health.set(config.id, { version, health });
+    return health;
+  }
+
   private startRunner(config: QueueConsumerConfig): void {
-    const runner = this.options.runners[config.kind](config, { api: this.api, logger: this.logger.child({ consumer: config.id, kind: config.kind }), backpressure: this.backpressure });
+    const logger = this.logger.child({ consumer: config.id, kind: config.kind });
+    const health = this.healthOf(config, logger);
+    const runner = this.options.runners[config.kind](config, { api: this.api, logger, backpressure: this.backpressure, health });
     const entry: Running = { version: config.updatedAt.getTime(), runner, started: Promise.resolve() };
-    entry.started = runner.start().catch(async (error) => {
-      this.logger.warn({ err: error, consumer: config.id }, 'a queue consumer could not start; it is tried again');
+    const retryMs = this.options.retryMs ?? 5000;
+    entry.started = runner.start().then(() => health.running(), async (error) => {
+      await health.failing(`starting the consumer of ${sourceName(config)}`, error, retryMs);
       await runner.stop().catch(() => undefined);
       // Forgotten after a pause, so the next sync starts it afresh.
       setTimeout(() => {
         if (this.running.get(config.id) === entry) this.running.delete(config.id);
         this.sync();
-      }, this.options.retryMs ?? 5000).unref();
+      }, retryMs).unref();
     });
     this.running.set(config.id, entry);
   }

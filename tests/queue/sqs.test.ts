@@ -2,16 +2,29 @@
 // the producer: a job in, a result out on the reply queue; duplicates and
 // redeliveries run nothing twice; invalid messages are dead-lettered with the
 // reason and never block the queue; FIFO keeps order per message group;
-// backpressure holds messages in the queue while the backlog is deep; and a
-// restarted broker is taken up again without help. Each test has its own
-// project and queues.
+// backpressure holds messages in the queue while the backlog is deep; a
+// restarted broker is taken up again without help; a job whose admission keeps
+// failing is dead-lettered after max_attempts without stalling its group; and a
+// consumer that cannot reach its queue says so in its health until a PATCH
+// mends it. Each test has its own project and queues.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import request from 'supertest';
+import { startHub } from '../../cli/hub.js';
+import { createApiKey } from '../../core/auth/api-keys.js';
+import { createProject } from '../../core/auth/projects.js';
+import { createLogger } from '../../core/logger.js';
+import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
+import { describeError } from '../../adapters/queue/health.js';
 import { QueueResult as validQueueResult } from '../../generated/protocol-validators.js';
+import type { QueueConsumer, QueueConsumerHealth } from '../../generated/schemas.js';
 import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint, startDedicatedElasticMq, type DedicatedElasticMq } from '../support/brokers.js';
-import { describeEachStore, withSlice, type TestHub } from '../support/hub.js';
+import { describeEachStore, testConfig, withSlice, type TestHub } from '../support/hub.js';
+import { openTestDatabase, storeKinds } from '../support/stores.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
 const SETTINGS = { secretKey: 'queue-tests-secret-key-0123456789' };
@@ -46,7 +59,7 @@ async function createConsumer(ctx: () => TestHub, p: Project, body: Record<strin
   const res = await ctx().http.post('/v1/queue_consumers').set(p.auth).send(body);
   assertMatchesSpec(res, 'createQueueConsumer');
   assert.equal(res.status, 201, res.text);
-  return res.body as { id: string; name: string };
+  return res.body as QueueConsumer;
 }
 
 async function sendJobs(url: string, jobs: Array<{ body: unknown; group?: string }>): Promise<void> {
@@ -92,6 +105,65 @@ const from = (queueUrl: string, at = endpoint) => elasticmqSource(queueUrl, at);
 
 const responseCount = (ctx: () => TestHub, p: Project) => ctx().hub.api.responses.count(p.projectId, {});
 
+/**
+ * Makes the test database refuse the job record of every job whose idempotency
+ * key starts with `poison-`: an error of the store that is not an outage
+ * (SQLSTATE P0001), after the job has parsed and its response was written.
+ */
+async function refusePoisonJobs(ctx: () => TestHub): Promise<void> {
+  await ctx().hub.kernel.db.exec(`
+    CREATE OR REPLACE FUNCTION refuse_poison_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.idempotency_key LIKE 'poison-%' THEN RAISE EXCEPTION 'the test database refuses job %', NEW.idempotency_key; END IF;
+      RETURN NEW;
+    END $$;
+    DROP TRIGGER IF EXISTS refuse_poison_jobs ON queue_jobs;
+    CREATE TRIGGER refuse_poison_jobs BEFORE INSERT ON queue_jobs FOR EACH ROW EXECUTE FUNCTION refuse_poison_jobs();`);
+}
+
+/**
+ * Jobs keyed `flaky-…` meet the store down (SQLSTATE 58000, an outage) on their
+ * first `outages` tries, then one refusal that is not an outage, then go through.
+ */
+async function flakyStore(ctx: () => TestHub, outages: number): Promise<void> {
+  await ctx().hub.kernel.db.exec(`
+    CREATE SEQUENCE IF NOT EXISTS flaky_tries;
+    CREATE OR REPLACE FUNCTION flaky_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE try bigint;
+    BEGIN
+      IF NEW.idempotency_key LIKE 'flaky-%' THEN
+        try := nextval('flaky_tries');
+        IF try <= ${outages} THEN RAISE EXCEPTION 'the test database is down' USING ERRCODE = '58000'; END IF;
+        IF try = ${outages + 1} THEN RAISE EXCEPTION 'the test database refuses the job once'; END IF;
+      END IF;
+      RETURN NEW;
+    END $$;
+    DROP TRIGGER IF EXISTS flaky_jobs ON queue_jobs;
+    CREATE TRIGGER flaky_jobs BEFORE INSERT ON queue_jobs FOR EACH ROW EXECUTE FUNCTION flaky_jobs();`);
+}
+
+/** A loopback port nothing listens on. */
+async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const messagesTotal = async (ctx: () => TestHub, consumerId: string, outcome: string): Promise<number> => {
+  const metrics = await ctx().http.get('/metrics');
+  return Number(new RegExp(`palai_queue_messages_total\\{consumer="${consumerId}",outcome="${outcome}"\\} (\\d+)`).exec(metrics.text)?.[1] ?? 0);
+};
+
+/** Reads the consumer until its health is in `state`. */
+async function healthOf(http: TestHub['http'], p: Pick<Project, 'auth'>, id: string, state: QueueConsumerHealth['state']) {
+  return eventually(async () => {
+    const got = await http.get(`/v1/queue_consumers/${id}`).set(p.auth);
+    return (got.body.health as QueueConsumerHealth | undefined)?.state === state && got;
+  }, 60_000);
+}
+
 describeEachStore(
   'SQS consumers',
   (ctx) => {
@@ -124,6 +196,21 @@ describeEachStore(
       assertMatchesSpec(patched, 'updateQueueConsumer');
       assert.deepEqual([patched.body.max_in_flight, patched.body.paused], [3, true]);
       assertProblem(await ctx().http.patch('/v1/queue_consumers/paused-one').set(p.auth).send({}), 400, 'validation-failed');
+      assert.equal(patched.body.health.state, 'paused');
+      const patch = (body: Record<string, unknown>) => ctx().http.patch('/v1/queue_consumers/paused-one').set(p.auth).send(body);
+      for (const [body, pointer] of [
+        [{ kafka: { brokers: ['h:1'], topic: 't', group_id: 'g' } }, '/kafka'],
+        [{ credentials: { mechanism: 'plain', username: 'u', password: 'p' } }, '/credentials'],
+        [{ dead_letter: { topic: 'dead' } }, '/dead_letter'],
+        [{ sqs: { queue_url: 'ftp://nope' } }, '/sqs/queue_url'],
+      ] as const) {
+        const refused = await patch(body);
+        assertProblem(refused, 400, 'validation-failed');
+        assert.deepEqual(refused.body.errors.map((e: { pointer: string }) => e.pointer), [pointer], refused.text);
+      }
+      const cleared = await patch({ credentials: null });
+      assertMatchesSpec(cleared, 'updateQueueConsumer');
+      assert.equal(cleared.body.credentials, null);
       const other = await freshProject(ctx);
       assertProblem(await ctx().http.get(`/v1/queue_consumers/${created.body.id}`).set(other.auth), 404, 'not-found');
       const deleted = await ctx().http.delete('/v1/queue_consumers/paused-one').set(p.auth);
@@ -162,10 +249,8 @@ describeEachStore(
       await sendJobs(source.url, [...jobs, ...duplicates].sort(() => Math.random() - 0.5));
       await eventually(() => sourceDrained(source.url), 60_000);
       assert.equal(await responseCount(ctx, p), 150);
-      const metrics = await ctx().http.get('/metrics');
-      const line = (outcome: string) => Number(new RegExp(`palai_queue_messages_total\\{consumer="${consumer.id}",outcome="${outcome}"\\} (\\d+)`).exec(metrics.text)?.[1] ?? 0);
-      assert.equal(line('admitted'), 130);
-      assert.equal(line('duplicate'), 20 + duplicates.length);
+      assert.equal(await messagesTotal(ctx, consumer.id, 'admitted'), 130);
+      assert.equal(await messagesTotal(ctx, consumer.id, 'duplicate'), 20 + duplicates.length);
     });
 
     test('invalid messages go to the dead-letter queue with the reason and never block the queue', { skip: unavailable ?? false }, async () => {
@@ -212,6 +297,80 @@ describeEachStore(
         assert.equal(new Set(inputs.map((x) => x.session)).size, 1, `group ${g} is one session: ${JSON.stringify(inputs)}`);
         assert.deepEqual(inputs.map((x) => /\b(\d)\b/.exec(x.text)?.[1]), ['0', '1', '2', '3', '4', '5'], `group ${g} in order`);
       }
+    });
+
+    test('a job whose admission keeps failing is dead-lettered with the reason after max_attempts receives, and its FIFO group goes on', { skip: unavailable ?? false }, async () => {
+      const p = await freshProject(ctx);
+      await createAgent(ctx, p, 'picky');
+      await refusePoisonJobs(ctx);
+      const source = await createSqsQueue(endpoint, `${name('poisoned')}.fifo`);
+      const dead = await createSqsQueue(endpoint, `${name('poisoned-dead')}.fifo`);
+      const consumer = await createConsumer(ctx, p, { name: 'poisoned', kind: 'sqs', agent: 'picky', ...elasticmqSource(source.url, endpoint, { max_attempts: 2, visibility_seconds: 5 }), dead_letter: { queue_url: dead.url } });
+      await sendJobs(source.url, ['poison-1', 'after-1', 'after-2'].map((key) => ({ group: 'one-group', body: { input: key, idempotency_key: key } })));
+      const [letter] = await receive(dead.url, 1, 60_000);
+      assert.equal(JSON.parse(letter.Body!).idempotency_key, 'poison-1', 'the original body is kept');
+      const reason = letter.MessageAttributes?.['palai-error-reason']?.StringValue ?? '';
+      assert.match(reason, /^admitting the job failed: the test database refuses job poison-1 \(after 2 attempts\)$/);
+      // Behind it in its group, the other two are admitted, in order.
+      await eventually(async () => (await responseCount(ctx, p)) === 2, 60_000);
+      const page = await ctx().hub.api.responses.list(p.projectId, {}, { limit: 10, order: 'asc' });
+      const inputs = await Promise.all(page.data.map(async (r) => JSON.stringify(await ctx().hub.api.responses.inputItems(p.projectId, r.id))));
+      assert.deepEqual(inputs.map((text) => /after-\d/.exec(text)?.[0]), ['after-1', 'after-2']);
+      await eventually(() => sourceDrained(source.url));
+      assert.equal(await messagesTotal(ctx, consumer.id, 'dead_lettered'), 1);
+    });
+
+    test("Palai's own outage does not count toward max_attempts: the message is tried again in place and admitted", { skip: unavailable ?? false }, async () => {
+      const p = await freshProject(ctx);
+      await createAgent(ctx, p, 'steadfast');
+      await flakyStore(ctx, 3);
+      const source = await createSqsQueue(endpoint, name('outage'));
+      const dead = await createSqsQueue(endpoint, name('outage-dead'));
+      const consumer = await createConsumer(ctx, p, { name: 'outage', kind: 'sqs', agent: 'steadfast', ...elasticmqSource(source.url, endpoint, { max_attempts: 2, visibility_seconds: 5 }), dead_letter: { queue_url: dead.url } });
+      await sendJobs(source.url, [{ body: { input: 'through the outage', idempotency_key: 'flaky-1' } }]);
+      await eventually(async () => (await responseCount(ctx, p)) === 1, 60_000);
+      await eventually(() => sourceDrained(source.url));
+      // Three outages on the first receive, held in place; one refusal sent it back; the second receive admitted it.
+      assert.equal(await messagesTotal(ctx, consumer.id, 'received'), 2);
+      assert.equal(await messagesTotal(ctx, consumer.id, 'dead_lettered'), 0);
+      assert.ok(await sourceDrained(dead.url), 'nothing was dead-lettered');
+    });
+
+    test('a consumer pointed at a wrong endpoint shows failing health with the error and no secret; a PATCH to the right queue and credentials makes it run', { skip: unavailable ?? false }, async () => {
+      const p = await freshProject(ctx);
+      await createAgent(ctx, p, 'patient');
+      const wrong = `http://127.0.0.1:${await unusedPort()}`;
+      const secret = 'wrong-endpoint-secret-KEY-Kq93xZ';
+      const created = await createConsumer(ctx, p, {
+        name: 'unreachable',
+        kind: 'sqs',
+        agent: 'patient',
+        sqs: { queue_url: `${wrong}/000000000000/jobs`, endpoint: wrong, region: 'elasticmq', wait_seconds: 1 },
+        credentials: { access_key_id: 'AKIAWRONGKEY0001', secret_access_key: secret },
+      });
+      assert.equal(created.health.state, 'starting');
+      const failing = await healthOf(ctx().http, p, created.id, 'failing');
+      assertMatchesSpec(failing, 'getQueueConsumer');
+      const health = failing.body.health as QueueConsumerHealth;
+      assert.match(health.last_error!, new RegExp(`^starting the consumer of ${wrong}/000000000000/jobs failed: .*ECONNREFUSED ${wrong.slice('http://'.length)}`));
+      assert.equal(typeof health.last_error_at, 'number');
+      assert.ok(health.since >= created.updated_at);
+      const list = await ctx().http.get('/v1/queue_consumers').set(p.auth);
+      assert.equal(list.body.data.find((c: { id: string }) => c.id === created.id).health.state, 'failing');
+      for (const text of [failing.text, list.text]) assert.ok(!text.includes(secret), 'the secret key is never shown');
+
+      const source = await createSqsQueue(endpoint, name('reachable'));
+      const patched = await ctx().http.patch(`/v1/queue_consumers/${created.id}`).set(p.auth).send(from(source.url));
+      assertMatchesSpec(patched, 'updateQueueConsumer');
+      assert.equal(patched.status, 200, patched.text);
+      assert.deepEqual(patched.body.health, { state: 'starting', since: patched.body.updated_at, last_error: null, last_error_at: null });
+      assert.deepEqual(patched.body.credentials, { kind: 'sqs', last4: from(source.url).credentials.access_key_id.slice(-4) });
+      const { rows } = await ctx().hub.kernel.db.query<{ n: number }>('SELECT count(*)::integer AS n FROM secrets WHERE project_id = $1', [p.projectId]);
+      assert.equal(rows[0].n, 1, 'the replaced credentials are deleted');
+      const running = await healthOf(ctx().http, p, created.id, 'running');
+      assert.equal(running.body.health.last_error, null);
+      await sendJobs(source.url, [{ body: { input: 'at last' } }]);
+      await eventually(async () => (await responseCount(ctx, p)) === 1);
     });
   },
   SETTINGS,
@@ -265,6 +424,55 @@ describeEachStore(
   // The restart is the broker's; one store is enough, and the store the test run prefers for it is PostgreSQL.
   { stores: ['postgres'] },
 );
+
+test("an error's text keeps its name and message and never the consumer's secrets", () => {
+  const config: QueueConsumerConfig = {
+    id: 'qc_x', projectId: 'proj_x', name: 'x', agent: null, reply: null, deadLetter: null, maxInFlight: 1, updatedAt: new Date(),
+    kind: 'sqs',
+    sqs: { queue_url: 'http://127.0.0.1:1/000000000000/q', wait_seconds: 1, visibility_seconds: 30 },
+    credentials: { access_key_id: 'AKIAEXAMPLE', secret_access_key: 'the-secret-half', session_token: 'the-session-token' },
+  };
+  const leaky = Object.assign(new Error('the request signed with the-secret-half and the-session-token was refused'), { name: 'SignatureDoesNotMatch' });
+  assert.equal(describeError(leaky, config), 'SignatureDoesNotMatch: the request signed with [redacted] and [redacted] was refused');
+  const refused = Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' });
+  assert.equal(describeError(new AggregateError([refused, new Error('connect ECONNREFUSED 127.0.0.1:1')]), config), 'AggregateError: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1');
+});
+
+test('a consumer of a queue that does not exist shows failing health; the log warns once, and says once that it recovered when the queue appears', { skip: unavailable ?? false }, async () => {
+  const database = await openTestDatabase(storeKinds[0]);
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({ write: (chunk, _encoding, done) => void (lines.push(...String(chunk).trim().split('\n').map((l) => JSON.parse(l))), done()) });
+  const hub = await startHub({ config: testConfig(SETTINGS), db: database.db, logger: createLogger('debug', sink) });
+  try {
+    const project = await createProject(database.db, 'missing-queue');
+    const p = { auth: { Authorization: `Bearer ${(await createApiKey(database.db, project.id, 'test')).secret}` } };
+    const http = request(hub.app);
+    assert.equal((await http.post('/v1/agents').set(p.auth).send({ name: 'waiting', model: { provider: 'fake', script: [{ text: 'done' }] } })).status, 201);
+    const queueName = name('not-yet');
+    const queueUrl = `${endpoint}/000000000000/${queueName}`;
+    const created = await http.post('/v1/queue_consumers').set(p.auth).send({ name: 'not-yet', kind: 'sqs', agent: 'waiting', ...from(queueUrl) });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    const failing = await healthOf(http, p, id, 'failing');
+    assert.match(failing.body.health.last_error, new RegExp(`^starting the consumer of ${queueUrl} failed: QueueDoesNotExist: The specified queue does not exist`));
+    assert.ok(!failing.text.includes(from(queueUrl).credentials.secret_access_key), 'the secret key is never shown');
+    const mine = () => lines.filter((line) => line.consumer === id);
+    // The start is retried, and each retry that fails alike is a debug line only.
+    await eventually(async () => mine().some((line) => line.msg === 'the queue consumer still cannot reach its source'), 60_000);
+
+    await createSqsQueue(endpoint, queueName);
+    await healthOf(http, p, id, 'running');
+    assert.equal((await http.get(`/v1/queue_consumers/${id}`).set(p.auth)).body.health.last_error, failing.body.health.last_error, 'the last error stays on record');
+    const warnings = mine().filter((line) => (line.level as number) >= 40);
+    assert.deepEqual(warnings.map((line) => line.msg), ['the queue consumer cannot reach its source; it is tried again until it can']);
+    assert.equal(warnings[0].error, failing.body.health.last_error);
+    assert.equal(mine().filter((line) => line.msg === 'the queue consumer reaches its source again').length, 1);
+    for (const line of mine()) assert.ok(!JSON.stringify(line).includes('stack'), 'no stack trace is logged');
+  } finally {
+    await hub.close();
+    await database.drop();
+  }
+});
 
 /** True when the queue holds no message, visible or in flight. */
 async function sourceDrained(url: string): Promise<boolean> {

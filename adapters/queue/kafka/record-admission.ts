@@ -6,16 +6,14 @@
 // or the runner stops, and nothing is committed meanwhile.
 import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
-import { isOutage } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AdmissionOutcome } from '../../../core/surfaces/queue/queue-port.js';
+import { isOutage } from '../../../core/errors/palai-error.js';
+import { DEFAULT_MAX_ATTEMPTS, failedReason } from '../failed-admission.js';
 import type { consumerMetrics } from '../runner.js';
 import type { KafkaConsumerConfig } from './client.js';
 import { Backoff } from './timing.js';
 import { attemptsOf, messageIdOf, originOf, passedOnHeaders, type RecordOrigin } from './record-headers.js';
-
-/** Admission attempts of one record before it is dead-lettered, unless the consumer says otherwise. */
-export const DEFAULT_MAX_ATTEMPTS = 5;
 
 export interface RecordContext {
   api: QueueSurfaceApi;
@@ -98,13 +96,12 @@ async function deadLetter(ctx: RecordContext, message: KafkaMessage, origin: Rec
 /** Admission failed, not for our own outage: try again later through the retry topic, or give up after max_attempts. */
 async function failed(ctx: RecordContext, message: KafkaMessage, origin: RecordOrigin, error: unknown): Promise<RecordOutcome> {
   ctx.metrics.count('failed');
-  const reason = `admitting the job failed: ${error instanceof Error ? error.message : String(error)}`;
   const attempts = attemptsOf(message) + 1;
   const maxAttempts = ctx.config.kafka.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
-  if (attempts >= maxAttempts) return deadLetter(ctx, message, origin, `${reason} (after ${attempts} attempts)`);
+  if (attempts >= maxAttempts) return deadLetter(ctx, message, origin, failedReason(error, attempts));
   ctx.logger.warn({ err: error, origin: messageIdOf(origin), attempts }, 'admitting a queue record failed; it goes to the retry topic');
   const topic = ctx.config.kafka.retry_topic ?? ctx.config.kafka.topic;
-  return passOn(ctx, topic, { key: message.key, value: message.value, headers: passedOnHeaders(message, origin, reason, attempts) });
+  return passOn(ctx, topic, { key: message.key, value: message.value, headers: passedOnHeaders(message, origin, failedReason(error), attempts) });
 }
 
 /** Takes one record as far as it can go before its offset is committed. */

@@ -92,6 +92,7 @@ class KafkaRunner implements QueueRunner {
       for (const partition of this.lag.keys()) if (!this.held.has(partition)) this.lag.delete(partition);
       this.reportLag();
       this.restarts.reset();
+      void this.deps.health.running();
     });
     consumer.on(CRASH, ({ payload }) => {
       // With restart: true kafkajs starts the consumer again by itself.
@@ -126,7 +127,7 @@ class KafkaRunner implements QueueRunner {
   private scheduleRestart(error: unknown): void {
     if (this.stopping.signal.aborted) return;
     const delay = this.restarts.next();
-    this.logger.warn({ err: error, retryInMs: delay }, 'the Kafka consumer stopped; a new one starts');
+    void this.deps.health.failing(`running the Kafka consumer of topic ${this.topic}`, error, delay);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       this.restarting = this.startConsumer()

@@ -1,13 +1,20 @@
 // One SQS consumer: long-polls its queue, admits each message through the
 // kernel, and deletes (in batches) only what was admitted or dead-lettered.
 // While admission is slow the messages' visibility is extended, so no other
-// receiver takes them meanwhile; a message whose admission failed is left to
-// come back. In a FIFO queue the messages of one group are admitted one after
-// another, and a failure stops the rest of its group in that batch, so order
-// per group holds (SQS itself hands out no more of a group while some are out).
+// receiver takes them meanwhile. During Palai's own outage a message is held
+// and tried again in place, so the outage adds nothing to its receive count;
+// a message whose admission failed otherwise is left to come back, and once
+// SQS has handed it out max_attempts times (ApproximateReceiveCount) it is
+// dead-lettered with the reason. In a FIFO queue the messages of one group are
+// admitted one after another, and a failure stops the rest of its group in that
+// batch, so order per group holds (SQS itself hands out no more of a group
+// while some are out); a dead-lettered message lets its group go on.
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ERROR_REASON_ATTRIBUTE, type QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
+import { ERROR_REASON_ATTRIBUTE, type AdmissionOutcome, type QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
+import { isOutage } from '../../../core/errors/palai-error.js';
+import { DEFAULT_MAX_ATTEMPTS, failedReason } from '../failed-admission.js';
+import { describeError } from '../health.js';
 import { consumerMetrics, type QueueRunner, type RunnerDeps, type RunnerFactory } from '../runner.js';
 import { sqsClient } from './client.js';
 
@@ -18,8 +25,13 @@ const BATCH = 10;
 /** How often the source queue's depth is read for /metrics. */
 const DEPTH_INTERVAL_MS = 15_000;
 const MAX_RECEIVE_BACKOFF_MS = 30_000;
+/** The longest wait between two tries of one message while Palai itself cannot admit. */
+const MAX_OUTAGE_BACKOFF_MS = 5000;
 
 type Verdict = 'ack' | 'retry';
+
+/** Why a message goes to the dead-letter queue: it can never be a job, or admitting it failed max_attempts times. */
+type DeadLetterCause = 'invalid' | 'exhausted';
 
 const chunks = <T>(items: T[], size: number): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
 
@@ -101,11 +113,12 @@ class SqsRunner implements QueueRunner {
         );
         messages = out.Messages ?? [];
         failures = 0;
+        void this.deps.health.running();
       } catch (error) {
         if (this.stopped) break;
         failures++;
         const delay = Math.min(MAX_RECEIVE_BACKOFF_MS, 250 * 2 ** failures);
-        this.deps.logger.warn({ err: error, retry_in_ms: delay }, 'receiving from the SQS queue failed; retrying');
+        void this.deps.health.failing(`receiving from ${this.source.queue_url}`, error, delay);
         await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
         continue;
       }
@@ -175,14 +188,9 @@ class SqsRunner implements QueueRunner {
 
   private async admit(message: Message): Promise<Verdict> {
     this.metrics.count('received');
-    let outcome;
-    try {
-      outcome = await this.deps.api.queues.admit(this.config, { body: message.Body ?? '', messageId: message.MessageId ?? '' });
-    } catch (error) {
-      this.metrics.count('failed');
-      this.deps.logger.warn({ err: error, message_id: message.MessageId }, 'admitting an SQS message failed; it comes back to be tried again');
-      return 'retry';
-    }
+    const outcome = await this.admitThroughOutages(message);
+    if (outcome === 'stopped') return 'retry';
+    if ('failed' in outcome) return this.failed(message, outcome.failed);
     switch (outcome.kind) {
       case 'admitted':
       case 'duplicate':
@@ -190,15 +198,49 @@ class SqsRunner implements QueueRunner {
         if (outcome.kind === 'admitted') this.deps.backpressure.noteAdmitted();
         return 'ack';
       case 'invalid':
-        return this.deadLetter(message, outcome.reason);
+        return this.deadLetter(message, outcome.reason, 'invalid');
+      default: {
+        const unknown: never = outcome;
+        throw new Error(`unknown admission outcome ${JSON.stringify(unknown)}`);
+      }
     }
   }
 
-  /** Sends an invalid message to the dead-letter queue with the reason; without one, the queue's own redrive policy takes it. */
-  private async deadLetter(message: Message, reason: string): Promise<Verdict> {
+  /** Admits the message, trying again in place while Palai itself cannot admit anything; 'stopped' when the runner stops first. */
+  private async admitThroughOutages(message: Message): Promise<AdmissionOutcome | { failed: unknown } | 'stopped'> {
+    for (let outages = 0; ; outages++) {
+      try {
+        return await this.deps.api.queues.admit(this.config, { body: message.Body ?? '', messageId: message.MessageId ?? '' });
+      } catch (error) {
+        if (!isOutage(error)) return { failed: error };
+        this.metrics.count('failed');
+        if (this.stopped) return 'stopped';
+        const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, 200 * 2 ** outages);
+        const fields = { error: describeError(error, this.config), message_id: message.MessageId, retry_in_ms: delay };
+        this.deps.logger[outages === 0 ? 'warn' : 'debug'](fields, 'Palai cannot admit an SQS message now; the same message is tried again');
+        await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Admission failed for a reason of the job's own: it comes back, or is dead-lettered once SQS has handed it out max_attempts times. */
+  private failed(message: Message, error: unknown): Promise<Verdict> | Verdict {
+    this.metrics.count('failed');
+    const attempts = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
+    if (attempts >= this.maxAttempts) return this.deadLetter(message, failedReason(error, attempts), 'exhausted');
+    this.deps.logger.warn({ err: error, message_id: message.MessageId, attempts }, 'admitting an SQS message failed; it comes back to be tried again');
+    return 'retry';
+  }
+
+  private get maxAttempts(): number {
+    return this.source.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
+  }
+
+  /** Sends a message to the dead-letter queue with the reason; without one, it stays for the queue's own redrive policy. */
+  private async deadLetter(message: Message, reason: string, cause: DeadLetterCause): Promise<Verdict> {
     const target = this.config.deadLetter?.queue_url;
     if (!target) {
-      this.deps.logger.warn({ message_id: message.MessageId, reason }, 'an SQS message is not a valid job and the consumer has no dead_letter queue; the queue\'s redrive policy must take it');
+      this.withoutDeadLetter(message, reason, cause);
       return 'retry';
     }
     try {
@@ -220,8 +262,20 @@ class SqsRunner implements QueueRunner {
       return 'retry';
     }
     this.metrics.count('dead_lettered');
-    this.deps.logger.info({ message_id: message.MessageId, reason }, 'an SQS message is not a valid job; dead-lettered');
+    this.deps.logger.info({ message_id: message.MessageId, reason }, cause === 'invalid' ? 'an SQS message is not a valid job; dead-lettered' : 'admitting an SQS message failed max_attempts times; dead-lettered');
     return 'ack';
+  }
+
+  /** Logs a message that should be dead-lettered and cannot be: once per message when its attempts ran out (every receive when it is invalid). */
+  private withoutDeadLetter(message: Message, reason: string, cause: DeadLetterCause): void {
+    const fields = { message_id: message.MessageId, reason };
+    if (cause === 'invalid') {
+      this.deps.logger.warn(fields, 'an SQS message is not a valid job and the consumer has no dead_letter queue; the queue\'s redrive policy must take it');
+    } else if (Number(message.Attributes?.ApproximateReceiveCount) === this.maxAttempts) {
+      this.deps.logger.warn(fields, 'admitting an SQS message failed max_attempts times and the consumer has no dead_letter queue; it stays in the queue, tried again on every receive, until the queue\'s redrive policy moves it');
+    } else {
+      this.deps.logger.debug(fields, 'admitting an SQS message failed again; the consumer has no dead_letter queue');
+    }
   }
 
   private async delete(messages: Message[]): Promise<void> {

@@ -12,11 +12,12 @@ import { unixSeconds } from '../../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
 import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
 import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
+import { HEALTH_COLUMNS, HEALTH_JOIN, healthView, type HealthColumns } from './health.js';
 import { QUEUE_CONSUMERS_CHANNEL, type QueueConsumerConfig } from './queue-port.js';
 
 const CREDENTIALS_PURPOSE = 'queue-consumer-credentials';
 
-interface QueueConsumerRow {
+interface QueueConsumerRow extends HealthColumns {
   id: string;
   project_id: string;
   name: string;
@@ -47,6 +48,7 @@ export function queueConsumerView(row: QueueConsumerRow): QueueConsumer {
     max_in_flight: row.max_in_flight,
     paused: row.paused,
     credentials: row.credentials_kind ? { kind: row.credentials_kind, last4: row.credentials_last4 } : null,
+    health: healthView(row),
     created_at: unixSeconds(row.created_at)!,
     updated_at: unixSeconds(row.updated_at)!,
   };
@@ -54,8 +56,11 @@ export function queueConsumerView(row: QueueConsumerRow): QueueConsumer {
 
 const invalid = (pointer: string, detail: string) => new PalaiError('validation-failed', `Queue consumer ${pointer.slice(1)} ${detail}.`, { errors: [{ pointer, detail }] });
 
+/** What a consumer reads, where it sends, and its credentials: as created, or after a change. */
+type ConsumerShape = Pick<CreateQueueConsumerRequest, 'kind' | 'sqs' | 'kafka' | 'credentials'> & { reply?: QueueDestination | null; dead_letter?: QueueDestination | null };
+
 /** What the schema cannot say: the source must match the kind, and destinations the broker. */
-function checkShape(request: CreateQueueConsumerRequest): void {
+function checkShape(request: ConsumerShape): void {
   const source = request.kind === 'sqs' ? request.sqs : request.kafka;
   const other = request.kind === 'sqs' ? 'kafka' : 'sqs';
   if (!source) throw invalid(`/${request.kind}`, `is required for a ${request.kind} consumer`);
@@ -74,7 +79,10 @@ function checkShape(request: CreateQueueConsumerRequest): void {
 
 async function findConsumer(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<QueueConsumerRow | null> {
   const column = ref.startsWith('qc_') ? 'id' : 'name';
-  const { rows } = await db.query<QueueConsumerRow>(`SELECT * FROM queue_consumers WHERE project_id = $1 AND ${column} = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, ref]);
+  const { rows } = await db.query<QueueConsumerRow>(
+    `SELECT c.*, ${HEALTH_COLUMNS} FROM queue_consumers c ${HEALTH_JOIN} WHERE c.project_id = $1 AND c.${column} = $2${forUpdate ? ' FOR UPDATE OF c' : ''}`,
+    [projectId, ref],
+  );
   return rows[0] ?? null;
 }
 
@@ -144,7 +152,7 @@ async function storeCredentials(tx: Queryable, secrets: SecretStore, projectId: 
 }
 
 export async function listQueueConsumers(db: Db, projectId: string, page: PageRequest): Promise<Page<QueueConsumer>> {
-  const { rows } = await db.query<QueueConsumerRow>('SELECT * FROM queue_consumers WHERE project_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3', [
+  const { rows } = await db.query<QueueConsumerRow>(`SELECT c.*, ${HEALTH_COLUMNS} FROM queue_consumers c ${HEALTH_JOIN} WHERE c.project_id = $1 AND ($2::text IS NULL OR c.id > $2) ORDER BY c.id LIMIT $3`, [
     projectId,
     page.after ?? null,
     fetchSize(page),
@@ -156,15 +164,47 @@ export async function getQueueConsumer(db: Db, projectId: string, ref: string): 
   return queueConsumerView(await requireConsumer(db, projectId, ref));
 }
 
-export async function updateQueueConsumer(db: Db, projectId: string, ref: string, request: UpdateQueueConsumerRequest): Promise<QueueConsumer> {
+/**
+ * Applies a change; a new source, destinations or credentials are checked as
+ * at creation. Replaced credentials are deleted from the secret store in the
+ * same transaction. Every process running the consumer restarts it (NOTIFY).
+ */
+export async function updateQueueConsumer(db: Db, secrets: SecretStore, projectId: string, ref: string, request: UpdateQueueConsumerRequest): Promise<QueueConsumer> {
   return db.transaction(async (tx) => {
     const row = await requireConsumer(tx, projectId, ref, true);
     if (request.agent != null) await requireAgent(tx, projectId, request.agent);
+    const after: ConsumerShape = {
+      kind: row.kind,
+      sqs: row.kind === 'sqs' ? (request.sqs ?? (row.source as SqsSource)) : request.sqs,
+      kafka: row.kind === 'kafka' ? (request.kafka ?? (row.source as KafkaSource)) : request.kafka,
+      credentials: request.credentials ?? undefined,
+      reply: request.reply === undefined ? row.reply : request.reply,
+      dead_letter: request.dead_letter === undefined ? row.dead_letter : request.dead_letter,
+    };
+    checkShape(after);
+    let stored = { kind: row.credentials_kind, secretId: row.credentials_secret_id, last4: row.credentials_last4 };
+    if (request.credentials !== undefined) {
+      if (row.credentials_secret_id) await secrets.remove(tx, projectId, row.credentials_secret_id);
+      stored = request.credentials ? await storeCredentials(tx, secrets, projectId, request.credentials) : { kind: null, secretId: null, last4: null };
+    }
     const { rows } = await tx.query<QueueConsumerRow>(
       `UPDATE queue_consumers SET paused = coalesce($2, paused), max_in_flight = coalesce($3, max_in_flight),
-         agent = CASE WHEN $4 THEN $5 ELSE agent END, updated_at = now()
+         agent = CASE WHEN $4 THEN $5 ELSE agent END, source = $6, reply = $7, dead_letter = $8,
+         credentials_kind = $9, credentials_secret_id = $10, credentials_last4 = $11, updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [row.id, request.paused ?? null, request.max_in_flight ?? null, request.agent !== undefined, request.agent ?? null],
+      [
+        row.id,
+        request.paused ?? null,
+        request.max_in_flight ?? null,
+        request.agent !== undefined,
+        request.agent ?? null,
+        JSON.stringify(row.kind === 'sqs' ? after.sqs : after.kafka),
+        after.reply ? JSON.stringify(after.reply) : null,
+        after.dead_letter ? JSON.stringify(after.dead_letter) : null,
+        stored.kind,
+        stored.secretId,
+        stored.last4,
+      ],
     );
     await changed(tx, row.id);
     return queueConsumerView(rows[0]);

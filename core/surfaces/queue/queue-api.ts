@@ -4,7 +4,7 @@
 import type { CreateQueueConsumerRequest, QueueConsumer, UpdateQueueConsumerRequest } from '../../../generated/schemas.js';
 import type { CommandOptions, KernelApi, Page, PageRequest } from '../../api/kernel-api.js';
 import type { StatusAnnouncement } from '../../outbox/outbox-port.js';
-import type { AdmissionOutcome, QueueConsumerConfig, QueueMessage } from './queue-port.js';
+import type { AdmissionOutcome, QueueConsumerConfig, QueueHealthReport, QueueMessage } from './queue-port.js';
 import type { JobResult } from './results.js';
 
 export type { JobResult };
@@ -29,6 +29,8 @@ export interface QueueApi {
     result(projectId: string, announcement: StatusAnnouncement): Promise<JobResult | null>;
     /** Responses admitted and not yet started, across the store: what backpressure watches. */
     backlog(): Promise<number>;
+    /** What this process found running the consumer (see QueueHealthReport); call it on a change only. */
+    reportHealth(consumer: QueueConsumerConfig, report: QueueHealthReport): Promise<void>;
   };
 }
 

@@ -11,6 +11,8 @@
 //                the message deleted (SQS) or its offset committed (Kafka)
 //   result       a QueueResult sent through the outbox (consumer `queue_reply`,
 //                target = the consumer id) when the response ends or waits
+//   health       whether the processes running a consumer reach its source,
+//                reported by them on a change and shown on the consumer
 import type { KafkaSasl, KafkaSource, QueueDestination, SqsCredentials, SqsSource } from '../../../generated/schemas.js';
 
 /** NOTIFYed when a consumer is created, changed or deleted; the payload is its id. */
@@ -61,3 +63,10 @@ export type AdmissionOutcome =
   | { kind: 'admitted'; responseId: string }
   | { kind: 'duplicate'; responseId: string }
   | { kind: 'invalid'; reason: string };
+
+/**
+ * What a process running a consumer found, reported when it changes:
+ * `running` (it reaches the source) or `failing` (connecting or receiving
+ * failed; `error` is the error's name and message, with no credentials).
+ */
+export type QueueHealthReport = { state: 'running' } | { state: 'failing'; error: string };
