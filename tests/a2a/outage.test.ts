@@ -15,7 +15,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { cleanUpProcesses } from '../support/cli.js';
 import { ADMIN_URL, freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { API_KEY, api, baseOf, clusterEnv, createAgent, logsOf, startNode, waitUntil, type PalaiNode } from '../e2e/cluster.js';
+import { API_KEY, api, baseOf, clusterEnv, createAgent, logsOf, startNode, waitUntil, words, type PalaiNode } from '../e2e/cluster.js';
 import { a2aClient, BINDINGS, send, userMessage, type Binding } from './a2a-client.js';
 
 const postgresReason = await postgresUnavailable();
@@ -167,8 +167,8 @@ describe('A2A during a database outage', { skip: postgresReason ?? false }, () =
     node = await startNode('a2a-outage', 'all', clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PGOPTIONS: '-c lock_timeout=1000' }));
     base = baseOf(node);
     await createAgent(base, { name: 'talker', model: { provider: 'fake', script: [{ text: 'at your service' }] } });
-    // A run that takes seconds: its callers are still waiting when the database goes.
-    await createAgent(base, { name: 'ponderer', model: { provider: 'fake', script: [{ text: 'one two three four five six seven eight nine ten', delay_ms: 600 }] } });
+    // A run that streams for half a minute: its callers are still waiting when the database goes, and its writes meet the outage.
+    await createAgent(base, { name: 'ponderer', model: { provider: 'fake', script: [{ text: words(100), delay_ms: 300 }] } });
     clients = { JSONRPC: await a2aClient(base, 'talker', API_KEY, 'JSONRPC'), 'HTTP+JSON': await a2aClient(base, 'talker', API_KEY, 'HTTP+JSON') };
     finished = (await clients.JSONRPC.sendMessage(send(userMessage('before')))) as Task;
     assert.equal(finished.status?.state, TaskState.TASK_STATE_COMPLETED);
