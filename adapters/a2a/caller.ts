@@ -4,8 +4,12 @@
 // context's user, so every operation is scoped to one project's one agent.
 import type { ServerCallContext, User } from '@a2a-js/sdk/server';
 import type { Agent } from '../../generated/schemas.js';
+import type { ServiceUnavailableError } from './errors.js';
 
 export class Caller implements User {
+  /** The outage the call failed on, if it did: the router answers it with HTTP 503, which the SDK's transports cannot. */
+  unavailable: ServiceUnavailableError | null = null;
+
   constructor(
     readonly projectId: string,
     readonly agent: Agent,

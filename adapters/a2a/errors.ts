@@ -1,7 +1,10 @@
 // Palai's problem vocabulary in A2A's terms, in one table; the SDK's transports
 // turn each A2A error into its JSON-RPC code or HTTP status. A failure that is
 // not a PalaiError is logged and answered as an internal error without its
-// message, like every other surface does.
+// message, like every other surface does. A problem that means the service
+// cannot answer now (the database out of reach or busy, the process not ready
+// or shutting down) is ServiceUnavailableError: an internal error on the wire,
+// which the router answers with HTTP 503 and Retry-After (./unavailable.ts).
 import {
   A2AError,
   ContentTypeNotSupportedError,
@@ -18,6 +21,18 @@ type A2AErrorClass = new (options?: { message?: string; metadata?: Record<string
 
 /** An internal error: the transports answer -32603 / HTTP 500 for the base class. */
 const Internal: A2AErrorClass = A2AError;
+
+/** The problems that mean "not now": how long a caller should wait before sending the call again, in seconds. */
+const RETRY_AFTER_SECONDS = { 'store-unavailable': 2, 'store-busy': 5, 'not-ready': 2, 'shutting-down': 1 } as const satisfies Partial<Record<ProblemSlug, number>>;
+
+/** An internal error (-32603) that says the service is unavailable: the problem is in its metadata. */
+export class ServiceUnavailableError extends A2AError {
+  /** How long to wait before sending the call again, in seconds. */
+  get retryAfterSeconds(): number {
+    return RETRY_AFTER_SECONDS[this.metadata?.palai_problem as keyof typeof RETRY_AFTER_SECONDS] ?? RETRY_AFTER_SECONDS['store-unavailable'];
+  }
+}
+const Unavailable: A2AErrorClass = ServiceUnavailableError;
 
 export const A2A_ERROR_FOR: Readonly<Record<ProblemSlug, A2AErrorClass>> = {
   'malformed-json': RequestMalformedError,
@@ -42,10 +57,10 @@ export const A2A_ERROR_FOR: Readonly<Record<ProblemSlug, A2AErrorClass>> = {
   'limit-exceeded': UnsupportedOperationError,
   'output-invalid': InvalidAgentResponseError,
   'invalid-state': UnsupportedOperationError,
-  'not-ready': Internal,
-  'store-busy': Internal,
-  'store-unavailable': Internal,
-  'shutting-down': Internal,
+  'not-ready': Unavailable,
+  'store-busy': Unavailable,
+  'store-unavailable': Unavailable,
+  'shutting-down': Unavailable,
   internal: Internal,
 };
 

@@ -37,7 +37,7 @@ import { isStructured } from './answer-shape.js';
 import { answerWaitingTask, isWaitingState } from './answers.js';
 import { PushConfigs } from './push-configs.js';
 import { callerOf, type Caller } from './caller.js';
-import { toA2aError } from './errors.js';
+import { ServiceUnavailableError, toA2aError } from './errors.js';
 import { readMessage, type MessageContent } from './message-content.js';
 import { statusesOf } from './task-state.js';
 import { TaskStream } from './task-stream.js';
@@ -67,8 +67,7 @@ export class KernelRequestHandler implements A2ARequestHandler {
   }
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       const state = await this.accept(caller, params);
       const configuration = params.configuration;
       const answer = configuration?.returnImmediately ? state : await this.settled(caller, state.id, this.api.config.syncWaitSeconds * 1000);
@@ -77,26 +76,23 @@ export class KernelRequestHandler implements A2ARequestHandler {
   }
 
   async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    const caller = callerOf(context);
-    const state = await this.guard(() => this.accept(caller, params));
-    yield* this.follow(caller, state.id);
+    const state = await this.guard(context, (caller) => this.accept(caller, params));
+    yield* this.follow(context, state.id);
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       if (params.historyLength !== undefined && params.historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
       return this.task(caller, await this.ownTask(caller, params.id), params.historyLength);
     });
   }
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    return this.guard(() => this.list(callerOf(context), params));
+    return this.guard(context, (caller) => this.list(caller, params));
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       const state = await this.ownTask(caller, params.id);
       const notCancelable = () => new TaskNotCancelableError(`Task ${state.id} already ended (${state.status}); it cannot be canceled.`);
       if (isTerminal(state.status)) throw notCancelable();
@@ -112,24 +108,21 @@ export class KernelRequestHandler implements A2ARequestHandler {
   }
 
   async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    const caller = callerOf(context);
-    const state = await this.guard(() => this.ownTask(caller, params.id));
+    const state = await this.guard(context, (caller) => this.ownTask(caller, params.id));
     if (isTerminal(state.status)) {
       throw new UnsupportedOperationError(`Task ${state.id} already ended (${state.status}); read it with GetTask.`);
     }
-    yield* this.follow(caller, state.id);
+    yield* this.follow(context, state.id);
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       return this.push.create(caller.projectId, await this.ownTask(caller, params.taskId), params);
     });
   }
 
   getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       const task = await this.ownTask(caller, params.taskId);
       const config = await this.push.get(caller.projectId, task.id, params.id);
       if (!config) throw new TaskNotFoundError(`Task ${task.id} has no push notification config ${JSON.stringify(params.id)}.`);
@@ -138,16 +131,14 @@ export class KernelRequestHandler implements A2ARequestHandler {
   }
 
   listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       const task = await this.ownTask(caller, params.taskId);
       return { configs: await this.push.list(caller.projectId, task.id), nextPageToken: '' };
     });
   }
 
   deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
-    return this.guard(async () => {
-      const caller = callerOf(context);
+    return this.guard(context, async (caller) => {
       const task = await this.ownTask(caller, params.taskId);
       if (!(await this.push.delete(caller.projectId, task.id, params.id))) {
         throw new TaskNotFoundError(`Task ${task.id} has no push notification config ${JSON.stringify(params.id)}.`);
@@ -155,12 +146,20 @@ export class KernelRequestHandler implements A2ARequestHandler {
     });
   }
 
-  /** Runs `work`, answering any failure as an A2A error. */
-  private async guard<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` for the context's caller, answering any failure as an A2A
+   * error. An outage is also noted on the caller: the router answers it with
+   * HTTP 503 and Retry-After.
+   */
+  private async guard<T>(context: ServerCallContext, work: (caller: Caller) => Promise<T>): Promise<T> {
+    let caller: Caller | null = null;
     try {
-      return await work();
+      caller = callerOf(context);
+      return await work(caller);
     } catch (error) {
-      throw toA2aError(error, this.api.logger);
+      const answer = toA2aError(error, this.api.logger);
+      if (caller && answer instanceof ServiceUnavailableError) caller.unavailable = answer;
+      throw answer;
     }
   }
 
@@ -288,18 +287,20 @@ export class KernelRequestHandler implements A2ARequestHandler {
    * journaled so far, folded), then each later event as its updates, in
    * order and once each. It ends when the task ends or waits for the client.
    */
-  private async *follow(caller: Caller, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(context: ServerCallContext, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const { api } = this;
+    const caller = callerOf(context);
     const { projectId } = caller;
+    const step = <T>(work: () => Promise<T>): Promise<T> => this.guard(context, work);
     api.metrics.activeStreams.inc();
     try {
-      const state = await this.guard(() => api.responses.get(projectId, taskId));
+      const state = await step(() => api.responses.get(projectId, taskId));
       const stream = new TaskStream({
-        structured: await this.guard(() => this.structured(caller, state)),
-        inputItems: await this.guard(() => api.responses.inputItems(projectId, taskId)),
+        structured: await step(() => this.structured(caller, state)),
+        inputItems: await step(() => api.responses.inputItems(projectId, taskId)),
       });
       for (;;) {
-        const batch = await this.guard(() => api.responses.events(projectId, taskId, stream.sequence, CATCH_UP_BATCH));
+        const batch = await step(() => api.responses.events(projectId, taskId, stream.sequence, CATCH_UP_BATCH));
         for (const entry of batch) stream.apply(entry);
         if (batch.length < CATCH_UP_BATCH) break;
       }
@@ -308,7 +309,7 @@ export class KernelRequestHandler implements A2ARequestHandler {
       if (isTerminal(status) || isWaitingState({ status } as ResponseState)) return;
       const entries = api.responses.follow(projectId, taskId, { after: stream.sequence, signal: caller.signal });
       for (;;) {
-        const next = await this.guard(() => entries.next());
+        const next = await step(() => entries.next());
         if (next.done) return;
         for (const update of stream.apply(next.value)) yield update;
       }

@@ -11,7 +11,7 @@
 // the answer is 401. The one exception is a card its agent made public
 // (metadata a2a_card=public), fetched by the agent's id.
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import { RequestMalformedError, TaskNotFoundError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, RequestMalformedError, TaskNotFoundError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { AgentCard } from '@a2a-js/sdk';
 import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
@@ -19,9 +19,10 @@ import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { Agent } from '../../generated/schemas.js';
 import { cardFor, hasPublicCard, JSONRPC_PATH, REST_PATH, servedCard } from './agent-card.js';
 import { Caller } from './caller.js';
-import { toA2aError } from './errors.js';
+import { ServiceUnavailableError, toA2aError } from './errors.js';
 import { KernelRequestHandler } from './request-handler.js';
 import { readBody } from './request-body.js';
+import { answerOutagesAs503, answerUnavailable } from './unavailable.js';
 
 const CARD_PATH = '/.well-known/agent-card.json';
 const LEGACY = { enabled: true };
@@ -32,10 +33,12 @@ const surfaceUrl = (req: Request): string => `${req.protocol}://${req.get('host'
 function refuse(res: Response, status: number, message: string, jsonRpc: boolean): void {
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   if (jsonRpc) {
-    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code: -32600, message } });
+    const code = status >= 500 ? A2A_ERROR_CODE.INTERNAL_ERROR : A2A_ERROR_CODE.INVALID_REQUEST;
+    res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
     return;
   }
-  const error = status === 404 ? new TaskNotFoundError(message) : new RequestMalformedError(message);
+  // A failure of ours is no A2A error: the body says INTERNAL.
+  const error = status >= 500 ? new Error(message) : status === 404 ? new TaskNotFoundError(message) : new RequestMalformedError(message);
   const body = toRestErrorBody(error, status);
   if (status === 401) body.error.status = 'UNAUTHENTICATED';
   res.status(status).json(body);
@@ -85,6 +88,7 @@ function identify(api: A2aSurfaceApi): RequestHandler {
       next();
     } catch (error) {
       const a2a = toA2aError(error, api.logger);
+      if (a2a instanceof ServiceUnavailableError) return answerUnavailable(req, res, a2a);
       refuse(res, 500, a2a.message, jsonRpc);
     }
   };
@@ -123,7 +127,9 @@ function listCards(api: A2aSurfaceApi): RequestHandler {
         next_page_token: page.has_more ? page.last_id : null,
       });
     } catch (error) {
-      refuse(res, 500, toA2aError(error, api.logger).message, false);
+      const a2a = toA2aError(error, api.logger);
+      if (a2a instanceof ServiceUnavailableError) return answerUnavailable(req, res, a2a);
+      refuse(res, 500, a2a.message, false);
     }
   };
 }
@@ -134,6 +140,7 @@ export function a2aRouter(api: A2aSurfaceApi): Router {
   const limit = api.config.maxBodyBytes;
 
   const agentRoutes = express.Router({ mergeParams: true });
+  agentRoutes.use(answerOutagesAs503);
   agentRoutes.use(CARD_PATH, serveCard);
   agentRoutes.use(JSONRPC_PATH, readBody(limit, 'jsonrpc'), jsonRpcHandler({ requestHandler, userBuilder, legacyCompat: LEGACY }));
   agentRoutes.use(REST_PATH, readBody(limit, 'rest'), restHandler({ requestHandler, userBuilder, legacyCompat: LEGACY }));

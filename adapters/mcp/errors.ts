@@ -41,15 +41,26 @@ export const JSONRPC_CODE_FOR: Readonly<Record<ProblemSlug, number>> = {
   internal: SERVER,
 };
 
+/** What the SDK's McpError puts before its message; the client's McpError puts it there again. */
+const SDK_PREFIX = /^MCP error -?\d+: /;
+
+/** An McpError whose message is what the wire carries: without the SDK's prefix, which the receiving client adds. */
+export function wireError(code: number, message: string, data?: unknown): McpError {
+  const bare = message.replace(SDK_PREFIX, '');
+  const error = new McpError(code, bare, data);
+  error.message = bare;
+  return error;
+}
+
 /** Any failure while serving an MCP request, as the JSON-RPC error to answer with. */
 export function toMcpError(error: unknown, logger: Logger): McpError {
-  if (error instanceof McpError) return error;
+  if (error instanceof McpError) return wireError(error.code, error.message, error.data);
   if (isPalaiError(error)) {
     const message = error.slug === 'internal' ? 'Internal error.' : error.message;
-    return new McpError(JSONRPC_CODE_FOR[error.slug], message, { palai_problem: error.slug });
+    return wireError(JSONRPC_CODE_FOR[error.slug], message, { palai_problem: error.slug });
   }
   logger.error({ err: error }, 'MCP request failed');
-  return new McpError(SERVER, 'Internal error.', { palai_problem: 'internal' });
+  return wireError(SERVER, 'Internal error.', { palai_problem: 'internal' });
 }
 
 /** A tool result that tells the caller what was wrong with its call. */
@@ -68,5 +79,5 @@ export const toolError = (text: string, meta?: Record<string, unknown>): CallToo
 export function callFailure(error: unknown, logger: Logger): CallToolResult {
   const mcp = toMcpError(error, logger);
   if (mcp.code !== CALLER || (isPalaiError(error) && error.slug === 'validation-failed')) throw mcp;
-  return toolError(mcp.message.replace(/^MCP error -?\d+: /, ''), { 'palai/problem': (mcp.data as { palai_problem?: string } | undefined)?.palai_problem });
+  return toolError(mcp.message, { 'palai/problem': (mcp.data as { palai_problem?: string } | undefined)?.palai_problem });
 }

@@ -117,7 +117,7 @@ export function createMcpServer(caller: McpCaller): Server {
     guard(async (request, extra) => {
       const { name, arguments: args, task } = request.params;
       const agent = await agentNamed(api, projectId, name);
-      if (!agent) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      if (!agent) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}. The tools are this project's agents; tools/list lists them.`);
       const parsed = parseArguments(args);
       if (typeof parsed === 'string') return toolError(parsed);
       const requestKey = requestKeyOf(extra.requestId);

@@ -25,6 +25,7 @@ import {
   type ElicitRequestFormParams,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
+import { wireError } from './errors.js';
 import { SERVER_CAPABILITIES, SERVER_INFO } from './mcp-server.js';
 
 /** A run may take as long as its agent needs; the hub's progress keeps the call alive meanwhile. */
@@ -46,9 +47,9 @@ export interface Bridge {
   close(): Promise<void>;
 }
 
-/** The hub's error as the bridge's own (without the SDK's "MCP error N:" prefix twice). */
+/** The hub's error as the bridge's own, with the message the hub sent. */
 function relay(error: unknown): never {
-  if (error instanceof McpError) throw new McpError(error.code, error.message.replace(/^MCP error -?\d+: /, ''), error.data);
+  if (error instanceof McpError) throw wireError(error.code, error.message, error.data);
   throw error;
 }
 

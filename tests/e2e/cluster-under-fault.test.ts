@@ -1,8 +1,9 @@
 // A cluster under fault: three `palai serve` processes on one PostgreSQL
 // database — `a` and `b` with role all, `c` with role consumers — take a mixed
-// load of REST, A2A, MCP and SQS jobs for a bounded time, while `a` is SIGKILLed
-// and started again and, at another moment, every PostgreSQL connection is
-// reset. Afterwards the database itself is read: every response reached one
+// load of REST, A2A, MCP and SQS jobs while `a` is SIGKILLed and started again
+// and, at another moment, every PostgreSQL connection is reset; the load runs
+// through both, until REST requests were issued with `a` gone and answered
+// after the reset, however slow the machine. Afterwards the database itself is read: every response reached one
 // terminal event and completed with its answer once, every journal is gap-free
 // with the terminal event last, every client key (Idempotency-Key, A2A
 // messageId, MCP request, queue job key) names one response, no job is missing
@@ -26,7 +27,7 @@ import { ADMIN_URL, postgresUnavailable } from '../support/stores.js';
 import { API_KEY, api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil, type PalaiNode } from './cluster.js';
 import { a2aThrough, Balancer, lanes, mcpThrough, quantile, type Timed } from './cluster-load.js';
 
-/** How long the clients keep sending (at least; it stretches until the reset is a few seconds behind). */
+/** How long the clients keep sending at least; the load also runs through both faults (see `loading`). */
 const LOAD_MS = 20_000;
 const JOBS = 200;
 const LEASE_SECONDS = 2;
@@ -37,6 +38,10 @@ const A2A_LANES = 2;
 const MCP_LANES = 2;
 /** How long one logical request may take across its retries before it counts as unanswered. */
 const GIVE_UP_MS = 60_000;
+/** After the reset the load goes on at least this long, so the reset lands under load. */
+const AFTER_RESET_MS = 3_000;
+/** How long a fault waits for the requests it needs (one issued after it); past it nothing was, and the test says so. */
+const FAULT_WAIT_MS = GIVE_UP_MS + 30_000;
 
 const skip = (await postgresUnavailable()) ?? (await brokerUnavailable('sqs'));
 const endpoint = skip ? '' : (await sqsEndpoint())!;
@@ -131,8 +136,21 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
     const faults = { killedAt: 0, replacedAt: 0, resetAt: 0, resetConnections: 0 };
     const t0 = performance.now();
     const now = () => performance.now() - t0;
-    let loadEnd = LOAD_MS;
-    const loading = () => now() < loadEnd;
+    let faultsOver = false;
+    const answeredAfterReset = () => rest.some((call) => call.startedAt > faults.resetAt && call.ids.size > 0);
+    /**
+     * The load runs for LOAD_MS, through both faults, and after the reset until
+     * a REST request issued after it was answered: requests under way at the
+     * reset may take seconds more, and a fixed stretch after it could end
+     * before any lane was free to issue one.
+     */
+    const loading = () => {
+      if (!faultsOver) return true;
+      // The faults failed: their error is the test's.
+      if (faults.resetAt === 0) return false;
+      const sinceReset = now() - faults.resetAt;
+      return now() < LOAD_MS || sinceReset < AFTER_RESET_MS || (!answeredAfterReset() && sinceReset < FAULT_WAIT_MS);
+    };
 
     // ---- the clients ----
 
@@ -278,6 +296,8 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
       balancer.down(a);
       faults.killedAt = now();
       await kill9(a);
+      // The successor starts once a REST request was issued with b alone up, however long the requests under way at the kill take.
+      await waitUntil('a REST request issued after the kill', FAULT_WAIT_MS, () => rest.some((call) => call.startedAt >= faults.killedAt));
       const replacement = await cluster.start('a2', 'all');
       nodes.push(replacement);
       balancer.up(replacement);
@@ -296,17 +316,15 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
         await admin.end();
       }
       faults.resetAt = now();
-      // The clients keep going for a while after the reset, so it lands under load.
-      loadEnd = Math.max(loadEnd, faults.resetAt + 3_000);
-    })();
+    })().finally(() => {
+      faultsOver = true;
+    });
     faultsDone.catch(() => undefined);
 
     const receiver = receiveResults();
     receiver.catch(() => undefined);
     try {
       await Promise.all([lanes(REST_LANES, restLane), lanes(A2A_LANES, a2aLane), lanes(MCP_LANES, mcpLane), sendJobs(), faultsDone]);
-      // The lanes may have stopped before the reset stretched the load: make sure the last stretch ran.
-      if (loading()) await Promise.all([lanes(REST_LANES, restLane), lanes(A2A_LANES, a2aLane), lanes(MCP_LANES, mcpLane)]);
       assert.ok(faults.resetConnections > 0, 'the reset cut live connections');
       const loadEndedAt = now();
 
@@ -384,7 +402,7 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
         }
         assert.ok(violations.length === 0, `${violations.length} violations:\n${violations.slice(0, 12).join('\n')}${violations.length > 12 ? `\n… and ${violations.length - 12} more` : ''}`);
         // The load ran through both faults: work was accepted on both sides of each.
-        assert.ok(rest.some((call) => call.startedAt > faults.resetAt && call.ids.size > 0), 'REST requests were answered after the reset');
+        assert.ok(answeredAfterReset(), 'REST requests were answered after the reset');
         assert.ok(duringKill.length > 0, 'REST requests were issued during the kill');
       } finally {
         await db.end();

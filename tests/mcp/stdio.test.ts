@@ -2,6 +2,7 @@
 // spawns the command; with --url it bridges to a hub, without it runs on the
 // local store. stdout carries only the protocol.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +16,20 @@ import { listen, type Listening } from './mcp-client.js';
 const PALAI = join(ROOT, 'bin', 'palai.mjs');
 
 after(cleanUpProcesses);
+
+/**
+ * The stdio host config docs/mcp.md gives for a checkout, filled in for this
+ * one: its placeholders (the checkout's path, the hub's URL, the key) replaced.
+ */
+function documentedCheckoutConfig(url: string, apiKey: string): { command: string; args: string[]; env: Record<string, string> } {
+  const doc = readFileSync(join(ROOT, 'docs', 'mcp.md'), 'utf8');
+  const stdio = doc.split(/^### /m).find((part) => part.startsWith('stdio\n'));
+  assert.ok(stdio, 'docs/mcp.md has a "### stdio" section');
+  const block = stdio.match(/^```json\n([\s\S]*?)^```$/m);
+  assert.ok(block, 'the stdio section has a JSON host config');
+  const filled = block[1].replaceAll('/path/to/palai', ROOT.replace(/\/$/, '')).replaceAll('https://palai.example.com', url).replaceAll('palai_sk_…', apiKey);
+  return JSON.parse(filled).mcpServers.palai;
+}
 
 async function spawnBridge(args: string[], env: Record<string, string>, capabilities = {}) {
   const transport = new StdioClientTransport({ command: process.execPath, args: [PALAI, 'mcp', ...args], env: userEnv(env) as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
@@ -59,6 +74,28 @@ await describeEachStore('palai mcp --url: stdio bridged to a hub', (ctx) => {
       const answered = await client.callTool({ name: 'asker', arguments: { input: 'weather?' } });
       assert.deepEqual(answered.content, [{ type: 'text', text: 'Oslo it is' }]);
       assert.doesNotMatch(stderr(), new RegExp(ctx().apiKey), 'the key never reaches the logs');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('the host config of docs/mcp.md starts the bridge from any directory, and an unknown tool keeps its message', { timeout: 60_000 }, async () => {
+    const config = documentedCheckoutConfig(server.url, ctx().apiKey);
+    assert.equal(config.command, 'node', 'a checkout is run by node');
+    assert.equal(config.args[0], join(ROOT, 'bin', 'palai.mjs'), 'by the absolute path of bin/palai.mjs');
+    // As a host spawns it: the command through PATH, the SDK's inherited environment plus the config's, a directory of its own.
+    const transport = new StdioClientTransport({ ...config, cwd: tempDir('palai-mcp-host-'), stderr: 'pipe' });
+    const client = new Client({ name: 'palai-stdio-host', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['asker', 'greeter']);
+      const unknown = "Unknown tool: nobody. The tools are this project's agents; tools/list lists them.";
+      await assert.rejects(client.callTool({ name: 'nobody', arguments: { input: 'x' } }), (error: Error & { code?: number }) => {
+        assert.equal(error.code, -32602);
+        assert.equal(error.message, `MCP error -32602: ${unknown}`);
+        return true;
+      });
     } finally {
       await client.close();
     }

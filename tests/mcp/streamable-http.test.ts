@@ -92,7 +92,17 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     const extra = await client.callTool({ name: 'greeter', arguments: { input: 'x', colour: 'red' } });
     assert.equal(extra.isError, true);
     assert.match((extra.content as Array<{ text: string }>)[0].text, /colour/);
-    await assert.rejects(client.callTool({ name: 'nobody', arguments: { input: 'x' } }), /Unknown tool: nobody/);
+    await client.close();
+  });
+
+  test("an unknown tool is -32602 saying how to list the tools, with the SDK client's prefix once", async () => {
+    const { client } = await connect(server.url, ctx().apiKey);
+    const unknown = "Unknown tool: nobody. The tools are this project's agents; tools/list lists them.";
+    await assert.rejects(client.callTool({ name: 'nobody', arguments: { input: 'x' } }), (error: Error & { code?: number }) => {
+      assert.equal(error.code, -32602);
+      assert.equal(error.message, `MCP error -32602: ${unknown}`);
+      return true;
+    });
     await client.close();
   });
 
