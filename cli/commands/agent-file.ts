@@ -8,6 +8,7 @@ import { validateBody } from '../../adapters/http/validation.js';
 import { checkAgentSpec } from '../../core/agents/agent-spec.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { CreateAgentRequest } from '../../generated/schemas.js';
+import type { CommandContext } from './context.js';
 import { CliError, messageOf } from './errors.js';
 
 /** One spec of the file: which YAML document holds it, and its JSON pointer within that document. */
@@ -18,23 +19,17 @@ interface Entry {
 }
 
 /** The valid specs of `file` (`-` is stdin), or a CliError naming every problem. */
-export async function readAgentFile(file: string): Promise<CreateAgentRequest[]> {
+export async function readAgentFile(context: CommandContext, file: string): Promise<CreateAgentRequest[]> {
   const label = file === '-' ? 'stdin' : file;
-  return validate(label, entriesOf(label, await readSource(file)));
+  return validate(label, entriesOf(label, await readSource(context, file)));
 }
 
-async function readSource(file: string): Promise<string> {
+async function readSource(context: CommandContext, file: string): Promise<string> {
   try {
-    return file === '-' ? await readStdin() : await readFile(file, 'utf8');
+    return file === '-' ? await context.readStdin() : await readFile(context.resolvePath(file), 'utf8');
   } catch (error) {
     throw new CliError(`Cannot read ${file}: ${messageOf(error)}`);
   }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function entriesOf(file: string, source: string): Entry[] {

@@ -2,11 +2,11 @@
 // name. Every spec in the file is validated (agent-file.ts) before any is
 // applied, so a bad file changes nothing.
 import type { Command } from 'commander';
-import { loadConfig } from '../../core/config.js';
+import type { CommandContext } from './context.js';
 import { projectFor } from './project.js';
 import { withStore } from './store.js';
 
-export function registerAgents(program: Command): void {
+export function registerAgents(program: Command, context: CommandContext): void {
   const agents = program.command('agents').description('manage agents');
   agents
     .command('apply')
@@ -16,12 +16,12 @@ export function registerAgents(program: Command): void {
     .action(async (options: { file: string; project?: string }) => {
       // Loaded here: the request validators and the YAML parser are costly to load, and no other command needs them.
       const [{ readAgentFile }, { applyAgent }] = await Promise.all([import('./agent-file.js'), import('../../core/agents/agents.js')]);
-      const specs = await readAgentFile(options.file);
-      await withStore(loadConfig(), async (db) => {
+      const specs = await readAgentFile(context, options.file);
+      await withStore(context, async (db) => {
         const project = await projectFor(db, options.project);
         for (const spec of specs) {
           const { agent, action } = await applyAgent(db, project.id, spec);
-          console.log(`${action} ${agent.name} (revision ${agent.revision})`);
+          context.out(`${action} ${agent.name} (revision ${agent.revision})`);
         }
       });
     });

@@ -9,7 +9,7 @@ import type { SlackSocketSupervisor } from '../../bots/slack/socket/supervisor.j
 import type { Hub } from '../hub.js';
 import { shutDown } from '../shutdown.js';
 import { nextSignal } from './serve.js';
-import { explainStoreError, storeLabel } from './store.js';
+import { explainHubRunning, storeLabel } from './store.js';
 
 export function registerBot(program: Command): void {
   const bot = program.command('bot').description('run a bot surface on its own');
@@ -30,7 +30,7 @@ async function slack(options: { bot: string }): Promise<void> {
     const { startHub } = await import('../hub.js');
     hub = await startHub({ config, role: 'worker' });
   } catch (error) {
-    throw explainStoreError(error, config);
+    throw await explainHubRunning(error, config, 'palai bot slack runs a hub of its own, so stop that one first (unless started with --role api or worker, it holds the Socket Mode connections of every bot itself).');
   }
   let supervisor: SlackSocketSupervisor;
   try {

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { listApiKeys } from '../../core/auth/api-keys.js';
 import { listProjects } from '../../core/auth/projects.js';
-import { loadConfig, type PalaiConfig } from '../../core/config.js';
+import type { PalaiConfig } from '../../core/config.js';
 import type { ConnectionRow } from '../../core/models/connections.js';
 import { shownUrl } from '../../core/models/key-binding.js';
 import { secretBoxFrom } from '../../core/secrets/secret-box.js';
@@ -16,6 +16,7 @@ import { createSecretStore } from '../../core/secrets/secret-store.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Db } from '../../core/store/db.js';
 import { migrationStatus } from '../../core/store/migrate.js';
+import type { CommandContext, CommandStore } from './context.js';
 import { messageOf } from './errors.js';
 import { storeLabel } from './store.js';
 
@@ -26,27 +27,28 @@ const DATABASE_TIMEOUT_MS = 5_000;
 
 class Checklist {
   failed = false;
+  constructor(readonly context: CommandContext) {}
   pass(text: string): void {
-    console.log(`✓ ${text}`);
+    this.context.out(`✓ ${text}`);
   }
   info(text: string): void {
-    console.log(`ℹ ${text}`);
+    this.context.out(`ℹ ${text}`);
   }
   fail(text: string, fix: string): void {
     this.failed = true;
-    console.log(`✗ ${text}\n    fix: ${fix}`);
+    this.context.out(`✗ ${text}\n    fix: ${fix}`);
   }
 }
 
-export function registerDoctor(program: Command): void {
+export function registerDoctor(program: Command, context: CommandContext): void {
   program
     .command('doctor')
     .description('check the installation (Node.js, configuration, store, migrations, keys) and say how to fix problems')
     .action(async () => {
-      const checks = new Checklist();
+      const checks = new Checklist(context);
       checkNode(checks);
       await checkInstallation(checks);
-      if (checks.failed) process.exitCode = 1;
+      if (checks.failed) context.exitCode = 1;
     });
 }
 
@@ -61,7 +63,7 @@ function checkNode(checks: Checklist): void {
 async function checkInstallation(checks: Checklist): Promise<void> {
   let config: PalaiConfig;
   try {
-    config = loadConfig();
+    config = checks.context.config();
     checks.pass('configuration loads');
   } catch (error) {
     checks.fail(`configuration does not load: ${messageOf(error)}`, 'correct that environment variable (docs/configuration.md lists them all)');
@@ -98,19 +100,19 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
   const reachFix = config.databaseUrl
     ? 'start PostgreSQL, or correct PALAI_DATABASE_URL (host, port, user, password, database)'
     : `check that ${join(config.home, 'db')} is an intact Palai store`;
-  let db: Db;
+  let store: CommandStore;
   try {
-    const { openDb } = await import('../../core/store/open-db.js');
-    db = await openDb(config);
+    store = await checks.context.openStore();
   } catch (error) {
     if (error instanceof PalaiError && error.slug === 'store-busy') {
-      // A running `palai serve` holds the embedded store; that is normal, not a fault.
-      checks.info('the embedded store is in use by another process (probably palai serve), so the store checks were skipped; GET /readyz of the running hub reports on the store');
+      // Another process holds the embedded store (a `palai serve` would have run this doctor itself); that is normal, not a fault.
+      checks.info('the embedded store is in use by another process (palai bot slack, palai mcp, or a palai serve without its operator socket), so the store checks were skipped');
       return;
     }
     checks.fail(`cannot open the store (${storeLabel(config)}): ${messageOf(error)}`, reachFix);
     return;
   }
+  const { db } = store;
   try {
     try {
       await withTimeout(db.query('SELECT 1'));
@@ -135,8 +137,8 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
   } catch (error) {
     checks.fail(`reading the store failed: ${messageOf(error)}`, reachFix);
   } finally {
-    // Closing releases the embedded store's lock; a hung connection must not keep doctor waiting.
-    await withTimeout(db.close()).catch(() => undefined);
+    // Closing releases the embedded store's lock (the running hub's own store stays open); a hung connection must not keep doctor waiting.
+    await withTimeout(store.close()).catch(() => undefined);
   }
 }
 

@@ -1,8 +1,9 @@
 // `palai mcp`: serves the agents of a project as MCP tools over stdio, for a
 // desktop host that starts a command. With --url it bridges to that hub's /mcp
 // (the key from PALAI_API_KEY); without, it runs a hub on the local store as
-// `serve` does, on a loopback port only it uses. stdout carries the protocol,
-// so everything else — logs included — goes to stderr.
+// `serve` does, on a loopback port only it uses — or, when `palai serve` holds
+// the embedded store, bridges to that one. stdout carries the protocol, so
+// everything else — logs included — goes to stderr.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
@@ -52,9 +53,27 @@ async function mcp(options: { url?: string }): Promise<void> {
   }
 }
 
-/** A hub on the local store, listening on a loopback port; an empty store gets its first project and key. */
-async function localHub(apiKey: string | undefined): Promise<{ hub: Hub; listener: Server; url: string; apiKey: string | undefined }> {
+interface LocalHub {
+  /** Null when bridging to the `palai serve` that holds the embedded store. */
+  hub: Hub | null;
+  listener: Server | null;
+  url: string;
+  apiKey: string | undefined;
+}
+
+/**
+ * A hub on the local store, listening on a loopback port; an empty store gets
+ * its first project and key. When `palai serve` holds the embedded store, that
+ * hub's API instead (it says where on its operator socket).
+ */
+async function localHub(apiKey: string | undefined): Promise<LocalHub> {
   const config = loadConfig();
+  const running = config.databaseUrl ? null : await (await import('../operator-socket/client.js')).runningHub(config.home);
+  if (running) {
+    if (!running.api) throw new CliError(`palai serve (process ${running.pid}) holds the ${storeLabel(config)} and serves no HTTP API (--role worker or consumers); start palai mcp with --url of a hub that does.`);
+    say(`palai serve (process ${running.pid}) holds the ${storeLabel(config)}; bridging to it at ${running.api}`);
+    return { hub: null, listener: null, url: running.api, apiKey };
+  }
   let hub: Hub;
   try {
     const { startHub } = await import('../hub.js');

@@ -2,9 +2,9 @@
 // (webhooks, A2A push, queue results, ...) straight on the store: see which are
 // pending, delivered or dead and why, and put a dead one back after fixing its cause.
 import type { Command } from 'commander';
-import { loadConfig } from '../../core/config.js';
 import { listDeliveries, redeliver } from '../../core/outbox/deliveries.js';
 import { DELIVERY_STATUSES, type DeliveryRecord, type DeliveryStatus } from '../../core/outbox/outbox-port.js';
+import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
 import { printTable } from './keys.js';
 import { projectFor } from './project.js';
@@ -48,7 +48,7 @@ function cut(text: string | null): string {
   return line.length > ERROR_COLUMN_WIDTH ? `${line.slice(0, ERROR_COLUMN_WIDTH - 1)}…` : line;
 }
 
-export function registerOutbox(program: Command): void {
+export function registerOutbox(program: Command, context: CommandContext): void {
   const outbox = program.command('outbox').description('inspect outbound deliveries (webhooks, push notifications, queue results) and redeliver dead ones');
 
   outbox
@@ -60,18 +60,19 @@ export function registerOutbox(program: Command): void {
     .option('--limit <n>', `at most this many (1-${MAX_LIMIT})`, parseLimit, 50)
     .option('--json', 'print the deliveries as JSON, payloads and whole errors included')
     .action(async (options: { status?: DeliveryStatus; consumer?: string; project?: string; limit: number; json?: boolean }) => {
-      await withStore(loadConfig(), async (db) => {
+      await withStore(context, async (db) => {
         const project = options.project ? await projectFor(db, options.project) : null;
         const rows = await listDeliveries(db, { projectId: project?.id, status: options.status, consumer: options.consumer, limit: options.limit });
         if (options.json) {
-          console.log(JSON.stringify(rows, null, 2));
+          context.out(JSON.stringify(rows, null, 2));
           return;
         }
         if (rows.length === 0) {
-          console.log('No deliveries match.');
+          context.out('No deliveries match.');
           return;
         }
         printTable(
+          context,
           ['ID', 'PROJECT', 'CONSUMER', 'TARGET', 'STATUS', 'ATTEMPTS', 'WHEN', 'LAST_ERROR'],
           rows.map((d) => [d.id, d.projectId, d.consumer, d.target, d.status, String(d.attempts), whenOf(d)?.toISOString() ?? '-', cut(d.lastError)]),
         );
@@ -83,11 +84,11 @@ export function registerOutbox(program: Command): void {
     .description('put a dead or delivered delivery back: pending, due now, attempts from zero, same id')
     .argument('<id>', 'the delivery id (dlv_…)')
     .action(async (id: string) => {
-      await withStore(loadConfig(), async (db) => {
+      await withStore(context, async (db) => {
         const outcome = await redeliver(db, id);
         switch (outcome) {
           case 'requeued':
-            console.log(`Delivery ${id} is pending again; a running hub with its consumer attempts it now.`);
+            context.out(`Delivery ${id} is pending again; a running hub with its consumer attempts it now.`);
             return;
           case 'pending':
             throw new CliError(`Delivery ${id} is still pending; it is retried on its own (see palai outbox list --status pending).`);

@@ -3,12 +3,12 @@
 // key's secret is printed once, to stdout, like `palai keys create` does.
 import type { Command } from 'commander';
 import { createProjectWithKey, findProject, listProjectSummaries, PROJECT_NAME_RULE, projectNameProblem } from '../../core/auth/projects.js';
-import { loadConfig } from '../../core/config.js';
+import type { CommandContext } from './context.js';
 import { CliError } from './errors.js';
 import { printTable } from './keys.js';
 import { withStore } from './store.js';
 
-export function registerProjects(program: Command): void {
+export function registerProjects(program: Command, context: CommandContext): void {
   const projects = program.command('projects').description('manage projects (each has its own API keys, agents and data)');
 
   projects
@@ -20,13 +20,13 @@ export function registerProjects(program: Command): void {
       // Checked before the store is opened: a typo creates nothing, not even an embedded store.
       const problem = projectNameProblem(name);
       if (problem) throw new CliError(problem);
-      await withStore(loadConfig(), async (db) => {
+      await withStore(context, async (db) => {
         const taken = await findProject(db, name);
         if (taken) throw new CliError(`A project named ${JSON.stringify(name)} already exists (${taken.id}); see palai projects list.`);
         const { project, key } = await createProjectWithKey(db, name, options.keyName);
-        console.log(`Created project ${project.id} (${project.name}).`);
-        console.log(`Created API key ${key.id} (${key.name}) for project ${project.id} (${project.name}).`);
-        console.log(`Secret (shown once, store it now): ${key.secret}`);
+        context.out(`Created project ${project.id} (${project.name}).`);
+        context.out(`Created API key ${key.id} (${key.name}) for project ${project.id} (${project.name}).`);
+        context.out(`Secret (shown once, store it now): ${key.secret}`);
       });
     });
 
@@ -34,13 +34,14 @@ export function registerProjects(program: Command): void {
     .command('list')
     .description('list projects with their number of active API keys')
     .action(async () => {
-      await withStore(loadConfig(), async (db) => {
+      await withStore(context, async (db) => {
         const rows = await listProjectSummaries(db);
         if (rows.length === 0) {
-          console.log('No projects. Create one with: palai projects create NAME');
+          context.out('No projects. Create one with: palai projects create NAME');
           return;
         }
         printTable(
+          context,
           ['ID', 'NAME', 'CREATED', 'ACTIVE_KEYS'],
           rows.map((p) => [p.id, p.name, p.created_at.toISOString(), String(p.active_keys)]),
         );

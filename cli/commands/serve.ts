@@ -1,5 +1,7 @@
 // `palai serve`: runs the hub (HTTP API and/or worker) until SIGINT or SIGTERM,
 // then shuts down gracefully so leases are handed back and the store is closed.
+// On the embedded store it also runs other palai processes' store commands,
+// which cannot open the store it holds, through its operator socket.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -9,8 +11,9 @@ import { shutDown, type Listeners } from '../shutdown.js';
 import { bootstrapIfEmpty } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import { CliError } from './errors.js';
-import { explainStoreError, storeLabel } from './store.js';
+import type { OperatorSocket } from '../operator-socket/server.js';
+import { CliError, messageOf } from './errors.js';
+import { explainHubRunning, storeLabel } from './store.js';
 
 export function parsePort(value: string): number {
   const port = Number(value);
@@ -45,21 +48,26 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
     const { startHub } = await import('../hub.js');
     hub = await startHub({ config, role: options.role });
   } catch (error) {
-    throw explainStoreError(error, config);
+    throw await explainHubRunning(error, config, 'a second hub cannot open that store: stop that one first, or set PALAI_DATABASE_URL so that several hubs share one PostgreSQL database.');
   }
   const listeners: Listeners = { api: null, admin: null };
+  let operatorSocket: OperatorSocket | null = null;
   try {
     await bootstrap(hub, config);
     console.log(`Store: ${storeLabel(config)}${config.databaseUrl ? '' : ' (one process at a time; use PostgreSQL in production)'}`);
+    if (!config.databaseUrl) operatorSocket = await offerOperatorSocket(hub, config, listeners);
     await openListeners(hub, config, options.role, listeners);
   } catch (error) {
     listeners.api?.close();
     listeners.admin?.close();
+    await operatorSocket?.close(0);
     await hub.close().catch(() => undefined);
     throw error;
   }
   const signal = await stop;
   console.error(`Received ${signal}; finishing running work for up to ${config.shutdownGraceSeconds}s (send it again to stop at once).`);
+  // First, so that a command line arriving from now on opens the store itself once it is free.
+  await operatorSocket?.close(config.shutdownGraceSeconds * 1000);
   await shutDown(hub, listeners, config.shutdownGraceSeconds * 1000, (line) => console.error(line));
   console.error('Palai stopped.');
 }
@@ -83,6 +91,24 @@ async function openListeners(hub: Hub, config: PalaiConfig, role: Role, listener
     console.log(`Operator endpoints (/metrics, /healthz, /readyz) on ${urlOf(config.host, listeners.admin)}`);
   }
   console.log(`Palai listening on ${urlOf(config.host, listeners.api)}`);
+}
+
+/**
+ * The operator socket, so that `palai projects`, `keys`, `agents`, `doctor` and
+ * `outbox` work while this process holds the embedded store; a hub that cannot
+ * offer it says why and runs on without it.
+ */
+async function offerOperatorSocket(hub: Hub, config: PalaiConfig, listeners: Listeners): Promise<OperatorSocket | null> {
+  const { openOperatorSocket } = await import('../operator-socket/server.js');
+  const apiUrl = () => (listeners.api ? urlOf(config.host, listeners.api) : null);
+  try {
+    const socket = await openOperatorSocket({ home: config.home, hub, apiUrl });
+    console.log(`Operator socket: ${socket.path} (palai commands on this store run through it)`);
+    return socket;
+  } catch (error) {
+    console.error(`No operator socket (${messageOf(error)}): other palai commands cannot open this store while this hub runs.`);
+    return null;
+  }
 }
 
 const urlOf = (host: string, server: Server): string => printableUrl(host, (server.address() as AddressInfo).port);

@@ -3,8 +3,10 @@
 import { join } from 'node:path';
 import type { PalaiConfig } from '../../core/config.js';
 import { redactUrl } from '../../core/logger.js';
+import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Db } from '../../core/store/db.js';
 import { migrate } from '../../core/store/migrate.js';
+import type { CommandContext, CommandStore } from './context.js';
 import { CliError, messageOf } from './errors.js';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -34,32 +36,40 @@ export function explainStoreError(error: unknown, config: Pick<PalaiConfig, 'dat
 }
 
 /**
- * Runs `work` on the store and closes it afterwards. Like `palai serve`, commands
- * bring the schema up to date first unless told not to (`palai migrate` reports
- * what it applied itself).
+ * Runs `work` on the context's store and closes it afterwards if it was opened
+ * for the command. Like `palai serve`, commands bring a store they opened up to
+ * date first unless told not to (`palai migrate` reports what it applied itself).
  */
-export async function withStore<T>(
-  config: Pick<PalaiConfig, 'databaseUrl' | 'home'>,
-  work: (db: Db) => Promise<T>,
-  options: { migrate?: boolean } = {},
-): Promise<T> {
-  let db: Db;
+export async function withStore<T>(context: CommandContext, work: (db: Db) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
+  const config = context.config();
+  let store: CommandStore;
   try {
-    // Loaded here, so that commands which never open the store (and the help) skip the drivers' start-up cost.
-    const { openDb } = await import('../../core/store/open-db.js');
-    db = await openDb(config);
+    store = await context.openStore();
   } catch (error) {
     throw explainStoreError(error, config);
   }
   try {
-    if (options.migrate ?? true) {
-      const applied = await migrate(db).catch((error) => {
+    if (store.opened && (options.migrate ?? true)) {
+      const applied = await migrate(store.db).catch((error) => {
         throw explainStoreError(error, config);
       });
-      if (applied.length > 0) console.error(`Applied migration(s) ${applied.join(', ')} (${storeLabel(config)}).`);
+      if (applied.length > 0) context.err(`Applied migration(s) ${applied.join(', ')} (${storeLabel(config)}).`);
     }
-    return await work(db);
+    return await work(store.db);
   } finally {
-    await db.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
   }
+}
+
+/**
+ * For a command that cannot run beside a hub (it is one, or changes the schema
+ * under one): a `store-busy` error while `palai serve` answers on the operator
+ * socket becomes one line naming that hub and `consequence`. Anything else is
+ * explained as explainStoreError does.
+ */
+export async function explainHubRunning(error: unknown, config: PalaiConfig, consequence: string): Promise<unknown> {
+  if (config.databaseUrl || !(error instanceof PalaiError) || error.slug !== 'store-busy') return explainStoreError(error, config);
+  const { runningHub } = await import('../operator-socket/client.js');
+  const hub = await runningHub(config.home);
+  return hub ? new CliError(`palai serve (process ${hub.pid}) is running on the ${storeLabel(config)}; ${consequence}`) : error;
 }

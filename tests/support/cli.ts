@@ -107,10 +107,11 @@ export interface Result {
   stderr: string;
 }
 
-/** Runs `command` from the repository root to completion, killed after `timeoutMs`. */
-export function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Result> {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+/** Runs `command` from the repository root to completion, killed after `timeoutMs`; `input`, when given, is its whole stdin. */
+export function runProcess(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, input?: string): Promise<Result> {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], timeout: timeoutMs });
   children.add(child);
+  child.stdin?.end(input);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
@@ -123,7 +124,7 @@ export function runProcess(command: string, args: string[], env: NodeJS.ProcessE
   );
 }
 
-/** Runs `node bin/palai.mjs …` to completion, killed after `timeoutMs`. */
-export function runPalai(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Result> {
-  return runProcess(process.execPath, ['bin/palai.mjs', ...args], env, timeoutMs);
+/** Runs `node bin/palai.mjs …` to completion, killed after `timeoutMs`; `input`, when given, is its whole stdin. */
+export function runPalai(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, input?: string): Promise<Result> {
+  return runProcess(process.execPath, ['bin/palai.mjs', ...args], env, timeoutMs, input);
 }
