@@ -110,6 +110,8 @@ async function listen(app: Express, host: string, port: number): Promise<Server>
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is already in use; choose another with --port or PORT.`));
       else if (error.code === 'EACCES') reject(new CliError(`Not allowed to listen on port ${port} on ${host}; choose a port above 1023.`));
+      else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') reject(new CliError(`HOST ${host} does not resolve to an address; set HOST to an address of this machine.`));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new CliError(`HOST ${host} is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all.`));
       else reject(error);
     });
     server.listen(port, host, () => resolve(server));

@@ -148,6 +148,27 @@ describe('palai startup failures', { timeout: 120_000 }, () => {
     assert.equal(unreachable.stderr.trim().split('\n').length, 1, unreachable.stderr);
     assert.ok(!unreachable.stdout.includes('topsecret') && !unreachable.stderr.includes('topsecret'));
   });
+
+  test('an invalid log level, database URL or bind host stops serve, and every command that loads the configuration, with one line naming it', async () => {
+    const invalid = 'palai: Invalid configuration: ';
+    const cases: [string[], Record<string, string>, string][] = [
+      [['serve', '--port', '0'], { PALAI_LOG_LEVEL: 'loud' }, `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`],
+      [['serve', '--port', '0'], { PALAI_DATABASE_URL: 'notaurl' }, `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a value that is not a URL`],
+      [['serve', '--port', '0'], { PALAI_DATABASE_URL: 'mysql://palai:topsecret@db/palai' }, `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a mysql: URL`],
+      [['serve', '--port', '0'], { HOST: 'http://0.0.0.0' }, `${invalid}HOST must be an IP address or a host name (the port is PORT), got "http://0.0.0.0"`],
+      [['keys', 'list'], { PALAI_LOG_LEVEL: 'loud' }, `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`],
+      [['outbox', 'list'], { PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1:8080' }, `${invalid}PALAI_EGRESS_ALLOW_HOSTS entry "127.0.0.1:8080" must be a host name, an IP address or a CIDR block such as 10.1.0.0/16`],
+    ];
+    const results = await Promise.all(cases.map(([args, env]) => palai(args, env)));
+    results.forEach((result, index) => {
+      const [args, env, line] = cases[index];
+      const what = `${args.join(' ')} with ${JSON.stringify(env)}`;
+      assert.equal(result.code, 1, what);
+      assert.equal(result.stderr, `${line}\n`, what);
+      assert.equal(result.stdout, '', what);
+      assert.ok(!result.stderr.includes('topsecret'), what);
+    });
+  });
 });
 
 const postgresReason = await postgresUnavailable();
