@@ -241,9 +241,13 @@ function mcpStdioServers(env: Env): StdioServerDeclaration[] {
 /** The default webhook retry schedule: seconds, then minutes, then hours, about 3 days in all. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h,4h,6h,8h,10h,12h,12h,15h';
 
+/** The providers' own APIs: where their models go unless OPENAI_BASE_URL / ANTHROPIC_BASE_URL say otherwise. */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
 export function loadConfig(env: Env = process.env): PalaiConfig {
-  const openaiBaseUrl = httpUrl(text(env, 'OPENAI_BASE_URL') ?? 'https://api.openai.com/v1', 'OPENAI_BASE_URL');
-  const anthropicBaseUrl = httpUrl(text(env, 'ANTHROPIC_BASE_URL') ?? 'https://api.anthropic.com', 'ANTHROPIC_BASE_URL');
+  const openaiBaseUrl = httpUrl(text(env, 'OPENAI_BASE_URL') ?? DEFAULT_OPENAI_BASE_URL, 'OPENAI_BASE_URL');
+  const anthropicBaseUrl = httpUrl(text(env, 'ANTHROPIC_BASE_URL') ?? DEFAULT_ANTHROPIC_BASE_URL, 'ANTHROPIC_BASE_URL');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: bindHost(env),

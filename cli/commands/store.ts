@@ -3,6 +3,9 @@
 import { join } from 'node:path';
 import type { PalaiConfig } from '../../core/config.js';
 import { redactUrl } from '../../core/logger.js';
+import type { ModelAccess } from '../../core/models/resolve.js';
+import { secretBoxFrom } from '../../core/secrets/secret-box.js';
+import { createSecretStore } from '../../core/secrets/secret-store.js';
 import type { Db } from '../../core/store/db.js';
 import { migrate } from '../../core/store/migrate.js';
 import { CliError, messageOf } from './errors.js';
@@ -62,4 +65,9 @@ export async function withStore<T>(
   } finally {
     await db.close().catch(() => undefined);
   }
+}
+
+/** The keys a server started here would see (its environment, its PALAI_SECRET_KEY): a command is a composition root of its own. */
+export function modelAccess(config: PalaiConfig): ModelAccess {
+  return { secrets: createSecretStore({ box: secretBoxFrom(config.secretKey), env: process.env, policy: config }), policy: config };
 }

@@ -133,6 +133,31 @@ describe('palai commands on an embedded store', { timeout: 300_000 }, () => {
       await db.close();
     }
   });
+  test('agents apply refuses a spec naming an unknown model connection and applies nothing; one without its provider key is applied with a warning doctor lists', async () => {
+    const noKey = { OPENAI_API_KEY: '' };
+    const unknown = writeYaml('unknown-connection.yaml', ['- name: first-fine', '  model: { provider: fake }', '- name: lost', '  model: { connection: nowhere }', ''].join('\n'));
+    const refused = await palai(['agents', 'apply', '-f', unknown], noKey);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.equal(refused.stderr, `palai: ${unknown} has invalid agent specs; nothing was applied:\n  /1/model/connection: names no model connection of this project (agent "lost")\n`);
+
+    const keyless = writeYaml('keyless.yaml', 'name: keyless\nmodel: { provider: openai, name: gpt-4.1-mini }\n');
+    const missing = "OPENAI_API_KEY is not set, and the agent's model names no connection with a key.";
+    const applied = await palai(['agents', 'apply', '-f', keyless], noKey);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(applied.stdout, `created keyless (revision 1)\n  warning: /model: ${missing}\n`);
+
+    const doctor = await palai(['doctor'], noKey);
+    assert.equal(doctor.code, 1, doctor.stdout);
+    assert.ok(doctor.stdout.includes(`✗ agent keyless (project proj_`), doctor.stdout);
+    assert.match(doctor.stdout, new RegExp(`\\): ${missing.replace(/[.]/g, '\\.')}\n\\s+fix: set that key on every palai process`));
+    assert.match(doctor.stdout, /✓ 2 agent\(s\) have what their model needs/, 'echo and storyteller');
+    const serverKey = 'sk-test-doctor-key-0123456789';
+    const withKey = await palai(['doctor'], { OPENAI_API_KEY: serverKey });
+    assert.equal(withKey.code, 0, withKey.stdout);
+    assert.match(withKey.stdout, /✓ 3 agent\(s\) have what their model needs/);
+    assert.ok(!withKey.stdout.includes(serverKey) && !withKey.stderr.includes(serverKey), 'doctor never prints a key');
+  });
 });
 
 describe('palai startup failures', { timeout: 120_000 }, () => {
