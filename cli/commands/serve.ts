@@ -10,7 +10,7 @@ import { bootstrapIfEmpty } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { CliError } from './errors.js';
-import { explainStoreError, storeLabel } from './store.js';
+import { announceNewStore, explainStoreError, storeLabel } from './store.js';
 
 export function parsePort(value: string): number {
   const port = Number(value);
@@ -43,6 +43,7 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
   try {
     // Loaded here so the other commands skip the HTTP stack's start-up cost.
     const { startHub } = await import('../hub.js');
+    await announceNewStore(config);
     hub = await startHub({ config, role: options.role });
   } catch (error) {
     throw explainStoreError(error, config);

@@ -1,5 +1,6 @@
 // Opening the store for a one-shot command, with the failures a user can act on
 // (unreachable database, embedded store held by `palai serve`) said plainly.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PalaiConfig } from '../../core/config.js';
 import { redactUrl } from '../../core/logger.js';
@@ -28,6 +29,14 @@ export function storeLabel(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): s
   return config.databaseUrl ? `PostgreSQL at ${redactUrl(config.databaseUrl)}` : `embedded store at ${join(config.home, 'db')}`;
 }
 
+/** Says so on stderr when opening the store will create the embedded one, which takes a moment (more without the template). */
+export async function announceNewStore(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): Promise<void> {
+  if (config.databaseUrl || existsSync(join(config.home, 'db', 'PG_VERSION'))) return;
+  const { templateReady } = await import('../../core/store/pglite-template.js');
+  const initdb = templateReady() ? '' : " (preparing its template first: initdb in WebAssembly, once; a few seconds)";
+  console.error(`Creating the embedded store at ${join(config.home, 'db')}${initdb} …`);
+}
+
 /** Rephrases a connection failure with the (redacted) database it was for; passes anything else through. */
 export function explainStoreError(error: unknown, config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): unknown {
   if (config.databaseUrl && isConnectionFailure(error)) {
@@ -50,6 +59,7 @@ export async function withStore<T>(
   try {
     // Loaded here, so that commands which never open the store (and the help) skip the drivers' start-up cost.
     const { openDb } = await import('../../core/store/open-db.js');
+    await announceNewStore(config);
     db = await openDb(config);
   } catch (error) {
     throw explainStoreError(error, config);
