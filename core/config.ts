@@ -1,6 +1,8 @@
 // The one configuration loader: every setting, its environment variable and its
 // default live in this table (docs/configuration.md mirrors it).
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 export interface PalaiConfig {
   /** HTTP port of `palai serve`. Default 8080. */
@@ -25,7 +27,7 @@ export interface PalaiConfig {
   bootstrapApiKey: string | null;
   /** Largest accepted request body in bytes. Default 10 MiB. */
   maxBodyBytes: number;
-  /** pino log level. Default info. */
+  /** pino log level, one of LOG_LEVELS. Default info. */
   logLevel: string;
   /** How long a worker's claim on a response lasts without a heartbeat, in seconds. Default 30. */
   leaseSeconds: number;
@@ -84,11 +86,20 @@ export interface KeyBinding {
 
 type Env = Record<string, string | undefined>;
 
+/** pino's levels, most severe first, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The longest delay a Node.js timer holds (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+const TIMER_MAX_MS = 2_147_483_647;
+const TIMER_MAX_SECONDS = Math.floor(TIMER_MAX_MS / 1000);
+
+/** Digits only: `1e3`, `0x10` or `1.0` are not what an operator means by a count. */
 function int(env: Env, name: string, fallback: number, min = 0, max?: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
+  const value = /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || (max !== undefined && value > max)) {
     const range = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`;
     throw new ConfigError(`${name} must be an integer ${range}, got ${JSON.stringify(raw)}`);
   }
@@ -110,6 +121,62 @@ function text(env: Env, name: string): string | null {
 
 export class ConfigError extends Error {}
 
+function oneOf<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  const chosen = choices.find((choice) => choice === raw.trim().toLowerCase());
+  if (chosen === undefined) throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(raw)}`);
+  return chosen;
+}
+
+/** A comma-separated list, entries trimmed, empty ones dropped. */
+const list = (raw: string): string[] => raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+
+/** A name as DNS and /etc/hosts take it: dot-separated labels of letters, digits, `-` and `_`. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+
+const isHost = (value: string): boolean => isIP(value) !== 0 || HOST_NAME.test(value);
+
+/** HOST, else PALAI_HOST: an address or a name to bind, without brackets or a port (the port is PORT). */
+function bindHost(env: Env): string {
+  const name = text(env, 'HOST') !== null ? 'HOST' : 'PALAI_HOST';
+  const raw = text(env, name);
+  if (raw === null) return '127.0.0.1';
+  if (!isHost(raw)) throw new ConfigError(`${name} must be an IP address or a host name (the port is PORT), got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/** PALAI_EGRESS_ALLOW_HOSTS: host names and IP literals as URLs write them, and CIDR blocks. */
+function egressAllowHosts(env: Env): string[] {
+  const entries = list(text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '');
+  for (const entry of entries) {
+    const valid = entry.includes('/') ? isCidr(entry) : isHost(entry.replace(/^\[(.*)\]$/, '$1'));
+    if (!valid) {
+      throw new ConfigError(`PALAI_EGRESS_ALLOW_HOSTS entry ${JSON.stringify(entry)} must be a host name, an IP address or a CIDR block such as 10.1.0.0/16`);
+    }
+  }
+  return entries;
+}
+
+function isCidr(entry: string): boolean {
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** PALAI_DATABASE_URL, whose value is never echoed: it carries the database password. */
+function databaseUrl(env: Env): string | null {
+  const raw = text(env, 'PALAI_DATABASE_URL');
+  if (raw === null) return null;
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : null;
+  if (protocol === 'postgres:' || protocol === 'postgresql:') return raw;
+  const got = protocol === null ? 'a value that is not a URL' : `a ${protocol} URL`;
+  throw new ConfigError(`PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got ${got}`);
+}
+
 function httpUrl(raw: string, what: string): string {
   let protocol: string | null = null;
   try {
@@ -127,7 +194,7 @@ function httpUrl(raw: string, what: string): string {
  * API caller could send to a URL of its choosing is a key given away.
  */
 function keyEnvAllowlist(env: Env, providerBaseUrls: ReadonlyMap<string, string>): KeyBinding[] {
-  const entries = (text(env, 'PALAI_KEY_ENV_ALLOWLIST') ?? 'OPENAI_API_KEY,ANTHROPIC_API_KEY').split(',').map((h) => h.trim()).filter(Boolean);
+  const entries = list(text(env, 'PALAI_KEY_ENV_ALLOWLIST') ?? 'OPENAI_API_KEY,ANTHROPIC_API_KEY');
   const bindings: KeyBinding[] = [];
   for (const entry of entries) {
     const equals = entry.indexOf('=');
@@ -163,25 +230,29 @@ function durations(env: Env, name: string, fallback: string): number[] {
 /** The default webhook retry schedule: seconds, then minutes, then hours, about 3 days in all. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,30s,2m,10m,30m,1h,2h,4h,6h,8h,10h,12h,12h,15h';
 
+/** The providers' own APIs: where their models go unless OPENAI_BASE_URL / ANTHROPIC_BASE_URL say otherwise. */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
 export function loadConfig(env: Env = process.env): PalaiConfig {
-  const openaiBaseUrl = httpUrl(text(env, 'OPENAI_BASE_URL') ?? 'https://api.openai.com/v1', 'OPENAI_BASE_URL');
-  const anthropicBaseUrl = httpUrl(text(env, 'ANTHROPIC_BASE_URL') ?? 'https://api.anthropic.com', 'ANTHROPIC_BASE_URL');
+  const openaiBaseUrl = httpUrl(text(env, 'OPENAI_BASE_URL') ?? DEFAULT_OPENAI_BASE_URL, 'OPENAI_BASE_URL');
+  const anthropicBaseUrl = httpUrl(text(env, 'ANTHROPIC_BASE_URL') ?? DEFAULT_ANTHROPIC_BASE_URL, 'ANTHROPIC_BASE_URL');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: text(env, 'HOST') ?? text(env, 'PALAI_HOST') ?? '127.0.0.1',
+    host: bindHost(env),
     adminPort: text(env, 'PALAI_ADMIN_PORT') === null ? null : int(env, 'PALAI_ADMIN_PORT', 0, 0, 65535),
     shutdownGraceSeconds: int(env, 'PALAI_SHUTDOWN_GRACE_SECONDS', 20, 0, 3600),
     home: resolve(text(env, 'PALAI_HOME') ?? './.palai'),
-    databaseUrl: text(env, 'PALAI_DATABASE_URL'),
+    databaseUrl: databaseUrl(env),
     databasePreparedStatements: bool(env, 'PALAI_DATABASE_PREPARED_STATEMENTS', true),
     bootstrapApiKey: text(env, 'PALAI_BOOTSTRAP_API_KEY'),
     maxBodyBytes: int(env, 'PALAI_MAX_BODY_BYTES', 10 * 1024 * 1024, 1),
-    logLevel: text(env, 'PALAI_LOG_LEVEL') ?? 'info',
+    logLevel: oneOf(env, 'PALAI_LOG_LEVEL', LOG_LEVELS, 'info'),
     leaseSeconds: int(env, 'PALAI_LEASE_SECONDS', 30, 1),
-    pollIntervalMs: int(env, 'PALAI_POLL_INTERVAL_MS', 1000, 10),
+    pollIntervalMs: int(env, 'PALAI_POLL_INTERVAL_MS', 1000, 10, TIMER_MAX_MS),
     workerConcurrency: int(env, 'PALAI_WORKER_CONCURRENCY', 32, 1),
-    syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1),
-    egressAllowHosts: (text(env, 'PALAI_EGRESS_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    syncWaitSeconds: int(env, 'PALAI_SYNC_WAIT_SECONDS', 600, 1, TIMER_MAX_SECONDS),
+    egressAllowHosts: egressAllowHosts(env),
     mcpStdioServersFile: text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
     keyEnvAllowlist: keyEnvAllowlist(env, new Map([['OPENAI_API_KEY', openaiBaseUrl], ['ANTHROPIC_API_KEY', anthropicBaseUrl]])),
@@ -189,7 +260,7 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     anthropicBaseUrl,
     modelMaxRetries: int(env, 'PALAI_MODEL_MAX_RETRIES', 4, 0, 20),
     modelRetryBaseMs: int(env, 'PALAI_MODEL_RETRY_BASE_MS', 500, 1),
-    modelTimeoutSeconds: int(env, 'PALAI_MODEL_TIMEOUT_SECONDS', 120, 1),
+    modelTimeoutSeconds: int(env, 'PALAI_MODEL_TIMEOUT_SECONDS', 120, 1, TIMER_MAX_SECONDS),
     idempotencyRetentionHours: int(env, 'PALAI_IDEMPOTENCY_RETENTION_HOURS', 24, 1),
     webhookTimeoutSeconds: int(env, 'PALAI_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 50),
     webhookRetryScheduleMs: durations(env, 'PALAI_WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),

@@ -144,7 +144,7 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Agent = validate22;
-const schema35 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}},"unevaluatedProperties":false};
+const schema35 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"},"warnings":{"type":"array","minItems":1,"description":"Only in the answer to a create or update, and only when there is something to say: what\nwould make a run of this revision fail from this server as it stands (a provider key that\nis not set, a stored key that does not decrypt, a key binding that refuses the base URL),\nin the words the run's error would use. The revision is saved all the same.\n","items":{"type":"object","required":["pointer","detail"],"additionalProperties":false,"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the agent spec, e.g. /model."},"detail":{"type":"string"}}}}},"unevaluatedProperties":false};
 const schema56 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
 const schema57 = {"type":"integer","description":"Seconds since the Unix epoch."};
 const schema36 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
@@ -2569,9 +2569,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-for(const key0 in data){
-if(((((((((((((((key0 !== "id") && (key0 !== "object")) && (key0 !== "name")) && (key0 !== "revision")) && (key0 !== "revision_id")) && (key0 !== "created_at")) && (key0 !== "updated_at")) && (key0 !== "description")) && (key0 !== "model")) && (key0 !== "instructions")) && (key0 !== "tools")) && (key0 !== "output_schema")) && (key0 !== "approval")) && (key0 !== "limits")) && (key0 !== "metadata")){
-const err21 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"};
+if(data.warnings !== undefined){
+let data7 = data.warnings;
+if(Array.isArray(data7)){
+if(data7.length < 1){
+const err21 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2580,15 +2582,110 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.pointer === undefined){
+const err22 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"#/properties/warnings/items/required",keyword:"required",params:{missingProperty: "pointer"},message:"must have required property '"+"pointer"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+if(data8.detail === undefined){
+const err23 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"#/properties/warnings/items/required",keyword:"required",params:{missingProperty: "detail"},message:"must have required property '"+"detail"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+for(const key0 in data8){
+if(!((key0 === "pointer") || (key0 === "detail"))){
+const err24 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"#/properties/warnings/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data8.pointer !== undefined){
+if(typeof data8.pointer !== "string"){
+const err25 = {instancePath:instancePath+"/warnings/" + i0+"/pointer",schemaPath:"#/properties/warnings/items/properties/pointer/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data8.detail !== undefined){
+if(typeof data8.detail !== "string"){
+const err26 = {instancePath:instancePath+"/warnings/" + i0+"/detail",schemaPath:"#/properties/warnings/items/properties/detail/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/warnings/" + i0,schemaPath:"#/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+for(const key1 in data){
+if((((((((((((((((key1 !== "id") && (key1 !== "object")) && (key1 !== "name")) && (key1 !== "revision")) && (key1 !== "revision_id")) && (key1 !== "created_at")) && (key1 !== "updated_at")) && (key1 !== "warnings")) && (key1 !== "description")) && (key1 !== "model")) && (key1 !== "instructions")) && (key1 !== "tools")) && (key1 !== "output_schema")) && (key1 !== "approval")) && (key1 !== "limits")) && (key1 !== "metadata")){
+const err29 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }

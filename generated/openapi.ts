@@ -926,6 +926,17 @@ export interface components {
             revision: number;
             revision_id: string;
             updated_at: components["schemas"]["UnixSeconds"];
+            /**
+             * @description Only in the answer to a create or update, and only when there is something to say: what
+             *     would make a run of this revision fail from this server as it stands (a provider key that
+             *     is not set, a stored key that does not decrypt, a key binding that refuses the base URL),
+             *     in the words the run's error would use. The revision is saved all the same.
+             */
+            warnings?: {
+                detail: string;
+                /** @description JSON Pointer (RFC 6901) into the agent spec, e.g. /model. */
+                pointer: string;
+            }[];
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model" | "tools" | "metadata">;
         AgentLimits: {
             max_steps?: number;

@@ -76,12 +76,17 @@ function sourcesDigest(sources) {
   return hash.digest('hex');
 }
 
-/** Brings dist/ up to date with the sources; says how many files it wrote and removed. */
-export async function buildDist() {
+/**
+ * Brings dist/ up to date with the sources; says how many files it wrote and
+ * removed. `starting(fresh)` is called before anything is compiled (`fresh`: there is no build yet).
+ */
+export async function buildDist(starting = () => {}) {
   const sources = SOURCE_DIRS.flatMap((dir) => filesUnder(join(ROOT, dir))).sort();
   const digest = sourcesDigest(sources);
-  const current = existsSync(join(DIST, 'cli', 'main.js')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === digest;
+  const built = existsSync(join(DIST, 'cli', 'main.js'));
+  const current = built && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === digest;
   if (current) return { files: null, written: 0, removed: 0 };
+  starting(!built);
   const { build, stop } = await import('esbuild');
   try {
     return await compile(sources, digest, build);
@@ -116,10 +121,17 @@ async function compile(sources, digest, build) {
   return { files: outputs.size, written, removed };
 }
 
-/** Builds, and says what it did on stderr (when `quiet`, only if it wrote or removed anything). */
+/**
+ * Builds, and says what it does on stderr: before compiling (when `quiet`, only
+ * a first build, which takes seconds), and what it wrote (when `quiet`, only if
+ * it wrote or removed anything).
+ */
 export async function buildAndReport(quiet) {
   const started = performance.now();
-  const { files, written, removed } = await buildDist();
+  const announce = (fresh) => {
+    if (!quiet || fresh) console.error(`Building dist/ from ${SOURCE_DIRS.map((dir) => `${dir}/`).join(', ')} …`);
+  };
+  const { files, written, removed } = await buildDist(announce);
   if (!quiet || written + removed > 0) {
     const ms = Math.round(performance.now() - started);
     console.error(files === null ? `dist/ is up to date (${ms} ms)` : `dist/: ${files} files, ${written} written, ${removed} removed (${ms} ms)`);

@@ -59,7 +59,8 @@ export function localContext(): CommandContext {
     config: loaded,
     async openStore() {
       // Loaded here, so that commands which never open the store (and the help) skip the drivers' start-up cost.
-      const { openDb } = await import('../../core/store/open-db.js');
+      const [{ openDb }, { announceNewStore }] = await Promise.all([import('../../core/store/open-db.js'), import('./store.js')]);
+      await announceNewStore(loaded());
       const db = await openDb(loaded());
       return { db, opened: true, close: () => db.close() };
     },

@@ -11,14 +11,13 @@ import { listProjects } from '../../core/auth/projects.js';
 import type { PalaiConfig } from '../../core/config.js';
 import type { ConnectionRow } from '../../core/models/connections.js';
 import { shownUrl } from '../../core/models/key-binding.js';
-import { secretBoxFrom } from '../../core/secrets/secret-box.js';
-import { createSecretStore } from '../../core/secrets/secret-store.js';
+import type { ModelAccess } from '../../core/models/resolve.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { Db } from '../../core/store/db.js';
 import { migrationStatus } from '../../core/store/migrate.js';
 import type { CommandContext, CommandStore } from './context.js';
 import { messageOf } from './errors.js';
-import { storeLabel } from './store.js';
+import { modelAccess, storeLabel } from './store.js';
 
 /** The oldest Node.js Palai supports (package.json "engines"). */
 const MIN_NODE: [number, number] = [20, 19];
@@ -133,7 +132,9 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
     if (projects.length === 0) checks.fail('no project yet', 'run palai keys create, or start palai serve once (it creates a project and a key)');
     else if (activeKeys.length === 0) checks.fail(`${projects.length} project(s) but no active API key`, 'run palai keys create');
     else checks.pass(`${projects.length} project(s), ${activeKeys.length} active API key(s)`);
-    await checkConnections(checks, db, config);
+    const access = modelAccess(config);
+    await checkConnections(checks, db, config, access);
+    await checkAgents(checks, db, access);
   } catch (error) {
     checks.fail(`reading the store failed: ${messageOf(error)}`, reachFix);
   } finally {
@@ -142,10 +143,8 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
   }
 }
 
-async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig): Promise<void> {
+async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig, { secrets }: ModelAccess): Promise<void> {
   const { rows } = await db.query<ConnectionRow>('SELECT * FROM model_connections ORDER BY project_id, name');
-  // The doctor is a composition root of its own: it sees the keys a server started here would see.
-  const secrets = createSecretStore({ box: secretBoxFrom(config.secretKey), env: process.env, policy: config });
   const { connectionReadiness } = await import('../../core/models/resolve.js');
   for (const connection of rows) {
     const { usable, detail } = await connectionReadiness(db, secrets, connection, config);
@@ -161,6 +160,20 @@ async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig):
     ...config.keyEnvAllowlist.map(({ variable, baseUrl }) => [variable, baseUrl] as const),
   ]);
   for (const [variable, baseUrl] of bindings) checks.info(`${variable} is sent only to ${shownUrl(baseUrl)}`);
+}
+
+/** Each agent whose runs would fail here before calling the model (its key is not set, say), in the words the run would fail with. */
+async function checkAgents(checks: Checklist, db: Db, access: ModelAccess): Promise<void> {
+  const [{ listEveryAgent }, { modelProblem }] = await Promise.all([import('../../core/agents/agents.js'), import('../../core/models/resolve.js')]);
+  const agents = await listEveryAgent(db);
+  if (agents.length === 0) return;
+  let ready = 0;
+  for (const agent of agents) {
+    const problem = await modelProblem(db, access, agent.project_id, agent.spec.model!);
+    if (problem === null) ready += 1;
+    else checks.fail(`agent ${agent.name} (project ${agent.project_id}): ${problem}`, "set that key on every palai process, or change the agent's model (a connection with a key of its own)");
+  }
+  if (ready > 0) checks.pass(`${ready} agent(s) have what their model needs`);
 }
 
 async function withTimeout<T>(work: Promise<T>): Promise<T> {

@@ -13,7 +13,7 @@ import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { OperatorSocket } from '../operator-socket/server.js';
 import { CliError, messageOf } from './errors.js';
-import { explainHubRunning, storeLabel } from './store.js';
+import { announceNewStore, explainHubRunning, storeLabel } from './store.js';
 
 export function parsePort(value: string): number {
   const port = Number(value);
@@ -46,6 +46,7 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
   try {
     // Loaded here so the other commands skip the HTTP stack's start-up cost.
     const { startHub } = await import('../hub.js');
+    await announceNewStore(config);
     hub = await startHub({ config, role: options.role });
   } catch (error) {
     throw await explainHubRunning(error, config, 'a second hub cannot open that store: stop that one first, or set PALAI_DATABASE_URL so that several hubs share one PostgreSQL database.');
@@ -138,6 +139,8 @@ async function listen(app: Express, host: string, port: number): Promise<Server>
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is already in use; choose another with --port or PORT.`));
       else if (error.code === 'EACCES') reject(new CliError(`Not allowed to listen on port ${port} on ${host}; choose a port above 1023.`));
+      else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') reject(new CliError(`HOST ${host} does not resolve to an address; set HOST to an address of this machine.`));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new CliError(`HOST ${host} is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all.`));
       else reject(error);
     });
     server.listen(port, host, () => resolve(server));

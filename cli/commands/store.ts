@@ -1,9 +1,13 @@
 // Opening the store for a one-shot command, with the failures a user can act on
 // (unreachable database, embedded store held by `palai serve`) said plainly.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PalaiConfig } from '../../core/config.js';
 import { redactUrl } from '../../core/logger.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
+import type { ModelAccess } from '../../core/models/resolve.js';
+import { secretBoxFrom } from '../../core/secrets/secret-box.js';
+import { createSecretStore } from '../../core/secrets/secret-store.js';
 import type { Db } from '../../core/store/db.js';
 import { migrate } from '../../core/store/migrate.js';
 import type { CommandContext, CommandStore } from './context.js';
@@ -25,6 +29,14 @@ function isConnectionFailure(error: unknown): boolean {
 /** Where the store lives, safe to print: the URL's password is redacted. */
 export function storeLabel(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): string {
   return config.databaseUrl ? `PostgreSQL at ${redactUrl(config.databaseUrl)}` : `embedded store at ${join(config.home, 'db')}`;
+}
+
+/** Says so on stderr when opening the store will create the embedded one, which takes a moment (more without the template). */
+export async function announceNewStore(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): Promise<void> {
+  if (config.databaseUrl || existsSync(join(config.home, 'db', 'PG_VERSION'))) return;
+  const { templateReady } = await import('../../core/store/pglite-template.js');
+  const initdb = templateReady() ? '' : " (preparing its template first: initdb in WebAssembly, once; a few seconds)";
+  console.error(`Creating the embedded store at ${join(config.home, 'db')}${initdb} …`);
 }
 
 /** Rephrases a connection failure with the (redacted) database it was for; passes anything else through. */
@@ -72,4 +84,9 @@ export async function explainHubRunning(error: unknown, config: PalaiConfig, con
   const { runningHub } = await import('../operator-socket/client.js');
   const hub = await runningHub(config.home);
   return hub ? new CliError(`palai serve (process ${hub.pid}) is running on the ${storeLabel(config)}; ${consequence}`) : error;
+}
+
+/** The keys a server started here would see (its environment, its PALAI_SECRET_KEY): a command is a composition root of its own. */
+export function modelAccess(config: PalaiConfig): ModelAccess {
+  return { secrets: createSecretStore({ box: secretBoxFrom(config.secretKey), env: process.env, policy: config }), policy: config };
 }

@@ -8,6 +8,7 @@ import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { checkAgentSpec } from './agent-spec.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
+import { modelConnection, modelProblem, type ModelAccess } from '../models/resolve.js';
 
 export interface AgentRow {
   id: string;
@@ -58,6 +59,18 @@ function specOf(request: CreateAgentRequest | UpdateAgentRequest): AgentSpecFiel
   return spec;
 }
 
+/**
+ * The answer to a create or update: the agent, with what would stop a run of
+ * this revision from this process (its model's key, say) as warnings. A model
+ * connection that does not exist, or is of another provider, refuses the
+ * write instead. Without `access` (a caller with no secret store) no warning is looked for.
+ */
+async function writtenAgent(tx: Queryable, projectId: string, agentId: string, access: ModelAccess | undefined): Promise<Agent> {
+  const agent = agentView((await findAgent(tx, projectId, agentId))!);
+  const problem = access ? await modelProblem(tx, access, projectId, agent.model) : null;
+  return problem === null ? agent : { ...agent, warnings: [{ pointer: '/model', detail: problem }] };
+}
+
 /** The agent named by id (`agt_…`) or name, or null. */
 export async function findAgent(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<AgentRow | null> {
   const column = ref.startsWith('agt_') ? 'a.id' : 'a.name';
@@ -80,7 +93,7 @@ export async function requireAgent(db: Queryable, projectId: string, ref: string
   return agent;
 }
 
-export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest, idem?: IdempotencyClaim): Promise<Agent> {
+export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest, idem?: IdempotencyClaim, access?: ModelAccess): Promise<Agent> {
   const spec = specOf(request);
   const taken = () => new PalaiError('conflict', `An agent named ${JSON.stringify(request.name)} already exists; update it instead.`);
   try {
@@ -88,9 +101,10 @@ export async function createAgent(db: Db, projectId: string, request: CreateAgen
       const agentId = newId('agt');
       await reserveKey(tx, projectId, idem, agentId);
       if (await findAgent(tx, projectId, request.name)) throw taken();
+      await modelConnection(tx, projectId, spec.model!);
       await tx.query('INSERT INTO agents (id, project_id, name, current_revision) VALUES ($1, $2, $3, 1)', [agentId, projectId, request.name]);
       await insertRevision(tx, projectId, agentId, 1, spec);
-      const agent = agentView((await findAgent(tx, projectId, agentId))!);
+      const agent = await writtenAgent(tx, projectId, agentId, access);
       await recordAnswer(tx, projectId, idem, 201, agent, agentId);
       return agent;
     });
@@ -108,6 +122,7 @@ export async function updateAgent(
   ref: string,
   request: UpdateAgentRequest,
   idem?: IdempotencyClaim,
+  access?: ModelAccess,
 ): Promise<{ agent: Agent; changed: boolean }> {
   const spec = specOf(request);
   return db.transaction(async (tx) => {
@@ -117,29 +132,35 @@ export async function updateAgent(
     if (request.name !== undefined && request.name !== current.name) {
       throw new PalaiError('invalid-request', 'An agent cannot be renamed.', { errors: [{ pointer: '/name', detail: `must be ${JSON.stringify(current.name)}` }] });
     }
+    await modelConnection(tx, projectId, spec.model!);
     const changed = canonicalJson(spec) !== canonicalJson(current.spec);
     if (changed) {
       const revision = current.current_revision + 1;
       await insertRevision(tx, projectId, current.id, revision, spec);
       await tx.query('UPDATE agents SET current_revision = $2, updated_at = now() WHERE id = $1', [current.id, revision]);
     }
-    const agent = agentView((await findAgent(tx, projectId, current.id))!);
+    const agent = await writtenAgent(tx, projectId, current.id, access);
     await recordAnswer(tx, projectId, idem, 200, agent, agent.id);
     return { agent, changed };
   });
 }
 
 /** Declarative create-or-update by name (`palai agents apply`). */
-export async function applyAgent(db: Db, projectId: string, request: CreateAgentRequest): Promise<{ agent: Agent; action: 'created' | 'updated' | 'unchanged' }> {
+export async function applyAgent(
+  db: Db,
+  projectId: string,
+  request: CreateAgentRequest,
+  access?: ModelAccess,
+): Promise<{ agent: Agent; action: 'created' | 'updated' | 'unchanged' }> {
   if (!(await findAgent(db, projectId, request.name))) {
     try {
-      return { agent: await createAgent(db, projectId, request), action: 'created' };
+      return { agent: await createAgent(db, projectId, request, undefined, access), action: 'created' };
     } catch (error) {
       // Created concurrently by someone else: fall through to an update.
       if (!(error instanceof PalaiError && error.slug === 'conflict')) throw error;
     }
   }
-  const { agent, changed } = await updateAgent(db, projectId, request.name, request);
+  const { agent, changed } = await updateAgent(db, projectId, request.name, request, undefined, access);
   return { agent, action: changed ? 'updated' : 'unchanged' };
 }
 
@@ -159,6 +180,12 @@ export async function listAgents(db: Db, projectId: string, page: PageRequest): 
     [projectId, page.after ?? null, fetchSize(page)],
   );
   return toPage(rows, page, agentView);
+}
+
+/** Every agent of every project at its current revision, by project and name: for the operator's checks. */
+export async function listEveryAgent(db: Queryable): Promise<AgentRow[]> {
+  const { rows } = await db.query<AgentRow>(`${SELECT_AGENT} ORDER BY a.project_id, a.name`);
+  return rows;
 }
 
 export async function listRevisions(db: Db, projectId: string, ref: string, page: PageRequest): Promise<Page<AgentRevision>> {

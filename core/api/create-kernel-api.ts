@@ -47,10 +47,11 @@ function bindKernelApi(kernel: Kernel): KernelApi {
     authenticate: (apiKey) => authenticate(db, apiKey),
 
     agents: {
-      create: (projectId, request, options) => createAgent(db, projectId, request, options?.idempotency),
+      create: (projectId, request, options) => createAgent(db, projectId, request, options?.idempotency, { secrets: kernel.secrets, policy: config }),
       get: async (projectId, ref) => agentView(await requireAgent(db, projectId, ref)),
       list: (projectId, page) => listAgents(db, projectId, page),
-      update: async (projectId, ref, request, options) => (await updateAgent(db, projectId, ref, request, options?.idempotency)).agent,
+      update: async (projectId, ref, request, options) =>
+        (await updateAgent(db, projectId, ref, request, options?.idempotency, { secrets: kernel.secrets, policy: config })).agent,
       revisions: (projectId, ref, page) => listRevisions(db, projectId, ref, page),
       projectOf: (agentId) => projectOfAgent(db, agentId),
     },

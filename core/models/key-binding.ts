@@ -5,7 +5,7 @@
 // allowed to create an agent could point its base_url at their own server and
 // be sent the server's key. A key a caller stored is theirs to send anywhere.
 import type { ModelProvider } from '../../generated/schemas.js';
-import type { PalaiConfig } from '../config.js';
+import { DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_OPENAI_BASE_URL, type PalaiConfig } from '../config.js';
 
 /** The environment variable each provider's own key is read from. */
 export const PROVIDER_KEY_ENV: Record<ModelProvider, string | null> = {
@@ -33,6 +33,20 @@ export function providerBaseUrl(provider: ModelProvider, policy: KeyPolicy): str
       throw new Error(`unknown provider ${String(unknown)}`);
     }
   }
+}
+
+/** The provider's own public API, which refuses every call without a key; null for the fake model. */
+const PROVIDER_API: Record<ModelProvider, string | null> = {
+  fake: null,
+  openai: DEFAULT_OPENAI_BASE_URL,
+  'openai-chat': DEFAULT_OPENAI_BASE_URL,
+  anthropic: DEFAULT_ANTHROPIC_BASE_URL,
+};
+
+/** Whether `baseUrl` is the provider's own API (a server of the operator's may need no key; that one always does). */
+export function isProviderApi(provider: ModelProvider, baseUrl: string): boolean {
+  const api = PROVIDER_API[provider];
+  return api !== null && sameBaseUrl(provider, baseUrl, api);
 }
 
 /**

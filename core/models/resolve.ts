@@ -8,11 +8,17 @@ import { loadConfig } from '../config.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { SecretUnavailableError, type SecretFailure, type SecretStore } from '../secrets/secret-port.js';
 import type { Queryable } from '../store/db.js';
-import { requireConnection, type ConnectionRow } from './connections.js';
-import { PROVIDER_KEY_ENV, providerBaseUrl, sameBaseUrl, shownUrl, type KeyPolicy } from './key-binding.js';
+import { findConnection, type ConnectionRow } from './connections.js';
+import { isProviderApi, PROVIDER_KEY_ENV, providerBaseUrl, sameBaseUrl, shownUrl, type KeyPolicy } from './key-binding.js';
 import type { ModelCredentials } from './model-port.js';
 
 export { PROVIDER_KEY_ENV, type KeyPolicy };
+
+/** What resolving a model needs from the process: its secret store (stored and server keys) and the operator's key policy. */
+export interface ModelAccess {
+  secrets: SecretStore;
+  policy: KeyPolicy;
+}
 
 export interface ResolvedModel {
   provider: ModelProvider;
@@ -39,21 +45,37 @@ export async function resolveModel(
 
 const isHttpUrl = (text: string): boolean => URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol);
 
+/**
+ * The connection a model block names (null when it names none), of the provider
+ * the block names if it names one. Otherwise a PalaiError naming the field: an
+ * agent is refused with it, and a run whose connection was deleted fails with it.
+ */
+export async function modelConnection(db: Queryable, projectId: string, spec: ModelSpec): Promise<ConnectionRow | null> {
+  if (!spec.connection) return null;
+  const connection = await findConnection(db, projectId, spec.connection);
+  if (!connection) {
+    throw new PalaiError('invalid-request', `The agent's model connection ${JSON.stringify(spec.connection)} does not exist.`, {
+      errors: [{ pointer: '/model/connection', detail: 'names no model connection of this project' }],
+    });
+  }
+  if (spec.provider && spec.provider !== connection.provider) {
+    throw new PalaiError('invalid-request', `The agent names provider ${spec.provider}, but connection ${connection.name} is ${connection.provider}.`, {
+      errors: [{ pointer: '/model/provider', detail: `is not the provider of connection ${connection.name} (${connection.provider})` }],
+    });
+  }
+  return connection;
+}
+
 async function resolveUnchecked(db: Queryable, secrets: SecretStore, projectId: string, spec: ModelSpec, policy: KeyPolicy): Promise<ResolvedModel> {
-  if (!spec.connection) {
+  const connection = await modelConnection(db, projectId, spec);
+  if (!connection) {
     const provider = spec.provider!;
     const baseUrl = spec.base_url ?? providerBaseUrl(provider, policy);
-    return { provider, modelName: spec.name ?? null, credentials: { apiKey: serverKey(provider, baseUrl, secrets, policy), baseUrl } };
+    const apiKey = serverKey(provider, baseUrl, secrets, policy);
+    if (apiKey === null) refuseWithoutKey(provider, baseUrl, policy, "the agent's model names no connection with a key");
+    return { provider, modelName: spec.name ?? null, credentials: { apiKey, baseUrl } };
   }
-  const connection = await requireConnection(db, projectId, spec.connection).catch((error: unknown) => {
-    // Only a missing connection means that; a store failure must not end the run as if it did.
-    if (!(error instanceof PalaiError)) throw error;
-    throw new PalaiError('invalid-request', `The agent's model connection ${JSON.stringify(spec.connection)} does not exist.`);
-  });
   const { provider } = connection;
-  if (spec.provider && spec.provider !== provider) {
-    throw new PalaiError('invalid-request', `The agent names provider ${spec.provider}, but connection ${connection.name} is ${provider}.`);
-  }
   const modelName = spec.name ?? connection.default_model;
   const chosenUrl = spec.base_url ?? connection.base_url;
 
@@ -80,11 +102,42 @@ async function resolveUnchecked(db: Queryable, secrets: SecretStore, projectId: 
           `${shownUrl(binding.baseUrl)}; the key was not sent. Store a key with the connection (api_key) to call another base URL.`,
       );
     }
-    return { provider, modelName, credentials: { apiKey: secrets.serverKey(variable) ?? null, baseUrl } };
+    const apiKey = secrets.serverKey(variable) ?? null;
+    if (apiKey === null) throw new PalaiError('invalid-request', `${variable} is not set, and the agent's connection ${connection.name} reads its key from it.`);
+    return { provider, modelName, credentials: { apiKey, baseUrl } };
   }
 
   const baseUrl = chosenUrl ?? providerBaseUrl(provider, policy);
-  return { provider, modelName, credentials: { apiKey: serverKey(provider, baseUrl, secrets, policy), baseUrl } };
+  const apiKey = serverKey(provider, baseUrl, secrets, policy);
+  if (apiKey === null) refuseWithoutKey(provider, baseUrl, policy, `the agent's connection ${connection.name} has no key`);
+  return { provider, modelName, credentials: { apiKey, baseUrl } };
+}
+
+/**
+ * A call without a key to the provider's own API, where the operator left the
+ * provider, is refused by the provider: say which key is missing instead of
+ * sending it. Anywhere else (a local server, the operator's proxy) it goes without one.
+ */
+function refuseWithoutKey(provider: ModelProvider, baseUrl: string | null, policy: KeyPolicy, why: string): void {
+  const variable = PROVIDER_KEY_ENV[provider];
+  const bound = providerBaseUrl(provider, policy);
+  if (!variable || !bound || !baseUrl || !sameBaseUrl(provider, baseUrl, bound) || !isProviderApi(provider, bound)) return;
+  throw new PalaiError('invalid-request', `${variable} is not set, and ${why}.`);
+}
+
+/**
+ * Why a run of this model block would fail before calling its model, from this
+ * process, or null: the same message the run would fail with (a key that is not
+ * set, a stored key that does not decrypt, a binding that refuses the base URL).
+ */
+export async function modelProblem(db: Queryable, access: ModelAccess, projectId: string, spec: ModelSpec): Promise<string | null> {
+  try {
+    await resolveModel(db, access.secrets, projectId, spec, access.policy);
+    return null;
+  } catch (error) {
+    if (!(error instanceof PalaiError)) throw error;
+    return error.message;
+  }
 }
 
 /** The provider's key from the environment, when the call goes where the operator bound it; else none. */

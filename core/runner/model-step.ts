@@ -23,6 +23,8 @@ import { outputSchemaOf } from './output-contract.js';
 export interface StepResult {
   calls: StepStream['calls'];
   text: string;
+  /** The run's usage with this step's, as its provider reported it. */
+  usage: Usage;
   /** Commits the step's output, usage and tool calls in the caller's transaction, under the lease. */
   write(tx: Queryable): Promise<void>;
   /** Says the transaction that wrote the step committed (the step's latency ends there). */
@@ -178,6 +180,7 @@ async function modelAttempt(
   return {
     calls: stream.calls,
     text: stream.text,
+    usage: total,
     async write(tx) {
       await writeStep(tx, writer, stream, { usage: total, stepUsage: usage, attempted: true, calls: calls.length });
       if (calls.length > 0) await insertToolCalls(tx, writer.projectId, writer.responseId, calls);

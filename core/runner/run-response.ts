@@ -15,7 +15,7 @@ import { interruptReason } from './interrupt.js';
 import { modelStep, type StepResult } from './model-step.js';
 import { outputSchemaOf, outputViolations, repairRequest, runToolSpecs } from './output-contract.js';
 import { closeDanglingItems } from './recovery.js';
-import { deadlineError, end, responseError, type RunContext } from './run-context.js';
+import { deadlineError, end, overTokenBudget, responseError, tokenBudgetError, type RunContext } from './run-context.js';
 import { executeToolCall, expireApprovals } from './tool-execution.js';
 
 /** The reason a response must stop before its next step, if any. */
@@ -23,9 +23,7 @@ function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: Terminal
   const limits = spec.limits ?? {};
   if (row.cancel_requested_at) return { status: 'canceled', error: null };
   if (row.deadline_at && new Date(row.deadline_at).getTime() <= Date.now()) return { status: 'timed_out', error: deadlineError(spec) };
-  if (limits.max_total_tokens !== undefined && (row.usage?.total_tokens ?? 0) > limits.max_total_tokens) {
-    return { status: 'budget_exceeded', error: responseError('limit-exceeded', `The token budget of ${limits.max_total_tokens} was used up.`) };
-  }
+  if (overTokenBudget(spec, row.usage)) return { status: 'budget_exceeded', error: tokenBudgetError(spec) };
   if (limits.max_tool_calls !== undefined && row.tool_call_count > limits.max_tool_calls) {
     return { status: 'failed', error: responseError('limit-exceeded', `The model asked for more than max_tool_calls (${limits.max_tool_calls}) tool calls.`) };
   }
@@ -116,10 +114,13 @@ async function runSteps(ctx: RunContext, first: RunRow | null): Promise<void> {
     const step = await modelStep(ctx, row);
     if (step === null) return;
     if (step.calls.length > 0) {
+      // Over the token budget, the calls are committed but never run: the next pass stops before them.
       await db.transaction((tx) => step.write(tx));
       step.committed();
       continue;
     }
+    // The answer that takes the run over its budget is kept, but the run does not complete with it.
+    if (overTokenBudget(spec, step.usage)) return end(ctx, 'budget_exceeded', tokenBudgetError(spec), step.last());
 
     // The last step commits with the end of the response (or with the repair request): one transaction, not two.
     const schema = outputSchemaOf(spec, row.options);

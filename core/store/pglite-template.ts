@@ -46,6 +46,11 @@ const parts = (dir: string) => ({ dataDir: join(dir, 'data'), tarFile: join(dir,
 
 const complete = (dir: string) => existsSync(join(parts(dir).dataDir, 'PG_VERSION')) && existsSync(parts(dir).tarFile);
 
+/** Whether the cached template is there: without it, the next new store waits for initdb (a few seconds). */
+export function templateReady(): boolean {
+  return complete(cachedTemplateDir());
+}
+
 /** The cached template, made first if missing; a temporary one when the cache folder cannot be written. */
 export async function storeTemplate(): Promise<StoreTemplate> {
   const cached = cachedTemplateDir();

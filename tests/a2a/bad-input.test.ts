@@ -99,6 +99,25 @@ await describeEachStore('A2A bad input', (ctx) => {
     assert.deepEqual(await counts(), before);
   });
 
+  test('text no store can hold in a task id, a contextId, a list query or a REST path is InvalidParams (-32602; HTTP+JSON 400), and creates nothing', async () => {
+    const before = await counts();
+    for (const bad of ['resp_\u0000', 'ctx \ud800 half']) {
+      const get = await call('GetTask', { id: bad });
+      assert.equal(get.body.error?.code, -32602, JSON.stringify(get.body));
+      const cancel = await call('CancelTask', { id: bad });
+      assert.equal(cancel.body.error?.code, -32602, JSON.stringify(cancel.body));
+      const send = await call('SendMessage', { message: message([{ text: 'hi' }], { contextId: bad }) });
+      assert.equal(send.body.error?.code, -32602, JSON.stringify(send.body));
+      const list = await call('ListTasks', { contextId: bad });
+      assert.equal(list.body.error?.code, -32602, JSON.stringify(list.body));
+    }
+    const path = await ctx().http.get('/a2a/strict/rest/tasks/resp_%00x').set(ctx().auth).set('A2A-Version', '1.0');
+    assert.equal(path.status, 400, path.text);
+    const query = await ctx().http.get('/a2a/strict/rest/tasks?contextId=%00').set(ctx().auth).set('A2A-Version', '1.0');
+    assert.equal(query.status, 400, query.text);
+    assert.deepEqual(await counts(), before);
+  });
+
   test('a body over the hub limit is refused with 413 on both bindings', async () => {
     const huge = 'x'.repeat(ctx().hub.api.config.maxBodyBytes + 10);
     const res = await call('SendMessage', { message: message([{ text: huge }]) });

@@ -75,12 +75,15 @@ test('palai serve on the embedded store answers over HTTP and releases the store
   const env = userEnv({ PALAI_HOME: home, PALAI_BOOTSTRAP_API_KEY: API_KEY });
   const serve = await serveScenario(env);
   assert.match(serve.stdout(), /Store: embedded store at /);
+  const created = serve.stderr().match(/^Creating the embedded store at (\S+)(?: \(preparing its template first: [^)]*\))? …$/m);
+  assert.equal(created?.[1], join(home, 'db'), `the first start says it creates the store: ${serve.stderr()}`);
   assert.deepEqual(readdirSync(home).filter((name) => name.endsWith('.lock')), [], 'the lock file was removed');
 
   // The lock is gone: another process can open the same store right away.
   const migrate = startPalai(['migrate'], env);
   assert.equal(await within(migrate.exited, 60_000, 'palai migrate'), 0, migrate.stderr());
   assert.match(migrate.stdout(), /Up to date/);
+  assert.doesNotMatch(migrate.stderr(), /Creating the embedded store/, 'an existing store is not created again');
 });
 
 const postgresReason = await postgresUnavailable();

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type request from 'supertest';
-import { createAgent } from '../support/api.js';
+import { createAgent, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
@@ -259,3 +259,80 @@ await describeEachStore('agents', (ctx) => {
     assert.equal(mine.body.revision, 1);
   });
 });
+
+// A server with no provider key in its environment, at the providers' own APIs.
+const UNSET_VARIABLE = 'PALAI_TEST_UNSET_MODEL_KEY';
+await describeEachStore(
+  'agents and their model keys',
+  (ctx) => {
+    const postAgent = async (body: Record<string, unknown>) => {
+      const res = await ctx().http.post('/v1/agents').set(ctx().auth).send(body);
+      assertMatchesSpec(res, 'createAgent');
+      return res;
+    };
+    const postConnection = async (body: Record<string, unknown>) => {
+      const res = await ctx().http.post('/v1/model_connections').set(ctx().auth).send(body);
+      assert.equal(res.status, 201, res.text);
+    };
+
+    test('an agent naming an unknown model connection, or one of another provider, is refused at create and update, naming the field', async () => {
+      const { http, auth } = ctx();
+      const unknown = await postAgent({ name: 'nowhere-bound', model: { connection: 'no-such-connection' } });
+      assertProblem(unknown, 400, 'invalid-request');
+      assert.deepEqual(unknown.body.errors, [{ pointer: '/model/connection', detail: 'names no model connection of this project' }]);
+      assertProblem(await http.get('/v1/agents/nowhere-bound').set(auth), 404, 'agent-not-found');
+
+      await postConnection({ name: 'claude', provider: 'anthropic', api_key: 'sk-ant-test-stored-0123456789' });
+      const other = await postAgent({ name: 'crossed', model: { provider: 'openai', connection: 'claude' } });
+      assertProblem(other, 400, 'invalid-request');
+      assert.equal(other.body.errors[0].pointer, '/model/provider');
+
+      const agent = await createAgent(ctx, { name: 'rewired', model: { provider: 'fake' } });
+      const update = await http.post('/v1/agents/rewired').set(auth).send({ model: { connection: 'no-such-connection' } });
+      assertMatchesSpec(update, 'updateAgent');
+      assertProblem(update, 400, 'invalid-request');
+      assert.equal(update.body.errors[0].pointer, '/model/connection');
+      assert.deepEqual((await http.get('/v1/agents/rewired').set(auth)).body, agent, 'nothing was written');
+    });
+
+    test('a provider with no usable key is a warning on the create and update answers, in the words the run then fails with', async () => {
+      const { http, auth } = ctx();
+      await postConnection({ name: 'anthropic-keyless', provider: 'anthropic' });
+      await postConnection({ name: 'env-keyless', provider: 'openai', api_key_env: UNSET_VARIABLE });
+      const cases: [Record<string, unknown>, string][] = [
+        [{ provider: 'openai', name: 'gpt-4.1-mini' }, "OPENAI_API_KEY is not set, and the agent's model names no connection with a key."],
+        [{ connection: 'anthropic-keyless', name: 'claude-sonnet-4-5' }, "ANTHROPIC_API_KEY is not set, and the agent's connection anthropic-keyless has no key."],
+        [{ connection: 'env-keyless', name: 'gpt-4.1-mini' }, `${UNSET_VARIABLE} is not set, and the agent's connection env-keyless reads its key from it.`],
+      ];
+      for (const [index, [model, detail]] of cases.entries()) {
+        const name = `keyless-${index}`;
+        const created = await postAgent({ name, model });
+        assert.equal(created.status, 201, created.text);
+        assert.deepEqual(created.body.warnings, [{ pointer: '/model', detail }], name);
+        const read = await http.get(`/v1/agents/${name}`).set(auth);
+        assert.equal('warnings' in read.body, false, 'a warning belongs to the answer of a write');
+        const run = await respond(ctx, { model: name, input: 'hi' });
+        assert.equal(run.status, 'failed', name);
+        assert.equal(run.error.code, 'model-provider-error');
+        assert.equal(run.error.message, detail, 'the run names the missing key');
+      }
+      const updated = await http.post('/v1/agents/keyless-0').set(auth).send({ model: { provider: 'openai', name: 'gpt-4.1' } });
+      assertMatchesSpec(updated, 'updateAgent');
+      assert.equal(updated.body.revision, 2);
+      assert.deepEqual(updated.body.warnings, [{ pointer: '/model', detail: cases[0][1] }]);
+    });
+
+    test('an agent whose model can run has no warnings: a stored key, the fake model, a server of its own that may need no key', async () => {
+      for (const [name, model] of [
+        ['stored-key', { connection: 'claude', name: 'claude-sonnet-4-5' }],
+        ['fake-model', { provider: 'fake' }],
+        ['local-server', { provider: 'openai-chat', name: 'llama3.1:8b', base_url: 'http://127.0.0.1:11434/v1' }],
+      ] as const) {
+        const created = await createAgent(ctx, { name, model });
+        assert.equal('warnings' in created, false, `${name}: ${JSON.stringify(created.warnings)}`);
+      }
+    });
+  },
+  { secretKey: 'agents-test-secret-key', keyEnvAllowlist: [{ variable: UNSET_VARIABLE, baseUrl: 'https://models.example/v1' }] },
+  { env: {} },
+);

@@ -133,6 +133,31 @@ describe('palai commands on an embedded store', { timeout: 300_000 }, () => {
       await db.close();
     }
   });
+  test('agents apply refuses a spec naming an unknown model connection and applies nothing; one without its provider key is applied with a warning doctor lists', async () => {
+    const noKey = { OPENAI_API_KEY: '' };
+    const unknown = writeYaml('unknown-connection.yaml', ['- name: first-fine', '  model: { provider: fake }', '- name: lost', '  model: { connection: nowhere }', ''].join('\n'));
+    const refused = await palai(['agents', 'apply', '-f', unknown], noKey);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.equal(refused.stderr, `palai: ${unknown} has invalid agent specs; nothing was applied:\n  /1/model/connection: names no model connection of this project (agent "lost")\n`);
+
+    const keyless = writeYaml('keyless.yaml', 'name: keyless\nmodel: { provider: openai, name: gpt-4.1-mini }\n');
+    const missing = "OPENAI_API_KEY is not set, and the agent's model names no connection with a key.";
+    const applied = await palai(['agents', 'apply', '-f', keyless], noKey);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(applied.stdout, `created keyless (revision 1)\n  warning: /model: ${missing}\n`);
+
+    const doctor = await palai(['doctor'], noKey);
+    assert.equal(doctor.code, 1, doctor.stdout);
+    assert.ok(doctor.stdout.includes(`✗ agent keyless (project proj_`), doctor.stdout);
+    assert.match(doctor.stdout, new RegExp(`\\): ${missing.replace(/[.]/g, '\\.')}\n\\s+fix: set that key on every palai process`));
+    assert.match(doctor.stdout, /✓ 2 agent\(s\) have what their model needs/, 'echo and storyteller');
+    const serverKey = 'sk-test-doctor-key-0123456789';
+    const withKey = await palai(['doctor'], { OPENAI_API_KEY: serverKey });
+    assert.equal(withKey.code, 0, withKey.stdout);
+    assert.match(withKey.stdout, /✓ 3 agent\(s\) have what their model needs/);
+    assert.ok(!withKey.stdout.includes(serverKey) && !withKey.stderr.includes(serverKey), 'doctor never prints a key');
+  });
 });
 
 describe('palai startup failures', { timeout: 120_000 }, () => {
@@ -147,6 +172,27 @@ describe('palai startup failures', { timeout: 120_000 }, () => {
     assert.match(unreachable.stderr, /^palai: Cannot reach the database \(PostgreSQL at postgres:\/\/palai:\*\*\*@127\.0\.0\.1:1\/palai\): /);
     assert.equal(unreachable.stderr.trim().split('\n').length, 1, unreachable.stderr);
     assert.ok(!unreachable.stdout.includes('topsecret') && !unreachable.stderr.includes('topsecret'));
+  });
+
+  test('an invalid log level, database URL or bind host stops serve, and every command that loads the configuration, with one line naming it', async () => {
+    const invalid = 'palai: Invalid configuration: ';
+    const cases: [string[], Record<string, string>, string][] = [
+      [['serve', '--port', '0'], { PALAI_LOG_LEVEL: 'loud' }, `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`],
+      [['serve', '--port', '0'], { PALAI_DATABASE_URL: 'notaurl' }, `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a value that is not a URL`],
+      [['serve', '--port', '0'], { PALAI_DATABASE_URL: 'mysql://palai:topsecret@db/palai' }, `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a mysql: URL`],
+      [['serve', '--port', '0'], { HOST: 'http://0.0.0.0' }, `${invalid}HOST must be an IP address or a host name (the port is PORT), got "http://0.0.0.0"`],
+      [['keys', 'list'], { PALAI_LOG_LEVEL: 'loud' }, `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`],
+      [['outbox', 'list'], { PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1:8080' }, `${invalid}PALAI_EGRESS_ALLOW_HOSTS entry "127.0.0.1:8080" must be a host name, an IP address or a CIDR block such as 10.1.0.0/16`],
+    ];
+    const results = await Promise.all(cases.map(([args, env]) => palai(args, env)));
+    results.forEach((result, index) => {
+      const [args, env, line] = cases[index];
+      const what = `${args.join(' ')} with ${JSON.stringify(env)}`;
+      assert.equal(result.code, 1, what);
+      assert.equal(result.stderr, `${line}\n`, what);
+      assert.equal(result.stdout, '', what);
+      assert.ok(!result.stderr.includes('topsecret'), what);
+    });
   });
 });
 

@@ -314,29 +314,51 @@ await describeEachStore(
       assert.ok(!(await storedSecrets(ctx)).some((secret) => secret.id === secretId), 'the key went with its connection');
     });
 
-    test('an agent naming a connection that does not exist: its response ends failed, naming the connection', async () => {
-      await createAgent(ctx, { name: 'via-nowhere', model: { connection: 'nowhere', name: 'scenario-text' } });
-      const res = await respond(ctx, { model: 'via-nowhere', input: 'hi' });
+    test('an agent naming a connection that does not exist is refused at /model/connection; one whose connection is deleted later fails, naming it', async () => {
+      const { http, auth } = ctx();
+      const nowhere = await http.post('/v1/agents').set(auth).send({ name: 'via-nowhere', model: { connection: 'nowhere', name: 'scenario-text' } });
+      assertMatchesSpec(nowhere, 'createAgent');
+      assertProblem(nowhere, 400, 'invalid-request');
+      assert.match(nowhere.body.detail, /connection "nowhere" does not exist/);
+      assert.deepEqual(nowhere.body.errors, [{ pointer: '/model/connection', detail: 'names no model connection of this project' }]);
+      assertProblem(await http.get('/v1/agents/via-nowhere').set(auth), 404, 'agent-not-found');
+
+      const made = await postConnection(ctx, { name: 'soon-gone', provider: 'openai-chat', base_url: wire.baseUrl, default_model: 'scenario-text' });
+      assert.equal(made.status, 201, made.text);
+      const agent = await createAgent(ctx, { name: 'via-soon-gone', model: { connection: 'soon-gone' } });
+      assert.equal('warnings' in agent, false, 'a keyless connection to a local server needs no warning');
+      const moved = await http.post('/v1/agents/via-soon-gone').set(auth).send({ model: { connection: 'nowhere' } });
+      assertMatchesSpec(moved, 'updateAgent');
+      assertProblem(moved, 400, 'invalid-request');
+      assert.equal(moved.body.errors[0].pointer, '/model/connection');
+      assert.equal((await http.get('/v1/agents/via-soon-gone').set(auth)).body.revision, 1, 'the refused update wrote no revision');
+
+      assert.equal((await http.delete('/v1/model_connections/soon-gone').set(auth)).status, 200);
+      const res = await respond(ctx, { model: 'via-soon-gone', input: 'hi' });
       assert.equal(res.status, 'failed');
       assert.equal(res.error.code, 'model-provider-error');
-      assert.match(res.error.message, /connection "nowhere" does not exist/);
+      assert.match(res.error.message, /connection "soon-gone" does not exist/);
       assert.deepEqual(res.output, []);
     });
 
-    test('a connection of another provider than the agent names, or a key sealed under another secret, fails the response clearly', async () => {
+    test('a connection of another provider than the agent names is refused at /model/provider; a key sealed under another secret is a warning, then the failure', async () => {
       const sentBefore = wire.requests.length;
-      await createAgent(ctx, { name: 'mismatch', model: { provider: 'anthropic', connection: 'local', name: 'scenario-text' } });
-      const mismatch = await respond(ctx, { model: 'mismatch', input: 'hi' });
-      assert.equal(mismatch.status, 'failed');
-      assert.match(mismatch.error.message, /names provider anthropic, but connection local is openai-chat/);
+      const mismatch = await ctx().http.post('/v1/agents').set(ctx().auth).send({ name: 'mismatch', model: { provider: 'anthropic', connection: 'local', name: 'scenario-text' } });
+      assertProblem(mismatch, 400, 'invalid-request');
+      assert.match(mismatch.body.detail, /names provider anthropic, but connection local is openai-chat/);
+      assert.deepEqual(mismatch.body.errors, [{ pointer: '/model/provider', detail: 'is not the provider of connection local (openai-chat)' }]);
 
       await insertSealedConnection(ctx, 'sealed-elsewhere', new SecretBox('another-secret').seal(STORED_KEY));
-      await createAgent(ctx, { name: 'via-sealed-elsewhere', model: { connection: 'sealed-elsewhere', name: 'scenario-text' } });
+      const agent = await createAgent(ctx, { name: 'via-sealed-elsewhere', model: { connection: 'sealed-elsewhere', name: 'scenario-text' } });
+      assert.equal(agent.warnings.length, 1);
+      assert.equal(agent.warnings[0].pointer, '/model');
+      assert.match(agent.warnings[0].detail, /cannot be decrypted with this PALAI_SECRET_KEY/);
       const res = await respond(ctx, { model: 'via-sealed-elsewhere', input: 'hi' });
       assert.equal(res.status, 'failed');
       assert.equal(res.error.code, 'model-provider-error');
-      assert.match(res.error.message, /cannot be decrypted with this PALAI_SECRET_KEY/);
+      assert.equal(res.error.message, agent.warnings[0].detail, 'the run fails in the words of the warning');
       assert.equal(wire.requests.length, sentBefore, 'neither reached the provider');
+      assert.ok(!JSON.stringify([agent, res]).includes(STORED_KEY));
     });
   },
   { secretKey: SECRET_KEY, keyEnvAllowlist: KEY_BINDINGS },

@@ -284,6 +284,39 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(events.at(-1).response.palai_status, 'budget_exceeded');
   });
 
+  test('max_total_tokens: the one step whose usage passes the budget ends the run budget_exceeded at that step, its answer kept', async () => {
+    // The fake model counts the input's 7 words and its 7 deltas: 14 tokens.
+    await createAgent(ctx, { name: 'one-step-spender', model: { provider: 'fake' }, limits: { max_total_tokens: 5 } });
+    const input = 'one two three four five six seven';
+    const res = await respond(ctx, { model: 'one-step-spender', input });
+    assert.equal(res.palai_status, 'budget_exceeded');
+    assert.equal(res.status, 'incomplete');
+    assert.deepEqual(res.incomplete_details, { reason: 'budget_exceeded' });
+    assert.equal(res.error.code, 'limit-exceeded');
+    assert.equal(res.error.message, 'The token budget of 5 was used up.');
+    assert.equal(res.usage.total_tokens, 14);
+    assert.equal(res.output_text, input, 'what the model said is kept');
+    const events = await journal(res.id);
+    assert.equal(events.some((e) => e.type === 'response.completed'), false);
+    assert.equal(events.at(-1).type, 'response.incomplete');
+
+    // Streamed, the stream ends with the same status, after the answer's deltas.
+    const streamed = [];
+    for await (const event of liveEvents(await startStream({ model: 'one-step-spender', input }))) streamed.push(event);
+    assert.equal(streamed.at(-1).type, 'response.incomplete');
+    assert.equal(streamed.at(-1).response.palai_status, 'budget_exceeded');
+    assert.equal(streamed.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''), input);
+    await journal(streamed.at(-1).response.id);
+  });
+
+  test('max_total_tokens: a run that uses exactly its budget completes', async () => {
+    await createAgent(ctx, { name: 'exact-spender', model: { provider: 'fake' }, limits: { max_total_tokens: 14 } });
+    const res = await respond(ctx, { model: 'exact-spender', input: 'one two three four five six seven' });
+    assert.equal(res.status, 'completed');
+    assert.equal(res.usage.total_tokens, 14);
+    await journal(res.id);
+  });
+
   const citySchema = { type: 'object', required: ['city'], properties: { city: { type: 'string' } }, additionalProperties: false };
 
   test('output_schema: a valid JSON answer completes the response', async () => {
