@@ -5,6 +5,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { isTerminal, isWaiting, type ResponseStatus } from '../../core/api/index.js';
 import { statusesOf, TASK_STATE } from '../../adapters/a2a/task-state.js';
 import { A2A_ERROR_FOR, ServiceUnavailableError, toA2aError } from '../../adapters/a2a/errors.js';
+import { atBoundaryError } from '../../core/api/boundary.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import { problemTypes } from '../../core/errors/problem-types.js';
 import { createLogger } from '../../core/logger.js';
@@ -47,7 +48,7 @@ test('every problem type maps to an A2A error', () => {
   assert.deepEqual(Object.keys(A2A_ERROR_FOR).sort(), Object.keys(problemTypes).sort());
 });
 
-test('a problem that means the service cannot answer now, or a transient driver error, is the unavailable error with a retry delay', () => {
+test('a problem that means the service cannot answer now, or a transient driver error (as the kernel API hands it over), is the unavailable error with a retry delay', () => {
   const logger = createLogger('silent');
   for (const slug of ['store-unavailable', 'store-busy', 'not-ready', 'shutting-down'] as const) {
     const error = toA2aError(new PalaiError(slug, `${slug} right now`), logger);
@@ -56,7 +57,7 @@ test('a problem that means the service cannot answer now, or a transient driver 
     assert.deepEqual(error.metadata, { palai_problem: slug });
     assert.ok(error.retryAfterSeconds > 0, slug);
   }
-  const reset = toA2aError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), logger);
+  const reset = toA2aError(atBoundaryError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), logger);
   assert.ok(reset instanceof ServiceUnavailableError);
   assert.deepEqual(reset.metadata, { palai_problem: 'store-unavailable' });
   for (const slug of ['internal', 'not-found', 'validation-failed'] as const) assert.ok(!(toA2aError(new PalaiError(slug, 'no'), logger) instanceof ServiceUnavailableError), slug);

@@ -265,11 +265,16 @@ describeEachStore(
         { body: { agent: 'worker-bee', input: 'hi', surprise: true } },
         { body: { agent: 'nobody-here', input: 'hi' } },
         { body: { input: 'no agent anywhere' } },
+        // JSON escapes that decode to text no store can hold: U+0000, and half a surrogate pair.
+        { body: '{"agent": "worker-bee", "input": "nul \\u0000 inside"}' },
+        { body: '{"agent": "worker-bee", "input": "ok", "metadata": {"half": "\\ud83d"}}' },
         { body: { agent: 'worker-bee', input: 'a valid one' } },
       ]);
-      const deadLettered = await receive(dead.url, 5);
+      const deadLettered = await receive(dead.url, 7);
       const reasons = deadLettered.map((m) => m.MessageAttributes?.['palai-error-reason']?.StringValue ?? '').sort();
-      assert.equal(reasons.length, 5);
+      assert.equal(reasons.length, 7);
+      assert.ok(reasons.some((r) => /the job's \/input contains U\+0000 \(NUL\)/.test(r)), reasons.join(' | '));
+      assert.ok(reasons.some((r) => /the job's \/metadata\/half contains a lone UTF-16 surrogate/.test(r)), reasons.join(' | '));
       assert.ok(reasons.some((r) => /not JSON/.test(r)), reasons.join(' | '));
       assert.ok(reasons.some((r) => /input is required/.test(r)), reasons.join(' | '));
       assert.ok(reasons.some((r) => /surprise is not a known field/.test(r)), reasons.join(' | '));

@@ -83,7 +83,6 @@ test('every setting the loader reads refuses a bad value with one line that star
     PALAI_WORKER_CONCURRENCY: '0',
     PALAI_SYNC_WAIT_SECONDS: '-5',
     PALAI_EGRESS_ALLOW_HOSTS: 'http://10.0.0.5/',
-    PALAI_MCP_STDIO_SERVERS_FILE: '/nonexistent/palai-stdio-servers.json',
     PALAI_KEY_ENV_ALLOWLIST: 'MY KEY',
     OPENAI_BASE_URL: 'api.openai.com',
     ANTHROPIC_BASE_URL: 'ftp://anthropic.example',
@@ -100,7 +99,8 @@ test('every setting the loader reads refuses a bad value with one line that star
   // Read through a proxy: a setting added to the loader without a row here fails this test.
   const read = new Set<string>();
   loadConfig(new Proxy({}, { get: (_, name) => void read.add(String(name)) }));
-  const anyText = ['PALAI_HOME', 'PALAI_BOOTSTRAP_API_KEY', 'PALAI_SECRET_KEY'];
+  // Any text: PALAI_MCP_STDIO_SERVERS_FILE is a path the MCP wing reads and checks at start (tests/mcp/client-config.test.ts).
+  const anyText = ['PALAI_HOME', 'PALAI_BOOTSTRAP_API_KEY', 'PALAI_SECRET_KEY', 'PALAI_MCP_STDIO_SERVERS_FILE'];
   assert.deepEqual([...read].filter((name) => !anyText.includes(name)).sort(), Object.keys(bad).sort());
   for (const [name, value] of Object.entries(bad)) {
     const message = configError({ [name]: value });
