@@ -89,11 +89,13 @@ describeEachStore(
         job({ agent: 'nobody-here', input: 'hi' }),
         job({ input: 'no agent anywhere' }),
         { key: 'gone', value: null },
+        // Text no store can hold, once decoded: U+0000 in the input.
+        job({ agent: 'worker-bee', input: 'nul \u0000 inside' }),
         job({ agent: 'worker-bee', input: 'a valid one after them all' }),
       ]);
-      const deadLettered = await side.read(dead, 6);
+      const deadLettered = await side.read(dead, 7);
       const reasons = deadLettered.map((m) => header(m, 'palai-error-reason') ?? '');
-      for (const expected of [/not JSON/, /input is required/, /surprise is not a known field/, /nobody-here/, /names no agent/, /tombstone/]) {
+      for (const expected of [/not JSON/, /input is required/, /surprise is not a known field/, /nobody-here/, /names no agent/, /tombstone/, /the job's \/input contains U\+0000 \(NUL\)/]) {
         assert.ok(reasons.some((r) => expected.test(r)), `${expected} in ${reasons.join(' | ')}`);
       }
       const notJson = deadLettered.find((m) => m.value?.toString() === 'this is not json');
