@@ -5,6 +5,7 @@ import { canonicalJson, unixSeconds } from '../json.js';
 import { newId } from '../ids.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
+import { resourceLookup } from '../resources/find-by-ref.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { checkAgentSpec } from './agent-spec.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
@@ -71,26 +72,16 @@ async function writtenAgent(tx: Queryable, projectId: string, agentId: string, a
   return problem === null ? agent : { ...agent, warnings: [{ pointer: '/model', detail: problem }] };
 }
 
-/** The agent named by id (`agt_…`) or name, or null. */
-export async function findAgent(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<AgentRow | null> {
-  const column = ref.startsWith('agt_') ? 'a.id' : 'a.name';
-  const { rows } = await db.query<AgentRow>(
-    `${SELECT_AGENT} WHERE a.project_id = $1 AND ${column} = $2${forUpdate ? ' FOR UPDATE OF a' : ''}`,
-    [projectId, ref],
-  );
-  return rows[0] ?? null;
-}
+/** The agent named by id (`agt_…`) or name: `findAgent` answers null, `requireAgent` agent-not-found. */
+export const { find: findAgent, require: requireAgent } = resourceLookup<AgentRow>(
+  { table: 'a', idPrefix: 'agt_', select: SELECT_AGENT },
+  (ref) => new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`),
+);
 
 /** The project an agent id belongs to, across projects (null: no such agent). */
 export async function projectOfAgent(db: Queryable, agentId: string): Promise<string | null> {
   const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM agents WHERE id = $1', [agentId]);
   return rows[0]?.project_id ?? null;
-}
-
-export async function requireAgent(db: Queryable, projectId: string, ref: string): Promise<AgentRow> {
-  const agent = await findAgent(db, projectId, ref);
-  if (!agent) throw new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
-  return agent;
 }
 
 export async function createAgent(db: Db, projectId: string, request: CreateAgentRequest, idem?: IdempotencyClaim, access?: ModelAccess): Promise<Agent> {
@@ -127,8 +118,7 @@ export async function updateAgent(
   const spec = specOf(request);
   return db.transaction(async (tx) => {
     await reserveKey(tx, projectId, idem);
-    const current = await findAgent(tx, projectId, ref, true);
-    if (!current) throw new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
+    const current = await requireAgent(tx, projectId, ref, true);
     if (request.name !== undefined && request.name !== current.name) {
       throw new PalaiError('invalid-request', 'An agent cannot be renamed.', { errors: [{ pointer: '/name', detail: `must be ${JSON.stringify(current.name)}` }] });
     }

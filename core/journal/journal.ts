@@ -3,6 +3,7 @@
 // holding a stale lease token gets no sequence and its transaction rolls back.
 import type { Db, Queryable } from '../store/db.js';
 import { SqlParams } from '../store/sql-params.js';
+import { takeSequences } from '../responses/journal-sequences.js';
 import { TERMINAL_STATUSES } from '../response-status.js';
 import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelEvent } from './journal-port.js';
 import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
@@ -54,10 +55,7 @@ export function appendCtes(p: SqlParams, writer: JournalWriter, events: readonly
   const id = p.add(writer.responseId, 'text');
   const token = p.add(writer.leaseToken, 'integer');
   const batch = JSON.stringify(events.map(({ type, ...data }) => ({ type, data })));
-  return `next AS (
-       UPDATE responses SET next_sequence = next_sequence + ${count}
-       WHERE id = ${id} AND (${token} IS NULL OR lease_token = ${token})
-       RETURNING next_sequence - ${count} AS first),
+  return `next AS (${takeSequences(id, token, count)}),
      inserted AS (
        INSERT INTO response_events (project_id, response_id, sequence, type, data)
        SELECT ${p.add(writer.projectId, 'text')}, ${id}, next.first + e.ord - 1, e.value->>'type', e.value->'data'

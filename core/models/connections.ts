@@ -10,7 +10,9 @@ import { newId } from '../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { unixSeconds } from '../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
-import { SecretUnavailableError, type SecretRef, type SecretStore } from '../secrets/secret-port.js';
+import { resourceLookup } from '../resources/find-by-ref.js';
+import type { SecretStore } from '../secrets/secret-port.js';
+import { removeSealed, sealValues, type Sealing } from '../secrets/sealed-fields.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { sameBaseUrl, shownUrl } from './key-binding.js';
 
@@ -41,20 +43,17 @@ export const connectionView = (row: ConnectionRow): ModelConnection => ({
   created_at: unixSeconds(row.created_at)!,
 });
 
-export async function findConnection(db: Queryable, projectId: string, ref: string): Promise<ConnectionRow | null> {
-  const column = ref.startsWith('mconn_') ? 'id' : 'name';
-  const { rows } = await db.query<ConnectionRow>(`SELECT * FROM model_connections WHERE project_id = $1 AND ${column} = $2`, [projectId, ref]);
-  return rows[0] ?? null;
-}
+/** The connection named by id (`mconn_…`) or name: `findConnection` answers null, `requireConnection` not-found. */
+export const { find: findConnection, require: requireConnection } = resourceLookup<ConnectionRow>(
+  { table: 'model_connections', idPrefix: 'mconn_' },
+  (ref) => new PalaiError('not-found', `No model connection with id or name ${JSON.stringify(ref)} in this project.`),
+);
 
-export async function requireConnection(db: Queryable, projectId: string, ref: string): Promise<ConnectionRow> {
-  const row = await findConnection(db, projectId, ref);
-  if (!row) throw new PalaiError('not-found', `No model connection with id or name ${JSON.stringify(ref)} in this project.`);
-  return row;
-}
-
-/** What a model connection's stored key is, in the secret store. */
-const MODEL_KEY_PURPOSE = 'model-key';
+/** A connection's stored key; without PALAI_SECRET_KEY, says what the caller can do instead. */
+const MODEL_KEY: Sealing = {
+  purpose: 'model-key',
+  noSecretKey: () => new PalaiError('invalid-request', 'Storing a key needs PALAI_SECRET_KEY to be set on the server; or use api_key_env.'),
+};
 
 export async function createConnection(
   db: Db,
@@ -73,7 +72,7 @@ export async function createConnection(
     return await db.transaction(async (tx) => {
       await reserveKey(tx, projectId, idem, id);
       // In this transaction: a connection that is not created leaves no secret behind.
-      const key = request.api_key === undefined ? null : await storeKey(tx, secrets, projectId, request.api_key);
+      const { api_key: key } = await sealValues(tx, secrets, projectId, MODEL_KEY, { api_key: request.api_key });
       const { rows } = await tx.query<ConnectionRow>(
         `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_secret_id, api_key_last4, api_key_env, default_model)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
@@ -85,18 +84,6 @@ export async function createConnection(
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new PalaiError('conflict', `A model connection named ${JSON.stringify(request.name)} already exists.`);
-    throw error;
-  }
-}
-
-/** Stores the key; without PALAI_SECRET_KEY, says what the caller can do instead. */
-async function storeKey(tx: Queryable, secrets: SecretStore, projectId: string, apiKey: string): Promise<SecretRef> {
-  try {
-    return await secrets.put(tx, projectId, MODEL_KEY_PURPOSE, apiKey);
-  } catch (error) {
-    if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
-      throw new PalaiError('invalid-request', 'Storing a key needs PALAI_SECRET_KEY to be set on the server; or use api_key_env.');
-    }
     throw error;
   }
 }
@@ -137,7 +124,7 @@ export async function deleteConnection(db: Db, secrets: SecretStore, projectId: 
   return db.transaction(async (tx) => {
     const row = await requireConnection(tx, projectId, ref);
     await tx.query('DELETE FROM model_connections WHERE id = $1', [row.id]);
-    if (row.api_key_secret_id) await secrets.remove(tx, projectId, row.api_key_secret_id);
+    await removeSealed(tx, secrets, projectId, [row.api_key_secret_id]);
     return row.id;
   });
 }

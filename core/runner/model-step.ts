@@ -11,6 +11,7 @@ import { ModelProviderError, type ModelAdapter, type ModelRequest } from '../mod
 import type { Queryable } from '../store/db.js';
 import { resolveModel, type ResolvedModel } from '../models/resolve.js';
 import { requireResponse, type ResponseRow, type StoredRunOptions } from '../responses/responses.js';
+import { addStepOutput } from '../responses/run-output.js';
 import { needsApproval } from '../tools/broker.js';
 import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
 import { conversationFor } from './conversation.js';
@@ -203,22 +204,14 @@ async function writeStep(
   step: { usage?: Usage; stepUsage?: Usage; attempted: boolean; calls?: number },
 ): Promise<void> {
   const counted = step.stepUsage !== undefined;
-  const { rowCount } = await tx.query(
-    `UPDATE responses SET output = output || $3::jsonb, usage = COALESCE($4::jsonb, usage), step_usage = step_usage || $5::jsonb,
-       model_calls = model_calls + $6, model_attempts = model_attempts + $7, tool_call_count = tool_call_count + $8
-     WHERE id = $1 AND lease_token = $2`,
-    [
-      writer.responseId,
-      writer.leaseToken,
-      JSON.stringify(stream.items),
-      step.usage ? JSON.stringify(step.usage) : null,
-      JSON.stringify(counted ? [step.stepUsage] : []),
-      counted ? 1 : 0,
-      step.attempted ? 1 : 0,
-      step.calls ?? 0,
-    ],
-  );
-  if (rowCount === 0) throw new LeaseLostError(writer.responseId);
+  await addStepOutput(tx, writer, {
+    items: stream.items,
+    usage: step.usage ?? null,
+    stepUsage: step.stepUsage ?? null,
+    modelCalls: counted ? 1 : 0,
+    modelAttempts: step.attempted ? 1 : 0,
+    toolCalls: step.calls ?? 0,
+  });
   await stream.flush(tx);
 }
 

@@ -3,6 +3,7 @@
 // the retried step streams into a new item and no item ever holds text twice.
 import type { Item, MessageItem } from '../../generated/schemas.js';
 import { appendEvent, type JournalWriter } from '../journal/journal.js';
+import { appendOutputItems } from '../responses/run-output.js';
 import type { Db } from '../store/db.js';
 
 interface OpenItem {
@@ -39,7 +40,7 @@ export async function closeDanglingItems(db: Db, writer: JournalWriter): Promise
       items.push(incomplete);
       await appendEvent(tx, writer, { type: 'item.done', output_index: outputIndex, item: incomplete });
     }
-    await tx.query('UPDATE responses SET output = output || $2::jsonb WHERE id = $1', [writer.responseId, JSON.stringify(items)]);
+    await appendOutputItems(tx, writer.responseId, items);
   });
   return closed.length;
 }

@@ -6,6 +6,7 @@ import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/jour
 import { lockUnderLease } from '../responses/lease.js';
 import type { Kernel } from '../kernel.js';
 import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
+import { recordRepairRequest } from '../responses/run-output.js';
 import { changeStatus, finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
 import { ToolResolutionError } from '../tools/tool-port.js';
@@ -150,11 +151,7 @@ async function requestRepair(ctx: RunContext, step: StepResult, violations: stri
     const answered = last?.type === 'message' && last.role === 'assistant';
     const output: Item[] = row.output.map((item, index) => (answered && index === row.output.length - 1 ? { ...item, status: 'incomplete' } : item));
     const kernelItems = [...row.kernel_items, { after: row.output.length, item: repairRequest(step.text, violations) }];
-    await tx.query('UPDATE responses SET output = $2, kernel_items = $3, repair_attempts = repair_attempts + 1 WHERE id = $1', [
-      row.id,
-      JSON.stringify(output),
-      JSON.stringify(kernelItems),
-    ]);
+    await recordRepairRequest(tx, row.id, output, kernelItems);
     // The rejected answer leaves the output text: say so in the journal, as for any change of an item.
     if (answered) await appendEvent(tx, ctx.writer, { type: 'item.updated', output_index: output.length - 1, item: output.at(-1)! });
   });

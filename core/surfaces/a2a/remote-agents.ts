@@ -11,20 +11,16 @@ import { newId } from '../../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
 import { unixSeconds } from '../../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { resourceLookup } from '../../resources/find-by-ref.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
+import { needsSecretKey, removeSealed, revealNamed, sealNamed, type NamedSecret, type Sealing } from '../../secrets/sealed-fields.js';
 import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 
-/** What a remote agent's header values are, in the secret store. */
-const HEADER_PURPOSE = 'remote-agent-header';
+/** A remote agent's header values, in the secret store. */
+const HEADERS: Sealing = { purpose: 'remote-agent-header', noSecretKey: () => needsSecretKey('Storing headers', '/headers') };
 /** A card larger than this is refused: it is kept in a row and read on every run. */
 const MAX_CARD_BYTES = 256 * 1024;
 const CARD_FETCH_TIMEOUT_MS = 10_000;
-
-interface StoredHeader {
-  name: string;
-  secret_id: string;
-  last4: string | null;
-}
 
 interface RemoteAgentRow {
   id: string;
@@ -32,7 +28,7 @@ interface RemoteAgentRow {
   name: string;
   card_url: string;
   card: Record<string, unknown>;
-  headers: StoredHeader[];
+  headers: NamedSecret[];
   created_at: Date;
 }
 
@@ -63,17 +59,11 @@ export const remoteAgentView = (row: RemoteAgentRow): RemoteAgent => ({
   created_at: unixSeconds(row.created_at)!,
 });
 
-export async function findRemoteAgent(db: Queryable, projectId: string, ref: string): Promise<RemoteAgentRow | null> {
-  const column = ref.startsWith('ragt_') ? 'id' : 'name';
-  const { rows } = await db.query<RemoteAgentRow>(`SELECT * FROM remote_agents WHERE project_id = $1 AND ${column} = $2`, [projectId, ref]);
-  return rows[0] ?? null;
-}
-
-export async function requireRemoteAgent(db: Queryable, projectId: string, ref: string): Promise<RemoteAgentRow> {
-  const row = await findRemoteAgent(db, projectId, ref);
-  if (!row) throw new PalaiError('not-found', `No remote agent with id or name ${JSON.stringify(ref)} in this project.`);
-  return row;
-}
+/** The remote agent named by id (`ragt_…`) or name: `findRemoteAgent` answers null, `requireRemoteAgent` not-found. */
+export const { find: findRemoteAgent, require: requireRemoteAgent } = resourceLookup<RemoteAgentRow>(
+  { table: 'remote_agents', idPrefix: 'ragt_' },
+  (ref) => new PalaiError('not-found', `No remote agent with id or name ${JSON.stringify(ref)} in this project.`),
+);
 
 const cardProblem = (url: string, detail: string) =>
   new PalaiError('invalid-request', `The agent card at ${url} could not be used: ${detail}.`, { errors: [{ pointer: '/card_url', detail }] });
@@ -125,16 +115,7 @@ export async function createRemoteAgent(
     return await db.transaction(async (tx) => {
       await reserveKey(tx, projectId, idem, id);
       // In this transaction: a remote agent that is not created leaves no secret behind.
-      const stored: StoredHeader[] = [];
-      for (const [name, value] of Object.entries(headers)) {
-        const ref = await secrets.put(tx, projectId, HEADER_PURPOSE, value).catch((error: unknown) => {
-          if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
-            throw new PalaiError('invalid-request', 'Storing headers needs PALAI_SECRET_KEY to be set on the server.', { errors: [{ pointer: '/headers', detail: 'cannot be stored without PALAI_SECRET_KEY' }] });
-          }
-          throw error;
-        });
-        stored.push({ name, secret_id: ref.id, last4: ref.last4 });
-      }
+      const stored = await sealNamed(tx, secrets, projectId, HEADERS, headers);
       const { rows } = await tx.query<RemoteAgentRow>(
         `INSERT INTO remote_agents (id, project_id, name, card_url, card, headers) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
         [id, projectId, request.name, request.card_url, JSON.stringify(card), JSON.stringify(stored)],
@@ -163,7 +144,7 @@ export async function deleteRemoteAgent(db: Db, secrets: SecretStore, projectId:
   return db.transaction(async (tx) => {
     const row = await requireRemoteAgent(tx, projectId, ref);
     await tx.query('DELETE FROM remote_agents WHERE id = $1', [row.id]);
-    for (const header of row.headers) await secrets.remove(tx, projectId, header.secret_id);
+    await removeSealed(tx, secrets, projectId, row.headers.map((h) => h.secret_id));
     return row.id;
   });
 }
@@ -171,7 +152,6 @@ export async function deleteRemoteAgent(db: Db, secrets: SecretStore, projectId:
 /** The card and the headers' values, for the one run that calls the agent. */
 export async function remoteAgentConnection(db: Db, secrets: SecretStore, projectId: string, ref: string): Promise<RemoteAgentConnection> {
   const row = await requireRemoteAgent(db, projectId, ref);
-  const headers: Record<string, string> = {};
-  for (const header of row.headers) headers[header.name] = await secrets.reveal(db, projectId, header.secret_id);
+  const headers = await revealNamed(db, secrets, projectId, row.headers);
   return { id: row.id, name: row.name, cardUrl: row.card_url, card: row.card, headers };
 }

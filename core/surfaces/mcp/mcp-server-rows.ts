@@ -8,25 +8,21 @@ import { newId } from '../../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
 import { unixSeconds } from '../../json.js';
 import { fetchSize, type PageRequest } from '../../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { findByRef, type ResourceTable } from '../../resources/find-by-ref.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
+import { needsSecretKey, removeSealed, revealNamed, sealNamed, type NamedSecret, type Sealing } from '../../secrets/sealed-fields.js';
 import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 import type { McpToolDescription } from './mcp-servers-port.js';
 
-/** What an MCP server's header values are, in the secret store. */
-const HEADER_PURPOSE = 'mcp-header';
-
-interface StoredHeader {
-  name: string;
-  secret_id: string;
-  last4: string | null;
-}
+/** An MCP server's header values, in the secret store. */
+const HEADERS: Sealing = { purpose: 'mcp-header', noSecretKey: () => needsSecretKey('Storing headers', '/headers') };
 
 export interface McpServerRow {
   id: string;
   project_id: string;
   name: string;
   url: string;
-  headers: StoredHeader[];
+  headers: NamedSecret[];
   tools: McpToolDescription[] | null;
   tools_listed_at: Date | null;
   created_at: Date;
@@ -57,11 +53,10 @@ export function urlProblem(raw: string): string | null {
   return null;
 }
 
-export async function findServerRow(db: Queryable, projectId: string, ref: string): Promise<McpServerRow | null> {
-  const column = ref.startsWith('mcps_') ? 'id' : 'name';
-  const { rows } = await db.query<McpServerRow>(`SELECT * FROM mcp_servers WHERE project_id = $1 AND ${column} = $2`, [projectId, ref]);
-  return rows[0] ?? null;
-}
+const SERVERS: ResourceTable = { table: 'mcp_servers', idPrefix: 'mcps_' };
+
+/** The registered server named by id (`mcps_…`) or name, or null (the operator's stdio servers are not rows). */
+export const findServerRow = (db: Queryable, projectId: string, ref: string): Promise<McpServerRow | null> => findByRef<McpServerRow>(db, SERVERS, projectId, ref);
 
 const nameTaken = (name: string) => new PalaiError('conflict', `An MCP server named ${JSON.stringify(name)} already exists.`);
 
@@ -74,16 +69,7 @@ export async function insertServer(db: Db, secrets: SecretStore, projectId: stri
     return await db.transaction(async (tx) => {
       await reserveKey(tx, projectId, idem, id);
       // In this transaction: a server that is not created leaves no secret behind.
-      const stored: StoredHeader[] = [];
-      for (const [name, value] of Object.entries(request.headers ?? {})) {
-        const ref = await secrets.put(tx, projectId, HEADER_PURPOSE, value).catch((error: unknown) => {
-          if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
-            throw new PalaiError('invalid-request', 'Storing headers needs PALAI_SECRET_KEY to be set on the server.', { errors: [{ pointer: '/headers', detail: 'cannot be stored without PALAI_SECRET_KEY' }] });
-          }
-          throw error;
-        });
-        stored.push({ name, secret_id: ref.id, last4: ref.last4 });
-      }
+      const stored = await sealNamed(tx, secrets, projectId, HEADERS, request.headers ?? {});
       const { rows } = await tx.query<McpServerRow>('INSERT INTO mcp_servers (id, project_id, name, url, headers) VALUES ($1, $2, $3, $4, $5) RETURNING *', [
         id,
         projectId,
@@ -115,16 +101,12 @@ export async function listServerRows(db: Queryable, projectId: string, page: Pag
 export async function deleteServerRow(db: Db, secrets: SecretStore, row: McpServerRow): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM mcp_servers WHERE id = $1', [row.id]);
-    for (const header of row.headers) await secrets.remove(tx, row.project_id, header.secret_id);
+    await removeSealed(tx, secrets, row.project_id, row.headers.map((h) => h.secret_id));
   });
 }
 
 /** The header values, for the one call that sends them. */
-export async function revealHeaders(db: Queryable, secrets: SecretStore, row: McpServerRow): Promise<Record<string, string>> {
-  const headers: Record<string, string> = {};
-  for (const header of row.headers) headers[header.name] = await secrets.reveal(db, row.project_id, header.secret_id);
-  return headers;
-}
+export const revealHeaders = (db: Queryable, secrets: SecretStore, row: McpServerRow): Promise<Record<string, string>> => revealNamed(db, secrets, row.project_id, row.headers);
 
 export async function saveServerTools(db: Queryable, serverId: string, tools: McpToolDescription[]): Promise<Date> {
   const { rows } = await db.query<{ tools_listed_at: Date }>('UPDATE mcp_servers SET tools = $2, tools_listed_at = now() WHERE id = $1 RETURNING tools_listed_at', [

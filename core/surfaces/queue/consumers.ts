@@ -10,12 +10,14 @@ import { newId } from '../../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
 import { unixSeconds } from '../../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { resourceLookup } from '../../resources/find-by-ref.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
+import { needsSecretKey, removeSealed, revealValues, sealValues, type Sealing } from '../../secrets/sealed-fields.js';
 import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 import { HEALTH_COLUMNS, HEALTH_JOIN, healthView, type HealthColumns } from './health.js';
 import { QUEUE_CONSUMERS_CHANNEL, type QueueConsumerConfig } from './queue-port.js';
 
-const CREDENTIALS_PURPOSE = 'queue-consumer-credentials';
+const CREDENTIALS: Sealing = { purpose: 'queue-consumer-credentials', noSecretKey: () => needsSecretKey('Storing credentials', '/credentials') };
 
 interface QueueConsumerRow extends HealthColumns {
   id: string;
@@ -77,20 +79,11 @@ function checkShape(request: ConsumerShape): void {
   }
 }
 
-async function findConsumer(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<QueueConsumerRow | null> {
-  const column = ref.startsWith('qc_') ? 'id' : 'name';
-  const { rows } = await db.query<QueueConsumerRow>(
-    `SELECT c.*, ${HEALTH_COLUMNS} FROM queue_consumers c ${HEALTH_JOIN} WHERE c.project_id = $1 AND c.${column} = $2${forUpdate ? ' FOR UPDATE OF c' : ''}`,
-    [projectId, ref],
-  );
-  return rows[0] ?? null;
-}
-
-async function requireConsumer(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<QueueConsumerRow> {
-  const row = await findConsumer(db, projectId, ref, forUpdate);
-  if (!row) throw new PalaiError('not-found', `No queue consumer with id or name ${JSON.stringify(ref)} in this project.`);
-  return row;
-}
+/** The consumer named by id (`qc_…`) or name, with its health. */
+const { find: findConsumer, require: requireConsumer } = resourceLookup<QueueConsumerRow>(
+  { table: 'c', idPrefix: 'qc_', select: `SELECT c.*, ${HEALTH_COLUMNS} FROM queue_consumers c ${HEALTH_JOIN}` },
+  (ref) => new PalaiError('not-found', `No queue consumer with id or name ${JSON.stringify(ref)} in this project.`),
+);
 
 const changed = (tx: Queryable, id: string) => tx.query('SELECT pg_notify($1, $2)', [QUEUE_CONSUMERS_CHANNEL, id]);
 
@@ -138,14 +131,7 @@ export async function createQueueConsumer(db: Db, secrets: SecretStore, projectI
 
 async function storeCredentials(tx: Queryable, secrets: SecretStore, projectId: string, credentials: SqsCredentials | KafkaSasl) {
   const kind = 'access_key_id' in credentials ? ('sqs' as const) : ('sasl' as const);
-  const ref = await secrets.put(tx, projectId, CREDENTIALS_PURPOSE, JSON.stringify(credentials)).catch((error: unknown) => {
-    if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
-      throw new PalaiError('invalid-request', 'Storing credentials needs PALAI_SECRET_KEY to be set on the server.', {
-        errors: [{ pointer: '/credentials', detail: 'cannot be stored without PALAI_SECRET_KEY' }],
-      });
-    }
-    throw error;
-  });
+  const { credentials: ref } = await sealValues(tx, secrets, projectId, CREDENTIALS, { credentials: JSON.stringify(credentials) });
   // The last four of the key id (SQS) or user name (SASL), never of the secret half.
   const shown = kind === 'sqs' ? (credentials as SqsCredentials).access_key_id : (credentials as KafkaSasl).username;
   return { kind, secretId: ref.id, last4: shown.length >= 8 ? shown.slice(-4) : null };
@@ -184,7 +170,7 @@ export async function updateQueueConsumer(db: Db, secrets: SecretStore, projectI
     checkShape(after);
     let stored = { kind: row.credentials_kind, secretId: row.credentials_secret_id, last4: row.credentials_last4 };
     if (request.credentials !== undefined) {
-      if (row.credentials_secret_id) await secrets.remove(tx, projectId, row.credentials_secret_id);
+      await removeSealed(tx, secrets, projectId, [row.credentials_secret_id]);
       stored = request.credentials ? await storeCredentials(tx, secrets, projectId, request.credentials) : { kind: null, secretId: null, last4: null };
     }
     const { rows } = await tx.query<QueueConsumerRow>(
@@ -216,7 +202,7 @@ export async function deleteQueueConsumer(db: Db, secrets: SecretStore, projectI
   return db.transaction(async (tx) => {
     const row = await requireConsumer(tx, projectId, ref, true);
     await tx.query('DELETE FROM queue_consumers WHERE id = $1', [row.id]);
-    if (row.credentials_secret_id) await secrets.remove(tx, projectId, row.credentials_secret_id);
+    await removeSealed(tx, secrets, projectId, [row.credentials_secret_id]);
     await changed(tx, row.id);
     return row.id;
   });
@@ -237,7 +223,8 @@ export async function queueConsumerConfig(db: Db, secrets: SecretStore, projectI
 }
 
 async function consumerConfig(db: Db, secrets: SecretStore, row: QueueConsumerRow): Promise<QueueConsumerConfig> {
-  const credentials = row.credentials_secret_id ? (JSON.parse(await secrets.reveal(db, row.project_id, row.credentials_secret_id)) as SqsCredentials | KafkaSasl) : null;
+  const sealed = await revealValues(db, secrets, row.project_id, { credentials: row.credentials_secret_id });
+  const credentials = sealed.credentials === null ? null : (JSON.parse(sealed.credentials) as SqsCredentials | KafkaSasl);
   const base = { id: row.id, projectId: row.project_id, name: row.name, agent: row.agent, reply: row.reply, deadLetter: row.dead_letter, maxInFlight: row.max_in_flight, updatedAt: row.updated_at };
   return row.kind === 'sqs'
     ? { ...base, kind: 'sqs', sqs: row.source as SqsSource, credentials: credentials as SqsCredentials | null }

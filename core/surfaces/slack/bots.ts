@@ -9,11 +9,16 @@ import { newId } from '../../ids.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
 import { unixSeconds } from '../../json.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import { resourceLookup } from '../../resources/find-by-ref.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
+import { needsSecretKey, removeSealed, revealValues, sealValues, type Sealing } from '../../secrets/sealed-fields.js';
 import { isUniqueViolation, type Db, type Queryable } from '../../store/db.js';
 import { DEFAULT_SLACK_API_URL, type SlackBotConfig } from './slack-bots-port.js';
 
-const PURPOSE = { bot_token: 'slack-bot-token', signing_secret: 'slack-signing-secret', app_token: 'slack-app-token' } as const;
+const TOKENS: Sealing = {
+  purpose: { bot_token: 'slack-bot-token', signing_secret: 'slack-signing-secret', app_token: 'slack-app-token' },
+  noSecretKey: (field) => needsSecretKey("Storing a Slack bot's tokens", `/${field}`),
+};
 
 interface SlackBotRow {
   id: string;
@@ -70,31 +75,12 @@ function checkMode(mode: string | undefined, appToken: string | null | undefined
   if (mode === 'socket' && !appToken) throw invalid('app_token', 'is required for a bot in socket mode');
 }
 
-async function seal(tx: Queryable, secrets: SecretStore, projectId: string, field: keyof typeof PURPOSE, value: string): Promise<string> {
-  try {
-    return (await secrets.put(tx, projectId, PURPOSE[field], value)).id;
-  } catch (error) {
-    if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
-      throw new PalaiError('invalid-request', 'Storing a Slack bot\'s tokens needs PALAI_SECRET_KEY to be set on the server.', {
-        errors: [{ pointer: `/${field}`, detail: 'cannot be stored without PALAI_SECRET_KEY' }],
-      });
-    }
-    throw error;
-  }
-}
 
-const refColumn = (ref: string) => (ref.startsWith('sbot_') ? 'id' : 'name');
-
-async function findBot(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<SlackBotRow | null> {
-  const { rows } = await db.query<SlackBotRow>(`SELECT * FROM slack_bots WHERE project_id = $1 AND ${refColumn(ref)} = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, ref]);
-  return rows[0] ?? null;
-}
-
-async function requireBot(db: Queryable, projectId: string, ref: string, forUpdate = false): Promise<SlackBotRow> {
-  const row = await findBot(db, projectId, ref, forUpdate);
-  if (!row) throw new PalaiError('not-found', `No Slack bot with id or name ${JSON.stringify(ref)} in this project.`);
-  return row;
-}
+/** The bot named by id (`sbot_…`) or name. */
+const { find: findBot, require: requireBot } = resourceLookup<SlackBotRow>(
+  { table: 'slack_bots', idPrefix: 'sbot_' },
+  (ref) => new PalaiError('not-found', `No Slack bot with id or name ${JSON.stringify(ref)} in this project.`),
+);
 
 const conflict = (name: string) => new PalaiError('conflict', `A Slack bot named ${JSON.stringify(name)} already exists.`);
 
@@ -109,13 +95,11 @@ export async function createSlackBot(db: Db, secrets: SecretStore, projectId: st
     return await db.transaction(async (tx) => {
       await reserveKey(tx, projectId, idem, id);
       const agent = await requireAgent(tx, projectId, request.agent);
-      const botToken = await seal(tx, secrets, projectId, 'bot_token', request.bot_token);
-      const signingSecret = await seal(tx, secrets, projectId, 'signing_secret', request.signing_secret);
-      const appToken = request.app_token ? await seal(tx, secrets, projectId, 'app_token', request.app_token) : null;
+      const sealed = await sealValues(tx, secrets, projectId, TOKENS, { bot_token: request.bot_token, signing_secret: request.signing_secret, app_token: request.app_token || null });
       const { rows } = await tx.query<SlackBotRow>(
         `INSERT INTO slack_bots (id, project_id, name, agent_id, mode, approvers, api_url, bot_token_secret_id, bot_token_last4, signing_secret_secret_id, app_token_secret_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-        [id, projectId, request.name, agent.id, request.mode ?? 'http', JSON.stringify(request.approvers ?? []), apiUrl, botToken, last4(request.bot_token), signingSecret, appToken],
+        [id, projectId, request.name, agent.id, request.mode ?? 'http', JSON.stringify(request.approvers ?? []), apiUrl, sealed.bot_token.id, last4(request.bot_token), sealed.signing_secret.id, sealed.app_token?.id ?? null],
       );
       const view = slackBotView(rows[0]);
       await recordAnswer(tx, projectId, idem, 201, view, id);
@@ -144,28 +128,25 @@ export async function updateSlackBot(db: Db, secrets: SecretStore, projectId: st
     const appTokenAfter = request.app_token === undefined ? row.app_token_secret_id : request.app_token;
     checkMode(row.mode, appTokenAfter);
     const agentId = request.agent === undefined ? row.agent_id : (await requireAgent(tx, projectId, request.agent)).id;
-    const next = { bot: row.bot_token_secret_id, botLast4: row.bot_token_last4, signing: row.signing_secret_secret_id, app: row.app_token_secret_id };
-    const replaced: string[] = [];
-    if (request.bot_token !== undefined) {
-      replaced.push(row.bot_token_secret_id);
-      next.bot = await seal(tx, secrets, projectId, 'bot_token', request.bot_token);
-      next.botLast4 = last4(request.bot_token);
-    }
-    if (request.signing_secret !== undefined) {
-      replaced.push(row.signing_secret_secret_id);
-      next.signing = await seal(tx, secrets, projectId, 'signing_secret', request.signing_secret);
-    }
-    if (request.app_token !== undefined) {
-      if (row.app_token_secret_id) replaced.push(row.app_token_secret_id);
-      next.app = request.app_token === null ? null : await seal(tx, secrets, projectId, 'app_token', request.app_token);
-    }
+    const sealed = await sealValues(tx, secrets, projectId, TOKENS, { bot_token: request.bot_token, signing_secret: request.signing_secret, app_token: request.app_token });
+    const next = {
+      bot: sealed.bot_token?.id ?? row.bot_token_secret_id,
+      botLast4: request.bot_token === undefined ? row.bot_token_last4 : last4(request.bot_token),
+      signing: sealed.signing_secret?.id ?? row.signing_secret_secret_id,
+      app: request.app_token === undefined ? row.app_token_secret_id : (sealed.app_token?.id ?? null),
+    };
+    const replaced = [
+      request.bot_token === undefined ? null : row.bot_token_secret_id,
+      request.signing_secret === undefined ? null : row.signing_secret_secret_id,
+      request.app_token === undefined ? null : row.app_token_secret_id,
+    ];
     const { rows } = await tx.query<SlackBotRow>(
       `UPDATE slack_bots SET agent_id = $2, approvers = coalesce($3, approvers), api_url = coalesce($4, api_url), bot_token_secret_id = $5, bot_token_last4 = $6,
          signing_secret_secret_id = $7, app_token_secret_id = $8, updated_at = now()
        WHERE id = $1 RETURNING *`,
       [row.id, agentId, request.approvers ? JSON.stringify(request.approvers) : null, apiUrl, next.bot, next.botLast4, next.signing, next.app],
     );
-    for (const secretId of replaced) await secrets.remove(tx, projectId, secretId);
+    await removeSealed(tx, secrets, projectId, replaced);
     return slackBotView(rows[0]);
   });
 }
@@ -175,9 +156,7 @@ export async function deleteSlackBot(db: Db, secrets: SecretStore, projectId: st
   return db.transaction(async (tx) => {
     const row = await requireBot(tx, projectId, ref, true);
     await tx.query('DELETE FROM slack_bots WHERE id = $1', [row.id]);
-    for (const secretId of [row.bot_token_secret_id, row.signing_secret_secret_id, row.app_token_secret_id]) {
-      if (secretId) await secrets.remove(tx, projectId, secretId);
-    }
+    await removeSealed(tx, secrets, projectId, [row.bot_token_secret_id, row.signing_secret_secret_id, row.app_token_secret_id]);
     return row.id;
   });
 }
@@ -211,7 +190,7 @@ export async function slackBotConfig(db: Db, secrets: SecretStore, botId: string
   const { rows } = await db.query<SlackBotRow>('SELECT * FROM slack_bots WHERE id = $1', [botId]);
   const row = rows[0];
   if (!row) return null;
-  const reveal = (id: string) => secrets.reveal(db, row.project_id, id);
+  const tokens = await revealValues(db, secrets, row.project_id, { bot: row.bot_token_secret_id, signing: row.signing_secret_secret_id, app: row.app_token_secret_id });
   return {
     id: row.id,
     projectId: row.project_id,
@@ -220,8 +199,8 @@ export async function slackBotConfig(db: Db, secrets: SecretStore, botId: string
     mode: row.mode,
     approvers: row.approvers,
     apiUrl: row.api_url,
-    botToken: await reveal(row.bot_token_secret_id),
-    signingSecret: await reveal(row.signing_secret_secret_id),
-    appToken: row.app_token_secret_id ? await reveal(row.app_token_secret_id) : null,
+    botToken: tokens.bot,
+    signingSecret: tokens.signing,
+    appToken: tokens.app,
   };
 }

@@ -19,7 +19,8 @@ import { reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency
 import { unixSeconds } from '../../json.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../../outbox/subscriptions.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
-import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
+import { removeSealed, revealValues, sealValues, type Sealing } from '../../secrets/sealed-fields.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { WEBHOOK_CONSUMER, WEBHOOK_EVENT_STATUSES, type WebhookSigningTarget } from './webhook-port.js';
 
@@ -41,7 +42,11 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-const SECRET_PURPOSE = 'webhook-secret';
+/** An endpoint's signing secrets, in the secret store. */
+const SIGNING_SECRET: Sealing = {
+  purpose: 'webhook-secret',
+  noSecretKey: () => new PalaiError('invalid-request', 'Webhook endpoints need PALAI_SECRET_KEY to be set on the server: their signing secrets are stored encrypted.'),
+};
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 const EVENT_TYPES = new Set<string>([...Object.keys(WEBHOOK_EVENT_STATUSES), '*']);
 
@@ -122,16 +127,7 @@ async function syncSubscriptions(tx: Queryable, row: EndpointRow): Promise<void>
   }
 }
 
-async function putSecret(tx: Queryable, secrets: SecretStore, projectId: string, value: string) {
-  try {
-    return await secrets.put(tx, projectId, SECRET_PURPOSE, value);
-  } catch (error) {
-    if (error instanceof SecretUnavailableError && error.reason === 'no-secret-key') {
-      throw new PalaiError('invalid-request', 'Webhook endpoints need PALAI_SECRET_KEY to be set on the server: their signing secrets are stored encrypted.');
-    }
-    throw error;
-  }
-}
+const putSecret = async (tx: Queryable, secrets: SecretStore, projectId: string, value: string) => (await sealValues(tx, secrets, projectId, SIGNING_SECRET, { value })).value;
 
 export async function findEndpoint(q: Queryable, projectId: string, id: string, forUpdate = false): Promise<EndpointRow | null> {
   const { rows } = await q.query<EndpointRow>(`SELECT * FROM webhook_endpoints WHERE project_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, id]);
@@ -207,8 +203,7 @@ export async function deleteEndpoint(db: Db, secrets: SecretStore, projectId: st
     const row = await requireEndpoint(tx, projectId, id, true);
     await tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [row.id]);
     await syncSubscriptions(tx, { ...row, enabled: false });
-    await secrets.remove(tx, projectId, row.secret_id);
-    if (row.previous_secret_id) await secrets.remove(tx, projectId, row.previous_secret_id);
+    await removeSealed(tx, secrets, projectId, [row.secret_id, row.previous_secret_id]);
     return row.id;
   });
 }
@@ -221,12 +216,12 @@ export async function rotateSecret(db: Db, secrets: SecretStore, projectId: stri
   const overlapSeconds = request.expire_in_seconds ?? DEFAULT_OVERLAP_SECONDS;
   return db.transaction(async (tx) => {
     const row = await requireEndpoint(tx, projectId, id, true);
-    if (row.previous_secret_id) await secrets.remove(tx, projectId, row.previous_secret_id);
+    await removeSealed(tx, secrets, projectId, [row.previous_secret_id]);
     const secret = newSecret();
     const ref = await putSecret(tx, secrets, projectId, secret);
     let previous: string | null = row.secret_id;
     if (overlapSeconds === 0) {
-      await secrets.remove(tx, projectId, row.secret_id);
+      await removeSealed(tx, secrets, projectId, [row.secret_id]);
       previous = null;
     }
     const { rows } = await tx.query<EndpointRow>(
@@ -243,10 +238,9 @@ export async function rotateSecret(db: Db, secrets: SecretStore, projectId: stri
 export async function signingTarget(db: Db, secrets: SecretStore, projectId: string, id: string): Promise<WebhookSigningTarget | null> {
   const row = await findEndpoint(db, projectId, id);
   if (!row) return null;
-  const values = [await secrets.reveal(db, projectId, row.secret_id)];
-  if (row.previous_secret_id && row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()) {
-    values.push(await secrets.reveal(db, projectId, row.previous_secret_id));
-  }
+  const overlapping = row.previous_secret_expires_at !== null && row.previous_secret_expires_at > new Date();
+  const signing = await revealValues(db, secrets, projectId, { current: row.secret_id, previous: overlapping ? row.previous_secret_id : null });
+  const values = signing.previous === null ? [signing.current] : [signing.current, signing.previous];
   return { endpointId: row.id, url: row.url, enabled: row.enabled, disabledReason: row.disabled_reason, secrets: values };
 }
 
