@@ -55,7 +55,7 @@ export async function parseJob(body: string): Promise<{ job: QueueJob } | { reas
 }
 
 /** What a job asks the kernel to admit: its agent (looked up once, by admission), its input, the session its key maps to. */
-export function jobCommand(job: QueueJob, agent: string): AdmissionCommand {
+function jobCommand(job: QueueJob, agent: string): AdmissionCommand {
   return {
     agent,
     input: typeof job.input === 'string' ? [{ role: 'user', content: job.input }] : job.input,

@@ -33,7 +33,7 @@ export async function isKnownThread(db: Queryable, botId: string, message: Pick<
 }
 
 /** What a message asks the kernel to admit: a run of the bot's agent in its thread's session (made by the thread's first message). */
-export function messageCommand(bot: SlackBotConfig, message: SlackMessage): AdmissionCommand {
+function messageCommand(bot: SlackBotConfig, message: SlackMessage): AdmissionCommand {
   return {
     agent: bot.agentId,
     input: [{ role: 'user', content: message.text }],
