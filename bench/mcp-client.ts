@@ -89,7 +89,7 @@ async function bench(label: string, db: Db): Promise<void> {
       tools: [{ type: 'mcp', server_label: 'bare' }],
     });
     const runTimes = await timed(RUNS, async () => {
-      const admitted = await hub.api.responses.admit(project.id, { model: 'caller', input: 'go' });
+      const admitted = await hub.api.responses.admit(project.id, { agent: 'caller', input: [{ role: 'user', content: 'go' }] });
       const state = await hub.api.responses.waitUntilSettled(project.id, admitted.id, 30_000);
       if (state.status !== 'completed') throw new Error(`bench run ended ${state.status}: ${JSON.stringify(state.error)}`);
     });

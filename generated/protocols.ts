@@ -12,6 +12,56 @@ export interface components {
             /** @constant */
             type: "a2a";
         };
+        /** @description One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. */
+        AdmissionCommand: {
+            /** @description The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree. */
+            agent?: string;
+            /** @description The caller does not wait for the run (it is kept as the response's `background`). */
+            background?: boolean;
+            /** @description What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. */
+            input: components["schemas"]["ResponseInputItem"][];
+            /** @description Added after the agent's own instructions, for this run. */
+            instructions?: string;
+            metadata?: components["schemas"]["Metadata"];
+            options?: components["schemas"]["AdmissionOptions"];
+            /** @description The response this one follows; when it waits for an answer, the command answers it. */
+            previous_response_id?: string;
+            session?: components["schemas"]["AdmissionSession"];
+        };
+        /** @description What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions). */
+        AdmissionOptions: {
+            /** @description The cap on each model step's output. */
+            max_output_tokens?: number;
+            /** @description false asks the model for at most one tool call per step. */
+            parallel_tool_calls?: boolean;
+            temperature?: number;
+            /** @description The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema. */
+            text_format?: components["schemas"]["TextFormat"];
+            tool_choice?: components["schemas"]["ToolChoice"];
+            /** @description Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's. */
+            tools?: components["schemas"]["RequestFunctionTool"][];
+            top_p?: number;
+            /** @description The caller's id for its end user; kept and echoed. */
+            user?: string;
+        };
+        /** @description The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own. */
+        AdmissionSession: {
+            id: string;
+            /** @constant */
+            kind: "id";
+        } | {
+            key: string;
+            /** @constant */
+            kind: "key";
+            /**
+             * @description Whose key it is: each source has its own key space.
+             * @enum {unknown}
+             */
+            source: "queue" | "slack";
+        } | {
+            /** @constant */
+            kind: "new";
+        };
         Agent: {
             created_at: components["schemas"]["UnixSeconds"];
             id: string;

@@ -6,12 +6,5 @@ import type { Agent } from '../../generated/schemas.js';
 
 export async function isStructured(api: A2aSurfaceApi, projectId: string, agent: Agent, state: ResponseState): Promise<boolean> {
   if (state.agent.revision_id === agent.revision_id) return agent.output_schema !== undefined;
-  let after: string | undefined;
-  for (;;) {
-    const page = await api.agents.revisions(projectId, agent.id, { limit: 100, after });
-    const revision = page.data.find((r) => r.id === state.agent.revision_id);
-    if (revision) return revision.spec.output_schema !== undefined;
-    if (!page.has_more || page.last_id === null) return agent.output_schema !== undefined;
-    after = page.last_id;
-  }
+  return (await api.agents.revision(projectId, state.agent.revision_id)).spec.output_schema !== undefined;
 }

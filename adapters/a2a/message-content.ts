@@ -9,7 +9,7 @@ import { firstUnstorable } from '../../core/api/index.js';
 /** The longest text one part may carry (and a whole message, joined): Palai's input limit. */
 export const MAX_PART_CHARS = 1_048_576;
 export const MAX_PARTS = 100;
-/** A messageId is an inbox key, also used with a prefix (`context:`), so it is kept shorter than the inbox's 255. */
+/** A messageId is an inbox key, kept shorter than the inbox's 255. */
 export const MAX_MESSAGE_ID_CHARS = 200;
 
 export interface MessageContent {

@@ -198,12 +198,16 @@ export class KernelRequestHandler implements A2ARequestHandler {
     return state;
   }
 
-  /** A new task: a response of this agent, in the message's context or in a new one. */
+  /**
+   * A new task: a response of this agent, in the message's context or in a new
+   * one, made by the admission itself, so the session commits (or rolls back)
+   * with the task and the messageId: a resent message never leaves a second one.
+   */
   private async start(caller: Caller, message: Message, content: MessageContent, claim: IdempotencyClaim): Promise<ResponseState> {
-    const sessionId = message.contextId ? await this.existingContext(caller, message.contextId) : await this.newContext(caller, message.messageId);
+    const session = message.contextId ? { kind: 'id' as const, id: await this.existingContext(caller, message.contextId) } : { kind: 'new' as const };
     return this.api.responses.admit(
       caller.projectId,
-      { model: caller.agent.id, input: content.text, session_id: sessionId, metadata: { [MESSAGE_ID_KEY]: message.messageId } },
+      { agent: caller.agent.id, input: [{ role: 'user', content: content.text }], session, metadata: { [MESSAGE_ID_KEY]: message.messageId } },
       { idempotency: claim },
     );
   }
@@ -215,28 +219,6 @@ export class KernelRequestHandler implements A2ARequestHandler {
       if (isPalaiError(error) && error.slug === 'not-found') throw new RequestMalformedError(`No context ${JSON.stringify(contextId)}; leave contextId out to start one.`);
       throw error;
     }
-  }
-
-  /**
-   * A session for a message without a contextId, created once per messageId
-   * (its own inbox key), so a resent message that failed after this point
-   * continues in the same session rather than leaving one behind per attempt.
-   */
-  private async newContext(caller: Caller, messageId: string): Promise<string> {
-    const { api } = this;
-    const session = await api.inbox.once(
-      {
-        projectId: caller.projectId,
-        source: 'a2a',
-        key: `context:${messageId}`,
-        operation: 'CreateContext',
-        fingerprint: api.inbox.fingerprint('CreateContext', { agent: caller.agent.id }, null),
-      },
-      async (claim) => (await api.sessions.create(caller.projectId, { agent: caller.agent.id }, { idempotency: claim })).id,
-      async (record) => record.resourceId ?? '',
-    );
-    if (session === '') throw new Error('inbox record of CreateContext names no session');
-    return session;
   }
 
   /** A message naming a task answers it, if it waits for an answer. */

@@ -134,7 +134,12 @@ export function createMcpServer(caller: McpCaller): Server {
           (claim) =>
             api.responses.admit(
               projectId,
-              { model: agent.id, input: parsed.input, ...(parsed.sessionId ? { session_id: parsed.sessionId } : {}), metadata: { mcp_session: session.id } },
+              {
+                agent: agent.id,
+                input: [{ role: 'user', content: parsed.input }],
+                ...(parsed.sessionId ? { session: { kind: 'id', id: parsed.sessionId } } : {}),
+                metadata: { mcp_session: session.id },
+              },
               { idempotency: claim },
             ),
           (record) => api.responses.get(projectId, record.resourceId!),

@@ -3,7 +3,7 @@
 import type { Agent, AgentRevision, AgentSpecFields, CreateAgentRequest, UpdateAgentRequest } from '../../generated/schemas.js';
 import { canonicalJson, unixSeconds } from '../json.js';
 import { newId } from '../ids.js';
-import { PalaiError } from '../errors/palai-error.js';
+import { notFound, PalaiError } from '../errors/palai-error.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import { resourceLookup } from '../resources/find-by-ref.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
@@ -186,4 +186,11 @@ export async function listRevisions(db: Db, projectId: string, ref: string, page
     [agent.id, page.after ?? null, fetchSize(page)],
   );
   return toPage(rows, page, revisionView);
+}
+
+/** One revision of the project's agents by its id: what a response ran (its output schema, say), without paging. */
+export async function requireRevision(db: Queryable, projectId: string, revisionId: string): Promise<AgentRevision> {
+  const { rows } = await db.query<RevisionRow>('SELECT id, agent_id, revision, spec, created_at FROM agent_revisions WHERE project_id = $1 AND id = $2', [projectId, revisionId]);
+  if (!rows[0]) throw notFound('agent revision', revisionId);
+  return revisionView(rows[0]);
 }

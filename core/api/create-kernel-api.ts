@@ -1,6 +1,6 @@
 // Binds the kernel API to one kernel: each member calls the core module that owns
 // the operation, with the store and the wake-ups only the kernel holds.
-import { agentView, createAgent, listAgents, listRevisions, projectOfAgent, requireAgent, updateAgent } from '../agents/agents.js';
+import { agentView, createAgent, listAgents, listRevisions, projectOfAgent, requireAgent, requireRevision, updateAgent } from '../agents/agents.js';
 import { authenticate } from '../auth/api-keys.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
@@ -53,6 +53,7 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       update: async (projectId, ref, request, options) =>
         (await updateAgent(db, projectId, ref, request, options?.idempotency, { secrets: kernel.secrets, policy: config })).agent,
       revisions: (projectId, ref, page) => listRevisions(db, projectId, ref, page),
+      revision: (projectId, revisionId) => requireRevision(db, projectId, revisionId),
       projectOf: (agentId) => projectOfAgent(db, agentId),
     },
 
@@ -81,9 +82,9 @@ function bindKernelApi(kernel: Kernel): KernelApi {
     },
 
     responses: {
-      async admit(projectId, request, options) {
-        const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, request, options.idempotency) : null;
-        return responseState(here ?? (await admitResponse(db, projectId, request, options?.idempotency)));
+      async admit(projectId, command, options) {
+        const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, command, options.idempotency) : null;
+        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency)));
       },
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
       async list(projectId, { agent, ...filter }, page) {

@@ -12,7 +12,6 @@ import type {
   ApprovalDecisionRequest,
   CreateAgentRequest,
   CreateModelConnectionRequest,
-  CreateResponseRequest,
   InputItem,
   Item,
   Metadata,
@@ -22,6 +21,7 @@ import type {
   SubmitToolOutputsRequest,
   UpdateAgentRequest,
 } from '../../generated/schemas.js';
+import type { AdmissionCommand } from '../../generated/protocol-schemas.js';
 import type { PalaiConfig } from '../config.js';
 import type { EgressFetch } from '../egress/egress-port.js';
 import type { SocketEgress } from '../egress/egress-port.js';
@@ -37,7 +37,7 @@ import type { Page, PageRequest } from '../pagination.js';
 import type { SecretRef } from '../secrets/secret-port.js';
 import type { ResponseStatus } from '../response-status.js';
 
-export type { NewSession, SecretRef };
+export type { AdmissionCommand, NewSession, SecretRef };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -99,6 +99,8 @@ export interface KernelApi {
     list(projectId: string, page: PageRequest): Promise<Page<Agent>>;
     update(projectId: string, ref: string, request: UpdateAgentRequest, options?: CommandOptions): Promise<Agent>;
     revisions(projectId: string, ref: string, page: PageRequest): Promise<Page<AgentRevision>>;
+    /** One revision of any of the project's agents by its id (a response's `agent.revision_id`), or not-found. */
+    revision(projectId: string, revisionId: string): Promise<AgentRevision>;
     /**
      * The project an agent id (`agt_…`) belongs to, or null: for what a surface serves without a key
      * (a public A2A card). It answers across projects, so the surface must check the agent opted in.
@@ -139,11 +141,14 @@ export interface KernelApi {
 
   responses: {
     /**
-     * Admits a run: the response, its input and its `queued` event commit together before this returns.
-     * A request continuing from a response that waits answers that response instead (its input holds
-     * the answers, all applied or none) and returns it, resumed: no new response is made.
+     * Admits a run: the response, its input, the session it makes (a new one, or the one a key maps
+     * to) and its `queued` event commit together before this returns. The command
+     * (protocols/admission.schema.json) is checked first: one that does not match is
+     * `validation-failed`, naming each field by its pointer into the command. A command continuing
+     * from a response that waits answers that response instead (its input holds the answers, all
+     * applied or none) and returns it, resumed: no new response is made.
      */
-    admit(projectId: string, request: CreateResponseRequest, options?: AdmitOptions): Promise<ResponseState>;
+    admit(projectId: string, command: AdmissionCommand, options?: AdmitOptions): Promise<ResponseState>;
     get(projectId: string, responseId: string): Promise<ResponseState>;
     /** The project's responses matching `filter`, newest first unless `order` is `asc`. */
     list(projectId: string, filter: ResponseListFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseState>>;

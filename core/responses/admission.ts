@@ -1,23 +1,30 @@
-// Admission: the response, its input items (and session items) and its
-// `response.created` event commit in one transaction before any surface
-// acknowledges; a NOTIFY in the same transaction wakes a worker.
-import type { AgentSpecFields, CreateResponseRequest, RequestFunctionTool } from '../../generated/schemas.js';
-import { requireAgent } from '../agents/agents.js';
+// Admission: the response, its input items (and session items), the session it
+// makes (a new one, or the one an external key maps to) and its `queued` event
+// commit in one transaction before any surface acknowledges; a NOTIFY in the
+// same transaction wakes a worker. Every surface admits through one command
+// (protocols/admission.schema.json), checked before anything is read.
+import type { AdmissionOptions } from '../../generated/protocol-schemas.js';
+import type { AgentSpecFields, RequestFunctionTool, ResponseInputItem, Session } from '../../generated/schemas.js';
+import { requireAgent, type AgentRow } from '../agents/agents.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
-import { appendSessionItems, bindSessionAgent, requireSession } from '../sessions/sessions.js';
+import { sessionForKey } from '../sessions/session-keys.js';
+import { appendSessionItems, bindSessionAgent, insertSession, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
+import { assertAdmissionCommand, type AdmissionCommand } from './admission-command.js';
 import { journalStatuses } from './status-writer.js';
 import { isWaiting } from '../response-status.js';
 import { normalizeInput } from './items.js';
 import { INSERTED_RESPONSE_COLUMNS, requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
 
-export async function admitResponse(db: Db, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return db.transaction((tx) => admitWithin(tx, projectId, request, idem));
+export type { AdmissionCommand };
+
+export async function admitResponse(db: Db, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  return db.transaction((tx) => admitWithin(tx, projectId, command, idem));
 }
 
 /** The worker that takes a new response in the admitting transaction, and for how long its first lease holds. */
@@ -33,8 +40,8 @@ export type Admitted = { kind: 'new'; row: ResponseRow; spec: AgentSpecFields } 
  * Admission inside the caller's transaction, for kernel modules that commit
  * more with the response (a queue job's record and its result subscription).
  */
-export async function admitWithin(tx: Queryable, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return (await admit(tx, projectId, request, idem)).row;
+export async function admitWithin(tx: Queryable, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  return (await admit(tx, projectId, command, idem)).row;
 }
 
 /**
@@ -44,33 +51,22 @@ export async function admitWithin(tx: Queryable, projectId: string, request: Cre
  * (queued, in_progress) are journaled by one statement, and no worker is woken.
  * An answer to a waiting response resumes that one as ever (the workers take it up).
  */
-export function admitClaimed(tx: Queryable, projectId: string, request: CreateResponseRequest, idem: IdempotencyClaim | undefined, claim: ClaimOnAdmission): Promise<Admitted> {
-  return admit(tx, projectId, request, idem, claim);
+export function admitClaimed(tx: Queryable, projectId: string, command: AdmissionCommand, idem: IdempotencyClaim | undefined, claim: ClaimOnAdmission): Promise<Admitted> {
+  return admit(tx, projectId, command, idem, claim);
 }
 
-async function admit(tx: Queryable, projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim, claim?: ClaimOnAdmission): Promise<Admitted> {
+async function admit(tx: Queryable, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim, claim?: ClaimOnAdmission): Promise<Admitted> {
+  await assertAdmissionCommand(command);
   // Locked: answering it and a concurrent cancel or answer must not both apply.
-  const previous = request.previous_response_id ? await requireResponse(tx, projectId, request.previous_response_id, true) : null;
-  if (previous && isWaiting(previous.status)) return { kind: 'answered', row: await answerFromRequest(tx, projectId, previous, request, idem) };
+  const previous = command.previous_response_id ? await requireResponse(tx, projectId, command.previous_response_id, true) : null;
+  if (previous && isWaiting(previous.status)) return { kind: 'answered', row: await answerFromCommand(tx, projectId, previous, command, idem) };
   const id = newId('resp');
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
-  // Locked: the first response of an unbound session binds it, and a concurrent one must see that.
-  const session = request.session_id ? await requireSession(tx, projectId, request.session_id, true) : null;
-  const agentRef = request.model ?? session?.agent_id;
-  if (!agentRef) {
-    throw new PalaiError('invalid-request', `Session ${session!.id} has no agent yet; name one as model.`, { errors: [{ pointer: '/model', detail: 'is required for the first response of this session' }] });
-  }
-  const agent = await requireAgent(tx, projectId, agentRef);
-  if (session && session.agent_id === null) await bindSessionAgent(tx, session.id, agent.id);
-  else if (session && agent.id !== session.agent_id) {
-    throw new PalaiError('invalid-request', `Session ${session.id} belongs to agent "${session.agent}".`, {
-      errors: [{ pointer: '/model', detail: `must name the session's agent "${session.agent}"` }],
-    });
-  }
-  const input = normalizeInput(request.input);
+  const { agent, sessionId } = await runContext(tx, projectId, command);
+  const input = normalizeInput(command.input);
   const timeout = agent.spec.limits?.timeout_seconds ?? null;
-  // Claimed here, it is inserted as the claim would leave it (runner/claim.ts's claimSet): lease token 1.
+  // Claimed here, it is inserted as the claim would leave it (responses/lease-writes.ts's claimSet): lease token 1.
   const { rows } = await tx.query<ResponseRow>(
     `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
        input, instructions, metadata, options, background, deadline_at, lease_owner, lease_token, lease_expires_at)
@@ -84,13 +80,13 @@ async function admit(tx: Queryable, projectId: string, request: CreateResponseRe
       projectId,
       agent.id,
       agent.revision_id,
-      session?.id ?? null,
-      request.previous_response_id ?? null,
+      sessionId,
+      command.previous_response_id ?? null,
       JSON.stringify(input),
-      request.instructions ?? null,
-      JSON.stringify(request.metadata ?? {}),
-      JSON.stringify(runOptions(request, agent.spec)),
-      request.background === true,
+      command.instructions ?? null,
+      JSON.stringify(command.metadata ?? {}),
+      JSON.stringify(runOptions(command.options ?? {}, agent.spec)),
+      command.background === true,
       timeout,
       agent.name,
       agent.current_revision,
@@ -99,7 +95,7 @@ async function admit(tx: Queryable, projectId: string, request: CreateResponseRe
     ],
   );
   const inserted = rows[0];
-  if (session) await appendSessionItems(tx, projectId, session.id, id, input);
+  if (sessionId) await appendSessionItems(tx, projectId, sessionId, id, input);
   const writer = { projectId, responseId: id, leaseToken: null };
   // Nobody has the id yet, so nobody follows the journal; only the workers need waking, unless it is claimed here.
   if (!claim) {
@@ -112,30 +108,74 @@ async function admit(tx: Queryable, projectId: string, request: CreateResponseRe
   return { kind: 'new', row: inserted, spec: agent.spec };
 }
 
-/** What the request asks of this run beyond the agent's spec; absent values leave the agent's. */
-function runOptions(request: CreateResponseRequest, spec: AgentSpecFields): StoredRunOptions {
-  const { temperature, max_output_tokens, user, top_p, parallel_tool_calls, tool_choice } = request;
-  const tools = requestTools(request, spec);
-  if (tool_choice != null && typeof tool_choice === 'object') checkChosenTool(tool_choice.name, tools, spec);
-  const format = request.text?.format;
-  return {
-    ...(temperature != null ? { temperature } : {}),
-    ...(max_output_tokens != null ? { max_output_tokens } : {}),
-    ...(user != null ? { user } : {}),
-    ...(top_p != null ? { top_p } : {}),
-    ...(parallel_tool_calls != null ? { parallel_tool_calls } : {}),
-    ...(tool_choice != null ? { tool_choice } : {}),
-    ...(tools.length > 0 ? { tools } : {}),
-    ...(format && format.type !== 'text' ? { text_format: format } : {}),
-  };
+/**
+ * The agent that runs (looked up once) and the session it runs in. An existing
+ * session is locked: its first response binds it, and a concurrent one must see
+ * that. A new session, or the first for a key, is made here, so it commits (or
+ * rolls back) with the response.
+ */
+async function runContext(tx: Queryable, projectId: string, command: AdmissionCommand): Promise<{ agent: AgentRow; sessionId: string | null }> {
+  const { session } = command;
+  if (session?.kind === 'id') {
+    const existing = await requireSession(tx, projectId, session.id, true);
+    const agentRef = command.agent ?? existing.agent_id;
+    if (!agentRef) {
+      throw new PalaiError('invalid-request', `Session ${existing.id} has no agent yet; its first response must name one.`, {
+        errors: [{ pointer: '/agent', detail: 'is required for the first response of this session' }],
+      });
+    }
+    const agent = await requireAgent(tx, projectId, agentRef);
+    await bindSession(tx, existing, agent);
+    return { agent, sessionId: existing.id };
+  }
+  if (command.agent === undefined) {
+    throw new PalaiError('invalid-request', 'The run names no agent, and no session bound to one.', { errors: [{ pointer: '/agent', detail: 'is required without a session bound to an agent' }] });
+  }
+  const agent = await requireAgent(tx, projectId, command.agent);
+  switch (session?.kind) {
+    case undefined:
+      return { agent, sessionId: null };
+    case 'new': {
+      const sessionId = newId('ses');
+      await insertSession(tx, projectId, sessionId, agent.id);
+      return { agent, sessionId };
+    }
+    case 'key': {
+      const sessionId = await sessionForKey(tx, projectId, session.source, session.key, agent.id);
+      await bindSession(tx, await requireSession(tx, projectId, sessionId, true), agent);
+      return { agent, sessionId };
+    }
+    default: {
+      const unknown: never = session;
+      throw new Error(`unknown session kind ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
-/** The request's own client functions, each named once and none named like one of the agent's tools. */
-function requestTools(request: CreateResponseRequest, spec: AgentSpecFields): RequestFunctionTool[] {
+/** The first response of an unbound session binds it to its agent; every later one must be a run of that agent. */
+async function bindSession(tx: Queryable, session: Session, agent: AgentRow): Promise<void> {
+  if (session.agent_id === null) return bindSessionAgent(tx, session.id, agent.id);
+  if (agent.id !== session.agent_id) {
+    throw new PalaiError('invalid-request', `Session ${session.id} belongs to agent "${session.agent}".`, {
+      errors: [{ pointer: '/agent', detail: `must name the session's agent "${session.agent}"` }],
+    });
+  }
+}
+
+/** What the command asks of this run beyond the agent's spec, as stored; what it leaves out leaves the agent's. */
+function runOptions(options: AdmissionOptions, spec: AgentSpecFields): StoredRunOptions {
+  const { tools: _tools, text_format, ...knobs } = options;
+  const tools = requestTools(options.tools ?? [], spec);
+  if (typeof options.tool_choice === 'object') checkChosenTool(options.tool_choice.name, tools, spec);
+  return { ...knobs, ...(tools.length > 0 ? { tools } : {}), ...(text_format && text_format.type !== 'text' ? { text_format } : {}) };
+}
+
+/** The run's own client functions, each named once and none named like one of the agent's tools. */
+function requestTools(offered: RequestFunctionTool[], spec: AgentSpecFields): RequestFunctionTool[] {
   const agentNames = new Set((spec.tools ?? []).flatMap((tool) => ('name' in tool && typeof tool.name === 'string' ? [tool.name] : [])));
   const seen = new Set<string>();
-  return (request.tools ?? []).map((tool, index) => {
-    const pointer = `/tools/${index}/name`;
+  return offered.map((tool, index) => {
+    const pointer = `/options/tools/${index}/name`;
     if (seen.has(tool.name) || agentNames.has(tool.name)) {
       const detail = seen.has(tool.name) ? 'names a tool twice' : 'is the name of one of the agent\'s own tools';
       throw new PalaiError('validation-failed', `Tool ${JSON.stringify(tool.name)} ${detail}.`, { errors: [{ pointer, detail }] });
@@ -153,19 +193,18 @@ function checkChosenTool(name: string, tools: RequestFunctionTool[], spec: Agent
   const known = tools.some((tool) => tool.name === name) || specTools.some((tool) => 'name' in tool && tool.name === name);
   if (named && !known) {
     throw new PalaiError('validation-failed', `tool_choice names ${JSON.stringify(name)}, which is not a tool of this run.`, {
-      errors: [{ pointer: '/tool_choice/name', detail: 'is not one of the agent\'s tools or the request\'s' }],
+      errors: [{ pointer: '/options/tool_choice/name', detail: 'is not one of the agent\'s tools or the request\'s' }],
     });
   }
 }
 
 /**
- * What the input of a request continuing from a waiting response answers:
+ * What the input of a command continuing from a waiting response answers:
  * `function_call_output` items answer client tool calls (or, naming a question's
  * call, the question), `mcp_approval_response` items decide approvals, user
  * messages answer the question. Anything else has no place in an answer.
  */
-function answersIn(input: CreateResponseRequest['input'], calls: ToolCallRow[]): WaitAnswer[] {
-  if (typeof input === 'string') return [{ kind: 'input', text: input, pointer: '/input' }];
+function answersIn(input: ResponseInputItem[], calls: ToolCallRow[]): WaitAnswer[] {
   const questionIds = new Set(calls.filter((c) => c.status === 'awaiting_input').map((c) => c.call_id));
   return input.map((item, index): WaitAnswer => {
     const pointer = `/input/${index}`;
@@ -189,17 +228,19 @@ function answersIn(input: CreateResponseRequest['input'], calls: ToolCallRow[]):
 /**
  * Continuing from a response that waits answers it (OpenAI's way of sending
  * function outputs and approval responses): the same durable run resumes, and
- * no new response is made. The request must not name another agent or session.
+ * no new response is made. The command must not name another agent or session.
  */
-async function answerFromRequest(tx: Queryable, projectId: string, previous: ResponseRow, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  if (request.model !== undefined && request.model !== previous.agent_id && request.model !== previous.agent_name) {
+async function answerFromCommand(tx: Queryable, projectId: string, previous: ResponseRow, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow> {
+  if (command.agent !== undefined && command.agent !== previous.agent_id && command.agent !== previous.agent_name) {
     throw new PalaiError('invalid-request', `Response ${previous.id} is a run of agent "${previous.agent_name}"; answering it cannot name another.`, {
-      errors: [{ pointer: '/model', detail: `must name agent "${previous.agent_name}" or be left out` }],
+      errors: [{ pointer: '/agent', detail: `must name agent "${previous.agent_name}" or be left out` }],
     });
   }
-  if (request.session_id !== undefined && request.session_id !== previous.session_id) {
-    throw new PalaiError('invalid-request', `Response ${previous.id} is not in session ${request.session_id}.`, { errors: [{ pointer: '/session_id', detail: 'is not the waiting response\'s session' }] });
+  const { session } = command;
+  if (session !== undefined && (session.kind !== 'id' || session.id !== previous.session_id)) {
+    const named = session.kind === 'id' ? `session ${session.id}` : `a ${session.kind === 'new' ? 'new' : 'keyed'} session`;
+    throw new PalaiError('invalid-request', `Response ${previous.id} is not in ${named}.`, { errors: [{ pointer: '/session', detail: 'is not the waiting response\'s session' }] });
   }
-  const answers = answersIn(request.input, await openToolCalls(tx, previous.id));
+  const answers = answersIn(command.input, await openToolCalls(tx, previous.id));
   return answerWaiting(tx, projectId, previous.id, answers, idem);
 }

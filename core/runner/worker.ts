@@ -15,12 +15,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CreateResponseRequest } from '../../generated/schemas.js';
 import type { IdempotencyClaim } from '../idempotency/inbox-port.js';
 import { LeaseLostError } from '../journal/journal.js';
 import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Kernel, LocalRuns } from '../kernel.js';
-import { admitClaimed, type Admitted } from '../responses/admission.js';
+import { admitClaimed, type AdmissionCommand, type Admitted } from '../responses/admission.js';
 import type { ResponseRow } from '../responses/responses.js';
 import { isTransientStoreError } from '../store/transient.js';
 import { claimWork, releaseLease, renewLease, type Claim, type ClaimedRun } from './claim.js';
@@ -76,13 +75,13 @@ export class Worker implements LocalRuns {
     return this.kernel.config.workerConcurrency - this.running.size - this.reserved;
   }
 
-  async admitHere(projectId: string, request: CreateResponseRequest, idem?: IdempotencyClaim): Promise<ResponseRow | null> {
+  async admitHere(projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow | null> {
     if (this.freeSlots <= 0 || this.saturated || this.stopping.signal.aborted) return null;
     const claimHere = { workerId: this.id, leaseSeconds: this.kernel.config.leaseSeconds };
     this.reserved++;
     let admitted: Admitted;
     try {
-      admitted = await this.kernel.db.transaction((tx) => admitClaimed(tx, projectId, request, idem, claimHere));
+      admitted = await this.kernel.db.transaction((tx) => admitClaimed(tx, projectId, command, idem, claimHere));
     } finally {
       this.reserved--;
     }

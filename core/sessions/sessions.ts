@@ -57,15 +57,15 @@ export async function createSession(db: Db, projectId: string, request: NewSessi
     const id = newId('ses');
     await reserveKey(tx, projectId, idem, id);
     const agent = request.agent === undefined ? null : await requireAgent(tx, projectId, request.agent);
-    await tx.query('INSERT INTO sessions (id, project_id, agent_id, metadata) VALUES ($1, $2, $3, $4)', [
-      id,
-      projectId,
-      agent?.id ?? null,
-      JSON.stringify(request.metadata ?? {}),
-    ]);
+    await insertSession(tx, projectId, id, agent?.id ?? null, request.metadata);
     if (request.items) await appendSessionItems(tx, projectId, id, null, normalizeInput(request.items));
     return requireSession(tx, projectId, id);
   });
+}
+
+/** A new, empty session (`agentId` null: bound by its first response), in the caller's transaction. */
+export async function insertSession(tx: Queryable, projectId: string, id: string, agentId: string | null, metadata: Metadata = {}): Promise<void> {
+  await tx.query('INSERT INTO sessions (id, project_id, agent_id, metadata) VALUES ($1, $2, $3, $4)', [id, projectId, agentId, JSON.stringify(metadata)]);
 }
 
 export async function deleteSession(db: Db, projectId: string, sessionId: string): Promise<void> {

@@ -90,7 +90,7 @@ await describeEachStore(
         tools: [{ type: 'a2a', remote_agent: 'peer' }],
       });
       const before = peer.executor.received.length;
-      const admitted = await api().responses.admit(ctx().projectId, { model: 'delegator', input: 'go' });
+      const admitted = await api().responses.admit(ctx().projectId, { agent: 'delegator', input: [{ role: 'user', content: 'go' }] });
       const state = await settled(admitted.id);
       assert.equal(state.status, 'completed', JSON.stringify(state.error));
       assert.equal(toolOutput(state), 'peer says: hello there');
@@ -110,7 +110,7 @@ await describeEachStore(
         tools: [{ type: 'a2a', remote_agent: 'peer' }],
       });
       const before = peer.executor.received.length;
-      const admitted = await api().responses.admit(ctx().projectId, { model: 'asker', input: 'go' });
+      const admitted = await api().responses.admit(ctx().projectId, { agent: 'asker', input: [{ role: 'user', content: 'go' }] });
       let state = await settled(admitted.id);
       assert.equal(state.status, 'waiting_for_input');
       assert.equal(state.pending_calls[0].question, 'Which city?');
@@ -140,7 +140,7 @@ await describeEachStore(
         },
         tools: [{ type: 'a2a', remote_agent: 'quiet' }],
       });
-      const admitted = await api().responses.admit(ctx().projectId, { model: 'quiet-caller', input: 'go' });
+      const admitted = await api().responses.admit(ctx().projectId, { agent: 'quiet-caller', input: [{ role: 'user', content: 'go' }] });
       const state = await settled(admitted.id);
       assert.equal(state.status, 'completed');
       const outputs = state.output.filter((i) => i.type === 'function_call_output').map((i) => (i as { output: string }).output);
@@ -166,7 +166,7 @@ await describeEachStore(
         model: { provider: 'fake', script: [{ tool_calls: [{ name: 'a2a__inner', arguments: { message: 'start' } }] }, { text: 'outer done' }] },
         tools: [{ type: 'a2a', remote_agent: 'inner' }],
       });
-      const outer = await api().responses.admit(ctx().projectId, { model: 'outer', input: 'go' });
+      const outer = await api().responses.admit(ctx().projectId, { agent: 'outer', input: [{ role: 'user', content: 'go' }] });
       let state = await settled(outer.id);
       assert.equal(state.status, 'waiting_for_input');
       assert.equal(state.pending_calls[0].question, 'Which year?');
@@ -182,7 +182,7 @@ await describeEachStore(
 
     test('an agent naming a remote agent that is not registered fails, saying which', async () => {
       await createAgent(ctx, { name: 'orphan', model: { provider: 'fake' }, tools: [{ type: 'a2a', remote_agent: 'nobody' }] });
-      const admitted = await api().responses.admit(ctx().projectId, { model: 'orphan', input: 'go' });
+      const admitted = await api().responses.admit(ctx().projectId, { agent: 'orphan', input: [{ role: 'user', content: 'go' }] });
       const state = await settled(admitted.id);
       assert.equal(state.status, 'failed');
       assert.match(state.error!.message, /"nobody"/);

@@ -36,14 +36,14 @@ async function suite(kind: StoreKind) {
     test('admission is atomic: a rejected admission leaves no response, item or event behind', async () => {
       const before = [await countRows('responses'), await countRows('response_events')];
       await assert.rejects(
-        admitResponse(db, projectId, { model: 'inv', input: 'x', previous_response_id: 'resp_does_not_exist' }),
+        admitResponse(db, projectId, { agent: 'inv', input: [{ role: 'user', content: 'x' }], previous_response_id: 'resp_does_not_exist' }),
         (error: unknown) => error instanceof PalaiError && error.slug === 'not-found',
       );
       assert.deepEqual([await countRows('responses'), await countRows('response_events')], before);
     });
 
     test('an admitted response is queued with its queued status event as sequence 0', async () => {
-      const row = await admitResponse(db, projectId, { model: 'inv', input: 'x' });
+      const row = await admitResponse(db, projectId, { agent: 'inv', input: [{ role: 'user', content: 'x' }] });
       assert.equal(row.status, 'queued');
       const events = await readEvents(db, row.id, -1);
       assert.deepEqual(events.map((e) => [e.sequence, e.event.type, e.event.type === 'status' && e.event.status]), [[0, 'status', 'queued']]);
@@ -51,7 +51,7 @@ async function suite(kind: StoreKind) {
 
     test('a writer with a stale fencing token is rejected and writes nothing', async () => {
       while (await claimNext(db, 'drain', 30)); // no leftovers from other tests
-      const row = await admitResponse(db, projectId, { model: 'inv', input: 'fenced' });
+      const row = await admitResponse(db, projectId, { agent: 'inv', input: [{ role: 'user', content: 'fenced' }] });
       const first = (await claimNext(db, 'worker-a', 30))!;
       assert.equal(first.responseId, row.id);
       await db.query("UPDATE responses SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [row.id]);
@@ -72,7 +72,7 @@ async function suite(kind: StoreKind) {
     test('concurrent claims never hand the same response to two workers', async () => {
       while (await claimNext(db, 'drain', 30));
       const ids = new Set<string>();
-      for (let i = 0; i < 30; i++) ids.add((await admitResponse(db, projectId, { model: 'inv', input: `n${i}` })).id);
+      for (let i = 0; i < 30; i++) ids.add((await admitResponse(db, projectId, { agent: 'inv', input: [{ role: 'user', content: `n${i}` }] })).id);
       const claimed: string[] = [];
       await Promise.all(
         ['w1', 'w2', 'w3'].map(async (worker) => {
@@ -85,7 +85,7 @@ async function suite(kind: StoreKind) {
 
     test('a live lease is not taken; an expired one is taken over', async () => {
       while (await claimNext(db, 'drain', 30));
-      const row = await admitResponse(db, projectId, { model: 'inv', input: 'leased' });
+      const row = await admitResponse(db, projectId, { agent: 'inv', input: [{ role: 'user', content: 'leased' }] });
       assert.equal((await claimNext(db, 'owner', 30))?.responseId, row.id);
       assert.equal(await claimNext(db, 'other', 30), null);
       await db.query("UPDATE responses SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [row.id]);

@@ -54,7 +54,7 @@ async function suite(kind: StoreKind) {
       const wakeups = new Wakeups(db);
       await wakeups.start();
       try {
-        const row = await admitResponse(database.db, projectId, { model: 'fan', input: 'x' });
+        const row = await admitResponse(database.db, projectId, { agent: 'fan', input: [{ role: 'user', content: 'x' }] });
         const claim = (await claimNext(database.db, 'fanout-worker', 60))!;
         assert.equal(claim.responseId, row.id);
         const writer = { projectId, responseId: row.id, leaseToken: claim.leaseToken };

@@ -100,7 +100,7 @@ await describeEachStore(
   'durable tool calls',
   (ctx) => {
     const api = () => ctx().hub.api;
-    const admit = (agent: string) => api().responses.admit(ctx().projectId, { model: agent, input: 'go' });
+    const admit = (agent: string) => api().responses.admit(ctx().projectId, { agent: agent, input: [{ role: 'user', content: 'go' }] });
     const settled = (id: string) => api().responses.waitUntilSettled(ctx().projectId, id, 20_000);
     const callRow = async (responseId: string) =>
       (await ctx().hub.kernel.db.query<{ attempts: number; checkpoint: unknown; status: string; output: string | null; answer: string | null }>(

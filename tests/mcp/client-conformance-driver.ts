@@ -62,7 +62,7 @@ async function runThroughHub(): Promise<boolean> {
       model: { provider: 'fake', script: [{ tool_calls: [{ name: tool.model_name, arguments: call.arguments }] }, { text: 'done' }] },
       tools: [{ type: 'mcp', server_label: 'conformance', require_approval: 'never' }],
     });
-    const admitted = await api.responses.admit(project.id, { model: 'conformance', input: 'go' });
+    const admitted = await api.responses.admit(project.id, { agent: 'conformance', input: [{ role: 'user', content: 'go' }] });
     const state = await api.responses.waitUntilSettled(project.id, admitted.id, 25_000);
     const output = state.output.find((item) => item.type === 'function_call_output') as { output: string } | undefined;
     console.log(`${state.status}: ${output?.output ?? '(no tool output)'}`);

@@ -42,7 +42,7 @@ await describeEachStore(
 
     const api = () => ctx().hub.api;
     const run = async (agent: string, input = 'go') => {
-      const admitted = await api().responses.admit(ctx().projectId, { model: agent, input });
+      const admitted = await api().responses.admit(ctx().projectId, { agent: agent, input: [{ role: 'user', content: input }] });
       return api().responses.waitUntilSettled(ctx().projectId, admitted.id, 40_000);
     };
     const checkpoints = async (responseId: string) =>
@@ -248,7 +248,7 @@ await describeEachStore(
       });
       const cancelled = fixture.state.cancelled.length;
       const writes = fixture.state.count('write-note');
-      const admitted = await api().responses.admit(ctx().projectId, { model: 'slow-writer', input: 'go' });
+      const admitted = await api().responses.admit(ctx().projectId, { agent: 'slow-writer', input: [{ role: 'user', content: 'go' }] });
       for (let i = 0; i < 400 && fixture.state.count('write-note') === writes; i++) await new Promise((r) => setTimeout(r, 50));
       assert.equal(fixture.state.count('write-note'), writes + 1, 'the call reached the server');
       await api().responses.cancel(ctx().projectId, admitted.id);

@@ -49,9 +49,9 @@ describeEachStore(
       await createAgent(ctx, p, 'filler');
       await createAgent(ctx, p, 'paced');
       // The only worker slot is taken, so two more responses stay queued: a backlog of 2 against a bound of 1.
-      const blocker = await api.responses.admit(p.projectId, { model: 'blocker', input: 'hold on', background: true });
+      const blocker = await api.responses.admit(p.projectId, { agent: 'blocker', input: [{ role: 'user', content: 'hold on' }], background: true });
       await eventually('the blocker runs', async () => (await api.responses.get(p.projectId, blocker.id)).status === 'in_progress');
-      for (const input of ['first', 'second']) await api.responses.admit(p.projectId, { model: 'filler', input, background: true });
+      for (const input of ['first', 'second']) await api.responses.admit(p.projectId, { agent: 'filler', input: [{ role: 'user', content: input }], background: true });
       // This process watches the backlog while it runs a consumer: the consumer joins its group first.
       const [topic, dead] = await side!.topics(2, 'paced', 'dead');
       const groupId = uniqueName('group');

@@ -15,7 +15,7 @@ import { createApiKey } from '../../core/auth/api-keys.js';
 import { createProject } from '../../core/auth/projects.js';
 import { loadConfig, type PalaiConfig } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
-import type { StoreKind } from '../../core/store/db.js';
+import type { Db, StoreKind } from '../../core/store/db.js';
 import type { ToolRegistry } from '../../core/tools/tool-registry.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from './stores.js';
 
@@ -61,11 +61,13 @@ export interface TestHubOptions {
   tools?: ToolRegistry;
   /** Only these of the test run's stores: for suites about something outside the store (a broker restart), where a second store adds nothing. */
   stores?: StoreKind[];
+  /** The store the hub runs on, made from the test database (a statement log over it, say). */
+  store?: (db: Db) => Db;
 }
 
 async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>, options: TestHubOptions): Promise<TestHub> {
   const config = testConfig(overrides);
-  const hub = await startHub({ config, db: database.db, logger: createLogger('silent'), env: options.env ?? process.env, tools: options.tools });
+  const hub = await startHub({ config, db: options.store ? options.store(database.db) : database.db, logger: createLogger('silent'), env: options.env ?? process.env, tools: options.tools });
   const newProjectKey = async () => {
     const project = await createProject(database.db, `test-${Math.random().toString(36).slice(2)}`);
     return (await createApiKey(database.db, project.id, 'test')).secret;

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { CreateResponseRequest, Item, ItemList } from '../../../generated/schemas.js';
+import { admissionCommand, admitRequest } from '../openai-request.js';
 import { openAiResponse } from '../openai-response.js';
 import { statusEvent, type EventVocabulary } from '../openai-status.js';
 import type { OperationHandlers } from '../operations.js';
@@ -30,17 +31,6 @@ async function stillWaitingStream(api: KernelApi, res: Response, projectId: stri
   openEventStream(res);
   res.write(snapshotFrame('response.created', state, sequence));
   res.end(snapshotFrame(statusEvent(state.status, vocabulary), state, sequence));
-}
-
-/** OpenAI's `conversation` (an id or `{id}`) is Palai's `session_id`; naming two different ones is refused. */
-function withSession(request: CreateResponseRequest): CreateResponseRequest {
-  const { conversation, ...rest } = request;
-  const id = typeof conversation === 'string' ? conversation : conversation?.id;
-  if (id === undefined) return rest;
-  if (rest.session_id !== undefined && rest.session_id !== id) {
-    throw new PalaiError('invalid-request', 'conversation and session_id name different sessions; give one.', { errors: [{ pointer: '/conversation', detail: 'differs from session_id' }] });
-  }
-  return { ...rest, session_id: id };
 }
 
 /** Waits for the response to settle (see settle.ts), then answers with it. */
@@ -74,12 +64,13 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
     streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot });
   return {
     createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
-      const request = withSession(body as CreateResponseRequest);
+      const request = body as CreateResponseRequest;
+      const command = admissionCommand(request);
       const vocabulary = requestedVocabulary(req, {}, 'openai');
       const waiting = replay ? null : await waitingPrevious(api, projectId, request.previous_response_id);
       // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free.
       const runHere = request.background !== true;
-      const state = replay ? await responses.get(projectId, replay.resourceId) : await responses.admit(projectId, request, { idempotency, runHere });
+      const state = replay ? await responses.get(projectId, replay.resourceId) : await admitRequest(api, projectId, request, command, { idempotency, runHere });
       const answered = waiting !== null && state.id === waiting.state.id;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);

@@ -6,14 +6,12 @@
 // (the store is down) throws, and the surface leaves the message to come back.
 import type { ErrorObject } from 'ajv';
 import type { QueueJob } from '../../../generated/protocol-schemas.js';
-import { requireAgent } from '../../agents/agents.js';
 import { PalaiError, retryOf } from '../../errors/palai-error.js';
 import { inspectJson } from '../../json-guard.js';
 import type { Inbox, InboxIdentity } from '../../idempotency/inbox-port.js';
 import { subscribe } from '../../outbox/subscriptions.js';
-import { admitWithin } from '../../responses/admission.js';
+import { admitWithin, type AdmissionCommand } from '../../responses/admission.js';
 import type { ResponseStatus } from '../../response-status.js';
-import { sessionForKey } from '../../sessions/session-keys.js';
 import type { Db } from '../../store/db.js';
 import { JOB_DEDUPE_HOURS, QUEUE_REPLY_CONSUMER, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';
 
@@ -56,6 +54,16 @@ export async function parseJob(body: string): Promise<{ job: QueueJob } | { reas
   return { job: value as QueueJob };
 }
 
+/** What a job asks the kernel to admit: its agent (looked up once, by admission), its input, the session its key maps to. */
+function jobCommand(job: QueueJob, agent: string): AdmissionCommand {
+  return {
+    agent,
+    input: typeof job.input === 'string' ? [{ role: 'user', content: job.input }] : job.input,
+    ...(job.session_key !== undefined ? { session: { kind: 'key', source: 'queue', key: job.session_key } } : {}),
+    ...(job.metadata !== undefined ? { metadata: job.metadata } : {}),
+  };
+}
+
 export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConfig, message: QueueMessage): Promise<AdmissionOutcome> {
   const parsed = await parseJob(message.body);
   if ('reason' in parsed) return { kind: 'invalid', reason: parsed.reason };
@@ -76,13 +84,11 @@ export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConf
       identity,
       (claim) =>
         db.transaction(async (tx): Promise<AdmissionOutcome> => {
-          const agent = await requireAgent(tx, consumer.projectId, agentRef);
-          if (job.agent !== undefined && consumer.agent !== null) {
-            const fixed = await requireAgent(tx, consumer.projectId, consumer.agent);
-            if (fixed.id !== agent.id) throw new PalaiError('invalid-request', `The job names agent "${job.agent}", but this consumer runs "${consumer.agent}".`);
+          const row = await admitWithin(tx, consumer.projectId, jobCommand(job, agentRef), claim);
+          // The consumer names its agent by id or name; the admitted run knows both (a mismatch rolls the admission back).
+          if (consumer.agent !== null && consumer.agent !== row.agent_id && consumer.agent !== row.agent_name) {
+            throw new PalaiError('invalid-request', `The job names agent "${job.agent}", but this consumer runs "${consumer.agent}".`);
           }
-          const sessionId = job.session_key === undefined ? undefined : await sessionForKey(tx, consumer.projectId, 'queue', job.session_key, agent.id);
-          const row = await admitWithin(tx, consumer.projectId, { model: agent.id, input: job.input, session_id: sessionId, metadata: job.metadata }, claim);
           await tx.query(
             'INSERT INTO queue_jobs (response_id, project_id, consumer_id, idempotency_key, message_id, reply_to) VALUES ($1, $2, $3, $4, $5, $6)',
             [row.id, consumer.projectId, consumer.id, job.idempotency_key ?? null, message.messageId, replyTo],

@@ -8,8 +8,7 @@
 import { PalaiError } from '../../errors/palai-error.js';
 import type { Inbox, InboxIdentity, IdempotencyClaim } from '../../idempotency/inbox-port.js';
 import { answerWaiting } from '../../responses/actions.js';
-import { admitWithin } from '../../responses/admission.js';
-import { sessionForKey } from '../../sessions/session-keys.js';
+import { admitWithin, type AdmissionCommand } from '../../responses/admission.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { EVENT_DEDUPE_HOURS, type SlackAdmission, type SlackBotConfig, type SlackMessage } from './slack-bots-port.js';
 
@@ -33,10 +32,19 @@ export async function isKnownThread(db: Queryable, botId: string, message: Pick<
   return rows.length > 0;
 }
 
+/** What a message asks the kernel to admit: a run of the bot's agent in its thread's session (made by the thread's first message). */
+function messageCommand(bot: SlackBotConfig, message: SlackMessage): AdmissionCommand {
+  return {
+    agent: bot.agentId,
+    input: [{ role: 'user', content: message.text }],
+    session: { kind: 'key', source: 'slack', key: threadKey(bot.id, message) },
+    metadata: { slack_team: message.team, slack_channel: message.channel, slack_thread_ts: message.threadTs, slack_user: message.user },
+  };
+}
+
 async function admitNew(tx: Queryable, bot: SlackBotConfig, message: SlackMessage, claim: IdempotencyClaim): Promise<SlackAdmission> {
-  const sessionId = await sessionForKey(tx, bot.projectId, 'slack', threadKey(bot.id, message), bot.agentId);
-  const metadata = { slack_team: message.team, slack_channel: message.channel, slack_thread_ts: message.threadTs, slack_user: message.user };
-  const row = await admitWithin(tx, bot.projectId, { model: bot.agentId, input: message.text, session_id: sessionId, metadata }, claim);
+  const row = await admitWithin(tx, bot.projectId, messageCommand(bot, message), claim);
+  const sessionId = row.session_id!;
   await tx.query(
     `INSERT INTO slack_threads (bot_id, project_id, team, channel, thread_ts, session_id) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (bot_id, team, channel, thread_ts) DO NOTHING`,
