@@ -68,7 +68,20 @@ export type ToolOutcome =
    * output; with `resume`, the call runs again with it as `context.answer`
    * (and its checkpoint) instead, and its outcome then decides.
    */
-  | { kind: 'await_input'; question: string; resume?: boolean };
+  | { kind: 'await_input'; question: string; resume?: boolean }
+  /**
+   * Wait for an external party (a companion node, another service) without
+   * holding a worker: the call is committed as parked, the response waits
+   * (`waiting_for_tool`) and the worker's slot is free. The party's surface
+   * answers through the kernel API (`responses.answerParkedCall`), and its
+   * answer is the call's output; an answer that comes while `run` is still
+   * going is kept and ends the call as soon as it parks. When nobody answers
+   * within `timeoutMs` (by the store's clock), the kernel commits
+   * `timeoutOutput` instead (default: an error result saying so), and a later
+   * answer is refused. Save what the party needs to find the call (its id,
+   * the remote work's id) with saveCheckpoint before parking.
+   */
+  | { kind: 'park'; timeoutMs: number; timeoutOutput?: string };
 
 export interface ResolvedTool {
   name: string;
