@@ -19,7 +19,9 @@ export class SourceRegistry<Details> {
 
   /** Declares `name`; declaring it again with the same details is harmless, with others a programming error. */
   declare(name: string, details: Details): string {
-    if (!SOURCE_NAME_SYNTAX.test(name)) throw new RangeError(`${this.what} names are 1 to 32 lower-case letters, digits, "_" and "-", starting with a letter; got ${JSON.stringify(name)}`);
+    if (!SOURCE_NAME_SYNTAX.test(name)) {
+      throw new RangeError(`${this.what} names are 1 to 32 lower-case letters, digits, "_" and "-", starting with a letter; got ${JSON.stringify(name)}`);
+    }
     const earlier = this.sources.get(name);
     if (earlier !== undefined && !this.same(earlier, details)) throw new RangeError(`the ${this.what} ${JSON.stringify(name)} is declared twice, differently`);
     this.sources.set(name, details);

@@ -9,7 +9,9 @@ import { MAX_SIGNAL_NAME_LENGTH, MAX_SIGNAL_PAYLOAD_BYTES, SIGNAL_CHANNEL, SIGNA
 
 function checkName(name: unknown): string {
   if (typeof name !== 'string' || name.length > MAX_SIGNAL_NAME_LENGTH || !SIGNAL_NAME_SYNTAX.test(name)) {
-    const detail = `A signal's name is 1 to ${MAX_SIGNAL_NAME_LENGTH} lower-case letters, digits, "_" and "-" in dot-separated parts (such as "nodes.connected"); got ${JSON.stringify(name)}.`;
+    const detail =
+      `A signal's name is 1 to ${MAX_SIGNAL_NAME_LENGTH} lower-case letters, digits, "_" and "-" ` +
+      `in dot-separated parts (such as "nodes.connected"); got ${JSON.stringify(name)}.`;
     throw new PalaiError('validation-failed', detail, { errors: [{ pointer: '/name', detail }] });
   }
   return name;

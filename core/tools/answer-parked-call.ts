@@ -22,14 +22,24 @@ export interface ParkedCallAnswer {
 }
 
 function checkAnswer(answer: ParkedCallAnswer): string {
-  if (typeof answer?.output !== 'string') throw new PalaiError('validation-failed', "A parked call's answer has an output, a text.", { errors: [{ pointer: '/output', detail: 'not a text' }] });
+  if (typeof answer?.output !== 'string') {
+    throw new PalaiError('validation-failed', "A parked call's answer has an output, a text.", { errors: [{ pointer: '/output', detail: 'not a text' }] });
+  }
   if (answer.output.length > MAX_PARKED_ANSWER_LENGTH) {
-    throw new PalaiError('payload-too-large', `A parked call's answer is at most ${MAX_PARKED_ANSWER_LENGTH} characters.`, { errors: [{ pointer: '/output', detail: 'too long' }] });
+    const detail = `A parked call's answer is at most ${MAX_PARKED_ANSWER_LENGTH} characters.`;
+    throw new PalaiError('payload-too-large', detail, { errors: [{ pointer: '/output', detail: 'too long' }] });
   }
   return answer.output;
 }
 
-export async function answerParkedCall(db: Db, projectId: string, responseId: string, callId: string, answer: ParkedCallAnswer, idem?: IdempotencyClaim): Promise<ResponseRow> {
+export async function answerParkedCall(
+  db: Db,
+  projectId: string,
+  responseId: string,
+  callId: string,
+  answer: ParkedCallAnswer,
+  idem?: IdempotencyClaim,
+): Promise<ResponseRow> {
   const output = checkAnswer(answer);
   return db.transaction(async (tx) => {
     await reserveKey(tx, projectId, idem, responseId);

@@ -12,7 +12,8 @@
 // once the deadline passed by the store's clock, whether or not the timeout
 // was committed yet. An answer that comes while the call still runs, or while
 // the response is being worked on, is kept on the row (`park_answer`) and ends
-// the call at the worker's next look.
+// the call at the worker's next look (unless its tool ends the call with an
+// output of its own instead, which then stands).
 import type { FunctionCallOutputItem } from '../../generated/schemas.js';
 import type { Queryable } from '../store/db.js';
 import { outputItem } from './tool-calls.js';

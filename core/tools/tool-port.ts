@@ -5,7 +5,8 @@
 // idempotency key `<response_id>:<call_id>` so a tool can deduplicate a retry.
 //
 // Reading order: this file (the contract), tool-registry.ts (how entries find
-// their provider), builtin/builtin-provider.ts and function-provider.ts (examples).
+// their provider), builtin/builtin-provider.ts and function-provider.ts (examples),
+// parked-calls.ts (a call that waits for an outside party without a worker).
 import type { ToolRisk } from '../../generated/schemas.js';
 import type { EgressFetch } from '../egress/egress-port.js';
 

@@ -61,12 +61,17 @@ async function answersItself(_args: unknown, context: ToolCallContext): Promise<
 async function answersSibling(_args: unknown, context: ToolCallContext): Promise<ToolOutcome> {
   const { api, projectId, db } = current!;
   const sibling = context.callId.replace(/_\d+$/, '_0');
-  await until('the sibling is parked', async () => (await db.query<{ status: string }>('SELECT status FROM tool_calls WHERE response_id = $1 AND call_id = $2', [context.responseId, sibling])).rows[0]?.status === 'parked');
+  const status = async () => (await db.query<{ status: string }>('SELECT status FROM tool_calls WHERE response_id = $1 AND call_id = $2', [context.responseId, sibling])).rows[0]?.status;
+  await until('the sibling is parked', async () => (await status()) === 'parked');
   await api.responses.answerParkedCall(projectId, context.responseId, sibling, { output: 'answered by the sibling' });
   return { kind: 'output', output: 'sibling done' };
 }
 
-const PARKING: Record<string, (args: any, context: ToolCallContext) => Promise<ToolOutcome>> = { park_call: parkCall, answers_itself: answersItself, answers_sibling: answersSibling };
+const PARKING: Record<string, (args: any, context: ToolCallContext) => Promise<ToolOutcome>> = {
+  park_call: parkCall,
+  answers_itself: answersItself,
+  answers_sibling: answersSibling,
+};
 
 /** Serves `{type: 'function', name}` entries: the parking tools above, run by the hub; any other name as a client function. */
 const parkingTools: ToolProvider<ToolSpecEntry> = {
@@ -121,7 +126,8 @@ for (const kind of storeKinds) {
     /** An agent whose first step calls `tool` with `args`, then answers "done". */
     async function agentCalling(tool: string, args: Record<string, unknown> = {}): Promise<string> {
       const name = `parker-${++agents}`;
-      await api().agents.create(projectId, { name, model: { provider: 'fake', script: [{ tool_calls: [{ name: tool, arguments: args }] }, { text: 'done' }] }, tools: [{ type: 'function', name: tool }] });
+      const script = [{ tool_calls: [{ name: tool, arguments: args }] }, { text: 'done' }];
+      await api().agents.create(projectId, { name, model: { provider: 'fake', script }, tools: [{ type: 'function', name: tool }] });
       return name;
     }
     const admit = (agent: string, input = 'go') => api().responses.admit(projectId, { model: agent, input });
@@ -130,10 +136,11 @@ for (const kind of storeKinds) {
         'SELECT call_id, status, output, checkpoint, park_deadline, park_ended FROM tool_calls WHERE response_id = $1',
         [responseId],
       )).rows[0];
-    const parkedState = async (responseId: string): Promise<ResponseState> => {
-      const state = await until('the call is parked', async () => (await callOf(responseId))?.status === 'parked' && (await api().responses.get(projectId, responseId)).status === 'waiting_for_tool' && api().responses.get(projectId, responseId));
-      return state;
-    };
+    const parkedState = (responseId: string): Promise<ResponseState> =>
+      until('the call is parked and the response waits', async () => {
+        const state = await api().responses.get(projectId, responseId);
+        return state.status === 'waiting_for_tool' && (await callOf(responseId))?.status === 'parked' && state;
+      });
     const ended = (responseId: string) => until('the response ends', async () => {
       const state = await api().responses.get(projectId, responseId);
       return state.status === 'completed' || state.status === 'failed' ? state : null;
@@ -146,7 +153,7 @@ for (const kind of storeKinds) {
       const parked = await admit(parker);
       const waiting = await parkedState(parked.id);
       assert.deepEqual(waiting.pending_calls, [], 'nothing for the caller to answer');
-      assert.equal(hub!.worker!.busy, 0, 'the parked call holds no slot');
+      await until('the worker holds no run', () => hub!.worker!.busy === 0);
       const call = await callOf(parked.id);
       assert.deepEqual(call.checkpoint, { invocation: `inv-${call.call_id}` });
 
@@ -190,22 +197,26 @@ for (const kind of storeKinds) {
     test('a call nobody answers gets its timeout outcome at its deadline; an answer after it is refused', async () => {
       const timeoutOutput = JSON.stringify({ error: 'the party never answered' });
       const parked = await admit(await agentCalling('park_call', { timeout_ms: 300, timeout_output: timeoutOutput }));
-      await parkedState(parked.id);
       const done = await ended(parked.id);
+      const statuses = (await api().responses.events(projectId, parked.id, -1)).flatMap(({ event }) => (event.type === 'status' ? [event.status] : []));
+      assert.ok(statuses.includes('waiting_for_tool'), `it waited first: ${statuses.join(', ')}`);
       assert.equal(done.status, 'completed');
       assert.deepEqual(outputsOf(done), [timeoutOutput]);
       assert.ok(seenOutputs.includes(timeoutOutput), 'the model saw the timeout outcome');
       const call = await callOf(parked.id);
       assert.equal(call.park_ended, 'timed_out');
-      await assert.rejects(api().responses.answerParkedCall(projectId, parked.id, call.call_id, { output: 'too late' }), isProblem('invalid-state', /not answered before its deadline.*too late/));
+      const tooLate = api().responses.answerParkedCall(projectId, parked.id, call.call_id, { output: 'too late' });
+      await assert.rejects(tooLate, isProblem('invalid-state', /not answered before its deadline.*too late/));
       assert.deepEqual(outputsOf(await api().responses.get(projectId, parked.id)), [timeoutOutput]);
     });
 
     test('an answer after the deadline is refused even before the timeout is committed, and the timeout still comes', async () => {
-      const parked = await admit(await agentCalling('park_call', { timeout_ms: 300 }));
+      const parked = await admit(await agentCalling('park_call', { timeout_ms: LONG }));
       await parkedState(parked.id);
-      // No worker while the deadline passes: nobody commits the timeout yet.
+      // No worker while the deadline passes, so nobody commits the timeout yet; the deadline is brought forward to now.
       await restart('api');
+      await database.db.query("UPDATE tool_calls SET park_deadline = clock_timestamp() WHERE response_id = $1", [parked.id]);
+      await database.db.query("UPDATE responses SET wake_at = clock_timestamp() WHERE id = $1", [parked.id]);
       const call = await callOf(parked.id);
       await untilStorePasses(database.db, call.park_deadline!, 'the deadline passes by the store clock');
       assert.equal((await callOf(parked.id)).status, 'parked');
