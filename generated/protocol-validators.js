@@ -4,7 +4,7 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 
 export const AdmissionCommand = validate21;
 const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","minItems":1,"maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}};
-const schema39 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"enum":["queue","slack"],"description":"Whose key it is: each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
+const schema39 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
 const schema44 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
 const schema33 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"}]};
@@ -768,7 +768,7 @@ const schema40 = {"description":"What this run asks beyond the agent's spec; eac
 const schema41 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
 const schema42 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
 const schema43 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
-const pattern4 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -980,7 +980,7 @@ errors++;
 if(data4.name !== undefined){
 let data6 = data4.name;
 if(typeof data6 === "string"){
-if(!pattern4.test(data6)){
+if(!pattern5.test(data6)){
 const err16 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -1098,7 +1098,7 @@ errors++;
 if(data8.name !== undefined){
 let data10 = data8.name;
 if(typeof data10 === "string"){
-if(!pattern4.test(data10)){
+if(!pattern5.test(data10)){
 const err24 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -1372,7 +1372,7 @@ errors++;
 if(data14.name !== undefined){
 let data18 = data14.name;
 if(typeof data18 === "string"){
-if(!pattern4.test(data18)){
+if(!pattern5.test(data18)){
 const err45 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -1534,6 +1534,7 @@ return errors === 0;
 }
 validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const pattern4 = new RegExp("^[a-z][a-z0-9_-]{0,31}$", "u");
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1905,8 +1906,9 @@ errors++;
 }
 if(data5.source !== undefined){
 let data9 = data5.source;
-if(!((data9 === "queue") || (data9 === "slack"))){
-const err27 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/enum",keyword:"enum",params:{allowedValues: schema39.oneOf[1].properties.source.enum},message:"must be equal to one of the allowed values"};
+if(typeof data9 === "string"){
+if(!pattern4.test(data9)){
+const err27 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1916,11 +1918,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data5.key !== undefined){
-let data10 = data5.key;
-if(typeof data10 === "string"){
-if(func1(data10) > 255){
-const err28 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+else {
+const err28 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1929,8 +1928,12 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(func1(data10) < 1){
-const err29 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data5.key !== undefined){
+let data10 = data5.key;
+if(typeof data10 === "string"){
+if(func1(data10) > 255){
+const err29 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1939,9 +1942,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-else {
-const err30 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data10) < 1){
+const err30 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1951,14 +1953,25 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
 else {
-const err31 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -1975,21 +1988,10 @@ if(props1 !== true){
 props1 = true;
 }
 }
-const _errs29 = errors;
+const _errs30 = errors;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.kind === undefined){
-const err32 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-for(const key3 in data5){
-if(!(key3 === "kind")){
-const err33 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+const err33 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1998,10 +2000,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data5.kind !== undefined){
-if("new" !== data5.kind){
-const err34 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "new"},message:"must be equal to constant"};
+for(const key3 in data5){
+if(!(key3 === "kind")){
+const err34 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2011,9 +2012,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data5.kind !== undefined){
+if("new" !== data5.kind){
+const err35 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "new"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2022,7 +2023,19 @@ vErrors.push(err35);
 }
 errors++;
 }
-var _valid1 = _errs29 === errors;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid1 = _errs30 === errors;
 if(_valid1 && valid7){
 valid7 = false;
 passing0 = [passing0, 2];
@@ -2038,12 +2051,12 @@ props1 = true;
 }
 }
 if(!valid7){
-const err36 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err37 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err37];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err37);
 }
 errors++;
 }
@@ -2063,17 +2076,7 @@ if(data.previous_response_id !== undefined){
 let data12 = data.previous_response_id;
 if(typeof data12 === "string"){
 if(func1(data12) > 128){
-const err37 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-if(func1(data12) < 1){
-const err38 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err38 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2082,9 +2085,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-else {
-const err39 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data12) < 1){
+const err39 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2094,11 +2096,8 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.instructions !== undefined){
-let data13 = data.instructions;
-if(typeof data13 === "string"){
-if(func1(data13) > 200000){
-const err40 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 200000},message:"must NOT have more than 200000 characters"};
+else {
+const err40 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2108,13 +2107,27 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.instructions !== undefined){
+let data13 = data.instructions;
+if(typeof data13 === "string"){
+if(func1(data13) > 200000){
+const err41 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 200000},message:"must NOT have more than 200000 characters"};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
 }
 errors++;
 }
@@ -2127,21 +2140,7 @@ errors = vErrors.length;
 }
 if(data.background !== undefined){
 if(typeof data.background !== "boolean"){
-const err42 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-if(data.metadata !== undefined){
-let data16 = data.metadata;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(Object.keys(data16).length > 16){
-const err43 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+const err43 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2150,11 +2149,12 @@ vErrors.push(err43);
 }
 errors++;
 }
-for(const key4 in data16){
-const _errs43 = errors;
-if(typeof key4 === "string"){
-if(func1(key4) > 64){
-const err44 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key4};
+}
+if(data.metadata !== undefined){
+let data16 = data.metadata;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(Object.keys(data16).length > 16){
+const err44 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2163,10 +2163,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-var valid12 = _errs43 === errors;
-if(!valid12){
-const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+for(const key4 in data16){
+const _errs44 = errors;
+if(typeof key4 === "string"){
+if(func1(key4) > 64){
+const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key4};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2176,11 +2177,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-for(const key5 in data16){
-let data17 = data16[key5];
-if(typeof data17 === "string"){
-if(func1(data17) > 512){
-const err46 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+var valid12 = _errs44 === errors;
+if(!valid12){
+const err46 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2190,8 +2189,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key5 in data16){
+let data17 = data16[key5];
+if(typeof data17 === "string"){
+if(func1(data17) > 512){
+const err47 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2201,9 +2203,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-}
 else {
-const err48 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err48 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2215,12 +2216,24 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err49 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err49];
 }
 else {
 vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
 }
 errors++;
 }
@@ -2441,7 +2454,7 @@ errors++;
 if(data4.name !== undefined){
 let data6 = data4.name;
 if(typeof data6 === "string"){
-if(!pattern4.test(data6)){
+if(!pattern5.test(data6)){
 const err16 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -2559,7 +2572,7 @@ errors++;
 if(data8.name !== undefined){
 let data10 = data8.name;
 if(typeof data10 === "string"){
-if(!pattern4.test(data10)){
+if(!pattern5.test(data10)){
 const err24 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -2833,7 +2846,7 @@ errors++;
 if(data14.name !== undefined){
 let data18 = data14.name;
 if(typeof data18 === "string"){
-if(!pattern4.test(data18)){
+if(!pattern5.test(data18)){
 const err45 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -3166,8 +3179,9 @@ errors++;
 }
 if(data.source !== undefined){
 let data3 = data.source;
-if(!((data3 === "queue") || (data3 === "slack"))){
-const err13 = {instancePath:instancePath+"/source",schemaPath:"#/oneOf/1/properties/source/enum",keyword:"enum",params:{allowedValues: schema39.oneOf[1].properties.source.enum},message:"must be equal to one of the allowed values"};
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+const err13 = {instancePath:instancePath+"/source",schemaPath:"#/oneOf/1/properties/source/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3177,11 +3191,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.key !== undefined){
-let data4 = data.key;
-if(typeof data4 === "string"){
-if(func1(data4) > 255){
-const err14 = {instancePath:instancePath+"/key",schemaPath:"#/oneOf/1/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+else {
+const err14 = {instancePath:instancePath+"/source",schemaPath:"#/oneOf/1/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3190,8 +3201,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func1(data4) < 1){
-const err15 = {instancePath:instancePath+"/key",schemaPath:"#/oneOf/1/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.key !== undefined){
+let data4 = data.key;
+if(typeof data4 === "string"){
+if(func1(data4) > 255){
+const err15 = {instancePath:instancePath+"/key",schemaPath:"#/oneOf/1/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3200,9 +3215,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-else {
-const err16 = {instancePath:instancePath+"/key",schemaPath:"#/oneOf/1/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data4) < 1){
+const err16 = {instancePath:instancePath+"/key",schemaPath:"#/oneOf/1/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3212,14 +3226,25 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err17 = {instancePath:instancePath+"/key",schemaPath:"#/oneOf/1/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -3236,21 +3261,10 @@ if(props0 !== true){
 props0 = true;
 }
 }
-const _errs14 = errors;
+const _errs15 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err18 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-for(const key2 in data){
-if(!(key2 === "kind")){
-const err19 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+const err19 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3259,10 +3273,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.kind !== undefined){
-if("new" !== data.kind){
-const err20 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "new"},message:"must be equal to constant"};
+for(const key2 in data){
+if(!(key2 === "kind")){
+const err20 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3272,9 +3285,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.kind !== undefined){
+if("new" !== data.kind){
+const err21 = {instancePath:instancePath+"/kind",schemaPath:"#/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "new"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3283,7 +3296,19 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid0 = _errs14 === errors;
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
 if(_valid0 && valid0){
 valid0 = false;
 passing0 = [passing0, 2];
@@ -3299,12 +3324,12 @@ props0 = true;
 }
 }
 if(!valid0){
-const err22 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err23 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err23];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err23);
 }
 errors++;
 }
@@ -4719,7 +4744,7 @@ const schema65 = {"description":"A response as the kernel knows it at the moment
 const schema72 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
 const schema74 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 const func28 = Object.prototype.hasOwnProperty;
-const pattern10 = new RegExp("^resp_", "u");
+const pattern12 = new RegExp("^resp_", "u");
 const schema68 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -4914,7 +4939,7 @@ errors++;
 if(data5.name !== undefined){
 let data7 = data5.name;
 if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
+if(!pattern5.test(data7)){
 const err14 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -5070,7 +5095,7 @@ errors++;
 if(data9.name !== undefined){
 let data11 = data9.name;
 if(typeof data11 === "string"){
-if(!pattern4.test(data11)){
+if(!pattern5.test(data11)){
 const err23 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -5348,7 +5373,7 @@ errors++;
 if(data15.name !== undefined){
 let data19 = data15.name;
 if(typeof data19 === "string"){
-if(!pattern4.test(data19)){
+if(!pattern5.test(data19)){
 const err44 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -5889,7 +5914,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
+if(!pattern12.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -8114,7 +8139,7 @@ errors++;
 if(data.response_id !== undefined){
 let data1 = data.response_id;
 if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
+if(!pattern12.test(data1)){
 const err9 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -8905,7 +8930,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
+if(!pattern12.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -10202,7 +10227,7 @@ errors++;
 if(data5.name !== undefined){
 let data7 = data5.name;
 if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
+if(!pattern5.test(data7)){
 const err14 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -10358,7 +10383,7 @@ errors++;
 if(data9.name !== undefined){
 let data11 = data9.name;
 if(typeof data11 === "string"){
-if(!pattern4.test(data11)){
+if(!pattern5.test(data11)){
 const err23 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -10636,7 +10661,7 @@ errors++;
 if(data15.name !== undefined){
 let data19 = data15.name;
 if(typeof data19 === "string"){
-if(!pattern4.test(data19)){
+if(!pattern5.test(data19)){
 const err44 = {instancePath:instancePath+"/text_format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err44];

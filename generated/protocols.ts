@@ -53,11 +53,8 @@ export interface components {
             key: string;
             /** @constant */
             kind: "key";
-            /**
-             * @description Whose key it is: each source has its own key space.
-             * @enum {unknown}
-             */
-            source: "queue" | "slack";
+            /** @description Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space. */
+            source: string;
         } | {
             /** @constant */
             kind: "new";

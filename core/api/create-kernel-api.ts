@@ -5,6 +5,9 @@ import { authenticate } from '../auth/api-keys.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
+import { createLeases } from '../leases/leases.js';
+import { createSignals } from '../signals/signals.js';
+import { answerParkedCall } from '../tools/answer-parked-call.js';
 import type { Kernel } from '../kernel.js';
 import { socketEgress } from '../egress/guarded-connector.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outbox/deliveries.js';
@@ -104,6 +107,8 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       decideApproval: async (projectId, responseId, request, options) =>
         responseState(await decideApproval(db, projectId, responseId, request, options?.idempotency)),
       submitInput: async (projectId, responseId, request, options) => responseState(await submitInput(db, projectId, responseId, request, options?.idempotency)),
+      answerParkedCall: async (projectId, responseId, callId, answer, options) =>
+        responseState(await answerParkedCall(db, projectId, responseId, callId, answer, options?.idempotency)),
       waitUntilSettled: async (projectId, responseId, timeoutMs, signal) => responseState(await waitUntilSettled(kernel, projectId, responseId, timeoutMs, signal)),
       async *follow(projectId, responseId, options) {
         yield* followEvents(db, kernel.wakeups, await owned(projectId, responseId), options);
@@ -133,6 +138,9 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       follow: (projectId, options) => followProjectEvents(db, kernel.wakeups, projectId, { ...options, pollMs: config.pollIntervalMs }),
       latest: (projectId) => latestCursor(db, projectId),
     },
+
+    leases: createLeases(db),
+    signals: createSignals(db, kernel.logger.child({ component: 'signals' })),
 
     operator: {
       async readiness() {

@@ -10,3 +10,4 @@ export { outputText } from '../responses/items.js';
 export { isTerminal, isWaiting, TERMINAL_STATUSES, WAITING_STATUSES, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../response-status.js';
 export { lazyOnce, type LazyOnce } from '../lazy.js';
 export * from './surface.js';
+export { declareInboxSource } from '../idempotency/inbox-sources.js';

@@ -26,6 +26,9 @@ import type { PalaiConfig } from '../config.js';
 import type { EgressFetch } from '../egress/egress-port.js';
 import type { SocketEgress } from '../egress/egress-port.js';
 import type { Inbox, IdempotencyClaim } from '../idempotency/inbox-port.js';
+import type { LeaseGrant, Leases, LeaseTenure } from '../leases/lease-port.js';
+import type { Signals } from '../signals/signal-port.js';
+import type { ParkedCallAnswer } from '../tools/answer-parked-call.js';
 import type { FeedCursor, JournalEntry, ResponseState } from '../journal/journal-port.js';
 import type { FeedEntry } from '../journal/project-feed.js';
 import type { Logger } from '../logger.js';
@@ -37,7 +40,7 @@ import type { Page, PageRequest } from '../pagination.js';
 import type { SecretRef } from '../secrets/secret-port.js';
 import type { ResponseStatus } from '../response-status.js';
 
-export type { AdmissionCommand, NewSession, SecretRef };
+export type { AdmissionCommand, LeaseGrant, LeaseTenure, NewSession, ParkedCallAnswer, SecretRef };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -163,6 +166,12 @@ export interface KernelApi {
     submitToolOutputs(projectId: string, responseId: string, request: SubmitToolOutputsRequest, options?: CommandOptions): Promise<ResponseState>;
     decideApproval(projectId: string, responseId: string, request: ApprovalDecisionRequest, options?: CommandOptions): Promise<ResponseState>;
     submitInput(projectId: string, responseId: string, request: SubmitInputRequest, options?: CommandOptions): Promise<ResponseState>;
+    /**
+     * An outside party's answer to a call its tool parked (core/tools/parked-calls.ts): the call's
+     * output, committed with the caller's inbox claim; the response runs on. The same answer again
+     * changes nothing; another one is `idempotency-conflict`; one after the call's deadline is `invalid-state`.
+     */
+    answerParkedCall(projectId: string, responseId: string, callId: string, answer: ParkedCallAnswer, options?: CommandOptions): Promise<ResponseState>;
     /** Until the response ends or waits for someone, `timeoutMs` passes or `signal` aborts; then its state. */
     waitUntilSettled(projectId: string, responseId: string, timeoutMs: number, signal?: AbortSignal): Promise<ResponseState>;
     /** The response's journal from `after`, then live; ends after the terminal event or a trailing wait. */
@@ -210,6 +219,15 @@ export interface KernelApi {
     /** The cursor that follows only events journaled from now on. */
     latest(projectId: string): Promise<FeedCursor>;
   };
+
+  /**
+   * Cluster leases by key, with fencing tokens: one holder at a time across every process
+   * (see core/leases/lease-port.ts). Keys are global, not per project: prefix them with your wing.
+   */
+  leases: Leases;
+
+  /** Hints to this surface's processes elsewhere, by name, over the store (see core/signals/signal-port.ts); may be lost, so poll too. */
+  signals: Signals;
 
   operator: {
     /** Throws a PalaiError (`not-ready`) when the store is out of reach or migrations are pending. */

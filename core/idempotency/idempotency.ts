@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../json.js';
 import type { Queryable } from '../store/db.js';
 import { DuplicateIdempotencyKey, type IdempotencyClaim, type InboxRecord, type InboxSource } from './inbox-port.js';
+import { inboxKeyTerm } from './inbox-sources.js';
 
 export { DuplicateIdempotencyKey, type IdempotencyClaim } from './inbox-port.js';
 
@@ -22,6 +23,7 @@ export function fingerprint(operation: string, params: Record<string, string>, b
 /** Takes the key for this transaction's work (an expired record of it is replaced). */
 export async function reserveKey(tx: Queryable, projectId: string, claim: IdempotencyClaim | undefined, resourceId: string | null = null): Promise<void> {
   if (!claim) return;
+  inboxKeyTerm(claim.source); // refuses a source nobody declared
   const { rows } = await tx.query(
     `INSERT INTO idempotency_keys (project_id, source, key, operation, fingerprint, resource_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(hours => $7))

@@ -5,17 +5,13 @@
 // shape their answers; the inbox owns "have we seen this, and was it the same?".
 import type { PalaiError } from '../errors/palai-error.js';
 
-/** Where an inbound request came from: each source has its own key space. */
-export type InboxSource = 'http' | 'a2a' | 'mcp' | 'queue' | 'slack';
-
-/** Each source's own name for the key, used in the messages its users read. */
-export const inboxKeyTerms: Record<InboxSource, string> = {
-  http: 'Idempotency-Key',
-  a2a: 'messageId',
-  mcp: 'request id',
-  queue: 'idempotency_key',
-  slack: 'event_id',
-};
+/**
+ * Where an inbound request came from: each source has its own key space. A
+ * source is declared once by its wing, with the name its users know the key by
+ * (`declareInboxSource` in inbox-sources.ts: `http`, `a2a`, `mcp`, `queue`,
+ * `slack`, and whatever a new surface declares); the inbox refuses any other.
+ */
+export type InboxSource = string;
 
 /** The longest key any source may use (the column holds more; this keeps keys reasonable). */
 export const MAX_INBOX_KEY_LENGTH = 255;
@@ -75,8 +71,8 @@ export interface Inbox {
    * first left; the same key with a different fingerprint throws an
    * `idempotency-conflict` {@link PalaiError} naming the source's key term. An
    * expired record counts as never seen. `work` must hand its claim to a core
-   * operation that reserves it; an empty key or one over 255 characters is a
-   * programming error (RangeError), not a request to refuse.
+   * operation that reserves it; an undeclared source, an empty key or one over
+   * 255 characters is a programming error (RangeError), not a request to refuse.
    */
   once<T>(identity: InboxIdentity, work: (claim: IdempotencyClaim) => Promise<T>, replay: (record: InboxRecord) => Promise<T>): Promise<T>;
 }

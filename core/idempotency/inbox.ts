@@ -6,9 +6,9 @@
 import { PalaiError } from '../errors/palai-error.js';
 import type { Db } from '../store/db.js';
 import { findRecord, fingerprint, type IdempotencyRecord } from './idempotency.js';
+import { inboxKeyTerm } from './inbox-sources.js';
 import {
   DuplicateIdempotencyKey,
-  inboxKeyTerms,
   MAX_INBOX_KEY_LENGTH,
   type IdempotencyClaim,
   type Inbox,
@@ -24,7 +24,7 @@ export interface InboxOptions {
 /** The earlier record must be for the same request; anything else is a conflict. */
 function assertSameRequest(record: IdempotencyRecord, identity: InboxIdentity): InboxRecord {
   if (record.fingerprint !== identity.fingerprint) {
-    const term = inboxKeyTerms[identity.source];
+    const term = inboxKeyTerm(identity.source);
     throw new PalaiError('idempotency-conflict', `${term} ${JSON.stringify(identity.key)} was already used with a different request (${record.operation}).`);
   }
   return { operation: record.operation, resourceId: record.resourceId, answer: record.answer };
@@ -38,6 +38,8 @@ export function createInbox(db: Db, options: InboxOptions): Inbox {
 
     async once(identity, work, replay) {
       const { projectId, source, key } = identity;
+      // An undeclared source is refused before anything is read under it.
+      inboxKeyTerm(source);
       if (key.length === 0 || key.length > MAX_INBOX_KEY_LENGTH) {
         throw new RangeError(`an inbox key must be 1 to ${MAX_INBOX_KEY_LENGTH} characters; the ${source} surface passed one of ${key.length} (surfaces validate keys first)`);
       }

@@ -8,6 +8,7 @@ import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js
 import type { JournalWriter } from '../journal/journal.js';
 import { CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Db, Queryable } from '../store/db.js';
+import { completeWithAnswer } from '../tools/parked-calls.js';
 import { completeCall, openToolCalls, recordDecision, resumeWithAnswer, type ToolCallRow, type ToolCallStatus } from '../tools/tool-calls.js';
 import { messageText, normalizeInput } from './items.js';
 import { requireResponse, type ResponseRow } from './responses.js';
@@ -52,11 +53,13 @@ async function settle(tx: Queryable, row: ResponseRow, answers: Item[]): Promise
 
 /**
  * One answer to what a response waits for, with where it sits in the request
- * (for errors): a client tool's output, an approval decision, or the user's
- * answer to a question (the question's call_id when the caller named it).
+ * (for errors): a client tool's output, an outside party's answer to a parked
+ * call, an approval decision, or the user's answer to a question (the
+ * question's call_id when the caller named it).
  */
 export type WaitAnswer =
   | { kind: 'output'; call_id: string; output: string; pointer: string }
+  | { kind: 'parked'; call_id: string; output: string; pointer: string }
   | { kind: 'decision'; call_id: string; decision: 'approve' | 'deny'; reason: string | null; pointer: string }
   | { kind: 'input'; call_id?: string; text: string; pointer: string };
 
@@ -99,6 +102,11 @@ async function applyAnswers(tx: Queryable, row: ResponseRow, calls: ToolCallRow[
     if (answer.kind === 'output') {
       pendingCall(row, calls, answer.call_id, 'awaiting_output', 'the output', answer.pointer);
       items.push(await completeCall(tx, row.id, answer.call_id, answer.output));
+      continue;
+    }
+    if (answer.kind === 'parked') {
+      pendingCall(row, calls, answer.call_id, 'parked', 'an outside answer', answer.pointer);
+      items.push(await completeWithAnswer(tx, row.id, answer.call_id, answer.output));
       continue;
     }
     pendingCall(row, calls, answer.call_id, 'awaiting_approval', 'a decision', answer.pointer);

@@ -106,10 +106,11 @@ function changeWrite(change: StatusChange): { set: string; params: unknown[] } {
   if (change.to === 'in_progress') {
     return { set: `status = $5, lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, lease_token = r.lease_token + 1`, params: [change.to] };
   }
-  // Parked: no lease, and a wake-up at the earliest approval deadline or the response's own deadline.
+  // Parked: no lease, and a wake-up at the earliest approval or parked call's deadline, or the response's own.
   return {
     set: `status = $5, lease_owner = NULL, lease_expires_at = NULL,
-       wake_at = LEAST(r.deadline_at, (SELECT min(t.approval_deadline) FROM tool_calls t WHERE t.response_id = r.id AND t.status = 'awaiting_approval'))`,
+       wake_at = LEAST(r.deadline_at, (SELECT min(CASE t.status WHEN 'parked' THEN t.park_deadline ELSE t.approval_deadline END)
+         FROM tool_calls t WHERE t.response_id = r.id AND t.status IN ('awaiting_approval', 'parked')))`,
     params: [change.to],
   };
 }
@@ -157,5 +158,7 @@ export function waitingStatusFor(openCalls: Pick<ToolCallRow, 'status'>[]): Wait
   if (openCalls.some((c) => c.status === 'awaiting_approval')) return 'waiting_for_approval';
   if (openCalls.some((c) => c.status === 'awaiting_output')) return 'waiting_for_tool';
   if (openCalls.some((c) => c.status === 'awaiting_input')) return 'waiting_for_input';
+  // A call parked for an outside party: the response waits for that tool's output.
+  if (openCalls.some((c) => c.status === 'parked')) return 'waiting_for_tool';
   return null;
 }

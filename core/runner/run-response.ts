@@ -7,7 +7,7 @@ import { lockUnderLease } from '../responses/lease.js';
 import type { Kernel } from '../kernel.js';
 import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
 import { recordRepairRequest } from '../responses/run-output.js';
-import { changeStatus, finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
+import { finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
 import { ToolResolutionError } from '../tools/tool-port.js';
 import { openToolCalls } from '../tools/tool-calls.js';
@@ -17,6 +17,7 @@ import { modelStep, type StepResult } from './model-step.js';
 import { outputSchemaOf, outputViolations, repairRequest, runToolSpecs } from './output-contract.js';
 import { closeDanglingItems } from './recovery.js';
 import { deadlineError, end, overTokenBudget, responseError, tokenBudgetError, type RunContext } from './run-context.js';
+import { endDueParkedCalls, parkResponse } from './parked-waits.js';
 import { executeToolCall, expireApprovals } from './tool-execution.js';
 
 /** The reason a response must stop before its next step, if any. */
@@ -98,11 +99,14 @@ async function runSteps(ctx: RunContext, first: RunRow | null): Promise<void> {
       if ((await expireApprovals(ctx, row)) > 0) continue;
       const open = await openToolCalls(db, row.id);
       if (open.length > 0) {
+        // Parked calls answered meanwhile, or past their deadline, change the output too.
+        if ((await endDueParkedCalls(ctx, open)) > 0) continue;
         await Promise.all(open.filter((c) => c.status === 'ready' || c.status === 'running').map((call) => executeToolCall(ctx, call)));
-        const waiting = waitingStatusFor(await openToolCalls(db, row.id));
+        const left = await openToolCalls(db, row.id);
+        const waiting = waitingStatusFor(left);
         if (waiting) {
-          ctx.settled = await db.transaction((tx) => changeStatus(tx, writer, { to: waiting }));
-          return;
+          ctx.settled = await parkResponse(ctx, waiting, left);
+          if (ctx.settled) return;
         }
         continue;
       }

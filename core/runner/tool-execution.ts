@@ -9,6 +9,7 @@ import { assertLease } from '../responses/lease.js';
 import { appendOutputItems } from '../responses/output-items.js';
 import type { Queryable } from '../store/db.js';
 import { argumentProblems } from '../tools/broker.js';
+import { DEFAULT_TIMEOUT_OUTPUT, MAX_PARK_TIMEOUT_MS, parkCall } from '../tools/parked-calls.js';
 import { completeCall, markRunning, parkForInput, saveCheckpoint, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
 import { ToolError, type ToolOutcome } from '../tools/tool-port.js';
 import type { RunContext } from './run-context.js';
@@ -73,11 +74,26 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
       return fenced(ctx, (tx) => setCallStatus(tx, ctx.writer.responseId, call.call_id, 'awaiting_output'));
     case 'await_input':
       return fenced(ctx, (tx) => parkForInput(tx, ctx.writer.responseId, call.call_id, outcome.question, outcome.resume === true));
+    case 'park':
+      return park(ctx, call, outcome);
     default: {
       const unknown: never = outcome;
       throw new Error(`unknown tool outcome ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+/** Commits the call as parked; an answer kept while it ran ends it at once. */
+async function park(ctx: RunContext, call: ToolCallRow, outcome: Extract<ToolOutcome, { kind: 'park' }>): Promise<void> {
+  const { timeoutMs } = outcome;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_PARK_TIMEOUT_MS) {
+    ctx.log.warn({ tool: call.name, timeout_ms: timeoutMs }, 'a tool parked a call with an invalid timeout');
+    return commitOutput(ctx, call, errorOutput(`The tool parked the call with an invalid timeout (${String(timeoutMs)} ms).`));
+  }
+  await fenced(ctx, async (tx) => {
+    const answered = await parkCall(tx, ctx.writer.responseId, call.call_id, timeoutMs, outcome.timeoutOutput ?? DEFAULT_TIMEOUT_OUTPUT);
+    if (answered) await appendOutputItems(tx, ctx.writer, [answered]);
+  });
 }
 
 /** Approvals whose deadline passed are denied, and the denial is the tool's result; answers how many. */

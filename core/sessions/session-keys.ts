@@ -1,12 +1,19 @@
 // External conversation keys: a producer's session_key on a queue job, a Slack
-// thread. Each (project, source, key) maps to one Palai session, created by the
-// first response that names the key, in that response's own transaction: a
-// rollback leaves neither the session nor the key behind.
+// thread. Their sources are declared by the wings that use them. Each
+// (project, source, key) maps to one Palai session, created by the first
+// response that names the key, in that response's own transaction: a rollback
+// leaves neither the session nor the key behind.
+import { SourceRegistry } from '../idempotency/source-registry.js';
 import { newId } from '../ids.js';
 import type { Queryable } from '../store/db.js';
 
-/** Where a key comes from: each source has its own key space. */
-export type SessionKeySource = 'queue' | 'slack';
+/** Where a key comes from (`queue`, `slack`, …): each source has its own key space, declared once by its wing. */
+export type SessionKeySource = string;
+
+const sources = new SourceRegistry<true>('session key source', () => true);
+
+/** Declares a source of session keys; answers with it, for the wing to use. */
+export const declareSessionKeySource = (name: string): SessionKeySource => sources.declare(name, true);
 
 /**
  * The id of the session `key` maps to, creating it (for `agentId`) when the key
@@ -14,6 +21,7 @@ export type SessionKeySource = 'queue' | 'slack';
  * the first's row and then reads it, so both land in one session.
  */
 export async function sessionForKey(tx: Queryable, projectId: string, source: SessionKeySource, key: string, agentId: string): Promise<string> {
+  sources.require(source); // refuses a source nobody declared
   const existing = await tx.query<{ session_id: string }>('SELECT session_id FROM session_keys WHERE project_id = $1 AND source = $2 AND key = $3', [projectId, source, key]);
   if (existing.rows[0]) return existing.rows[0].session_id;
   const id = newId('ses');

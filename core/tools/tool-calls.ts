@@ -1,9 +1,10 @@
 // Tool calls have a lifecycle of their own, committed row by row:
 //
 //   awaiting_approval → ready (approved) | completed (denied, or approval timed out)
-//   ready → running → completed | awaiting_output | awaiting_input
+//   ready → running → completed | awaiting_output | awaiting_input | parked
 //   awaiting_output | awaiting_input → completed (the caller or the human answered)
 //   awaiting_input → ready (answered, when the tool asked to be resumed with the answer)
+//   parked → completed (an outside party answered, or its deadline passed: parked-calls.ts)
 //
 // `running` is committed before a tool executes, so after a crash the next worker
 // knows the call may have run and retries it with the same idempotency key;
@@ -14,7 +15,7 @@ import type { FunctionCallOutputItem, ToolRisk } from '../../generated/schemas.j
 import { newId } from '../ids.js';
 import type { Queryable } from '../store/db.js';
 
-export type ToolCallStatus = 'awaiting_approval' | 'ready' | 'running' | 'awaiting_output' | 'awaiting_input' | 'completed';
+export type ToolCallStatus = 'awaiting_approval' | 'ready' | 'running' | 'awaiting_output' | 'awaiting_input' | 'parked' | 'completed';
 
 export const AWAITING_STATUSES: readonly ToolCallStatus[] = ['awaiting_approval', 'awaiting_output', 'awaiting_input'];
 
@@ -38,6 +39,8 @@ export interface ToolCallRow {
   resumes_on_answer: boolean;
   /** The user's answer to a resumable question, until the tool asks again or completes. */
   answer: string | null;
+  /** An outside party's answer to a parked call (or to one still running that will park), once given. */
+  park_answer: string | null;
 }
 
 export interface NewToolCall {
@@ -53,7 +56,7 @@ export interface NewToolCall {
 }
 
 const COLUMNS =
-  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer';
+  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer, park_answer';
 
 export async function insertToolCalls(tx: Queryable, projectId: string, responseId: string, calls: NewToolCall[]): Promise<void> {
   const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(max(position) + 1, 0) AS next FROM tool_calls WHERE response_id = $1', [responseId]);
@@ -113,6 +116,9 @@ export async function markRunning(tx: Queryable, responseId: string, callId: str
   await tx.query(`UPDATE tool_calls SET status = 'running', attempts = attempts + 1 WHERE response_id = $1 AND call_id = $2`, [responseId, callId]);
 }
 
+/** The function_call_output item that carries a call's output into the conversation. */
+export const outputItem = (callId: string, output: string): FunctionCallOutputItem => ({ id: newId('fc'), type: 'function_call_output', call_id: callId, output, status: 'completed' });
+
 /** Records the output and returns the function_call_output item that carries it into the conversation. */
 export async function completeCall(tx: Queryable, responseId: string, callId: string, output: string, decision?: Record<string, unknown>): Promise<FunctionCallOutputItem> {
   await tx.query(
@@ -120,7 +126,7 @@ export async function completeCall(tx: Queryable, responseId: string, callId: st
      WHERE response_id = $1 AND call_id = $2`,
     [responseId, callId, output, decision ? JSON.stringify(decision) : null],
   );
-  return { id: newId('fc'), type: 'function_call_output', call_id: callId, output, status: 'completed' };
+  return outputItem(callId, output);
 }
 
 export async function recordDecision(tx: Queryable, responseId: string, callId: string, decision: Record<string, unknown>): Promise<void> {

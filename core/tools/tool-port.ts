@@ -5,7 +5,8 @@
 // idempotency key `<response_id>:<call_id>` so a tool can deduplicate a retry.
 //
 // Reading order: this file (the contract), tool-registry.ts (how entries find
-// their provider), builtin/builtin-provider.ts and function-provider.ts (examples).
+// their provider), builtin/builtin-provider.ts and function-provider.ts (examples),
+// parked-calls.ts (a call that waits for an outside party without a worker).
 import type { ToolRisk } from '../../generated/schemas.js';
 import type { EgressFetch } from '../egress/egress-port.js';
 
@@ -68,7 +69,20 @@ export type ToolOutcome =
    * output; with `resume`, the call runs again with it as `context.answer`
    * (and its checkpoint) instead, and its outcome then decides.
    */
-  | { kind: 'await_input'; question: string; resume?: boolean };
+  | { kind: 'await_input'; question: string; resume?: boolean }
+  /**
+   * Wait for an external party (a companion node, another service) without
+   * holding a worker: the call is committed as parked, the response waits
+   * (`waiting_for_tool`) and the worker's slot is free. The party's surface
+   * answers through the kernel API (`responses.answerParkedCall`), and its
+   * answer is the call's output; an answer that comes while `run` is still
+   * going is kept and ends the call as soon as it parks. When nobody answers
+   * within `timeoutMs` (by the store's clock), the kernel commits
+   * `timeoutOutput` instead (default: an error result saying so), and a later
+   * answer is refused. Save what the party needs to find the call (its id,
+   * the remote work's id) with saveCheckpoint before parking.
+   */
+  | { kind: 'park'; timeoutMs: number; timeoutOutput?: string };
 
 export interface ResolvedTool {
   name: string;

@@ -11,6 +11,11 @@ import type { IdempotencyClaim, Inbox, InboxIdentity, InboxRecord, InboxSource }
 import type { Db, StoreKind } from '../../core/store/db.js';
 import { loadMigrations, migrate } from '../../core/store/migrate.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from '../support/stores.js';
+// The wings declare their inbox sources; the hub loads them, this suite names them.
+import '../../core/surfaces/a2a/create-a2a-api.js';
+import '../../core/surfaces/mcp/create-mcp-api.js';
+import '../../core/surfaces/queue/queue-port.js';
+import '../../core/surfaces/slack/slack-bots-port.js';
 
 interface Outcome {
   resourceId: string | null;

@@ -9,6 +9,7 @@
 // finishes its running work.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import type { LeaseGrant } from '../../../core/leases/lease-port.js';
 import type { SlackSurfaceApi } from '../../../core/surfaces/slack/slack-api.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { Logger } from '../../../core/logger.js';
@@ -30,6 +31,8 @@ export interface SlackSocketSupervisorOptions {
 
 interface Held {
   connection: SocketConnection;
+  /** This process's tenure of the bot's lease. */
+  lease: LeaseGrant;
   /** When the last successful lease call was made: the lease runs at least until leaseMs after it. */
   leasedAt: number;
 }
@@ -136,7 +139,8 @@ export class SlackSocketSupervisor {
       held.connection.poll(now);
       return;
     }
-    if (!(await this.api.slackBots.leaseSocket(id, this.owner, this.leaseMs))) {
+    const lease = await this.api.slackBots.leaseSocket(id, this.owner, this.leaseMs, held?.lease);
+    if (!lease) {
       if (held) await this.drop(id, { release: false, why: 'another process holds the bot\'s lease now' });
       return;
     }
@@ -146,6 +150,7 @@ export class SlackSocketSupervisor {
       return;
     }
     if (held) {
+      held.lease = lease;
       held.leasedAt = now;
       await held.connection.update(bot);
       held.connection.poll();
@@ -154,7 +159,7 @@ export class SlackSocketSupervisor {
     // Loaded with the first bot in Socket Mode: the SDK is not loaded where none is.
     const { SocketConnection } = await import('./connection.js');
     const connection = new SocketConnection(this.api, bot, this.logger, { retryMs: this.pollMs, maxRetryMs: this.options.maxRetryMs ?? 5 * 60_000 });
-    this.held.set(id, { connection, leasedAt: now });
+    this.held.set(id, { connection, lease, leasedAt: now });
     this.logger.info({ bot: id, owner: this.owner }, 'this process holds the bot\'s Socket Mode connection');
     connection.poll();
   }
@@ -173,6 +178,6 @@ export class SlackSocketSupervisor {
     this.held.delete(id);
     if (options.why) this.logger.info({ bot: id }, `disconnecting the bot's Socket Mode connection: ${options.why}`);
     await held.connection.close();
-    if (options.release) await this.api.slackBots.releaseSocket(id, this.owner).catch((error) => this.logger.warn({ err: error, bot: id }, 'handing back a Slack bot\'s Socket Mode lease failed; it runs out by itself'));
+    if (options.release) await this.api.slackBots.releaseSocket(id, held.lease).catch((error) => this.logger.warn({ err: error, bot: id }, 'handing back a Slack bot\'s Socket Mode lease failed; it runs out by itself'));
   }
 }

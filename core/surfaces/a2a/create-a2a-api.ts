@@ -1,8 +1,12 @@
 // Binds the A2A wing's slice to one kernel.
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
+import { declareInboxSource } from '../../idempotency/inbox-sources.js';
 import type { A2aApi } from './a2a-api.js';
 import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from './remote-agents.js';
+
+/** A2A messages in the inbox, keyed by their messageId. */
+export const A2A_INBOX_SOURCE = declareInboxSource('a2a', 'messageId');
 
 export function createA2aApi({ db, secrets, egress }: Kernel): A2aApi {
   return atBoundary({

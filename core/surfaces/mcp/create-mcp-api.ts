@@ -4,11 +4,15 @@
 import { ConfigError, type PalaiConfig } from '../../config.js';
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
+import { declareInboxSource } from '../../idempotency/inbox-sources.js';
 import type { McpApi } from './mcp-api.js';
 import type { StdioServerDeclaration } from './mcp-servers-port.js';
 import { createMcpServers } from './mcp-servers.js';
 import { createMcpSessions } from './mcp-sessions.js';
 import { readStdioDeclarations } from './stdio-declarations.js';
+
+/** MCP tool calls in the inbox, keyed by their request. */
+export const MCP_INBOX_SOURCE = declareInboxSource('mcp', 'request id');
 
 /** The operator's stdio servers the configuration names; a file that cannot be read or is wrong is a ConfigError. */
 export function stdioServersOf(config: Pick<PalaiConfig, 'mcpStdioServersFile'>): StdioServerDeclaration[] {

@@ -13,7 +13,7 @@ import { subscribe } from '../../outbox/subscriptions.js';
 import { admitWithin, type AdmissionCommand } from '../../responses/admission.js';
 import type { ResponseStatus } from '../../response-status.js';
 import type { Db } from '../../store/db.js';
-import { JOB_DEDUPE_HOURS, QUEUE_REPLY_CONSUMER, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';
+import { JOB_DEDUPE_HOURS, QUEUE_INBOX_SOURCE, QUEUE_REPLY_CONSUMER, QUEUE_SESSION_KEYS, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';
 
 /** The statuses a job's result is sent on: every end, and every wait for someone. */
 export const RESULT_STATUSES: ResponseStatus[] = ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded', 'waiting_for_approval', 'waiting_for_input', 'waiting_for_tool'];
@@ -59,7 +59,7 @@ function jobCommand(job: QueueJob, agent: string): AdmissionCommand {
   return {
     agent,
     input: typeof job.input === 'string' ? [{ role: 'user', content: job.input }] : job.input,
-    ...(job.session_key !== undefined ? { session: { kind: 'key', source: 'queue', key: job.session_key } } : {}),
+    ...(job.session_key !== undefined ? { session: { kind: 'key', source: QUEUE_SESSION_KEYS, key: job.session_key } } : {}),
     ...(job.metadata !== undefined ? { metadata: job.metadata } : {}),
   };
 }
@@ -73,7 +73,7 @@ export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConf
   const replyTo = job.reply_to ?? (consumer.reply ? (consumer.kind === 'sqs' ? consumer.reply.queue_url : consumer.reply.topic) ?? null : null);
   const identity: InboxIdentity = {
     projectId: consumer.projectId,
-    source: 'queue',
+    source: QUEUE_INBOX_SOURCE,
     key: job.idempotency_key !== undefined ? `job:${job.idempotency_key}` : `msg:${consumer.id}:${message.messageId}`.slice(0, 255),
     operation: 'queueJob',
     fingerprint: inbox.fingerprint('queueJob', {}, { agent: agentRef, input: job.input, session_key: job.session_key ?? null, metadata: job.metadata ?? null }),

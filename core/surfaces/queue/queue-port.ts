@@ -14,6 +14,12 @@
 //   health       whether the processes running a consumer reach its source,
 //                reported by them on a change and shown on the consumer
 import type { KafkaSasl, KafkaSource, QueueDestination, SqsCredentials, SqsSource } from '../../../generated/schemas.js';
+import { declareInboxSource } from '../../idempotency/inbox-sources.js';
+import { declareSessionKeySource } from '../../sessions/session-keys.js';
+
+/** Jobs in the inbox, keyed by their identity; and the sessions their `session_key`s name. */
+export const QUEUE_INBOX_SOURCE = declareInboxSource('queue', 'idempotency_key');
+export const QUEUE_SESSION_KEYS = declareSessionKeySource('queue');
 
 /** NOTIFYed when a consumer is created, changed or deleted; the payload is its id. */
 export const QUEUE_CONSUMERS_CHANNEL = 'palai_queue_consumers';

@@ -10,7 +10,7 @@ import type { Inbox, InboxIdentity, IdempotencyClaim } from '../../idempotency/i
 import { answerWaiting } from '../../responses/actions.js';
 import { admitWithin, type AdmissionCommand } from '../../responses/admission.js';
 import type { Db, Queryable } from '../../store/db.js';
-import { EVENT_DEDUPE_HOURS, type SlackAdmission, type SlackBotConfig, type SlackMessage } from './slack-bots-port.js';
+import { EVENT_DEDUPE_HOURS, SLACK_INBOX_SOURCE, SLACK_SESSION_KEYS, type SlackAdmission, type SlackBotConfig, type SlackMessage } from './slack-bots-port.js';
 
 /** The session key of a thread: per bot, so two bots in one thread keep their own conversations. */
 export const threadKey = (botId: string, message: Pick<SlackMessage, 'team' | 'channel' | 'threadTs'>) => `${botId}:${message.team}:${message.channel}:${message.threadTs}`;
@@ -37,7 +37,7 @@ function messageCommand(bot: SlackBotConfig, message: SlackMessage): AdmissionCo
   return {
     agent: bot.agentId,
     input: [{ role: 'user', content: message.text }],
-    session: { kind: 'key', source: 'slack', key: threadKey(bot.id, message) },
+    session: { kind: 'key', source: SLACK_SESSION_KEYS, key: threadKey(bot.id, message) },
     metadata: { slack_team: message.team, slack_channel: message.channel, slack_thread_ts: message.threadTs, slack_user: message.user },
   };
 }
@@ -66,7 +66,7 @@ async function admitNew(tx: Queryable, bot: SlackBotConfig, message: SlackMessag
 export async function admitSlackMessage(db: Db, inbox: Inbox, bot: SlackBotConfig, message: SlackMessage): Promise<SlackAdmission> {
   const identity: InboxIdentity = {
     projectId: bot.projectId,
-    source: 'slack',
+    source: SLACK_INBOX_SOURCE,
     key: `${bot.id}:${message.channel}:${message.ts}`.slice(0, 255),
     operation: 'slackMessage',
     fingerprint: inbox.fingerprint('slackMessage', { bot: bot.id }, { team: message.team, channel: message.channel, ts: message.ts }),

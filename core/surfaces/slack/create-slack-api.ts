@@ -24,8 +24,8 @@ export function createSlackApi({ db, secrets, inbox }: Kernel): SlackApi {
       saveReply: (responseId, owner, leaseMs, save) => saveSlackReply(db, responseId, owner, leaseMs, save),
       decide: (bot, decision) => decideFromSlack(db, bot, decision),
       socketBots: () => socketSlackBots(db),
-      leaseSocket: (botId, owner, ttlMs) => leaseSlackSocket(db, botId, owner, ttlMs),
-      releaseSocket: (botId, owner) => releaseSlackSocket(db, botId, owner),
+      leaseSocket: (botId, owner, ttlMs, held) => leaseSlackSocket(db, botId, owner, ttlMs, held),
+      releaseSocket: (botId, tenure) => releaseSlackSocket(db, botId, tenure),
     },
   });
 }

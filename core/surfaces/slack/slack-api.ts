@@ -4,6 +4,7 @@
 // receives this beside the KernelApi.
 import type { CreateSlackBotRequest, SlackBot, SlackThread, UpdateSlackBotRequest } from '../../../generated/schemas.js';
 import type { CommandOptions, KernelApi, Page, PageRequest } from '../../api/kernel-api.js';
+import type { LeaseGrant, LeaseTenure } from '../../leases/lease-port.js';
 import type { SlackAdmission, SlackBotConfig, SlackDecision, SlackDecisionOutcome, SlackMessage, SlackReplyJob, SlackReplySave } from './slack-bots-port.js';
 
 export interface SlackApi {
@@ -31,9 +32,13 @@ export interface SlackApi {
     decide(bot: SlackBotConfig, decision: SlackDecision): Promise<SlackDecisionOutcome>;
     /** Socket Mode: the ids of every bot in that mode, across projects. */
     socketBots(): Promise<string[]>;
-    /** Takes or renews the cluster-wide lease on a bot's Socket Mode connection; false when another process holds it. */
-    leaseSocket(botId: string, owner: string, ttlMs: number): Promise<boolean>;
-    releaseSocket(botId: string, owner: string): Promise<void>;
+    /**
+     * Takes the cluster lease on a bot's Socket Mode connection for `owner`, or renews `held`, the
+     * tenure this process has (core/leases/lease-port.ts); null when another process holds it.
+     */
+    leaseSocket(botId: string, owner: string, ttlMs: number, held?: LeaseTenure | null): Promise<LeaseGrant | null>;
+    /** Hands the tenure back, so another process connects at once. */
+    releaseSocket(botId: string, tenure: LeaseTenure): Promise<void>;
   };
 }
 

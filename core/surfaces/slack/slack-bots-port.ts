@@ -16,12 +16,18 @@
 //              continues the same message
 //   prompt     an approval request posted with buttons; only the bot's
 //              approvers decide, once
+import { declareInboxSource } from '../../idempotency/inbox-sources.js';
+import { declareSessionKeySource } from '../../sessions/session-keys.js';
 
 /** Slack's own Web API, when a bot names no other. */
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
 
 /** How long an event_id is remembered: Slack retries for minutes, a day is ample. */
 export const EVENT_DEDUPE_HOURS = 24;
+
+/** Messages in the inbox, keyed by their identity; and the sessions of threads. */
+export const SLACK_INBOX_SOURCE = declareInboxSource('slack', 'event_id');
+export const SLACK_SESSION_KEYS = declareSessionKeySource('slack');
 
 /** A bot as the surface serving it needs it: its secrets revealed. Never shown to API callers. */
 export interface SlackBotConfig {

@@ -1,22 +1,22 @@
 // Socket Mode: Slack sends a bot's events to every connection the app opens, so
-// one process in the cluster holds the bot's connection. A lease on the bot's
-// row (not an advisory lock: it works through a transaction-mode pooler and on
-// the embedded store) names the holder; it is renewed while the connection
-// lives and taken over by another process once it expires.
+// one process in the cluster holds the bot's connection: the holder of the
+// bot's cluster lease (core/leases/), renewed while the connection lives and
+// taken over by another process once it expires or is released.
+import type { LeaseGrant, LeaseTenure } from '../../leases/lease-port.js';
+import { releaseLease, renewLease, takeLease } from '../../leases/leases.js';
 import type { Db } from '../../store/db.js';
 
-/** Takes or renews the lease; false when another live process holds it. */
-export async function leaseSlackSocket(db: Db, botId: string, owner: string, ttlMs: number): Promise<boolean> {
-  const { rows } = await db.query(
-    `UPDATE slack_bots SET socket_owner = $2, socket_lease_until = now() + $3 * interval '1 millisecond'
-     WHERE id = $1 AND mode = 'socket' AND (socket_owner IS NULL OR socket_owner = $2 OR socket_lease_until < now()) RETURNING 1`,
-    [botId, owner, ttlMs],
-  );
-  return rows.length > 0;
+/** The lease key of a bot's Socket Mode connection. */
+export const socketLeaseKey = (botId: string): string => `slack.socket:${botId}`;
+
+/** Renews `held` (this process's tenure) or, without one, takes the lease; null when another process holds it. */
+export async function leaseSlackSocket(db: Db, botId: string, owner: string, ttlMs: number, held?: LeaseTenure | null): Promise<LeaseGrant | null> {
+  const key = socketLeaseKey(botId);
+  return held ? renewLease(db, { key, token: held.token }, ttlMs) : takeLease(db, key, owner, ttlMs);
 }
 
-export async function releaseSlackSocket(db: Db, botId: string, owner: string): Promise<void> {
-  await db.query('UPDATE slack_bots SET socket_owner = NULL, socket_lease_until = NULL WHERE id = $1 AND socket_owner = $2', [botId, owner]);
+export async function releaseSlackSocket(db: Db, botId: string, tenure: LeaseTenure): Promise<void> {
+  await releaseLease(db, { key: socketLeaseKey(botId), token: tenure.token });
 }
 
 /** The ids of every bot in Socket Mode, across projects: for the processes that connect them. */
