@@ -6,9 +6,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { createAdminApp, createHttpApp } from '../adapters/http/app.js';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
-import { upgradeDispatcher } from '../adapters/http/upgrade.js';
+import { restHost } from '../adapters/http/surface.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
 import { lazyModel } from '../adapters/models/lazy-model.js';
 import { createKernelApi, runsIn, WORK_ROLES, type KernelApi, type Role, type SurfaceModule } from '../core/api/index.js';
@@ -33,7 +32,7 @@ import { Worker } from '../core/runner/worker.js';
 import { OutboxDispatcher } from '../core/outbox/dispatcher.js';
 import type { QueueSupervisor } from '../adapters/queue/supervisor.js';
 import type { SlackSocketSupervisor } from '../bots/slack/socket/supervisor.js';
-import { createSurfaces, restOptions, type Surfaces } from './surfaces.js';
+import { createSurfaces, type Surfaces } from './surfaces.js';
 
 export type { Role };
 
@@ -120,13 +119,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     if (!options.tools) for (const provider of modules.flatMap((m) => m.toolProviders ?? [])) kernel.tools.register(provider);
     // The apps first: if building them throws, no worker is left claiming work on a store being closed.
     const requests = new RequestTracker();
-    const app = createHttpApp(api, {
-      metrics: config.adminPort === null,
-      tracker: requests,
-      ...restOptions(modules),
-    });
-    const adminApp = createAdminApp(api);
-    const upgrade = upgradeDispatcher(api, modules.flatMap((m) => m.upgrade ?? []));
+    const { app, adminApp, upgrade } = restHost(api, modules, { metrics: config.adminPort === null, tracker: requests });
     const runsWork = WORK_ROLES.includes(role);
     const worker = runsWork ? new Worker(kernel) : null;
     await worker?.start();

@@ -6,7 +6,7 @@ import { mcpSurface } from '../adapters/mcp/surface.js';
 import { queueSurface, type QueueSurface } from '../adapters/queue/surface.js';
 import { webhooksSurface } from '../adapters/webhooks/surface.js';
 import { slackSurface, type SlackSurface } from '../bots/slack/surface.js';
-import type { HttpMount, KernelApi, SurfaceModule, SurfaceOperations } from '../core/api/index.js';
+import type { KernelApi, SurfaceModule } from '../core/api/index.js';
 import type { Kernel } from '../core/kernel.js';
 import type { A2aApi } from '../core/surfaces/a2a/a2a-api.js';
 import { createA2aApi } from '../core/surfaces/a2a/create-a2a-api.js';
@@ -34,21 +34,4 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
   const slack = slackSurface({ ...api, ...slices.slack });
   const modules = [a2aSurface({ ...api, ...slices.a2a }), mcpSurface({ ...api, ...slices.mcp }), webhooksSurface({ ...api, ...slices.webhooks }), queue, slack];
   return { modules, slices, queue, slack };
-}
-
-/** What the REST surface serves of the modules: their mounts and their REST operations. */
-export function restOptions(modules: readonly SurfaceModule[]): { mounts: HttpMount[]; operations: SurfaceOperations } {
-  return { mounts: modules.flatMap((m) => m.http ?? []), operations: surfaceOperations(modules) };
-}
-
-/** The REST operations of every module, for the REST surface to bind. */
-function surfaceOperations(modules: readonly SurfaceModule[]): SurfaceOperations {
-  const all: SurfaceOperations = {};
-  for (const module of modules) {
-    for (const [id, operation] of Object.entries(module.operations ?? {})) {
-      if (id in all) throw new Error(`two surfaces serve operation ${id}`);
-      all[id as keyof typeof all] = operation;
-    }
-  }
-  return all;
 }

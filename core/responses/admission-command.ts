@@ -8,6 +8,7 @@ import type { ErrorObject } from 'ajv';
 import type { AdmissionCommand } from '../../generated/protocol-schemas.js';
 import { PalaiError, type FieldError } from '../errors/palai-error.js';
 import { lazyOnce } from '../lazy.js';
+import { isSessionKeySource, sessionKeySources } from '../sessions/session-keys.js';
 
 export type { AdmissionCommand };
 
@@ -34,11 +35,18 @@ function fieldErrors(errors: ErrorObject[]): FieldError[] {
   return [...unique.values()];
 }
 
-/** Refuses a command that does not match its schema, naming the fields. */
+/** A session key of a source no wing declared: what no schema can say. */
+function undeclaredSource(command: AdmissionCommand): FieldError[] {
+  const session = command.session;
+  if (session?.kind !== 'key' || isSessionKeySource(session.source)) return [];
+  return [{ pointer: '/session/source', detail: `names no declared session-key source (declared: ${sessionKeySources().join(', ')})` }];
+}
+
+/** Refuses a command that does not match its schema, or names a session-key source nobody declared, naming the fields. */
 export async function assertAdmissionCommand(command: unknown): Promise<void> {
   const validate = await validator();
-  if (validate(command)) return;
-  const errors = fieldErrors(validate.errors ?? []);
+  const errors = validate(command) ? undeclaredSource(command as AdmissionCommand) : fieldErrors(validate.errors ?? []);
+  if (errors.length === 0) return;
   const first = errors[0] ?? { pointer: '', detail: 'is invalid' };
   throw new PalaiError('validation-failed', `The admission command's ${first.pointer || 'body'} ${first.detail}.`, { errors });
 }

@@ -15,6 +15,10 @@ const sources = new SourceRegistry<true>('session key source', () => true);
 /** Declares a source of session keys; answers with it, for the wing to use. */
 export const declareSessionKeySource = (name: string): SessionKeySource => sources.declare(name, true);
 
+/** Whether a wing declared `name`; and every declared name, for a message. */
+export const isSessionKeySource = (name: string): boolean => sources.names().includes(name);
+export const sessionKeySources = (): string[] => sources.names();
+
 /**
  * The id of the session `key` maps to, creating it (for `agentId`) when the key
  * is new. Two transactions creating the same key at once: the second waits on

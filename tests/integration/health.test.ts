@@ -12,7 +12,7 @@ import type { Db, QueryResult } from '../../core/store/db.js';
 import { loadMigrations } from '../../core/store/migrate.js';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore, fullApp, testConfig } from '../support/hub.js';
-import { restOptions } from '../../cli/surfaces.js';
+import { restOptions } from '../../adapters/http/surface.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 
 const generatedDocument = readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8');
