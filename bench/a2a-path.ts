@@ -28,7 +28,16 @@ const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
 
 function request(): SendMessageRequest {
-  const message: Message = { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [text(INPUT)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  const message: Message = {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [text(INPUT)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
   return { tenant: '', message, configuration: undefined, metadata: undefined };
 }
 
@@ -86,7 +95,16 @@ async function sdkAgent(): Promise<{ url: string; close(): Promise<void> }> {
       const { taskId, contextId } = context;
       const said = context.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
       const status = (state: TaskState) => ({ state, message: undefined, timestamp: new Date().toISOString() });
-      bus.publish(AgentEvent.task({ id: taskId, contextId, status: status(TaskState.TASK_STATE_SUBMITTED), artifacts: [], history: [context.userMessage], metadata: undefined }));
+      bus.publish(
+        AgentEvent.task({
+          id: taskId,
+          contextId,
+          status: status(TaskState.TASK_STATE_SUBMITTED),
+          artifacts: [],
+          history: [context.userMessage],
+          metadata: undefined,
+        }),
+      );
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(TaskState.TASK_STATE_WORKING), metadata: undefined }));
       bus.publish(
         AgentEvent.artifactUpdate({
@@ -105,7 +123,10 @@ async function sdkAgent(): Promise<{ url: string; close(): Promise<void> }> {
   };
   const handler = new DefaultRequestHandler(card(), new InMemoryTaskStore(), executor);
   const app = express();
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => Object.assign(card(), { toJSON: () => AgentCard.toJSON(card()) }) }));
+  app.use(
+    '/.well-known/agent-card.json',
+    agentCardHandler({ agentCardProvider: async () => Object.assign(card(), { toJSON: () => AgentCard.toJSON(card()) }) }),
+  );
   app.use('/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const server = await listen(app);
   base = server.url;

@@ -99,11 +99,23 @@ async function phase(api: Served, db: pg.Client, databaseUrl: string, workers: n
       `${workers} worker${workers > 1 ? 's' : ''}: ${completed} of ${REQUESTS} completed in ${n(seconds, 2)} s = ${n(throughput)} responses/s ` +
         `(admitted in ${n(admitMs / 1000, 2)} s = ${n(REQUESTS / (admitMs / 1000))}/s, ${backlog.rows[0].n} not yet done then); completed_at − created_at p50 ${n(p50, 0)} ms, p99 ${n(p99, 0)} ms`,
     );
-    if (completed !== REQUESTS) console.log(`!! FINDING: ${REQUESTS - completed} of ${REQUESTS} background responses did not complete: ${JSON.stringify(settled.statuses)}`);
+    if (completed !== REQUESTS)
+      console.log(`!! FINDING: ${REQUESTS - completed} of ${REQUESTS} background responses did not complete: ${JSON.stringify(settled.statuses)}`);
     const quiet = { print: false };
     const label = `${workers} worker process${workers > 1 ? 'es' : ''}`;
-    record({ name: `background responses/s, ${label} (first POST → last completion)`, value: throughput, unit: 'responses/s', note: `${completed}/${REQUESTS} completed; admitted at ${n(REQUESTS / (admitMs / 1000))}/s, ${backlog.rows[0].n} not done at the last admission` }, quiet);
-    record({ name: `background completed_at − created_at p50, ${label}`, value: p50, unit: 'ms', note: `p99 ${n(p99, 0)} ms, ${REQUESTS} submitted at once` }, quiet);
+    record(
+      {
+        name: `background responses/s, ${label} (first POST → last completion)`,
+        value: throughput,
+        unit: 'responses/s',
+        note: `${completed}/${REQUESTS} completed; admitted at ${n(REQUESTS / (admitMs / 1000))}/s, ${backlog.rows[0].n} not done at the last admission`,
+      },
+      quiet,
+    );
+    record(
+      { name: `background completed_at − created_at p50, ${label}`, value: p50, unit: 'ms', note: `p99 ${n(p99, 0)} ms, ${REQUESTS} submitted at once` },
+      quiet,
+    );
   } finally {
     for (const worker of running) await stop(worker);
   }
@@ -127,9 +139,20 @@ async function drain(api: Served, db: pg.Client, databaseUrl: string, workers: n
     );
     const completed = settled.statuses.completed ?? 0;
     const throughput = completed / ((settled.lastCompletedAt - Number(rows[0].at)) / 1000);
-    console.log(`${workers} worker${workers > 1 ? 's' : ''}, ${REQUESTS} queued before they started: ${completed} completed at ${n(throughput)} responses/s (first claim → last completion)`);
-    if (completed !== REQUESTS) console.log(`!! FINDING: ${REQUESTS - completed} of ${REQUESTS} queued background responses did not complete: ${JSON.stringify(settled.statuses)}`);
-    record({ name: `background drain of a queue of ${REQUESTS}, ${workers} worker process${workers > 1 ? 'es' : ''}`, value: throughput, unit: 'responses/s', note: `${completed}/${REQUESTS} completed; cold workers` }, { print: false });
+    console.log(
+      `${workers} worker${workers > 1 ? 's' : ''}, ${REQUESTS} queued before they started: ${completed} completed at ${n(throughput)} responses/s (first claim → last completion)`,
+    );
+    if (completed !== REQUESTS)
+      console.log(`!! FINDING: ${REQUESTS - completed} of ${REQUESTS} queued background responses did not complete: ${JSON.stringify(settled.statuses)}`);
+    record(
+      {
+        name: `background drain of a queue of ${REQUESTS}, ${workers} worker process${workers > 1 ? 'es' : ''}`,
+        value: throughput,
+        unit: 'responses/s',
+        note: `${completed}/${REQUESTS} completed; cold workers`,
+      },
+      { print: false },
+    );
   } finally {
     for (const worker of running) await stop(worker);
   }

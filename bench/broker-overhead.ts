@@ -64,7 +64,11 @@ export async function benchBrokerOverhead(): Promise<void> {
 
 async function benchOn(label: string, db: Db): Promise<void> {
   const wire = await startChatWire(TOKENS);
-  const hub = await startHub({ config: { ...loadConfig(process.env), logLevel: 'silent', egressAllowHosts: ['127.0.0.1'] }, db, logger: createLogger('silent') });
+  const hub = await startHub({
+    config: { ...loadConfig(process.env), logLevel: 'silent', egressAllowHosts: ['127.0.0.1'] },
+    db,
+    logger: createLogger('silent'),
+  });
   const server = hub.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -85,8 +89,12 @@ async function benchOn(label: string, db: Db): Promise<void> {
   const d = { first: median(directRuns.map((r) => r.first)), perToken: median(directRuns.map((r) => r.perToken)) };
   const p = { first: median(palaiRuns.map((r) => r.first)), perToken: median(palaiRuns.map((r) => r.perToken)) };
   console.log(`\n## Broker overhead (openai-chat, ${TOKENS}-token stream, median of ${RUNS}, ${label})`);
-  console.log(`provider first byte → first delta: SDK direct ${d.first.toFixed(2)} ms, through Palai SSE ${p.first.toFixed(2)} ms, ratio ${(p.first / d.first).toFixed(1)}×`);
-  console.log(`per token:                         SDK direct ${(d.perToken * 1000).toFixed(1)} µs, through Palai SSE ${(p.perToken * 1000).toFixed(1)} µs, ratio ${(p.perToken / d.perToken).toFixed(1)}×`);
+  console.log(
+    `provider first byte → first delta: SDK direct ${d.first.toFixed(2)} ms, through Palai SSE ${p.first.toFixed(2)} ms, ratio ${(p.first / d.first).toFixed(1)}×`,
+  );
+  console.log(
+    `per token:                         SDK direct ${(d.perToken * 1000).toFixed(1)} µs, through Palai SSE ${(p.perToken * 1000).toFixed(1)} µs, ratio ${(p.perToken / d.perToken).toFixed(1)}×`,
+  );
 
   await new Promise((resolve) => server.close(resolve));
   await hub.close();

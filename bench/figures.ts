@@ -21,7 +21,8 @@ export function record(figure: Figure, options: { print?: boolean } = {}): void 
   figures.push(figure);
   if (options.print === false) return;
   const value = figure.value === null ? 'not measured' : `${round(figure.value)} ${figure.unit}`;
-  const goal = figure.goal && figure.value !== null ? `; goal ${figure.goal.better === 'lower' ? '≤' : '≥'} ${figure.goal.value} ${figure.unit} (${verdict(figure)})` : '';
+  const goal =
+    figure.goal && figure.value !== null ? `; goal ${figure.goal.better === 'lower' ? '≤' : '≥'} ${figure.goal.value} ${figure.unit} (${verdict(figure)})` : '';
   console.log(`${figure.name}: ${value}${goal}${figure.note ? ` — ${figure.note}` : ''}`);
 }
 
@@ -35,7 +36,13 @@ function verdict(figure: Figure): string {
 }
 
 export function writeResults(path: string): void {
-  const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadavg: loadavg().map((n) => Number(n.toFixed(2))) };
+  const machine = {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    loadavg: loadavg().map((n) => Number(n.toFixed(2))),
+  };
   writeFileSync(path, `${JSON.stringify({ at: new Date().toISOString(), machine, figures }, null, 2)}\n`);
   console.log(`\nfigures written to ${path}`);
 }

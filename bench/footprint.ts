@@ -31,11 +31,19 @@ async function serve(env: Record<string, string>, viaNpm = false): Promise<Serve
   const started = performance.now();
   const [command, args] = viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, [BIN, 'serve']];
   // Its own process group, so stopping `npm start` stops the server it started.
-  const child = spawn(command, args, { cwd: ROOT, detached: true, env: { ...process.env, ...env, PORT: String(port), PALAI_BOOTSTRAP_API_KEY: KEY, PALAI_LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, ...env, PORT: String(port), PALAI_BOOTSTRAP_API_KEY: KEY, PALAI_LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
   const base = `http://127.0.0.1:${port}`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`palai serve exited with ${child.exitCode}`);
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { child, base, startedMs: performance.now() - started };
     await sleep(20);
   }
@@ -53,7 +61,12 @@ async function largeInput(served: Served, databaseUrl: string): Promise<void> {
   await client.connect();
   const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM response_events WHERE response_id = $1', [body.id]);
   await client.end();
-  record({ name: 'one 1 MB input on the fake model: journal events', value: Number(rows[0].n), unit: 'events', note: `answered in ${(ms / 1000).toFixed(2)} s; the echo stops at 200 words` });
+  record({
+    name: 'one 1 MB input on the fake model: journal events',
+    value: Number(rows[0].n),
+    unit: 'events',
+    note: `answered in ${(ms / 1000).toFixed(2)} s; the echo stops at 200 words`,
+  });
 }
 
 async function onPostgres(): Promise<void> {
@@ -86,7 +99,12 @@ async function onPostgres(): Promise<void> {
       npmStarts.push(served.startedMs);
       await stop(served);
     }
-    record({ name: 'npm start → /healthz on PostgreSQL (median; npm and the build check included)', value: median(npmStarts), unit: 'ms', goal: { value: 1500, better: 'lower' } });
+    record({
+      name: 'npm start → /healthz on PostgreSQL (median; npm and the build check included)',
+      value: median(npmStarts),
+      unit: 'ms',
+      goal: { value: 1500, better: 'lower' },
+    });
     await sleep(IDLE_MS);
     record({ name: 'idle RSS on PostgreSQL', value: rssMb(last!.child.pid!), unit: 'MB', goal: { value: 120, better: 'lower' } });
     await largeInput(last!, databaseUrl);

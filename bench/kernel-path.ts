@@ -175,7 +175,13 @@ const post = () => new Promise((resolve, reject) => {
 })().catch((error) => { throw error; });
 `;
 
-function load(workerData: { url: string; headers: Record<string, string>; body: string; requests: number; clients: number }): Promise<{ latencies: number[]; seconds: number }> {
+function load(workerData: {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  requests: number;
+  clients: number;
+}): Promise<{ latencies: number[]; seconds: number }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(LOAD, { eval: true, workerData });
     worker.once('message', resolve);
@@ -254,14 +260,20 @@ async function nodeInserts(url: string, clients: number): Promise<number> {
 
 async function ceiling(url: string): Promise<Ceiling> {
   const db = new PgDb(url, 1);
-  await db.exec('CREATE TABLE bench_ceiling (response_id text NOT NULL, sequence bigint NOT NULL, data jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+  await db.exec(
+    'CREATE TABLE bench_ceiling (response_id text NOT NULL, sequence bigint NOT NULL, data jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+  );
   await db.close();
   const installed = await run('pgbench', ['--version']).then(
     () => true,
     () => false,
   );
   const measure = installed ? pgbench : nodeInserts;
-  return { tool: installed ? 'pgbench' : 'node one-row INSERT commits (pgbench is not installed)', one: await measure(url, 1), sixteen: await measure(url, 16) };
+  return {
+    tool: installed ? 'pgbench' : 'node one-row INSERT commits (pgbench is not installed)',
+    one: await measure(url, 1),
+    sixteen: await measure(url, 16),
+  };
 }
 
 /** value ÷ goal for a figure where more is better, goal ÷ value where less is. */
@@ -310,7 +322,9 @@ export async function benchKernelPath(): Promise<void> {
     const throughputCeiling = ceil.sixteen / txConcurrent;
 
     console.log(`\n## Kernel path, PostgreSQL (synchronous one-step fake response, ${JSON.stringify(INPUT)})`);
-    console.log(`ceiling (${ceil.tool}): 1 client ${n(ceil.one, 0)} commits/s (${n(commitMs, 2)} ms a commit), ${CLIENTS} clients ${n(ceil.sixteen, 0)} commits/s`);
+    console.log(
+      `ceiling (${ceil.tool}): 1 client ${n(ceil.one, 0)} commits/s (${n(commitMs, 2)} ms a commit), ${CLIENTS} clients ${n(ceil.sixteen, 0)} commits/s`,
+    );
     console.log(
       `transactions per response: ${n(txSequential, 2)} sequential, ${n(txConcurrent, 2)} with ${CLIENTS} clients (hub start and stop, ${idle.transactions}, subtracted) — goal ≤ ${GOALS.transactions}: ${versus(Math.max(txSequential, txConcurrent), GOALS.transactions, false)}`,
     );
@@ -328,11 +342,53 @@ export async function benchKernelPath(): Promise<void> {
     );
     // The same figures, kept for bench/results.json.
     const quiet = { print: false };
-    record({ name: 'transactions per one-step response, sequential', value: txSequential, unit: 'transactions', goal: { value: GOALS.transactions, better: 'lower' } }, quiet);
-    record({ name: `transactions per one-step response, ${CLIENTS} clients`, value: txConcurrent, unit: 'transactions', goal: { value: GOALS.transactions, better: 'lower' } }, quiet);
-    record({ name: 'sequential p50 of a sync one-step response', value: p50, unit: 'ms', goal: { value: GOALS.p50Ms, better: 'lower' }, note: `p99 ${n(p99, 2)} ms` }, quiet);
-    record({ name: `sync one-step responses/s, ${CLIENTS} clients`, value: throughput, unit: 'responses/s', goal: { value: GOALS.throughput, better: 'higher' }, note: `${n((100 * throughput) / throughputCeiling)}% of the ceiling ÷ transactions` }, quiet);
-    record({ name: `PostgreSQL ceiling (${ceil.tool}), one-row commits, 1 / ${CLIENTS} clients`, value: ceil.sixteen, unit: 'commits/s', note: `1 client ${n(ceil.one, 0)} commits/s` }, quiet);
+    record(
+      {
+        name: 'transactions per one-step response, sequential',
+        value: txSequential,
+        unit: 'transactions',
+        goal: { value: GOALS.transactions, better: 'lower' },
+      },
+      quiet,
+    );
+    record(
+      {
+        name: `transactions per one-step response, ${CLIENTS} clients`,
+        value: txConcurrent,
+        unit: 'transactions',
+        goal: { value: GOALS.transactions, better: 'lower' },
+      },
+      quiet,
+    );
+    record(
+      {
+        name: 'sequential p50 of a sync one-step response',
+        value: p50,
+        unit: 'ms',
+        goal: { value: GOALS.p50Ms, better: 'lower' },
+        note: `p99 ${n(p99, 2)} ms`,
+      },
+      quiet,
+    );
+    record(
+      {
+        name: `sync one-step responses/s, ${CLIENTS} clients`,
+        value: throughput,
+        unit: 'responses/s',
+        goal: { value: GOALS.throughput, better: 'higher' },
+        note: `${n((100 * throughput) / throughputCeiling)}% of the ceiling ÷ transactions`,
+      },
+      quiet,
+    );
+    record(
+      {
+        name: `PostgreSQL ceiling (${ceil.tool}), one-row commits, 1 / ${CLIENTS} clients`,
+        value: ceil.sixteen,
+        unit: 'commits/s',
+        note: `1 client ${n(ceil.one, 0)} commits/s`,
+      },
+      quiet,
+    );
   } finally {
     await withServer((client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)).catch(() => undefined);
   }

@@ -42,7 +42,13 @@ async function bareServer(): Promise<{ server: HttpServer; url: string }> {
       transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void transports.set(sid, transport!) });
       const mcp = new Server({ name: 'bare-echo', version: '1.0.0' }, { capabilities: { tools: {} } });
       mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
-        tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] }, annotations: { readOnlyHint: true } }],
+        tools: [
+          {
+            name: 'echo',
+            inputSchema: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
+            annotations: { readOnlyHint: true },
+          },
+        ],
       }));
       mcp.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: String(request.params.arguments?.input ?? '') }] }));
       await mcp.connect(transport);
@@ -65,7 +71,11 @@ async function timed(count: number, call: () => Promise<void>): Promise<number[]
 
 async function bench(label: string, db: Db): Promise<void> {
   const bare = await bareServer();
-  const hub = await startHub({ config: { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, egressAllowHosts: ['127.0.0.1'] }, db, logger: createLogger('silent') });
+  const hub = await startHub({
+    config: { ...loadConfig({}), logLevel: 'silent', pollIntervalMs: 200, egressAllowHosts: ['127.0.0.1'] },
+    db,
+    logger: createLogger('silent'),
+  });
   const egress = createEgressFetch({ allowHosts: ['127.0.0.1'] });
   const pool = new McpClientPool(egress, createLogger('silent'));
   const client = new Client({ name: 'bench', version: '1.0.0' });
@@ -96,7 +106,9 @@ async function bench(label: string, db: Db): Promise<void> {
 
     const p = (times: number[], q: number) => percentile(times, q);
     const line = (what: string, times: number[]) =>
-      console.log(`${what}: p50 ${fmt(p(times, 50))}, p99 ${fmt(p(times, 99))} (${(p(times, 50) / p(sdkTimes, 50)).toFixed(1)}x / ${(p(times, 99) / p(sdkTimes, 99)).toFixed(1)}x the bare client)`);
+      console.log(
+        `${what}: p50 ${fmt(p(times, 50))}, p99 ${fmt(p(times, 99))} (${(p(times, 50) / p(sdkTimes, 50)).toFixed(1)}x / ${(p(times, 99) / p(sdkTimes, 99)).toFixed(1)}x the bare client)`,
+      );
     console.log(`\n## MCP client: an echo tools/call, ${label} (sequential, Streamable HTTP on loopback)`);
     console.log(`bare SDK client (${CALLS} calls): p50 ${fmt(p(sdkTimes, 50))}, p99 ${fmt(p(sdkTimes, 99))}`);
     line(`Palai's MCP client (${CALLS} calls)`, poolTimes);

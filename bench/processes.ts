@@ -14,7 +14,8 @@ export const BIN = join(ROOT, 'bin/palai.mjs');
 export const ADMIN_URL = process.env.PALAI_BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const KEY = 'palai_sk_bench_processes_key_0123456789';
 
-export const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
+export const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 export const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 /** CPU seconds (user + system) the process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
@@ -100,7 +101,13 @@ export async function serve(role: 'api' | 'worker' | 'all', env: Record<string, 
       await stop(served);
       throw new Error(`palai serve --role ${role}: no /healthz within 30 s: ${stderr}`);
     }
-    if (await fetch(`${served.base}/healthz`).then((r) => r.ok, () => false)) return served;
+    if (
+      await fetch(`${served.base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return served;
     await sleep(50);
   }
 }
@@ -129,7 +136,11 @@ export async function stop(served: { child: ChildProcess }): Promise<void> {
 
 /** A JSON call to the API with the bench's key. */
 export async function call<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
   return JSON.parse(text) as T;

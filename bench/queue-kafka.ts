@@ -61,7 +61,13 @@ async function rawRate(brokers: string[], topic: string): Promise<number> {
 }
 
 async function palaiRate(db: Db, brokers: string[], topic: string, label: string): Promise<number> {
-  const config = { ...loadConfig(process.env), logLevel: 'silent', egressAllowHosts: ['127.0.0.1'], secretKey: 'bench-queue-secret-key-0123456789', queueMaxBacklog: 0 };
+  const config = {
+    ...loadConfig(process.env),
+    logLevel: 'silent',
+    egressAllowHosts: ['127.0.0.1'],
+    secretKey: 'bench-queue-secret-key-0123456789',
+    queueMaxBacklog: 0,
+  };
   const hub = await startHub({ config, db, role: 'consumers', logger: createLogger('silent') });
   try {
     const project = await createProject(db, `bench-kafka-${label}`);

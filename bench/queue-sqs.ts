@@ -16,14 +16,16 @@ const JOBS = 500;
 
 async function fill(client: SQSClient, url: string, body: (i: number) => string): Promise<void> {
   for (let i = 0; i < JOBS; i += 10) {
-    await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: body(i + j) })) }));
+    await client.send(
+      new SendMessageBatchCommand({ QueueUrl: url, Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: body(i + j) })) }),
+    );
   }
 }
 
 /** The client alone: receive ten at a time and delete them, until the queue is empty. */
 async function rawRate(client: SQSClient, url: string): Promise<number> {
   const started = performance.now();
-  for (let taken = 0; taken < JOBS; ) {
+  for (let taken = 0; taken < JOBS;) {
     const out = await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     const messages = out.Messages ?? [];
     if (messages.length === 0) continue;
@@ -34,7 +36,13 @@ async function rawRate(client: SQSClient, url: string): Promise<number> {
 }
 
 async function palaiRate(db: Db, endpoint: string, url: string, label: string): Promise<number> {
-  const config = { ...loadConfig(process.env), logLevel: 'silent', egressAllowHosts: ['127.0.0.1'], secretKey: 'bench-queue-secret-key-0123456789', queueMaxBacklog: 0 };
+  const config = {
+    ...loadConfig(process.env),
+    logLevel: 'silent',
+    egressAllowHosts: ['127.0.0.1'],
+    secretKey: 'bench-queue-secret-key-0123456789',
+    queueMaxBacklog: 0,
+  };
   const hub = await startHub({ config, db, role: 'consumers', logger: createLogger('silent') });
   try {
     const project = await createProject(db, `bench-queue-${label}`);

@@ -73,7 +73,9 @@ async function bench(label: string, db: Db): Promise<void> {
   firstDelta.sort((a, b) => a - b);
 
   console.log(`\n## ${label}`);
-  console.log(`sync response (${SEQUENTIAL} sequential, 9 words): p50 ${fmt(percentile(latencies, 50))}, p95 ${fmt(percentile(latencies, 95))}, p99 ${fmt(percentile(latencies, 99))}`);
+  console.log(
+    `sync response (${SEQUENTIAL} sequential, 9 words): p50 ${fmt(percentile(latencies, 50))}, p95 ${fmt(percentile(latencies, 95))}, p99 ${fmt(percentile(latencies, 99))}`,
+  );
   console.log(`sync throughput (${CONCURRENCY} concurrent clients): ${throughput.toFixed(1)} responses/s`);
   console.log(`stream: POST → first delta p50 ${fmt(percentile(firstDelta, 50))}, p95 ${fmt(percentile(firstDelta, 95))}`);
   console.log(`rss after run: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);

@@ -158,7 +158,8 @@ async function streams(api: Served, db: pg.Client, ids: string[], transactionsBe
   const first = Math.min(...rows.map((r) => Number(r.at)));
   const runSeconds = (Math.max(...endedAt.values()) - first) / 1000;
   const firstArrival = new Map<string, number>();
-  for (const s of subscribers) for (const [seq, at] of s.frames) firstArrival.set(`${s.response}:${seq}`, Math.min(firstArrival.get(`${s.response}:${seq}`) ?? Infinity, at));
+  for (const s of subscribers)
+    for (const [seq, at] of s.frames) firstArrival.set(`${s.response}:${seq}`, Math.min(firstArrival.get(`${s.response}:${seq}`) ?? Infinity, at));
 
   const fromJournal: number[] = [];
   const fromFirst: number[] = [];
@@ -169,7 +170,8 @@ async function streams(api: Served, db: pg.Client, ids: string[], transactionsBe
     const gapFree = s.frames.length === expected && s.frames.every(([seq], i) => seq === i);
     if (!gapFree || s.terminals !== 1 || s.errors.length > 0) {
       incomplete++;
-      if (problems.length < 5) problems.push(`${s.response}: ${s.frames.length}/${expected} events, ${s.terminals} terminal, errors ${JSON.stringify(s.errors.slice(0, 2))}`);
+      if (problems.length < 5)
+        problems.push(`${s.response}: ${s.frames.length}/${expected} events, ${s.terminals} terminal, errors ${JSON.stringify(s.errors.slice(0, 2))}`);
     }
     for (const [seq, at] of s.frames) {
       const created = journaled.get(`${s.response}:${seq}`);
@@ -188,7 +190,8 @@ async function streams(api: Served, db: pg.Client, ids: string[], transactionsBe
     `${SUBSCRIBERS} subscribers on ${ids.length} responses (${events} journal events in ${n(runSeconds)} s, ${n(events / runSeconds)} events/s; ${WORDS} words, ${DELAY_MS} ms apart): ` +
       `all open in ${n(openMs / 1000, 2)} s, ${whileRunning} of them while their response ran`,
   );
-  if (whileRunning < SUBSCRIBERS) console.log(`!! FINDING: ${SUBSCRIBERS - whileRunning} subscribers opened after their response had ended (a replay, not a live stream)`);
+  if (whileRunning < SUBSCRIBERS)
+    console.log(`!! FINDING: ${SUBSCRIBERS - whileRunning} subscribers opened after their response had ended (a replay, not a live stream)`);
   console.log(`api RSS idle ${n(idle)} MB, all streams open ${n(open)} MB, peak ${n(peak)} MB → ${n(perStreamKb)} KB a stream (${n(peakKb)} KB at the peak)`);
   console.log(
     `delivery lag over ${fromJournal.length} live deliveries: from the journal row p50 ${n(percentile(fromJournal, 50))} ms, p99 ${n(percentile(fromJournal, 99))} ms; ` +
@@ -199,15 +202,57 @@ async function streams(api: Served, db: pg.Client, ids: string[], transactionsBe
     `CPU over the ${n(wallSeconds)} s the streams ran: api ${n(apiCpuSeconds, 2)} s (${n((100 * apiCpuSeconds) / wallSeconds, 0)}% of a core, ${n((1e6 * apiCpuSeconds) / deliveries, 0)} µs a delivery of ${deliveries}), ` +
       `subscribers ${n(clientCpuSeconds, 2)} s (${n((100 * clientCpuSeconds) / wallSeconds, 0)}%)`,
   );
-  console.log(`database transactions from the responses' admission to their end (all processes, this bench's reads included): ${transactions}, ${n(transactions / events)} a journal event`);
+  console.log(
+    `database transactions from the responses' admission to their end (all processes, this bench's reads included): ${transactions}, ${n(transactions / events)} a journal event`,
+  );
   if (incomplete > 0) console.log(`!! FINDING: ${incomplete} of ${SUBSCRIBERS} subscribers did not get the complete stream, e.g. ${problems.join('; ')}`);
   else console.log(`every subscriber got every event and one terminal event`);
   const quiet = { print: false };
-  record({ name: `SSE api RSS per open stream, ${SUBSCRIBERS} subscribers`, value: perStreamKb, unit: 'KB', note: `idle ${n(idle)} MB, open ${n(open)} MB, peak ${n(peak)} MB` }, quiet);
-  record({ name: `SSE delivery lag from the journal row p50, ${SUBSCRIBERS} subscribers`, value: percentile(fromJournal, 50), unit: 'ms', note: `p99 ${n(percentile(fromJournal, 99))} ms` }, quiet);
-  record({ name: `SSE fan-out spread from the first subscriber p99, ${SUBSCRIBERS} subscribers`, value: percentile(fromFirst, 99), unit: 'ms', note: `p50 ${n(percentile(fromFirst, 50))} ms` }, quiet);
-  record({ name: `SSE api CPU per delivered event, ${SUBSCRIBERS} subscribers`, value: (1e6 * apiCpuSeconds) / deliveries, unit: 'µs', note: `${n((100 * apiCpuSeconds) / wallSeconds, 0)}% of a core over ${n(wallSeconds)} s` }, quiet);
-  record({ name: `SSE database transactions per journal event, ${SUBSCRIBERS} subscribers`, value: transactions / events, unit: 'transactions', note: `${transactions} over ${n(wallSeconds)} s, all processes` }, quiet);
+  record(
+    {
+      name: `SSE api RSS per open stream, ${SUBSCRIBERS} subscribers`,
+      value: perStreamKb,
+      unit: 'KB',
+      note: `idle ${n(idle)} MB, open ${n(open)} MB, peak ${n(peak)} MB`,
+    },
+    quiet,
+  );
+  record(
+    {
+      name: `SSE delivery lag from the journal row p50, ${SUBSCRIBERS} subscribers`,
+      value: percentile(fromJournal, 50),
+      unit: 'ms',
+      note: `p99 ${n(percentile(fromJournal, 99))} ms`,
+    },
+    quiet,
+  );
+  record(
+    {
+      name: `SSE fan-out spread from the first subscriber p99, ${SUBSCRIBERS} subscribers`,
+      value: percentile(fromFirst, 99),
+      unit: 'ms',
+      note: `p50 ${n(percentile(fromFirst, 50))} ms`,
+    },
+    quiet,
+  );
+  record(
+    {
+      name: `SSE api CPU per delivered event, ${SUBSCRIBERS} subscribers`,
+      value: (1e6 * apiCpuSeconds) / deliveries,
+      unit: 'µs',
+      note: `${n((100 * apiCpuSeconds) / wallSeconds, 0)}% of a core over ${n(wallSeconds)} s`,
+    },
+    quiet,
+  );
+  record(
+    {
+      name: `SSE database transactions per journal event, ${SUBSCRIBERS} subscribers`,
+      value: transactions / events,
+      unit: 'transactions',
+      note: `${transactions} over ${n(wallSeconds)} s, all processes`,
+    },
+    quiet,
+  );
   record({ name: `SSE subscribers without the complete stream, of ${SUBSCRIBERS}`, value: incomplete, unit: 'subscribers' }, quiet);
 }
 
@@ -231,7 +276,8 @@ export async function benchSseFanout(): Promise<void> {
     await sleep(2000);
     const transactionsBefore = await committed(db);
     const ids: string[] = [];
-    for (let i = 0; i < RESPONSES; i++) ids.push((await call<{ id: string }>(api.base, 'POST', '/v1/responses', { model: AGENT, input: 'go', background: true })).id);
+    for (let i = 0; i < RESPONSES; i++)
+      ids.push((await call<{ id: string }>(api.base, 'POST', '/v1/responses', { model: AGENT, input: 'go', background: true })).id);
     await streams(api, db, ids, transactionsBefore);
   } finally {
     for (const served of processes.reverse()) await stop(served);

@@ -44,7 +44,13 @@ async function startBenchReceiver() {
 async function benchOn(label: string, db: Db): Promise<void> {
   console.log(`\n## Webhook deliveries (${label}, one local receiver answering 204)`);
   for (const concurrency of CONCURRENCIES) {
-    const config = { ...loadConfig(process.env), logLevel: 'silent', egressAllowHosts: ['127.0.0.1'], secretKey: 'bench-webhook-secret-key', webhookConcurrency: concurrency };
+    const config = {
+      ...loadConfig(process.env),
+      logLevel: 'silent',
+      egressAllowHosts: ['127.0.0.1'],
+      secretKey: 'bench-webhook-secret-key',
+      webhookConcurrency: concurrency,
+    };
     // An api-only hub (no worker, no dispatcher of its own), and a dispatcher sized for the run.
     const hub = await startHub({ config, db, role: 'api', logger: createLogger('silent') });
     const dispatcher = new OutboxDispatcher({ db, logger: createLogger('silent'), concurrency, batchSize: Math.max(10, concurrency), pollIntervalMs: 200 });
@@ -53,7 +59,12 @@ async function benchOn(label: string, db: Db): Promise<void> {
     const project = await createProject(db, `bench-webhooks-${Date.now()}-${concurrency}`);
     const endpoint = await hub.surfaces.slices.webhooks.webhooks.create(project.id, { url: receiver.url, events: ['*'], enabled: true });
     const enqueue = () =>
-      hub.api.outbox.enqueue({ projectId: project.id, consumer: WEBHOOK_CONSUMER, target: endpoint.id, payload: { type: 'webhook.test', timestamp: new Date().toISOString(), data: { endpoint_id: endpoint.id } } });
+      hub.api.outbox.enqueue({
+        projectId: project.id,
+        consumer: WEBHOOK_CONSUMER,
+        target: endpoint.id,
+        payload: { type: 'webhook.test', timestamp: new Date().toISOString(), data: { endpoint_id: endpoint.id } },
+      });
 
     // Throughput: the backlog is written first, then the dispatcher starts.
     for (let i = 0; i < DELIVERIES; i++) await enqueue();

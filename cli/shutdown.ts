@@ -32,8 +32,7 @@ async function until(done: () => boolean, ms: number): Promise<boolean> {
   return true;
 }
 
-const closed = (server: Server | null): Promise<void> =>
-  server ? new Promise((resolve) => server.close(() => resolve())) : Promise.resolve();
+const closed = (server: Server | null): Promise<void> => (server ? new Promise((resolve) => server.close(() => resolve())) : Promise.resolve());
 
 export async function shutDown(hub: Hub, listeners: Listeners, graceMs: number, say: (line: string) => void): Promise<void> {
   const { lifecycle } = hub.kernel;

@@ -29,7 +29,13 @@ export interface Surfaces {
 }
 
 export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
-  const slices = { a2a: createA2aApi(kernel), mcp: createMcpApi(kernel), queue: createQueueApi(kernel), slack: createSlackApi(kernel), webhooks: createWebhooksApi(kernel) };
+  const slices = {
+    a2a: createA2aApi(kernel),
+    mcp: createMcpApi(kernel),
+    queue: createQueueApi(kernel),
+    slack: createSlackApi(kernel),
+    webhooks: createWebhooksApi(kernel),
+  };
   const queue = queueSurface({ ...api, ...slices.queue });
   const slack = slackSurface({ ...api, ...slices.slack });
   const modules = [a2aSurface({ ...api, ...slices.a2a }), mcpSurface({ ...api, ...slices.mcp }), webhooksSurface({ ...api, ...slices.webhooks }), queue, slack];

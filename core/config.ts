@@ -130,7 +130,11 @@ function oneOf<T extends string>(env: Env, name: string, choices: readonly T[], 
 }
 
 /** A comma-separated list, entries trimmed, empty ones dropped. */
-const list = (raw: string): string[] => raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+const list = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
 
 /** A name as DNS and /etc/hosts take it: dot-separated labels of letters, digits, `-` and `_`. */
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
@@ -255,7 +259,13 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     egressAllowHosts: egressAllowHosts(env),
     mcpStdioServersFile: text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
-    keyEnvAllowlist: keyEnvAllowlist(env, new Map([['OPENAI_API_KEY', openaiBaseUrl], ['ANTHROPIC_API_KEY', anthropicBaseUrl]])),
+    keyEnvAllowlist: keyEnvAllowlist(
+      env,
+      new Map([
+        ['OPENAI_API_KEY', openaiBaseUrl],
+        ['ANTHROPIC_API_KEY', anthropicBaseUrl],
+      ]),
+    ),
     openaiBaseUrl,
     anthropicBaseUrl,
     modelMaxRetries: int(env, 'PALAI_MODEL_MAX_RETRIES', 4, 0, 20),

@@ -15,8 +15,7 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-export const unixSeconds = (date: Date | string | null): number | null =>
-  date === null ? null : Math.floor(new Date(date).getTime() / 1000);
+export const unixSeconds = (date: Date | string | null): number | null => (date === null ? null : Math.floor(new Date(date).getTime() / 1000));
 
 /** U+0000 and UTF-16 surrogates without their other half: PostgreSQL's text and jsonb cannot hold them. */
 const UNSTORABLE_SOURCE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.source;

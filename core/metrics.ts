@@ -7,18 +7,73 @@ import type { Db } from './store/db.js';
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly responsesFinished = new Counter({ name: 'palai_responses_finished_total', help: 'Responses the workers of this process brought to a terminal status, by status (palai_responses counts all, by current status).', labelNames: ['status'], registers: [this.registry] });
-  readonly stepLatency = new Histogram({ name: 'palai_model_step_seconds', help: 'Duration of one model step, first request to committed result.', labelNames: ['provider'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] });
-  readonly toolLatency = new Histogram({ name: 'palai_tool_call_seconds', help: 'Duration of one tool execution.', labelNames: ['tool'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30], registers: [this.registry] });
-  readonly leaseTakeovers = new Counter({ name: 'palai_lease_takeovers_total', help: 'Responses taken over from a worker whose lease expired or was handed back.', registers: [this.registry] });
-  readonly storeInterruptions = new Counter({ name: 'palai_run_store_interruptions_total', help: 'Runs interrupted by a database error and handed back to continue from their last commit.', registers: [this.registry] });
+  readonly responsesFinished = new Counter({
+    name: 'palai_responses_finished_total',
+    help: 'Responses the workers of this process brought to a terminal status, by status (palai_responses counts all, by current status).',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+  readonly stepLatency = new Histogram({
+    name: 'palai_model_step_seconds',
+    help: 'Duration of one model step, first request to committed result.',
+    labelNames: ['provider'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly toolLatency = new Histogram({
+    name: 'palai_tool_call_seconds',
+    help: 'Duration of one tool execution.',
+    labelNames: ['tool'],
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly leaseTakeovers = new Counter({
+    name: 'palai_lease_takeovers_total',
+    help: 'Responses taken over from a worker whose lease expired or was handed back.',
+    registers: [this.registry],
+  });
+  readonly storeInterruptions = new Counter({
+    name: 'palai_run_store_interruptions_total',
+    help: 'Runs interrupted by a database error and handed back to continue from their last commit.',
+    registers: [this.registry],
+  });
   readonly activeStreams = new Gauge({ name: 'palai_active_streams', help: 'Open SSE streams in this process.', registers: [this.registry] });
-  readonly outboxAttempts = new Counter({ name: 'palai_outbox_attempts_total', help: 'Outbox delivery attempts this process ended, by consumer and outcome (delivered, retry, dead, released, lease_lost).', labelNames: ['consumer', 'outcome'], registers: [this.registry] });
-  readonly queueMessages = new Counter({ name: 'palai_queue_messages_total', help: 'Queue messages this process handled, by consumer id and outcome (received, admitted, duplicate, dead_lettered, failed).', labelNames: ['consumer', 'outcome'], registers: [this.registry] });
-  readonly queueInFlight = new Gauge({ name: 'palai_queue_in_flight', help: 'Queue messages this process holds unadmitted, by consumer id.', labelNames: ['consumer'], registers: [this.registry] });
-  readonly queueLag = new Gauge({ name: 'palai_queue_consumer_lag', help: 'Kafka: records behind the end of the topic in the partitions this process holds, by consumer id.', labelNames: ['consumer'], registers: [this.registry] });
-  readonly queueSourceDepth = new Gauge({ name: 'palai_queue_source_depth', help: 'SQS: messages visible in the source queue (ApproximateNumberOfMessages), by consumer id.', labelNames: ['consumer'], registers: [this.registry] });
-  readonly tokens = new Counter({ name: 'palai_model_tokens_total', help: 'Model tokens used, by kind (input, output, cached).', labelNames: ['kind'], registers: [this.registry] });
+  readonly outboxAttempts = new Counter({
+    name: 'palai_outbox_attempts_total',
+    help: 'Outbox delivery attempts this process ended, by consumer and outcome (delivered, retry, dead, released, lease_lost).',
+    labelNames: ['consumer', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly queueMessages = new Counter({
+    name: 'palai_queue_messages_total',
+    help: 'Queue messages this process handled, by consumer id and outcome (received, admitted, duplicate, dead_lettered, failed).',
+    labelNames: ['consumer', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly queueInFlight = new Gauge({
+    name: 'palai_queue_in_flight',
+    help: 'Queue messages this process holds unadmitted, by consumer id.',
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+  readonly queueLag = new Gauge({
+    name: 'palai_queue_consumer_lag',
+    help: 'Kafka: records behind the end of the topic in the partitions this process holds, by consumer id.',
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+  readonly queueSourceDepth = new Gauge({
+    name: 'palai_queue_source_depth',
+    help: 'SQS: messages visible in the source queue (ApproximateNumberOfMessages), by consumer id.',
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+  readonly tokens = new Counter({
+    name: 'palai_model_tokens_total',
+    help: 'Model tokens used, by kind (input, output, cached).',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
 
   constructor(db: Db) {
     new Gauge({

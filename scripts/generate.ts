@@ -32,7 +32,8 @@ function toComponentRefs(value: unknown): unknown {
   if (value && typeof value === 'object') {
     const out: Json = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = k === '$ref' && typeof v === 'string' ? v.replace(/^(palai\.yaml)?#\/(\$defs|components\/schemas)\//, '#/components/schemas/') : toComponentRefs(v);
+      out[k] =
+        k === '$ref' && typeof v === 'string' ? v.replace(/^(palai\.yaml)?#\/(\$defs|components\/schemas)\//, '#/components/schemas/') : toComponentRefs(v);
     }
     return out;
   }
@@ -43,7 +44,9 @@ function toComponentRefs(value: unknown): unknown {
 function loadProtocolSchemas(): Json {
   const dir = join(root, 'protocols');
   const defs: Json = {};
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.schema.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort()) {
     const schema = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     for (const [name, def] of Object.entries<Json>(schema.$defs ?? {})) {
       if (name in defs || name in doc.components.schemas) throw new Error(`protocols/${file}: ${name} is already defined`);
@@ -243,9 +246,7 @@ async function render(): Promise<Record<string, string>> {
 
 const files = await render();
 if (process.argv.includes('--check')) {
-  const stale = Object.entries(files).filter(
-    ([name, text]) => !existsSync(join(outDir, name)) || readFileSync(join(outDir, name), 'utf8') !== text,
-  );
+  const stale = Object.entries(files).filter(([name, text]) => !existsSync(join(outDir, name)) || readFileSync(join(outDir, name), 'utf8') !== text);
   if (stale.length > 0) {
     console.error(`generated/ is out of date (${stale.map(([n]) => n).join(', ')}); run \`npm run generate\` and commit.`);
     process.exit(1);

@@ -29,14 +29,18 @@ function approvalDecision(state: ResponseState, content: MessageContent): { call
   if (isObject(fromData)) ({ decision, call_id: callId, reason } = fromData);
   else if (spoken === 'approve' || spoken === 'deny') decision = spoken;
   if (decision !== 'approve' && decision !== 'deny') {
-    throw new RequestMalformedError('This task waits for an approval: send a data part {"decision": "approve" | "deny", "call_id"?, "reason"?} or the text "approve" or "deny".');
+    throw new RequestMalformedError(
+      'This task waits for an approval: send a data part {"decision": "approve" | "deny", "call_id"?, "reason"?} or the text "approve" or "deny".',
+    );
   }
   if (callId === undefined) {
     if (waiting.length !== 1) throw new RequestMalformedError(`${waiting.length} calls wait for a decision; name one with "call_id".`);
     callId = waiting[0].call_id;
   }
-  if (typeof callId !== 'string' || callId.length === 0 || callId.length > 200) throw new RequestMalformedError('"call_id" must be the id of a call that waits for a decision.');
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > 4000)) throw new RequestMalformedError('"reason" must be a text of at most 4000 characters.');
+  if (typeof callId !== 'string' || callId.length === 0 || callId.length > 200)
+    throw new RequestMalformedError('"call_id" must be the id of a call that waits for a decision.');
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > 4000))
+    throw new RequestMalformedError('"reason" must be a text of at most 4000 characters.');
   return { call_id: callId, decision, ...(reason !== undefined ? { reason: reason as string } : {}) };
 }
 
@@ -53,7 +57,13 @@ function toolOutputs(content: MessageContent): Array<{ call_id: string; output: 
 }
 
 /** Hands the message to the command for what `state` waits on; the kernel re-checks the state under its row lock. */
-export function answerWaitingTask(api: A2aSurfaceApi, projectId: string, state: WaitingState, content: MessageContent, claim: IdempotencyClaim): Promise<ResponseState> {
+export function answerWaitingTask(
+  api: A2aSurfaceApi,
+  projectId: string,
+  state: WaitingState,
+  content: MessageContent,
+  claim: IdempotencyClaim,
+): Promise<ResponseState> {
   const options = { idempotency: claim };
   switch (state.status) {
     case 'waiting_for_input':

@@ -23,7 +23,9 @@ type A2AErrorClass = new (options?: { message?: string; metadata?: Record<string
 const Internal: A2AErrorClass = A2AError;
 
 /** The problems that mean "not now": how long a caller should wait before sending the call again, in seconds. */
-const RETRY_AFTER_SECONDS = { 'store-unavailable': 2, 'store-busy': 5, 'not-ready': 2, 'shutting-down': 1 } as const satisfies Partial<Record<ProblemSlug, number>>;
+const RETRY_AFTER_SECONDS = { 'store-unavailable': 2, 'store-busy': 5, 'not-ready': 2, 'shutting-down': 1 } as const satisfies Partial<
+  Record<ProblemSlug, number>
+>;
 
 /** An internal error (-32603) that says the service is unavailable: the problem is in its metadata. */
 export class ServiceUnavailableError extends A2AError {

@@ -51,7 +51,8 @@ export function checkMessageId(messageId: string): void {
 export function readMessage(message: Message): MessageContent {
   checkMessageId(message.messageId);
   if (message.parts.length === 0) throw new RequestMalformedError('message.parts must hold at least one part.');
-  if (message.parts.length > MAX_PARTS) throw new RequestMalformedError(`message.parts holds ${message.parts.length} parts; at most ${MAX_PARTS} are accepted.`);
+  if (message.parts.length > MAX_PARTS)
+    throw new RequestMalformedError(`message.parts holds ${message.parts.length} parts; at most ${MAX_PARTS} are accepted.`);
   const pieces: string[] = [];
   const data: unknown[] = [];
   const texts: string[] = [];
@@ -66,6 +67,9 @@ export function readMessage(message: Message): MessageContent {
   const text = pieces.join('\n\n');
   if (text.length > MAX_PART_CHARS) throw new RequestMalformedError(`The message holds ${text.length} characters; at most ${MAX_PART_CHARS} are accepted.`);
   const unstorable = firstUnstorable(text);
-  if (unstorable !== null) throw new RequestMalformedError(`The message holds a character the store cannot keep (U+${unstorable.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}).`);
+  if (unstorable !== null)
+    throw new RequestMalformedError(
+      `The message holds a character the store cannot keep (U+${unstorable.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}).`,
+    );
   return { text, data, texts };
 }

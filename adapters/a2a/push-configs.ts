@@ -60,9 +60,12 @@ function validate(config: TaskPushNotificationConfig): void {
   if ((config.token ?? '').length > MAX_TOKEN) throw new RequestMalformedError(`The push notification token is longer than ${MAX_TOKEN} characters.`);
   const auth = config.authentication;
   if (auth && (auth.scheme.length > 64 || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]*$/.test(auth.scheme) || auth.credentials.length > MAX_TOKEN)) {
-    throw new RequestMalformedError('The push notification authentication needs a scheme (an HTTP auth scheme name) and credentials of at most 4096 characters.');
+    throw new RequestMalformedError(
+      'The push notification authentication needs a scheme (an HTTP auth scheme name) and credentials of at most 4096 characters.',
+    );
   }
-  if (auth && (auth.scheme === '') !== (auth.credentials === '')) throw new RequestMalformedError('The push notification authentication needs both a scheme and credentials.');
+  if (auth && (auth.scheme === '') !== (auth.credentials === ''))
+    throw new RequestMalformedError('The push notification authentication needs both a scheme and credentials.');
   if ((config.id ?? '').length > 200) throw new RequestMalformedError('The push notification config id is longer than 200 characters.');
 }
 
@@ -71,10 +74,12 @@ export class PushConfigs {
 
   private async subscriptions(projectId: string, taskId: string) {
     const all = await this.api.outbox.subscriptions(projectId, { consumer: PUSH_CONSUMER });
-    return all.filter((s) => s.responseId === taskId).flatMap((s) => {
-      const target = parseTarget(s.target);
-      return target ? [{ subscription: s, target }] : [];
-    });
+    return all
+      .filter((s) => s.responseId === taskId)
+      .flatMap((s) => {
+        const target = parseTarget(s.target);
+        return target ? [{ subscription: s, target }] : [];
+      });
   }
 
   private async seal(projectId: string, value: string): Promise<string | null> {
@@ -83,7 +88,9 @@ export class PushConfigs {
       return (await this.api.secrets.put(projectId, SECRET_PURPOSE, value)).id;
     } catch (error) {
       if (isPalaiError(error) && error.slug === 'invalid-request') {
-        throw new RequestMalformedError('This server keeps no push notification tokens or credentials: it runs without PALAI_SECRET_KEY. Leave them out, or ask the operator.');
+        throw new RequestMalformedError(
+          'This server keeps no push notification tokens or credentials: it runs without PALAI_SECRET_KEY. Leave them out, or ask the operator.',
+        );
       }
       throw error;
     }
@@ -95,7 +102,8 @@ export class PushConfigs {
     const id = config.id || randomUUID();
     const existing = await this.subscriptions(projectId, task.id);
     const same = existing.find((e) => e.target.id === id);
-    if (!same && existing.length >= MAX_CONFIGS_PER_TASK) throw new RequestMalformedError(`A task has at most ${MAX_CONFIGS_PER_TASK} push notification configs.`);
+    if (!same && existing.length >= MAX_CONFIGS_PER_TASK)
+      throw new RequestMalformedError(`A task has at most ${MAX_CONFIGS_PER_TASK} push notification configs.`);
     const target: PushTarget = {
       id,
       task_id: task.id,

@@ -40,7 +40,12 @@ async function body(api: A2aSurfaceApi, delivery: OutboxDelivery, state: Respons
       StreamResponse.toJSON({
         payload: {
           $case: 'statusUpdate',
-          value: { taskId: state.id, contextId: state.session_id ?? '', status, metadata: { palai_status: announced, palai_sequence: delivery.payload.sequence } },
+          value: {
+            taskId: state.id,
+            contextId: state.session_id ?? '',
+            status,
+            metadata: { palai_status: announced, palai_sequence: delivery.payload.sequence },
+          },
         },
       }),
     );
@@ -90,7 +95,11 @@ export function a2aPushConsumer(api: A2aSurfaceApi, egress: EgressFetch): Outbox
       if (response.ok) return { kind: 'delivered' };
       if (response.status === 410) return { kind: 'dead', error: 'the receiver is gone (410)' };
       const retryAfter = Number(response.headers.get('retry-after'));
-      return { kind: 'retry', error: `the receiver answered ${response.status}`, ...(response.status === 429 && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}) };
+      return {
+        kind: 'retry',
+        error: `the receiver answered ${response.status}`,
+        ...(response.status === 429 && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+      };
     },
   };
 }

@@ -81,7 +81,8 @@ async function clientFor(connection: RemoteAgentConnection, egress: EgressFetch)
   return { client: await factory.createFromAgentCard(card), card };
 }
 
-const stateName = (state: TaskState | undefined): string => (state === undefined ? 'unknown' : (TaskState[state] ?? String(state)).replace('TASK_STATE_', '').toLowerCase());
+const stateName = (state: TaskState | undefined): string =>
+  state === undefined ? 'unknown' : (TaskState[state] ?? String(state)).replace('TASK_STATE_', '').toLowerCase();
 
 /** Says what went wrong without leaking anything but the remote's own words. */
 function remoteFailure(name: string, error: unknown): ToolError {
@@ -134,7 +135,10 @@ class RemoteCall {
         const result = await this.client.sendMessage(
           {
             tenant: '',
-            message: message(answer, `${this.context.idempotencyKey}:answer:${checkpoint.answers + 1}`, { id: checkpoint.task_id, contextId: checkpoint.context_id }),
+            message: message(answer, `${this.context.idempotencyKey}:answer:${checkpoint.answers + 1}`, {
+              id: checkpoint.task_id,
+              contextId: checkpoint.context_id,
+            }),
             configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true, historyLength: 0 },
             metadata: undefined,
           },
@@ -203,17 +207,23 @@ class RemoteCall {
     const said = partsText(parts.some((p) => p.content?.$case === 'text') ? parts.filter((p) => p.content?.$case === 'text') : parts);
     switch (state) {
       case TaskState.TASK_STATE_COMPLETED: {
-        const answer = task.artifacts.map((a) => partsText(a.parts)).filter((t) => t !== '').join('\n');
+        const answer = task.artifacts
+          .map((a) => partsText(a.parts))
+          .filter((t) => t !== '')
+          .join('\n');
         return { kind: 'output', output: answer || said || lastAgentMessage(task) };
       }
       case TaskState.TASK_STATE_INPUT_REQUIRED:
       case TaskState.TASK_STATE_AUTH_REQUIRED: {
         await this.context.saveCheckpoint({ ...checkpoint, question: questionOf(task) } satisfies RemoteCheckpoint);
-        const question = said || `The remote agent ${this.name} needs ${state === TaskState.TASK_STATE_AUTH_REQUIRED ? 'authorization' : 'more input'} to go on.`;
+        const question =
+          said || `The remote agent ${this.name} needs ${state === TaskState.TASK_STATE_AUTH_REQUIRED ? 'authorization' : 'more input'} to go on.`;
         return { kind: 'await_input', question, resume: true };
       }
       default:
-        throw new ToolError(`The remote agent ${this.name} ${stateName(state) === 'rejected' ? 'rejected the task' : `ended the task ${stateName(state)}`}${said ? `: ${said}` : '.'}`);
+        throw new ToolError(
+          `The remote agent ${this.name} ${stateName(state) === 'rejected' ? 'rejected the task' : `ended the task ${stateName(state)}`}${said ? `: ${said}` : '.'}`,
+        );
     }
   }
 }
@@ -236,7 +246,12 @@ function isCheckpoint(value: unknown): value is RemoteCheckpoint {
 }
 
 /** One call: a new task for the message, or (a later run) the task the call's checkpoint names. */
-export async function runRemoteCall(connection: RemoteAgentConnection, egress: EgressFetch, args: { message: string }, context: ToolCallContext): Promise<ToolOutcome> {
+export async function runRemoteCall(
+  connection: RemoteAgentConnection,
+  egress: EgressFetch,
+  args: { message: string },
+  context: ToolCallContext,
+): Promise<ToolOutcome> {
   let call: RemoteCall;
   try {
     const { client, card } = await clientFor(connection, egress);

@@ -29,7 +29,7 @@ import {
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { isTerminal, type IdempotencyClaim,  type ResponseState } from '../../core/api/index.js';
+import { isTerminal, type IdempotencyClaim, type ResponseState } from '../../core/api/index.js';
 import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { BINDINGS_CARD } from './agent-card.js';
@@ -130,7 +130,10 @@ export class KernelRequestHandler implements A2ARequestHandler {
     });
   }
 
-  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(context, async (caller) => {
       const task = await this.ownTask(caller, params.taskId);
       return { configs: await this.push.list(caller.projectId, task.id), nextPageToken: '' };
@@ -178,7 +181,11 @@ export class KernelRequestHandler implements A2ARequestHandler {
       source: 'a2a' as const,
       key: message.messageId,
       operation: 'SendMessage',
-      fingerprint: api.inbox.fingerprint('SendMessage', { agent: caller.agent.id }, { taskId: message.taskId, contextId: message.contextId, text: content.text }),
+      fingerprint: api.inbox.fingerprint(
+        'SendMessage',
+        { agent: caller.agent.id },
+        { taskId: message.taskId, contextId: message.contextId, text: content.text },
+      ),
     };
     const state = await api.inbox.once(
       identity,
@@ -216,7 +223,8 @@ export class KernelRequestHandler implements A2ARequestHandler {
     try {
       return (await this.api.sessions.get(caller.projectId, contextId)).id;
     } catch (error) {
-      if (isPalaiError(error) && error.slug === 'not-found') throw new RequestMalformedError(`No context ${JSON.stringify(contextId)}; leave contextId out to start one.`);
+      if (isPalaiError(error) && error.slug === 'not-found')
+        throw new RequestMalformedError(`No context ${JSON.stringify(contextId)}; leave contextId out to start one.`);
       throw error;
     }
   }
@@ -230,7 +238,8 @@ export class KernelRequestHandler implements A2ARequestHandler {
     if (isTerminal(state.status)) {
       throw new UnsupportedOperationError(`Task ${state.id} already ended (${state.status}); send a new message with its contextId to go on.`);
     }
-    if (!isWaitingState(state)) throw new UnsupportedOperationError(`Task ${state.id} is ${state.status}; a message can answer it only when it is input-required.`);
+    if (!isWaitingState(state))
+      throw new UnsupportedOperationError(`Task ${state.id} is ${state.status}; a message can answer it only when it is input-required.`);
     return answerWaitingTask(this.api, caller.projectId, state, content, claim);
   }
 
@@ -302,7 +311,8 @@ export class KernelRequestHandler implements A2ARequestHandler {
 
   private async list(caller: Caller, params: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) throw new RequestMalformedError(`pageSize must be from 1 to ${MAX_PAGE_SIZE}.`);
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
+      throw new RequestMalformedError(`pageSize must be from 1 to ${MAX_PAGE_SIZE}.`);
     if (params.historyLength !== undefined && params.historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
     const changedAfter = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) / 1000 : undefined;
     if (changedAfter !== undefined && !Number.isFinite(changedAfter)) throw new RequestMalformedError('statusTimestampAfter must be an ISO 8601 timestamp.');

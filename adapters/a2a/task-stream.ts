@@ -37,7 +37,12 @@ export class TaskStream {
     if (event.type === 'status') {
       this.state = structuredClone(event.response);
       const artifact = this.artifactUpdate();
-      const status: StreamResponse = { payload: { $case: 'statusUpdate', value: { taskId: this.state.id, contextId: this.state.session_id ?? '', status: taskStatus(this.state), metadata: undefined } } };
+      const status: StreamResponse = {
+        payload: {
+          $case: 'statusUpdate',
+          value: { taskId: this.state.id, contextId: this.state.session_id ?? '', status: taskStatus(this.state), metadata: undefined },
+        },
+      };
       // The answer's last words come before the status that ends the task.
       return artifact ? [artifact, status] : [status];
     }
@@ -99,7 +104,8 @@ export class TaskStream {
     if (now.kind === 'none') return null;
     if (now.kind === 'text' && before.kind === 'text') {
       if (now.text === before.text) return null;
-      if (now.text.startsWith(before.text)) return update([{ ...answerParts(state, false)![0], content: { $case: 'text', value: now.text.slice(before.text.length) } }], true);
+      if (now.text.startsWith(before.text))
+        return update([{ ...answerParts(state, false)![0], content: { $case: 'text', value: now.text.slice(before.text.length) } }], true);
     }
     if (now.kind === 'data' && before.kind === 'data' && now.json === before.json) return null;
     return update(answerParts(state, this.view.structured), false);

@@ -59,12 +59,18 @@ export function chatEnding(state: ResponseState): ChatFinishReason {
     case 'waiting_for_input':
       // The caller's own functions are the chat's tool calls; a decision or an answer a chat cannot ask for.
       if (state.status === 'waiting_for_tool') return 'tool_calls';
-      throw new PalaiError('invalid-state', `Response ${state.id} is ${state.status}, which a chat completion cannot express; answer it through /v1/responses/${state.id}.`, {
-        extensions: { response_id: state.id },
-      });
+      throw new PalaiError(
+        'invalid-state',
+        `Response ${state.id} is ${state.status}, which a chat completion cannot express; answer it through /v1/responses/${state.id}.`,
+        {
+          extensions: { response_id: state.id },
+        },
+      );
     case 'queued':
     case 'in_progress':
-      throw new PalaiError('invalid-state', `Response ${state.id} is still running; fetch it later with GET /v1/responses/${state.id}.`, { extensions: { response_id: state.id } });
+      throw new PalaiError('invalid-state', `Response ${state.id} is still running; fetch it later with GET /v1/responses/${state.id}.`, {
+        extensions: { response_id: state.id },
+      });
     default: {
       const unknown: never = state.status;
       throw new Error(`unknown status ${unknown}`);
@@ -76,7 +82,12 @@ export function chatCompletion(state: ResponseState, segment: ChatSegment): Chat
   const finish_reason = chatEnding(state);
   const text = outputText(state.output.slice(segment.outputIndex));
   const calls = finish_reason === 'tool_calls' ? chatToolCalls(state) : [];
-  const message = { role: 'assistant' as const, content: text === '' && calls.length > 0 ? null : text, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+  const message = {
+    role: 'assistant' as const,
+    content: text === '' && calls.length > 0 ? null : text,
+    refusal: null,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+  };
   return {
     id: state.id,
     object: 'chat.completion',
@@ -88,7 +99,11 @@ export function chatCompletion(state: ResponseState, segment: ChatSegment): Chat
 }
 
 /** A chunk of the stream; `choice` null for the usage-only chunk. */
-export function chatChunk(state: Pick<ResponseState, 'id' | 'created_at' | 'agent'>, choice: ChatCompletionChunk['choices'][number] | null, usage?: ChatUsage): ChatCompletionChunk {
+export function chatChunk(
+  state: Pick<ResponseState, 'id' | 'created_at' | 'agent'>,
+  choice: ChatCompletionChunk['choices'][number] | null,
+  usage?: ChatUsage,
+): ChatCompletionChunk {
   return {
     id: state.id,
     object: 'chat.completion.chunk',

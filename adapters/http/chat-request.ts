@@ -47,7 +47,12 @@ function conversationItems(messages: ChatMessage[]): ResponseInputItem[] {
         return [toolResult(message, index)];
       case 'assistant': {
         const text = chatText(message);
-        const calls = (message.tool_calls ?? []).map((call) => ({ type: 'function_call' as const, call_id: call.id, name: call.function.name, arguments: call.function.arguments }));
+        const calls = (message.tool_calls ?? []).map((call) => ({
+          type: 'function_call' as const,
+          call_id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+        }));
         return [...(text !== '' || calls.length === 0 ? [{ role: 'assistant' as const, content: text }] : []), ...calls];
       }
     }
@@ -55,7 +60,13 @@ function conversationItems(messages: ChatMessage[]): ResponseInputItem[] {
 }
 
 function tools(chat: ChatCompletionRequest): RequestFunctionTool[] {
-  return (chat.tools ?? []).map(({ function: f }) => ({ type: 'function', name: f.name, description: f.description, parameters: f.parameters, strict: f.strict }));
+  return (chat.tools ?? []).map(({ function: f }) => ({
+    type: 'function',
+    name: f.name,
+    description: f.description,
+    parameters: f.parameters,
+    strict: f.strict,
+  }));
 }
 
 function toolChoice(choice: ChatCompletionRequest['tool_choice']): ToolChoice | undefined {
@@ -105,7 +116,10 @@ export async function chatPlan(api: KernelApi, projectId: string, chat: ChatComp
   if ((chat.n ?? 1) !== 1) refuse('/n', 'must be 1: an agent run has one answer');
   const results = trailingToolResults(chat.messages);
   if (results.length > 0) {
-    const waiting = await api.responses.awaitingOutputs(projectId, results.map((r) => r.call_id));
+    const waiting = await api.responses.awaitingOutputs(
+      projectId,
+      results.map((r) => r.call_id),
+    );
     if (waiting && waiting.status === 'waiting_for_tool' && (chat.model === waiting.agent.name || chat.model === waiting.agent.id)) {
       // As OpenAI asks: every tool call of the assistant's turn is answered.
       const answered = new Set(results.map((r) => r.call_id));

@@ -16,7 +16,9 @@ function sessionIdOf(request: CreateResponseRequest): string | undefined {
   const id = typeof conversation === 'string' ? conversation : conversation?.id;
   if (id === undefined) return request.session_id;
   if (request.session_id !== undefined && request.session_id !== id) {
-    throw new PalaiError('invalid-request', 'conversation and session_id name different sessions; give one.', { errors: [{ pointer: '/conversation', detail: 'differs from session_id' }] });
+    throw new PalaiError('invalid-request', 'conversation and session_id name different sessions; give one.', {
+      errors: [{ pointer: '/conversation', detail: 'differs from session_id' }],
+    });
   }
   return id;
 }

@@ -32,7 +32,13 @@ function approvalRequests(calls: PendingToolCall[]): ResponseOutputItem[] {
 function questions(calls: PendingToolCall[]): MessageItem[] {
   return calls
     .filter((call) => call.waiting_for === 'input')
-    .map((call) => ({ id: `msg_${call.call_id}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: call.question ?? '', annotations: [] }] }));
+    .map((call) => ({
+      id: `msg_${call.call_id}`,
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: call.question ?? '', annotations: [] }],
+    }));
 }
 
 export function openAiResponse(state: ResponseState): Response {

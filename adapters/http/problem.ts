@@ -74,7 +74,12 @@ export function openAiParam(pointer: string): string | null {
 /** The OpenAI-shaped `error` member every problem carries beside RFC 9457's own. */
 function openAiError(error: PalaiError): OpenAIErrorMember {
   const pointer = error.errors?.[0]?.pointer;
-  return { message: error.message, type: openAiErrorType(httpStatusOf(error.slug)), code: error.slug, param: pointer === undefined ? null : openAiParam(pointer) };
+  return {
+    message: error.message,
+    type: openAiErrorType(httpStatusOf(error.slug)),
+    code: error.slug,
+    param: pointer === undefined ? null : openAiParam(pointer),
+  };
 }
 
 export function problemBody(error: PalaiError, instance?: string): ProblemBody {
@@ -133,7 +138,8 @@ function fromBodyParser(error: BodyReadError): PalaiError | null {
 export function toPalaiError(error: unknown): PalaiError | null {
   if (isPalaiError(error)) return error;
   // The router decodes path parameters; a malformed escape such as %E0%A4 fails there, marked a 400.
-  if (error instanceof URIError && (error as { status?: number }).status === 400) return new PalaiError('invalid-request', 'The request path is not valid percent-encoded UTF-8.');
+  if (error instanceof URIError && (error as { status?: number }).status === 400)
+    return new PalaiError('invalid-request', 'The request path is not valid percent-encoded UTF-8.');
   if (error && typeof error === 'object') return fromBodyParser(error as BodyReadError);
   return null;
 }
@@ -147,7 +153,10 @@ export function sendProblem(req: Request, res: Response, error: PalaiError): voi
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
   const allow = error.extensions.allow;
   if (typeof allow === 'string') res.setHeader('Allow', allow);
-  res.status(httpStatusOf(error.slug)).type('application/problem+json').send(JSON.stringify(problemBody(error, req.originalUrl.split('?')[0])));
+  res
+    .status(httpStatusOf(error.slug))
+    .type('application/problem+json')
+    .send(JSON.stringify(problemBody(error, req.originalUrl.split('?')[0])));
 }
 
 export function handleError(logger: Logger) {

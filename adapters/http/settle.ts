@@ -18,17 +18,25 @@ export async function settled(api: KernelApi, res: Response, projectId: string, 
     state = await api.responses.waitUntilSettled(projectId, responseId, maxMs, signal);
   } catch (error) {
     if (!isPalaiError(error) || error.slug !== 'store-unavailable') throw error;
-    throw new PalaiError('store-unavailable', `Response ${responseId} was accepted and goes on, but the database cannot be reached right now; fetch it with GET /v1/responses/${responseId} shortly.`, {
-      extensions: { response_id: responseId },
-    });
+    throw new PalaiError(
+      'store-unavailable',
+      `Response ${responseId} was accepted and goes on, but the database cannot be reached right now; fetch it with GET /v1/responses/${responseId} shortly.`,
+      {
+        extensions: { response_id: responseId },
+      },
+    );
   } finally {
     // Every answer closes the connection's response: nothing is left to stop by then.
     res.off('close', onClose);
   }
   if (api.lifecycle.closing.aborted && !isTerminal(state.status) && !isWaiting(state.status)) {
-    throw new PalaiError('shutting-down', `This process is shutting down; response ${responseId} goes on in another one. Fetch it with GET /v1/responses/${responseId}.`, {
-      extensions: { response_id: responseId },
-    });
+    throw new PalaiError(
+      'shutting-down',
+      `This process is shutting down; response ${responseId} goes on in another one. Fetch it with GET /v1/responses/${responseId}.`,
+      {
+        extensions: { response_id: responseId },
+      },
+    );
   }
   return state;
 }

@@ -69,7 +69,14 @@ export interface StreamOptions {
   snapshot?: ResponseState;
 }
 
-export async function streamResponseEvents(api: KernelApi, res: Response, projectId: string, responseId: string, after: number, options: StreamOptions): Promise<void> {
+export async function streamResponseEvents(
+  api: KernelApi,
+  res: Response,
+  projectId: string,
+  responseId: string,
+  after: number,
+  options: StreamOptions,
+): Promise<void> {
   const closed = openEventStream(res);
   if (options.snapshot) res.write(snapshotFrame('response.created', options.snapshot, after));
   const signal = AbortSignal.any([closed.signal, api.lifecycle.closing]);
@@ -116,7 +123,11 @@ export async function resumePoint(api: KernelApi, req: Request, projectId: strin
   // An EventSource sends no Last-Event-ID while its last id is empty: empty means none.
   else if (header === undefined || header === '') return -1;
   else if (/^(-1|\d{1,10})$/.test(header)) after = Number(header);
-  else throw new PalaiError('invalid-request', `Last-Event-ID must be the id of an event of this stream (a sequence number), or -1 to replay it all; got ${JSON.stringify(header.slice(0, 40))}.`);
+  else
+    throw new PalaiError(
+      'invalid-request',
+      `Last-Event-ID must be the id of an event of this stream (a sequence number), or -1 to replay it all; got ${JSON.stringify(header.slice(0, 40))}.`,
+    );
   if (after === -1) return -1;
   const [entry] = after <= MAX_SEQUENCE ? await api.responses.events(projectId, responseId, after - 1, 1) : [];
   if (entry?.sequence === after) return after;

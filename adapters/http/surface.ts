@@ -42,6 +42,9 @@ export function restHost(api: KernelApi, modules: readonly SurfaceModule[], opti
   return {
     app: createHttpApp(api, { metrics: options.metrics, tracker: options.tracker, ...restOptions(modules) }),
     adminApp: createAdminApp(api),
-    upgrade: upgradeDispatcher(api, modules.flatMap((m) => m.upgrade ?? [])),
+    upgrade: upgradeDispatcher(
+      api,
+      modules.flatMap((m) => m.upgrade ?? []),
+    ),
   };
 }

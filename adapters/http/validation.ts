@@ -35,7 +35,7 @@ function fieldErrors(errors: ErrorObject[] | null | undefined, prefix = ''): Fie
     const described = describe(error);
     const entry = { pointer: prefix + described.pointer, detail: described.detail };
     const key = `${entry.pointer} ${entry.detail}`;
-    if (!seen.has(key)) out.push(entry), seen.add(key);
+    if (!seen.has(key)) (out.push(entry), seen.add(key));
   }
   return out;
 }

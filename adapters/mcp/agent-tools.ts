@@ -85,7 +85,8 @@ export interface ToolArguments {
 export function parseArguments(args: Record<string, unknown> | undefined): ToolArguments | string {
   const given = args ?? {};
   const unknown = Object.keys(given).filter((key) => key !== 'input' && key !== 'session_id');
-  if (unknown.length > 0) return `Unknown argument(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}: the tool takes "input" and, optionally, "session_id".`;
+  if (unknown.length > 0)
+    return `Unknown argument(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}: the tool takes "input" and, optionally, "session_id".`;
   const { input, session_id: sessionId } = given;
   if (typeof input !== 'string' || input.length === 0) return 'Argument "input" is required: a non-empty string.';
   if (input.length > MAX_INPUT_CHARS) return `Argument "input" is longer than ${MAX_INPUT_CHARS} characters.`;

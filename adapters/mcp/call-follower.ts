@@ -4,7 +4,7 @@
 // the host can answer one, and the end the result. Everything comes from the
 // journal, so a resumed stream on another process sends the same thing.
 import type { CallToolResult, JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
-import { isTerminal, isWaiting, type JournalEntry,  type ResponseState } from '../../core/api/index.js';
+import { isTerminal, isWaiting, type JournalEntry, type ResponseState } from '../../core/api/index.js';
 import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import type { KernelEvent } from '../../generated/protocol-schemas.js';

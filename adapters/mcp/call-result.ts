@@ -49,7 +49,10 @@ export function callResult(state: ResponseState, structured: boolean): CallToolR
     case 'failed':
     case 'timed_out':
     case 'budget_exceeded':
-      return toolError(`The run ended ${state.status.replace(/_/g, ' ')}: ${state.error?.message ?? 'no reason given'}${state.error ? ` (${state.error.code})` : ''}.`, meta);
+      return toolError(
+        `The run ended ${state.status.replace(/_/g, ' ')}: ${state.error?.message ?? 'no reason given'}${state.error ? ` (${state.error.code})` : ''}.`,
+        meta,
+      );
     case 'canceled':
       return toolError('The run was canceled.', meta);
     case 'waiting_for_input':

@@ -37,35 +37,48 @@ export function elicitationsFor(state: ResponseState, relatedTaskId?: string): J
   return state.pending_calls.flatMap((call): JSONRPCRequest[] => {
     const id = `${PREFIX}${state.id}.${call.call_id}`;
     if (call.waiting_for === 'input') {
-      return [{
-        jsonrpc: '2.0', id, method: 'elicitation/create',
-        params: {
-          message: call.question ?? 'The agent asks for your input.',
-          requestedSchema: { type: 'object', properties: { answer: { type: 'string', title: 'Answer' } }, required: ['answer'] },
-          ...meta,
+      return [
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'elicitation/create',
+          params: {
+            message: call.question ?? 'The agent asks for your input.',
+            requestedSchema: { type: 'object', properties: { answer: { type: 'string', title: 'Answer' } }, required: ['answer'] },
+            ...meta,
+          },
         },
-      }];
+      ];
     }
     if (call.waiting_for === 'approval') {
-      return [{
-        jsonrpc: '2.0', id, method: 'elicitation/create',
-        params: {
-          message: `The agent wants to call ${call.name} (risk: ${call.risk}) with ${call.arguments}. Allow it?`,
-          requestedSchema: {
-            type: 'object',
-            properties: { approve: { type: 'boolean', title: 'Approve', description: 'Allow this call.' }, reason: { type: 'string', title: 'Reason' } },
-            required: ['approve'],
+      return [
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'elicitation/create',
+          params: {
+            message: `The agent wants to call ${call.name} (risk: ${call.risk}) with ${call.arguments}. Allow it?`,
+            requestedSchema: {
+              type: 'object',
+              properties: { approve: { type: 'boolean', title: 'Approve', description: 'Allow this call.' }, reason: { type: 'string', title: 'Reason' } },
+              required: ['approve'],
+            },
+            ...meta,
           },
-          ...meta,
         },
-      }];
+      ];
     }
     return [];
   });
 }
 
 /** Applies a host's answer (or its error) to the call it was asked for; an answer that comes too late changes nothing. */
-export async function applyElicitationAnswer(api: McpSurfaceApi, projectId: string, target: { responseId: string; callId: string }, result: ElicitResult | null): Promise<void> {
+export async function applyElicitationAnswer(
+  api: McpSurfaceApi,
+  projectId: string,
+  target: { responseId: string; callId: string },
+  result: ElicitResult | null,
+): Promise<void> {
   let state: ResponseState;
   try {
     state = await api.responses.get(projectId, target.responseId);
@@ -82,8 +95,17 @@ export async function applyElicitationAnswer(api: McpSurfaceApi, projectId: stri
       if (typeof answer === 'string' && answer.length > 0) await api.responses.submitInput(projectId, state.id, { input: answer });
       else await api.responses.cancel(projectId, state.id);
     } else if (call.waiting_for === 'approval') {
-      const reason = typeof accepted?.reason === 'string' && accepted.reason ? accepted.reason.slice(0, 4000) : result?.action === 'accept' ? undefined : `The user chose to ${result?.action ?? 'not answer'}.`;
-      await api.responses.decideApproval(projectId, state.id, { call_id: call.call_id, decision: accepted?.approve === true ? 'approve' : 'deny', ...(reason ? { reason } : {}) });
+      const reason =
+        typeof accepted?.reason === 'string' && accepted.reason
+          ? accepted.reason.slice(0, 4000)
+          : result?.action === 'accept'
+            ? undefined
+            : `The user chose to ${result?.action ?? 'not answer'}.`;
+      await api.responses.decideApproval(projectId, state.id, {
+        call_id: call.call_id,
+        decision: accepted?.approve === true ? 'approve' : 'deny',
+        ...(reason ? { reason } : {}),
+      });
     }
   } catch (error) {
     // Someone else answered first (another host, the REST API): theirs stands.

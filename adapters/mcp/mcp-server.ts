@@ -17,7 +17,7 @@ import {
   type CallToolResult,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isTerminal,  type ResponseState } from '../../core/api/index.js';
+import { isTerminal, type ResponseState } from '../../core/api/index.js';
 import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { MAX_INBOX_KEY_LENGTH } from '../../core/idempotency/inbox-port.js';

@@ -24,10 +24,18 @@ export async function resumeCall(api: McpSurfaceApi, session: McpSession, lastEv
     const state = await api.responses.get(projectId, call.responseId);
     const agent = await api.agents.get(projectId, state.agent.id).catch(() => null);
     const structured = agent !== null && outputSchemaOf(agent) !== undefined;
-    const result = await followToResult({ api, projectId, session, stream, signal, structured, progressToken: call.progressToken }, call.responseId, position.sequence);
+    const result = await followToResult(
+      { api, projectId, session, stream, signal, structured, progressToken: call.progressToken },
+      call.responseId,
+      position.sequence,
+    );
     if (result) await stream.send({ jsonrpc: '2.0', id: requestId, result });
   } catch (error) {
     const mcp = toMcpError(error, api.logger);
-    await stream.send({ jsonrpc: '2.0', id: requestId, error: { code: mcp.code, message: mcp.message, ...(mcp.data !== undefined ? { data: mcp.data } : {}) } });
+    await stream.send({
+      jsonrpc: '2.0',
+      id: requestId,
+      error: { code: mcp.code, message: mcp.message, ...(mcp.data !== undefined ? { data: mcp.data } : {}) },
+    });
   }
 }

@@ -52,7 +52,9 @@ function authenticate(api: McpSurfaceApi) {
       return next();
     }
     const challenge = `Bearer${match ? ' error="invalid_token",' : ''} resource_metadata="${resourceMetadataUrl(originOf(req))}"`;
-    refuse(res, 401, TRANSPORT_ERROR, match ? 'The API key is unknown or revoked.' : 'Send a project API key as "Authorization: Bearer <key>".', { 'WWW-Authenticate': challenge });
+    refuse(res, 401, TRANSPORT_ERROR, match ? 'The API key is unknown or revoked.' : 'Send a project API key as "Authorization: Bearer <key>".', {
+      'WWW-Authenticate': challenge,
+    });
   };
 }
 
@@ -162,11 +164,15 @@ function post(api: McpSurfaceApi) {
 
 function get(api: McpSurfaceApi) {
   return async (req: Request, res: Response): Promise<void> => {
-    if (!(req.get('accept') ?? '').includes('text/event-stream')) return refuse(res, 406, TRANSPORT_ERROR, 'Not Acceptable: Client must accept text/event-stream.');
+    if (!(req.get('accept') ?? '').includes('text/event-stream'))
+      return refuse(res, 406, TRANSPORT_ERROR, 'Not Acceptable: Client must accept text/event-stream.');
     const session = await sessionOf(api, req, res);
     if (!session) return;
     const lastEventId = req.get('last-event-id');
-    if (!lastEventId) return refuse(res, 405, TRANSPORT_ERROR, 'Method Not Allowed: Palai sends nothing unprompted; GET only resumes a stream (Last-Event-ID).', { Allow: 'POST, DELETE' });
+    if (!lastEventId)
+      return refuse(res, 405, TRANSPORT_ERROR, 'Method Not Allowed: Palai sends nothing unprompted; GET only resumes a stream (Last-Event-ID).', {
+        Allow: 'POST, DELETE',
+      });
     await resumeCall(api, session, lastEventId, res, requestSignal(api, res));
   };
 }

@@ -57,7 +57,10 @@ function relay(error: unknown): never {
 export async function probeHub(url: string, apiKey: string): Promise<void> {
   let res: Response;
   try {
-    res = await fetch(new URL('/mcp', url), { headers: { Authorization: `Bearer ${apiKey}`, Accept: 'text/event-stream' }, signal: AbortSignal.timeout(10_000) });
+    res = await fetch(new URL('/mcp', url), {
+      headers: { Authorization: `Bearer ${apiKey}`, Accept: 'text/event-stream' },
+      signal: AbortSignal.timeout(10_000),
+    });
   } catch (error) {
     throw new Error(`cannot reach ${new URL('/mcp', url)}: ${(error as Error).message}`);
   }
@@ -73,11 +76,18 @@ export async function serveStdio(options: BridgeOptions): Promise<Bridge> {
   const upstream = (): Promise<Client> => {
     upstreamReady ??= (async () => {
       const hostCanElicit = server.getClientCapabilities()?.elicitation !== undefined;
-      const connecting = new Client({ name: 'palai-mcp-stdio', version: SERVER_INFO.version }, { capabilities: hostCanElicit ? { elicitation: { form: {} } } : {} });
+      const connecting = new Client(
+        { name: 'palai-mcp-stdio', version: SERVER_INFO.version },
+        { capabilities: hostCanElicit ? { elicitation: { form: {} } } : {} },
+      );
       if (hostCanElicit) {
-        connecting.setRequestHandler(ElicitRequestSchema, (request, extra) => server.elicitInput(request.params as ElicitRequestFormParams, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }));
+        connecting.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+          server.elicitInput(request.params as ElicitRequestFormParams, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }),
+        );
       }
-      const transport = new StreamableHTTPClientTransport(new URL('/mcp', options.url), { requestInit: { headers: { Authorization: `Bearer ${options.apiKey}` } } });
+      const transport = new StreamableHTTPClientTransport(new URL('/mcp', options.url), {
+        requestInit: { headers: { Authorization: `Bearer ${options.apiKey}` } },
+      });
       await connecting.connect(transport);
       client = connecting;
       options.log(`MCP session opened on ${options.url}`);
@@ -105,12 +115,20 @@ export async function serveStdio(options: BridgeOptions): Promise<Bridge> {
       })
       .catch(relay);
   });
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => (await upstream()).request({ method: 'tasks/get', params: request.params }, GetTaskResultSchema).catch(relay));
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) =>
-    (await upstream()).request({ method: 'tasks/result', params: request.params }, CallToolResultSchema, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }).catch(relay),
+  server.setRequestHandler(GetTaskRequestSchema, async (request) =>
+    (await upstream()).request({ method: 'tasks/get', params: request.params }, GetTaskResultSchema).catch(relay),
   );
-  server.setRequestHandler(ListTasksRequestSchema, async (request) => (await upstream()).request({ method: 'tasks/list', params: request.params }, ListTasksResultSchema).catch(relay));
-  server.setRequestHandler(CancelTaskRequestSchema, async (request) => (await upstream()).request({ method: 'tasks/cancel', params: request.params }, CancelTaskResultSchema).catch(relay));
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) =>
+    (await upstream())
+      .request({ method: 'tasks/result', params: request.params }, CallToolResultSchema, { signal: extra.signal, timeout: CALL_TIMEOUT_MS })
+      .catch(relay),
+  );
+  server.setRequestHandler(ListTasksRequestSchema, async (request) =>
+    (await upstream()).request({ method: 'tasks/list', params: request.params }, ListTasksResultSchema).catch(relay),
+  );
+  server.setRequestHandler(CancelTaskRequestSchema, async (request) =>
+    (await upstream()).request({ method: 'tasks/cancel', params: request.params }, CancelTaskResultSchema).catch(relay),
+  );
 
   let closedResolve!: () => void;
   const closed = new Promise<void>((resolve) => (closedResolve = resolve));

@@ -35,7 +35,17 @@ export function guardedAgents(egress: SocketEgress, options: AgentOptions = { ke
 
 /** A kafkajs socketFactory that asks the guard before each broker connection. */
 export function guardedSocketFactory(egress: SocketEgress) {
-  return ({ host, port, ssl, onConnect }: { host: string; port: number; ssl: tls.ConnectionOptions | boolean | null | undefined; onConnect: () => void }): Socket => {
+  return ({
+    host,
+    port,
+    ssl,
+    onConnect,
+  }: {
+    host: string;
+    port: number;
+    ssl: tls.ConnectionOptions | boolean | null | undefined;
+    onConnect: () => void;
+  }): Socket => {
     let extra;
     try {
       extra = egress.connectOptions(host);

@@ -77,7 +77,7 @@ export class ConsumerHealth {
       await this.api.queues.reportHealth(this.config, report);
       this.written = key;
     } catch (error) {
-      this.logger.debug({ error: describeError(error, this.config) }, 'recording the queue consumer\'s health failed; the next report tries again');
+      this.logger.debug({ error: describeError(error, this.config) }, "recording the queue consumer's health failed; the next report tries again");
     }
   }
 }

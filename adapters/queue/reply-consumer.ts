@@ -10,7 +10,10 @@ import { storedError } from '../../core/outbox/outbox-port.js';
 import { QUEUE_REPLY_CONSUMER, type QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.js';
 import type { ResultSender } from './runner.js';
 
-export function queueReplyConsumer(api: QueueSurfaceApi, senders: Record<QueueConsumerConfig['kind'], ResultSender>): OutboxConsumer & { close(): Promise<void> } {
+export function queueReplyConsumer(
+  api: QueueSurfaceApi,
+  senders: Record<QueueConsumerConfig['kind'], ResultSender>,
+): OutboxConsumer & { close(): Promise<void> } {
   return {
     name: QUEUE_REPLY_CONSUMER,
     // One slow reply destination must not hold up the others.

@@ -122,15 +122,18 @@ export class QueueSupervisor {
     const runner = this.options.runners[config.kind](config, { api: this.api, logger, backpressure: this.backpressure, health });
     const entry: Running = { version: config.updatedAt.getTime(), runner, started: Promise.resolve() };
     const retryMs = this.options.retryMs ?? 5000;
-    entry.started = runner.start().then(() => health.running(), async (error) => {
-      await health.failing(`starting the consumer of ${sourceName(config)}`, error, retryMs);
-      await runner.stop().catch(() => undefined);
-      // Forgotten after a pause, so the next sync starts it afresh.
-      setTimeout(() => {
-        if (this.running.get(config.id) === entry) this.running.delete(config.id);
-        this.sync();
-      }, retryMs).unref();
-    });
+    entry.started = runner.start().then(
+      () => health.running(),
+      async (error) => {
+        await health.failing(`starting the consumer of ${sourceName(config)}`, error, retryMs);
+        await runner.stop().catch(() => undefined);
+        // Forgotten after a pause, so the next sync starts it afresh.
+        setTimeout(() => {
+          if (this.running.get(config.id) === entry) this.running.delete(config.id);
+          this.sync();
+        }, retryMs).unref();
+      },
+    );
     this.running.set(config.id, entry);
   }
 

@@ -65,7 +65,8 @@ export function createWebhookConsumer(api: WebhooksSurfaceApi, options: WebhookC
     } catch (error) {
       const refusal = egressRefusalIn(error);
       if (refusal) return { ok: false, statusCode: null, error: refusal.message, final: true, gone: false };
-      if (timeout.aborted && !signal.aborted) return { ok: false, statusCode: null, error: `timed out after ${webhookTimeoutSeconds} s`, final: false, gone: false };
+      if (timeout.aborted && !signal.aborted)
+        return { ok: false, statusCode: null, error: `timed out after ${webhookTimeoutSeconds} s`, final: false, gone: false };
       if (signal.aborted) throw error;
       return { ok: false, statusCode: null, error: describe(error), final: false, gone: false };
     }

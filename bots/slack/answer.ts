@@ -9,10 +9,7 @@ import type { JournalEntry, ResponseState } from '../../core/api/index.js';
 
 type PendingCall = ResponseState['pending_calls'][number];
 
-export type Segment =
-  | { kind: 'text'; text: string; complete: boolean }
-  | { kind: 'approval'; call: PendingCall }
-  | { kind: 'notice'; text: string };
+export type Segment = { kind: 'text'; text: string; complete: boolean } | { kind: 'approval'; call: PendingCall } | { kind: 'notice'; text: string };
 
 export interface Answer {
   segments: Segment[];
@@ -62,9 +59,11 @@ function statusSegments(response: ResponseState, answered: boolean): Segment[] {
     case 'waiting_for_approval':
       return response.pending_calls.filter((c) => c.waiting_for === 'approval').map((call) => ({ kind: 'approval', call }));
     case 'waiting_for_input':
-      return response.pending_calls.filter((c) => c.waiting_for === 'input').map((c) => ({ kind: 'notice', text: c.question ?? 'The agent is waiting for your answer.' }));
+      return response.pending_calls
+        .filter((c) => c.waiting_for === 'input')
+        .map((c) => ({ kind: 'notice', text: c.question ?? 'The agent is waiting for your answer.' }));
     case 'waiting_for_tool':
-      return [{ kind: 'notice', text: 'Waiting for the output of a client tool (sent through Palai\'s API).' }];
+      return [{ kind: 'notice', text: "Waiting for the output of a client tool (sent through Palai's API)." }];
     case 'completed':
       return answered ? [] : [{ kind: 'notice', text: '(The agent finished without an answer.)' }];
     case 'failed':

@@ -55,5 +55,11 @@ export function decidedBlocks(summary: string, decision: string, user: string, a
   const verb = decision === 'approve' ? 'Approved' : 'Denied';
   const unix = Math.floor(at.getTime() / 1000);
   const line = `${decision === 'approve' ? ':white_check_mark:' : ':no_entry_sign:'} ${verb} by <@${user}> <!date^${unix}^{date_short_pretty} at {time}|${at.toISOString()}>`;
-  return { text: `${verb} by <@${user}>`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: summary } }, { type: 'context', elements: [{ type: 'mrkdwn', text: line }] }] };
+  return {
+    text: `${verb} by <@${user}>`,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: summary } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: line }] },
+    ],
+  };
 }

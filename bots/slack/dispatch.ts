@@ -21,7 +21,11 @@ function tellThread(api: SlackSurfaceApi, bot: SlackBotConfig, message: SlackMes
   void (async () => {
     // Loaded here: the Web API client is not needed until a message is answered.
     const { slackWebClient } = await import('./web-client.js');
-    await slackWebClient(api, bot).chat.postMessage({ channel: message.channel, thread_ts: message.threadTs, text: `I could not take this message: ${reason}` });
+    await slackWebClient(api, bot).chat.postMessage({
+      channel: message.channel,
+      thread_ts: message.threadTs,
+      text: `I could not take this message: ${reason}`,
+    });
   })().catch((error: unknown) => logger.warn({ err: error, bot: bot.id }, 'telling a Slack thread why its message was not taken failed'));
 }
 

@@ -50,6 +50,14 @@ export function eventAction(payload: unknown): SlackEventAction {
   if (!eventId || !team || !channel || !ts || !user) return { kind: 'ignore', why: 'fields missing' };
   const botUserIds = (body.authorizations ?? []).map((a) => text(a.user_id)).filter((id): id is string => id !== undefined && /^[UW][A-Z0-9]+$/.test(id));
   if (botUserIds.includes(user)) return { kind: 'ignore', why: 'the bot wrote it' };
-  const message: SlackMessage = { eventId, team, channel, ts, threadTs: text(event.thread_ts) ?? ts, user, text: stripMention(text(event.text) ?? '', botUserIds) };
+  const message: SlackMessage = {
+    eventId,
+    team,
+    channel,
+    ts,
+    threadTs: text(event.thread_ts) ?? ts,
+    user,
+    text: stripMention(text(event.text) ?? '', botUserIds),
+  };
   return { kind: isMention || isDirect ? 'message' : 'thread-message', message };
 }

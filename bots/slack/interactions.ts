@@ -16,7 +16,13 @@ const text = (value: unknown) => (typeof value === 'string' && value ? value : u
 
 export function interactionAction(payload: unknown): InteractionAction {
   if (typeof payload !== 'object' || payload === null) return { kind: 'ignore', why: 'not an object' };
-  const body = payload as { type?: unknown; user?: { id?: unknown }; channel?: { id?: unknown }; container?: { channel_id?: unknown; thread_ts?: unknown }; actions?: Array<{ action_id?: unknown; value?: unknown }> };
+  const body = payload as {
+    type?: unknown;
+    user?: { id?: unknown };
+    channel?: { id?: unknown };
+    container?: { channel_id?: unknown; thread_ts?: unknown };
+    actions?: Array<{ action_id?: unknown; value?: unknown }>;
+  };
   if (body.type !== 'block_actions') return { kind: 'ignore', why: `payload type ${String(body.type)}` };
   const action = body.actions?.[0];
   const decision = action?.action_id === APPROVE_ACTION ? 'approve' : action?.action_id === DENY_ACTION ? 'deny' : null;
@@ -39,17 +45,28 @@ export function interactionAction(payload: unknown): InteractionAction {
  * Applies the click, then (without waiting: Slack wants its acknowledgement within three seconds)
  * tells the clicker why nothing changed, or rewrites the request with the decision.
  */
-export async function answerInteraction(api: SlackSurfaceApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, logger: Logger): Promise<void> {
+export async function answerInteraction(
+  api: SlackSurfaceApi,
+  bot: SlackBotConfig,
+  action: Extract<InteractionAction, { kind: 'decide' }>,
+  logger: Logger,
+): Promise<void> {
   const outcome = await api.slackBots.decide(bot, { responseId: action.responseId, callId: action.callId, decision: action.decision, user: action.user });
   void afterDecision(api, bot, action, outcome).catch((error: unknown) => {
     logger.warn({ bot: bot.id, outcome: outcome.kind, err: (error as Error).message }, 'answering a Slack click in the thread failed');
   });
 }
 
-async function afterDecision(api: SlackSurfaceApi, bot: SlackBotConfig, action: Extract<InteractionAction, { kind: 'decide' }>, outcome: SlackDecisionOutcome): Promise<void> {
+async function afterDecision(
+  api: SlackSurfaceApi,
+  bot: SlackBotConfig,
+  action: Extract<InteractionAction, { kind: 'decide' }>,
+  outcome: SlackDecisionOutcome,
+): Promise<void> {
   const { slackWebClient } = await import('./web-client.js');
   const client = slackWebClient(api, bot);
-  const tell = (line: string) => client.chat.postEphemeral({ channel: action.channel, user: action.user, text: line, ...(action.threadTs ? { thread_ts: action.threadTs } : {}) });
+  const tell = (line: string) =>
+    client.chat.postEphemeral({ channel: action.channel, user: action.user, text: line, ...(action.threadTs ? { thread_ts: action.threadTs } : {}) });
   switch (outcome.kind) {
     case 'not_approver':
       await tell('Only the approvers of this bot can approve or deny its tool calls.');
@@ -61,7 +78,11 @@ async function afterDecision(api: SlackSurfaceApi, bot: SlackBotConfig, action: 
     case 'already': {
       const decidedBy = outcome.kind === 'decided' ? action.user : outcome.decidedBy;
       const decision = outcome.kind === 'decided' ? action.decision : outcome.decision;
-      await client.chat.update({ channel: outcome.prompt.channel, ts: outcome.prompt.messageTs, ...decidedBlocks(outcome.prompt.summary, decision, decidedBy, outcome.decidedAt) });
+      await client.chat.update({
+        channel: outcome.prompt.channel,
+        ts: outcome.prompt.messageTs,
+        ...decidedBlocks(outcome.prompt.summary, decision, decidedBy, outcome.decidedAt),
+      });
     }
   }
 }

@@ -17,5 +17,8 @@ export function slackStatusOf(slug: ProblemSlug): number {
 
 export function sendProblem(res: Response, slug: ProblemSlug, detail: string): void {
   const status = slackStatusOf(slug);
-  res.status(status).type('application/problem+json').send(JSON.stringify({ type: problemTypeUri(slug), title: problemTypes[slug].title, status, detail }));
+  res
+    .status(status)
+    .type('application/problem+json')
+    .send(JSON.stringify({ type: problemTypeUri(slug), title: problemTypes[slug].title, status, detail }));
 }

@@ -42,11 +42,20 @@ export class ThreadProjection {
       } else if (segment.kind === 'approval') {
         const summary = approvalSummary(segment.call);
         const posted = await this.call('chat.postMessage', () =>
-          this.client.chat.postMessage({ channel: this.job.channel, thread_ts: this.job.threadTs, text: `Approval needed to run ${segment.call.name}`, blocks: approvalBlocks(this.job.responseId, segment.call, summary) }),
+          this.client.chat.postMessage({
+            channel: this.job.channel,
+            thread_ts: this.job.threadTs,
+            text: `Approval needed to run ${segment.call.name}`,
+            blocks: approvalBlocks(this.job.responseId, segment.call, summary),
+          }),
         );
-        await this.advance([{ responseId: this.job.responseId, callId: segment.call.call_id, channel: this.job.channel, messageTs: String(posted.ts), summary }]);
+        await this.advance([
+          { responseId: this.job.responseId, callId: segment.call.call_id, channel: this.job.channel, messageTs: String(posted.ts), summary },
+        ]);
       } else {
-        await this.call('chat.postMessage', () => this.client.chat.postMessage({ channel: this.job.channel, thread_ts: this.job.threadTs, markdown_text: segment.text }));
+        await this.call('chat.postMessage', () =>
+          this.client.chat.postMessage({ channel: this.job.channel, thread_ts: this.job.threadTs, markdown_text: segment.text }),
+        );
         await this.advance();
       }
     }
@@ -95,7 +104,9 @@ export class ThreadProjection {
         if (!(error instanceof SlackCallError) || error.kind !== 'refused') throw error;
       }
     }
-    const posted = await this.call('chat.postMessage', () => this.client.chat.postMessage({ channel: this.job.channel, thread_ts: this.job.threadTs, markdown_text: text }));
+    const posted = await this.call('chat.postMessage', () =>
+      this.client.chat.postMessage({ channel: this.job.channel, thread_ts: this.job.threadTs, markdown_text: text }),
+    );
     this.progress = { ...this.progress, ts: String(posted.ts), mode: 'edit' };
     await this.saveText(text);
   }
@@ -103,7 +114,8 @@ export class ThreadProjection {
   /** What is in the message is no longer the answer (a model call broke off and was retried): replace it. */
   private async rewrite(segment: TextSegment): Promise<void> {
     const ts = this.progress.ts!;
-    if (this.progress.mode === 'stream') await this.call('chat.stopStream', () => this.client.chat.stopStream({ channel: this.job.channel, ts })).catch(() => undefined);
+    if (this.progress.mode === 'stream')
+      await this.call('chat.stopStream', () => this.client.chat.stopStream({ channel: this.job.channel, ts })).catch(() => undefined);
     this.progress.mode = 'edit';
     if (segment.text) await this.call('chat.update', () => this.client.chat.update({ channel: this.job.channel, ts, markdown_text: segment.text }));
     else await this.call('chat.delete', () => this.client.chat.delete({ channel: this.job.channel, ts }));

@@ -32,9 +32,16 @@ export function slackRouter(api: SlackSurfaceApi): Router {
     });
     if (bot === undefined) return sendProblem(res, 'store-unavailable', 'The bot could not be read; Slack will retry.');
     const rawBody = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-    const signed = bot !== null && (await isSignedBySlack(bot.signingSecret, { rawBody, signature: req.get('x-slack-signature'), timestamp: req.get('x-slack-request-timestamp') }));
+    const signed =
+      bot !== null &&
+      (await isSignedBySlack(bot.signingSecret, { rawBody, signature: req.get('x-slack-signature'), timestamp: req.get('x-slack-request-timestamp') }));
     // An unknown bot and a bad signature get the same answer: the path reveals nothing.
-    if (!bot || !signed) return sendProblem(res, 'unauthorized', 'The request is not signed by Slack with this bot\'s signing secret, or its timestamp is not within five minutes.');
+    if (!bot || !signed)
+      return sendProblem(
+        res,
+        'unauthorized',
+        "The request is not signed by Slack with this bot's signing secret, or its timestamp is not within five minutes.",
+      );
     let payload: unknown;
     try {
       payload = parse(rawBody);

@@ -122,16 +122,21 @@ export class SlackStreamer {
     const bot = await this.api.slackBots.config(job.botId).catch(() => undefined);
     if (bot === undefined) return void (await save({ progress: job.progress, release: true }).catch(() => undefined));
     if (bot === null || bot.projectId !== job.projectId) {
-      return void (await save({ progress: job.progress, finished: true, error: `Slack bot ${job.botId} was deleted; the answer has nowhere to go` }).catch(() => undefined));
+      return void (await save({ progress: job.progress, finished: true, error: `Slack bot ${job.botId} was deleted; the answer has nowhere to go` }).catch(
+        () => undefined,
+      ));
     }
     // Loaded with the first reply: a hub that never answers in Slack never loads the Web API client.
     const [{ ThreadProjection }, { slackWebClient }] = await Promise.all([import('./projection.js'), import('./web-client.js')]);
     const client = slackWebClient(this.api, bot);
     const projection = new ThreadProjection(client, job, (update) => save(update), signal);
-    const heartbeat = setInterval(() => {
-      // The lease alone: progress is only ever written by the projection, in order.
-      save({}).catch(() => abort.abort());
-    }, Math.max(100, Math.floor(this.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        // The lease alone: progress is only ever written by the projection, in order.
+        save({}).catch(() => abort.abort());
+      },
+      Math.max(100, Math.floor(this.leaseMs / 3)),
+    );
     try {
       if (job.projectedSequence === -1 && job.progress.segment === 0 && !job.progress.ts) await this.thinking(client, job);
       const entries: JournalEntry[] = [];
@@ -176,13 +181,18 @@ export class SlackStreamer {
     if (error instanceof LeaseLost) return;
     const permanent = error instanceof SlackCallError && error.kind === 'permanent';
     const line = error instanceof SlackCallError ? error.message : this.stopping.signal.aborted ? null : 'projecting the answer failed';
-    if (!this.stopping.signal.aborted) this.logger.warn({ response: job.responseId, bot: job.botId, problem: line, err: error instanceof SlackCallError ? undefined : error }, 'a Slack reply stopped');
-    await save({ progress: projection.progress, ...(permanent ? { finished: true } : { release: true }), ...(line ? { error: line } : {}) }).catch(() => undefined);
+    if (!this.stopping.signal.aborted)
+      this.logger.warn(
+        { response: job.responseId, bot: job.botId, problem: line, err: error instanceof SlackCallError ? undefined : error },
+        'a Slack reply stopped',
+      );
+    await save({ progress: projection.progress, ...(permanent ? { finished: true } : { release: true }), ...(line ? { error: line } : {}) }).catch(
+      () => undefined,
+    );
   }
 
   /** The assistant's "thinking…" status under the thread; only Slack's AI-app threads show it, so a refusal is fine. */
   private async thinking(client: WebClient, job: SlackReplyJob): Promise<void> {
-    await client.assistant.threads.setStatus({ channel_id: job.channel, thread_ts: job.threadTs, status: 'is thinking…' })
-      .catch(() => undefined);
+    await client.assistant.threads.setStatus({ channel_id: job.channel, thread_ts: job.threadTs, status: 'is thinking…' }).catch(() => undefined);
   }
 }

@@ -15,7 +15,7 @@ export function registerBot(program: Command): void {
   const bot = program.command('bot').description('run a bot surface on its own');
   bot
     .command('slack')
-    .description('hold one Slack bot\'s Socket Mode connection and run the responses it admits, until stopped')
+    .description("hold one Slack bot's Socket Mode connection and run the responses it admits, until stopped")
     .requiredOption('--bot <id or name>', 'the Slack bot in socket mode (its id, or its name when no other bot in socket mode has it)')
     .action(slack);
 }
@@ -30,7 +30,11 @@ async function slack(options: { bot: string }): Promise<void> {
     const { startHub } = await import('../hub.js');
     hub = await startHub({ config, role: 'worker' });
   } catch (error) {
-    throw await explainHubRunning(error, config, 'palai bot slack runs a hub of its own, so stop that one first (unless started with --role api or worker, it holds the Socket Mode connections of every bot itself).');
+    throw await explainHubRunning(
+      error,
+      config,
+      'palai bot slack runs a hub of its own, so stop that one first (unless started with --role api or worker, it holds the Socket Mode connections of every bot itself).',
+    );
   }
   let supervisor: SlackSocketSupervisor;
   try {

@@ -105,7 +105,9 @@ async function checkDatabase(checks: Checklist, config: PalaiConfig): Promise<vo
   } catch (error) {
     if (error instanceof PalaiError && error.slug === 'store-busy') {
       // Another process holds the embedded store (a `palai serve` would have run this doctor itself); that is normal, not a fault.
-      checks.info('the embedded store is in use by another process (palai bot slack, palai mcp, or a palai serve without its operator socket), so the store checks were skipped');
+      checks.info(
+        'the embedded store is in use by another process (palai bot slack, palai mcp, or a palai serve without its operator socket), so the store checks were skipped',
+      );
       return;
     }
     checks.fail(`cannot open the store (${storeLabel(config)}): ${messageOf(error)}`, reachFix);
@@ -150,7 +152,11 @@ async function checkConnections(checks: Checklist, db: Db, config: PalaiConfig, 
     const { usable, detail } = await connectionReadiness(db, secrets, connection, config);
     const label = `model connection ${connection.name} (${connection.provider}, project ${connection.project_id})`;
     if (usable) checks.pass(`${label}: ${detail}`);
-    else checks.fail(`${label}: ${detail}`, 'set the variable on every palai process, or recreate the connection with a key (or with the base URL its variable is bound to)');
+    else
+      checks.fail(
+        `${label}: ${detail}`,
+        'set the variable on every palai process, or recreate the connection with a key (or with the base URL its variable is bound to)',
+      );
   }
   if (rows.length === 0) checks.info('no model connections; agents use the fake model or keys from OPENAI_API_KEY / ANTHROPIC_API_KEY');
   // Where each server key may go: a key is sent to its bound base URL and nowhere else.
@@ -171,7 +177,11 @@ async function checkAgents(checks: Checklist, db: Db, access: ModelAccess): Prom
   for (const agent of agents) {
     const problem = await modelProblem(db, access, agent.project_id, agent.spec.model!);
     if (problem === null) ready += 1;
-    else checks.fail(`agent ${agent.name} (project ${agent.project_id}): ${problem}`, "set that key on every palai process, or change the agent's model (a connection with a key of its own)");
+    else
+      checks.fail(
+        `agent ${agent.name} (project ${agent.project_id}): ${problem}`,
+        "set that key on every palai process, or change the agent's model (a connection with a key of its own)",
+      );
   }
   if (ready > 0) checks.pass(`${ready} agent(s) have what their model needs`);
 }

@@ -37,7 +37,11 @@ export function registerKeys(program: Command, context: CommandContext): void {
         const project = options.project ? await projectFor(db, options.project) : null;
         const rows = await listApiKeys(db, project?.id);
         if (rows.length === 0) {
-          context.out(project ? `No API keys in project ${project.id} (${project.name}). Create one with: palai keys create --project ${project.name}` : 'No API keys. Create one with: palai keys create');
+          context.out(
+            project
+              ? `No API keys in project ${project.id} (${project.name}). Create one with: palai keys create --project ${project.name}`
+              : 'No API keys. Create one with: palai keys create',
+          );
           return;
         }
         const names = new Map((await listProjects(db)).map((p) => [p.id, p.name]));
@@ -83,5 +87,11 @@ export function registerKeys(program: Command, context: CommandContext): void {
 
 export function printTable(context: CommandContext, header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  for (const row of [header, ...rows]) context.out(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+  for (const row of [header, ...rows])
+    context.out(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    );
 }

@@ -70,7 +70,10 @@ async function localHub(apiKey: string | undefined): Promise<LocalHub> {
   const config = loadConfig();
   const running = config.databaseUrl ? null : await (await import('../operator-socket/client.js')).runningHub(config.home);
   if (running) {
-    if (!running.api) throw new CliError(`palai serve (process ${running.pid}) holds the ${storeLabel(config)} and serves no HTTP API (--role worker or consumers); start palai mcp with --url of a hub that does.`);
+    if (!running.api)
+      throw new CliError(
+        `palai serve (process ${running.pid}) holds the ${storeLabel(config)} and serves no HTTP API (--role worker or consumers); start palai mcp with --url of a hub that does.`,
+      );
     say(`palai serve (process ${running.pid}) holds the ${storeLabel(config)}; bridging to it at ${running.api}`);
     return { hub: null, listener: null, url: running.api, apiKey };
   }

@@ -22,7 +22,8 @@ function parseStatus(value: string): DeliveryStatus {
 
 function parseLimit(value: string): number {
   const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new CliError(`--limit takes a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(value)}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new CliError(`--limit takes a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(value)}.`);
   return limit;
 }
 

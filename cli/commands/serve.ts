@@ -27,7 +27,10 @@ export function registerServe(program: Command): void {
     .description('run the hub: the HTTP API and the worker, on one store')
     .option('-p, --port <port>', 'port to listen on; 0 picks a free one (default: $PORT, else 8080)', parsePort)
     .addOption(
-      new Option('--role <role>', 'api: the HTTP API only; worker: runs responses and sends deliveries; consumers: takes jobs from queue consumers (worker and consumers listen only for /metrics, /healthz, /readyz); all: everything')
+      new Option(
+        '--role <role>',
+        'api: the HTTP API only; worker: runs responses and sends deliveries; consumers: takes jobs from queue consumers (worker and consumers listen only for /metrics, /healthz, /readyz); all: everything',
+      )
         .choices(['api', 'worker', 'consumers', 'all'])
         .default('all'),
     )
@@ -49,7 +52,11 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
     await announceNewStore(config);
     hub = await startHub({ config, role: options.role });
   } catch (error) {
-    throw await explainHubRunning(error, config, 'a second hub cannot open that store: stop that one first, or set PALAI_DATABASE_URL so that several hubs share one PostgreSQL database.');
+    throw await explainHubRunning(
+      error,
+      config,
+      'a second hub cannot open that store: stop that one first, or set PALAI_DATABASE_URL so that several hubs share one PostgreSQL database.',
+    );
   }
   const listeners: Listeners = { api: null, admin: null };
   let operatorSocket: OperatorSocket | null = null;
@@ -139,8 +146,10 @@ async function listen(app: Express, host: string, port: number): Promise<Server>
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new CliError(`Port ${port} on ${host} is already in use; choose another with --port or PORT.`));
       else if (error.code === 'EACCES') reject(new CliError(`Not allowed to listen on port ${port} on ${host}; choose a port above 1023.`));
-      else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') reject(new CliError(`HOST ${host} does not resolve to an address; set HOST to an address of this machine.`));
-      else if (error.code === 'EADDRNOTAVAIL') reject(new CliError(`HOST ${host} is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all.`));
+      else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN')
+        reject(new CliError(`HOST ${host} does not resolve to an address; set HOST to an address of this machine.`));
+      else if (error.code === 'EADDRNOTAVAIL')
+        reject(new CliError(`HOST ${host} is not an address of this machine; set HOST to one of its addresses, or 0.0.0.0 for all.`));
       else reject(error);
     });
     server.listen(port, host, () => resolve(server));

@@ -35,7 +35,7 @@ export function storeLabel(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): s
 export async function announceNewStore(config: Pick<PalaiConfig, 'databaseUrl' | 'home'>): Promise<void> {
   if (config.databaseUrl || existsSync(join(config.home, 'db', 'PG_VERSION'))) return;
   const { templateReady } = await import('../../core/store/pglite-template.js');
-  const initdb = templateReady() ? '' : " (preparing its template first: initdb in WebAssembly, once; a few seconds)";
+  const initdb = templateReady() ? '' : ' (preparing its template first: initdb in WebAssembly, once; a few seconds)';
   console.error(`Creating the embedded store at ${join(config.home, 'db')}${initdb} …`);
 }
 

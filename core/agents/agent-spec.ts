@@ -29,7 +29,8 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
     if (tool.type === 'mcp') return;
     // A remote agent's tool is named after it.
     const name = tool.type === 'a2a' ? `a2a__${tool.remote_agent}` : tool.name;
-    if (seen.has(name)) errors.push({ pointer: `/tools/${index}/${tool.type === 'a2a' ? 'remote_agent' : 'name'}`, detail: `duplicate tool name ${JSON.stringify(name)}` });
+    if (seen.has(name))
+      errors.push({ pointer: `/tools/${index}/${tool.type === 'a2a' ? 'remote_agent' : 'name'}`, detail: `duplicate tool name ${JSON.stringify(name)}` });
     seen.add(name);
     // Built-ins are known without the kernel's tool registry, which is not reachable here.
     const problem = tool.type === 'builtin' ? builtinTools.validateSpec(tool) : null;

@@ -120,7 +120,9 @@ export async function updateAgent(
     await reserveKey(tx, projectId, idem);
     const current = await requireAgent(tx, projectId, ref, true);
     if (request.name !== undefined && request.name !== current.name) {
-      throw new PalaiError('invalid-request', 'An agent cannot be renamed.', { errors: [{ pointer: '/name', detail: `must be ${JSON.stringify(current.name)}` }] });
+      throw new PalaiError('invalid-request', 'An agent cannot be renamed.', {
+        errors: [{ pointer: '/name', detail: `must be ${JSON.stringify(current.name)}` }],
+      });
     }
     await modelConnection(tx, projectId, spec.model!);
     const changed = canonicalJson(spec) !== canonicalJson(current.spec);
@@ -165,10 +167,11 @@ async function insertRevision(tx: Queryable, projectId: string, agentId: string,
 }
 
 export async function listAgents(db: Db, projectId: string, page: PageRequest): Promise<Page<Agent>> {
-  const { rows } = await db.query<AgentRow>(
-    `${SELECT_AGENT} WHERE a.project_id = $1 AND ($2::text IS NULL OR a.id > $2) ORDER BY a.id LIMIT $3`,
-    [projectId, page.after ?? null, fetchSize(page)],
-  );
+  const { rows } = await db.query<AgentRow>(`${SELECT_AGENT} WHERE a.project_id = $1 AND ($2::text IS NULL OR a.id > $2) ORDER BY a.id LIMIT $3`, [
+    projectId,
+    page.after ?? null,
+    fetchSize(page),
+  ]);
   return toPage(rows, page, agentView);
 }
 
@@ -190,7 +193,10 @@ export async function listRevisions(db: Db, projectId: string, ref: string, page
 
 /** One revision of the project's agents by its id: what a response ran (its output schema, say), without paging. */
 export async function requireRevision(db: Queryable, projectId: string, revisionId: string): Promise<AgentRevision> {
-  const { rows } = await db.query<RevisionRow>('SELECT id, agent_id, revision, spec, created_at FROM agent_revisions WHERE project_id = $1 AND id = $2', [projectId, revisionId]);
+  const { rows } = await db.query<RevisionRow>('SELECT id, agent_id, revision, spec, created_at FROM agent_revisions WHERE project_id = $1 AND id = $2', [
+    projectId,
+    revisionId,
+  ]);
   if (!rows[0]) throw notFound('agent revision', revisionId);
   return revisionView(rows[0]);
 }

@@ -16,7 +16,8 @@ import { isTransientStoreError } from '../store/transient.js';
 /** Members that are services or values, not commands: handed out as they are. */
 const OPEN_MEMBERS: ReadonlySet<PropertyKey> = new Set(['config', 'logger', 'metrics', 'lifecycle', 'egress', 'egressSockets']);
 
-const STORE_UNAVAILABLE = 'The database cannot be reached right now; retry shortly (with the same idempotency key, a request that did go through is not carried out twice).';
+const STORE_UNAVAILABLE =
+  'The database cannot be reached right now; retry shortly (with the same idempotency key, a request that did go through is not carried out twice).';
 
 /** The error a surface sees for `error`: a transient store failure as `store-unavailable`, anything else as it is. */
 export function atBoundaryError(error: unknown): unknown {
@@ -32,7 +33,9 @@ function assertStorableArguments(name: string, args: readonly unknown[]): void {
     const { errors, tooDeep } = inspectJson(arg, MAX_JSON_DEPTH);
     if (errors.length === 0) continue;
     const where = errors.map((e) => ({ pointer: `/${index}${e.pointer}`, detail: e.detail }));
-    const detail = tooDeep ? `The request nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the maximum.` : `Text in the request ${errors[0].detail}.`;
+    const detail = tooDeep
+      ? `The request nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the maximum.`
+      : `Text in the request ${errors[0].detail}.`;
     throw new PalaiError('validation-failed', detail, { errors: where, extensions: { command: name } });
   }
 }
@@ -46,7 +49,10 @@ async function* translated<T>(source: AsyncGenerator<T>): AsyncGenerator<T> {
 }
 
 const isAsyncGenerator = (value: unknown): value is AsyncGenerator<unknown> =>
-  typeof value === 'object' && value !== null && typeof (value as AsyncGenerator<unknown>)[Symbol.asyncIterator] === 'function' && typeof (value as AsyncGenerator<unknown>).next === 'function';
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as AsyncGenerator<unknown>)[Symbol.asyncIterator] === 'function' &&
+  typeof (value as AsyncGenerator<unknown>).next === 'function';
 
 function guardedCommand(name: string, command: (...args: unknown[]) => unknown, self: object): (...args: unknown[]) => unknown {
   return (...args) => {

@@ -106,10 +106,12 @@ function bindKernelApi(kernel: Kernel): KernelApi {
         responseState(await submitToolOutputs(db, projectId, responseId, request, options?.idempotency)),
       decideApproval: async (projectId, responseId, request, options) =>
         responseState(await decideApproval(db, projectId, responseId, request, options?.idempotency)),
-      submitInput: async (projectId, responseId, request, options) => responseState(await submitInput(db, projectId, responseId, request, options?.idempotency)),
+      submitInput: async (projectId, responseId, request, options) =>
+        responseState(await submitInput(db, projectId, responseId, request, options?.idempotency)),
       answerParkedCall: async (projectId, responseId, callId, answer, options) =>
         responseState(await answerParkedCall(db, projectId, responseId, callId, answer, options?.idempotency)),
-      waitUntilSettled: async (projectId, responseId, timeoutMs, signal) => responseState(await waitUntilSettled(kernel, projectId, responseId, timeoutMs, signal)),
+      waitUntilSettled: async (projectId, responseId, timeoutMs, signal) =>
+        responseState(await waitUntilSettled(kernel, projectId, responseId, timeoutMs, signal)),
       async *follow(projectId, responseId, options) {
         yield* followEvents(db, kernel.wakeups, await owned(projectId, responseId), options);
       },

@@ -7,7 +7,15 @@ export { FEED_START } from '../journal/project-feed.js';
 export { firstUnstorable } from '../json.js';
 export { inspectJson, MAX_JSON_DEPTH, unstorableText } from '../json-guard.js';
 export { outputText } from '../responses/items.js';
-export { isTerminal, isWaiting, TERMINAL_STATUSES, WAITING_STATUSES, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../response-status.js';
+export {
+  isTerminal,
+  isWaiting,
+  TERMINAL_STATUSES,
+  WAITING_STATUSES,
+  type ResponseStatus,
+  type TerminalStatus,
+  type WaitingStatus,
+} from '../response-status.js';
 export { lazyOnce, type LazyOnce } from '../lazy.js';
 export * from './surface.js';
 export { declareInboxSource } from '../idempotency/inbox-sources.js';

@@ -29,12 +29,7 @@ export function generateSecret(): string {
   return KEY_PREFIX + randomBytes(24).toString('base64url');
 }
 
-export async function createApiKey(
-  db: Queryable,
-  projectId: string,
-  name = 'default',
-  secret: string = generateSecret(),
-): Promise<CreatedApiKey> {
+export async function createApiKey(db: Queryable, projectId: string, name = 'default', secret: string = generateSecret()): Promise<CreatedApiKey> {
   if (secret.length < 16) throw new PalaiError('invalid-request', 'An API key must be at least 16 characters long.');
   // The name is a label in one-line listings: it must be visible and fit a column.
   if (!KEY_NAME.test(name)) throw new PalaiError('invalid-request', `Invalid API key name ${JSON.stringify(name)}: use 1–64 printable characters.`);
@@ -48,10 +43,9 @@ export async function createApiKey(
 
 /** The project a presented secret belongs to, or null for an unknown or revoked key. */
 export async function authenticate(db: Db, secret: string): Promise<{ projectId: string; keyId: string } | null> {
-  const { rows } = await db.query<{ id: string; project_id: string }>(
-    'SELECT id, project_id FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL',
-    [hashSecret(secret)],
-  );
+  const { rows } = await db.query<{ id: string; project_id: string }>('SELECT id, project_id FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL', [
+    hashSecret(secret),
+  ]);
   const key = rows[0];
   return key ? { projectId: key.project_id, keyId: key.id } : null;
 }
@@ -66,10 +60,7 @@ export async function listApiKeys(db: Db, projectId?: string): Promise<ApiKeyInf
 }
 
 export async function findApiKey(db: Db, keyId: string): Promise<ApiKeyInfo | null> {
-  const { rows } = await db.query<ApiKeyInfo>(
-    'SELECT id, project_id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE id = $1',
-    [keyId],
-  );
+  const { rows } = await db.query<ApiKeyInfo>('SELECT id, project_id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE id = $1', [keyId]);
   return rows[0] ?? null;
 }
 

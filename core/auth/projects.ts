@@ -42,10 +42,7 @@ export async function listProjectSummaries(db: Db): Promise<ProjectSummary[]> {
 
 /** The project with this id or, failing that, this name. */
 export async function findProject(db: Db, ref: string): Promise<Project | null> {
-  const { rows } = await db.query<Project>(
-    'SELECT id, name, created_at FROM projects WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1',
-    [ref],
-  );
+  const { rows } = await db.query<Project>('SELECT id, name, created_at FROM projects WHERE id = $1 OR name = $1 ORDER BY (id = $1) DESC LIMIT 1', [ref]);
   return rows[0] ?? null;
 }
 
@@ -54,10 +51,7 @@ export async function createProject(db: Queryable, name: string): Promise<Projec
   const problem = projectNameProblem(name);
   if (problem) throw new PalaiError('invalid-request', problem);
   try {
-    const { rows } = await db.query<Project>('INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING id, name, created_at', [
-      newId('proj'),
-      name,
-    ]);
+    const { rows } = await db.query<Project>('INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING id, name, created_at', [newId('proj'), name]);
     return rows[0];
   } catch (error) {
     if (isUniqueViolation(error)) throw new PalaiError('conflict', `A project named ${JSON.stringify(name)} already exists.`);

@@ -72,7 +72,8 @@ export function guardedLookup(resolve: Resolver, allowed: AllowedRanges = NO_RAN
       }
       const family = familyOf(options.family);
       const usable = addresses.filter((a) => family === 0 || a.family === family);
-      if (usable.length === 0) throw Object.assign(new Error(`${hostname} has no ${family === 0 ? '' : `IPv${family} `}address`), { code: 'ENOTFOUND', hostname });
+      if (usable.length === 0)
+        throw Object.assign(new Error(`${hostname} has no ${family === 0 ? '' : `IPv${family} `}address`), { code: 'ENOTFOUND', hostname });
       return usable;
     };
     answer().then(
@@ -106,7 +107,10 @@ export function socketEgress(allowHosts: readonly string[], resolve: Resolver = 
  * (guarded-fetch.ts): the allow list is read (and a wrong entry throws) now; the
  * connector is built from undici's `buildConnector` when it is there.
  */
-export function guardedConnector(allowHosts: readonly string[], resolve: Resolver = systemResolver): (build: typeof buildConnector) => buildConnector.connector {
+export function guardedConnector(
+  allowHosts: readonly string[],
+  resolve: Resolver = systemResolver,
+): (build: typeof buildConnector) => buildConnector.connector {
   const guard = socketEgress(allowHosts, resolve);
   const lookup = guardedLookup(resolve, allowedRanges(allowHosts.filter((entry) => entry.includes('/'))));
   return (build) => {

@@ -17,7 +17,9 @@ export interface IdempotencyRecord extends InboxRecord {
 }
 
 export function fingerprint(operation: string, params: Record<string, string>, body: unknown): string {
-  return createHash('sha256').update(canonicalJson({ operation, params, body: body ?? null })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ operation, params, body: body ?? null }))
+    .digest('hex');
 }
 
 /** Takes the key for this transaction's work (an expired record of it is replaced). */
@@ -37,7 +39,14 @@ export async function reserveKey(tx: Queryable, projectId: string, claim: Idempo
 }
 
 /** Records the answer to replay, for operations whose answer is not re-derived from a resource. */
-export async function recordAnswer(tx: Queryable, projectId: string, claim: IdempotencyClaim | undefined, status: number, body: unknown, resourceId: string): Promise<void> {
+export async function recordAnswer(
+  tx: Queryable,
+  projectId: string,
+  claim: IdempotencyClaim | undefined,
+  status: number,
+  body: unknown,
+  resourceId: string,
+): Promise<void> {
   if (!claim) return;
   await tx.query('UPDATE idempotency_keys SET status = $4, body = $5, resource_id = $6 WHERE project_id = $1 AND source = $2 AND key = $3', [
     projectId,

@@ -7,14 +7,7 @@ import { PalaiError } from '../errors/palai-error.js';
 import type { Db } from '../store/db.js';
 import { findRecord, fingerprint, type IdempotencyRecord } from './idempotency.js';
 import { inboxKeyTerm } from './inbox-sources.js';
-import {
-  DuplicateIdempotencyKey,
-  MAX_INBOX_KEY_LENGTH,
-  type IdempotencyClaim,
-  type Inbox,
-  type InboxIdentity,
-  type InboxRecord,
-} from './inbox-port.js';
+import { DuplicateIdempotencyKey, MAX_INBOX_KEY_LENGTH, type IdempotencyClaim, type Inbox, type InboxIdentity, type InboxRecord } from './inbox-port.js';
 
 export interface InboxOptions {
   /** How long a key is remembered after its request (PALAI_IDEMPOTENCY_RETENTION_HOURS; default 24). */
@@ -41,11 +34,19 @@ export function createInbox(db: Db, options: InboxOptions): Inbox {
       // An undeclared source is refused before anything is read under it.
       inboxKeyTerm(source);
       if (key.length === 0 || key.length > MAX_INBOX_KEY_LENGTH) {
-        throw new RangeError(`an inbox key must be 1 to ${MAX_INBOX_KEY_LENGTH} characters; the ${source} surface passed one of ${key.length} (surfaces validate keys first)`);
+        throw new RangeError(
+          `an inbox key must be 1 to ${MAX_INBOX_KEY_LENGTH} characters; the ${source} surface passed one of ${key.length} (surfaces validate keys first)`,
+        );
       }
       const earlier = await findRecord(db, projectId, source, key);
       if (earlier) return replay(assertSameRequest(earlier, identity));
-      const claim: IdempotencyClaim = { source, key, operation: identity.operation, fingerprint: identity.fingerprint, retentionHours: identity.retentionHours ?? options.retentionHours };
+      const claim: IdempotencyClaim = {
+        source,
+        key,
+        operation: identity.operation,
+        fingerprint: identity.fingerprint,
+        retentionHours: identity.retentionHours ?? options.retentionHours,
+      };
       try {
         return await work(claim);
       } catch (error) {

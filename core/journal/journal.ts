@@ -65,7 +65,10 @@ export function appendCtes(p: SqlParams, writer: JournalWriter, events: readonly
 
 /** The NOTIFYs of an append, as select-list terms over `next` (sent only when the append happens). */
 export function appendWakes(p: SqlParams, writer: JournalWriter, options: AppendOptions = {}): string {
-  const wakes: Array<readonly [string, string]> = [...(options.wake !== false ? [[EVENTS_CHANNEL, writer.responseId] as const] : []), ...(options.notify ?? [])];
+  const wakes: Array<readonly [string, string]> = [
+    ...(options.wake !== false ? [[EVENTS_CHANNEL, writer.responseId] as const] : []),
+    ...(options.notify ?? []),
+  ];
   return wakes.map(([channel, payload]) => `, pg_notify(${p.add(channel, 'text')}, ${p.add(payload, 'text')})`).join('');
 }
 
@@ -92,7 +95,9 @@ export async function readEvents(db: Queryable, responseId: string, afterSequenc
 
 /** The sequence of the response's latest event (-1 before its first). */
 export async function lastSequence(db: Queryable, responseId: string): Promise<number> {
-  const { rows } = await db.query<{ last: number }>('SELECT COALESCE(MAX(sequence), -1)::integer AS last FROM response_events WHERE response_id = $1', [responseId]);
+  const { rows } = await db.query<{ last: number }>('SELECT COALESCE(MAX(sequence), -1)::integer AS last FROM response_events WHERE response_id = $1', [
+    responseId,
+  ]);
   return rows[0].last;
 }
 

@@ -5,7 +5,15 @@
 // waits for that write's transaction and the new tenure begins after it.
 import { PalaiError } from '../errors/palai-error.js';
 import type { Db, Queryable } from '../store/db.js';
-import { LEASE_KEY_SYNTAX, MAX_LEASE_HOLDER_LENGTH, MAX_LEASE_KEY_LENGTH, MAX_LEASE_TTL_MS, type LeaseGrant, type Leases, type LeaseTenure } from './lease-port.js';
+import {
+  LEASE_KEY_SYNTAX,
+  MAX_LEASE_HOLDER_LENGTH,
+  MAX_LEASE_KEY_LENGTH,
+  MAX_LEASE_TTL_MS,
+  type LeaseGrant,
+  type Leases,
+  type LeaseTenure,
+} from './lease-port.js';
 
 interface LeaseRow {
   key: string;
@@ -16,7 +24,8 @@ interface LeaseRow {
 
 const RETURNING = 'RETURNING key, holder, token, expires_at';
 
-const grantOf = (row: LeaseRow | undefined): LeaseGrant | null => (row ? { key: row.key, holder: row.holder, token: row.token, expiresAt: new Date(row.expires_at) } : null);
+const grantOf = (row: LeaseRow | undefined): LeaseGrant | null =>
+  row ? { key: row.key, holder: row.holder, token: row.token, expiresAt: new Date(row.expires_at) } : null;
 
 function invalid(detail: string, pointer: string): PalaiError {
   return new PalaiError('validation-failed', detail, { errors: [{ pointer, detail }] });
@@ -24,7 +33,10 @@ function invalid(detail: string, pointer: string): PalaiError {
 
 function checkKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_LEASE_KEY_LENGTH || !LEASE_KEY_SYNTAX.test(key)) {
-    throw invalid(`A lease key is 1 to ${MAX_LEASE_KEY_LENGTH} letters, digits and ". _ : / -", starting with a letter or digit; got ${JSON.stringify(key)}.`, '/key');
+    throw invalid(
+      `A lease key is 1 to ${MAX_LEASE_KEY_LENGTH} letters, digits and ". _ : / -", starting with a letter or digit; got ${JSON.stringify(key)}.`,
+      '/key',
+    );
   }
   return key;
 }

@@ -65,7 +65,9 @@ export async function createConnection(
 ): Promise<ModelConnection> {
   if (request.api_key_env !== undefined) checkKeyBinding(request, keyEnvAllowlist);
   if (request.api_key !== undefined && request.api_key_env !== undefined) {
-    throw new PalaiError('invalid-request', 'Give either api_key or api_key_env, not both.', { errors: [{ pointer: '/api_key_env', detail: 'conflicts with api_key' }] });
+    throw new PalaiError('invalid-request', 'Give either api_key or api_key_env, not both.', {
+      errors: [{ pointer: '/api_key_env', detail: 'conflicts with api_key' }],
+    });
   }
   const id = newId('mconn');
   try {
@@ -76,7 +78,17 @@ export async function createConnection(
       const { rows } = await tx.query<ConnectionRow>(
         `INSERT INTO model_connections (id, project_id, name, provider, base_url, api_key_secret_id, api_key_last4, api_key_env, default_model)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-        [id, projectId, request.name, request.provider, request.base_url ?? null, key?.id ?? null, key?.last4 ?? null, request.api_key_env ?? null, request.default_model ?? null],
+        [
+          id,
+          projectId,
+          request.name,
+          request.provider,
+          request.base_url ?? null,
+          key?.id ?? null,
+          key?.last4 ?? null,
+          request.api_key_env ?? null,
+          request.default_model ?? null,
+        ],
       );
       const view = connectionView(rows[0]);
       await recordAnswer(tx, projectId, idem, 201, view, id);

@@ -39,7 +39,8 @@ export async function resolveModel(
 ): Promise<ResolvedModel> {
   const resolved = await resolveUnchecked(db, secrets, projectId, spec, policy);
   const { baseUrl } = resolved.credentials;
-  if (baseUrl !== null && !isHttpUrl(baseUrl)) throw new PalaiError('invalid-request', `The model's base_url ${shownUrl(baseUrl)} is not an http or https URL.`);
+  if (baseUrl !== null && !isHttpUrl(baseUrl))
+    throw new PalaiError('invalid-request', `The model's base_url ${shownUrl(baseUrl)} is not an http or https URL.`);
   return resolved;
 }
 
@@ -103,7 +104,8 @@ async function resolveUnchecked(db: Queryable, secrets: SecretStore, projectId: 
       );
     }
     const apiKey = secrets.serverKey(variable) ?? null;
-    if (apiKey === null) throw new PalaiError('invalid-request', `${variable} is not set, and the agent's connection ${connection.name} reads its key from it.`);
+    if (apiKey === null)
+      throw new PalaiError('invalid-request', `${variable} is not set, and the agent's connection ${connection.name} reads its key from it.`);
     return { provider, modelName, credentials: { apiKey, baseUrl } };
   }
 

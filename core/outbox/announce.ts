@@ -39,7 +39,8 @@ export function announcementCte(p: SqlParams, change: Omit<StatusChangeAnnouncem
 }
 
 /** A select-list term that sends the announced deliveries' NOTIFYs, one per consumer; they reach idle dispatchers at commit. */
-export const announcedWakes = (p: SqlParams, name = 'announced'): string => `(SELECT count(pg_notify(${p.add(OUTBOX_CHANNEL, 'text')}, consumer)) FROM ${name})`;
+export const announcedWakes = (p: SqlParams, name = 'announced'): string =>
+  `(SELECT count(pg_notify(${p.add(OUTBOX_CHANNEL, 'text')}, consumer)) FROM ${name})`;
 
 /**
  * Writes the deliveries (payload: a StatusAnnouncement) and returns their ids.

@@ -145,9 +145,7 @@ export async function redeliverMatching(q: Queryable, selection: RedeliverSelect
 
 /** How many deliveries are in each status (every status present, zeros included). */
 export async function countDeliveries(q: Queryable): Promise<Record<DeliveryStatus, number>> {
-  const { rows } = await q.query<{ status: DeliveryStatus; count: number }>(
-    'SELECT status, count(*)::integer AS count FROM outbox_deliveries GROUP BY status',
-  );
+  const { rows } = await q.query<{ status: DeliveryStatus; count: number }>('SELECT status, count(*)::integer AS count FROM outbox_deliveries GROUP BY status');
   const counts: Record<DeliveryStatus, number> = { pending: 0, delivered: 0, dead: 0 };
   for (const row of rows) counts[row.status] = row.count;
   return counts;
@@ -155,9 +153,8 @@ export async function countDeliveries(q: Queryable): Promise<Record<DeliveryStat
 
 /** Deletes deliveries delivered more than `olderThanSeconds` ago (dead ones stay for operators); returns how many. */
 export async function purgeDelivered(q: Queryable, olderThanSeconds: number): Promise<number> {
-  const { rowCount } = await q.query(
-    `DELETE FROM outbox_deliveries WHERE status = 'delivered' AND delivered_at < now() - make_interval(secs => $1)`,
-    [olderThanSeconds],
-  );
+  const { rowCount } = await q.query(`DELETE FROM outbox_deliveries WHERE status = 'delivered' AND delivered_at < now() - make_interval(secs => $1)`, [
+    olderThanSeconds,
+  ]);
   return rowCount;
 }

@@ -162,7 +162,11 @@ export class OutboxDispatcher {
     if (this.renewing || running.length === 0) return;
     this.renewing = true;
     try {
-      const renewed = await renewDeliveries(this.db, running.map((a) => a.claim), this.leaseSeconds);
+      const renewed = await renewDeliveries(
+        this.db,
+        running.map((a) => a.claim),
+        this.leaseSeconds,
+      );
       for (const attempt of running) {
         if (renewed.has(attempt.claim.id)) this.armExpiry(attempt);
         else attempt.abort.abort(new AttemptAborted('lease_lost'));
@@ -264,7 +268,9 @@ export class OutboxDispatcher {
       this.wake();
     }, this.slowAfterMs);
     attempt.done = this.attempt(claim, abort.signal)
-      .catch((error) => this.logger.warn({ err: error, delivery_id: claim.id }, 'recording an outbox attempt failed; the delivery is retried when its lease expires'))
+      .catch((error) =>
+        this.logger.warn({ err: error, delivery_id: claim.id }, 'recording an outbox attempt failed; the delivery is retried when its lease expires'),
+      )
       .finally(() => {
         clearTimeout(timer);
         clearTimeout(attempt.expiry);

@@ -91,10 +91,7 @@ export interface OutboxDelivery {
  * succeed (the target is gone, the receiver refused the payload).
  * Errors are stored and shown to operators: they must never hold a secret.
  */
-export type DeliveryResult =
-  | { kind: 'delivered' }
-  | { kind: 'retry'; error: string; retryAfterMs?: number }
-  | { kind: 'dead'; error: string };
+export type DeliveryResult = { kind: 'delivered' } | { kind: 'retry'; error: string; retryAfterMs?: number } | { kind: 'dead'; error: string };
 
 /**
  * A surface that carries deliveries out. `deliver` makes one attempt; a throw

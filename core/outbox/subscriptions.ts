@@ -67,11 +67,7 @@ export async function unsubscribe(q: Queryable, projectId: string, id: string): 
 }
 
 /** A project's subscriptions, oldest first, optionally of one consumer or target. */
-export async function listSubscriptions(
-  q: Queryable,
-  projectId: string,
-  filter: { consumer?: string; target?: string } = {},
-): Promise<OutboxSubscription[]> {
+export async function listSubscriptions(q: Queryable, projectId: string, filter: { consumer?: string; target?: string } = {}): Promise<OutboxSubscription[]> {
   const { rows } = await q.query<SubscriptionRow>(
     `SELECT id, project_id, consumer, target, statuses, response_id, agent_id, created_at FROM outbox_subscriptions
      WHERE project_id = $1 AND ($2::text IS NULL OR consumer = $2) AND ($3::text IS NULL OR target = $3)

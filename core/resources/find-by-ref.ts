@@ -21,7 +21,13 @@ export interface FindOptions {
 }
 
 /** The resource named by `ref` in the project, or null; with `notFound`, that error instead of null. */
-export async function findByRef<Row>(db: Queryable, where: ResourceTable, projectId: string, ref: string, options: FindOptions & { notFound: (ref: string) => PalaiError }): Promise<Row>;
+export async function findByRef<Row>(
+  db: Queryable,
+  where: ResourceTable,
+  projectId: string,
+  ref: string,
+  options: FindOptions & { notFound: (ref: string) => PalaiError },
+): Promise<Row>;
 export async function findByRef<Row>(db: Queryable, where: ResourceTable, projectId: string, ref: string, options?: FindOptions): Promise<Row | null>;
 export async function findByRef<Row>(
   db: Queryable,
@@ -32,7 +38,10 @@ export async function findByRef<Row>(
 ): Promise<Row | null> {
   const column = ref.startsWith(idPrefix) ? 'id' : 'name';
   const lock = options.forUpdate ? ` FOR UPDATE OF ${table}` : '';
-  const { rows } = await db.query<Row>(`${select ?? `SELECT * FROM ${table}`} WHERE ${table}.project_id = $1 AND ${table}.${column} = $2${lock}`, [projectId, ref]);
+  const { rows } = await db.query<Row>(`${select ?? `SELECT * FROM ${table}`} WHERE ${table}.project_id = $1 AND ${table}.${column} = $2${lock}`, [
+    projectId,
+    ref,
+  ]);
   const row = rows[0] ?? null;
   if (row === null && options.notFound) throw options.notFound(ref);
   return row;

@@ -63,7 +63,11 @@ export type WaitAnswer =
   | { kind: 'decision'; call_id: string; decision: 'approve' | 'deny'; reason: string | null; pointer: string }
   | { kind: 'input'; call_id?: string; text: string; pointer: string };
 
-const AWAITED: Partial<Record<ToolCallStatus, string>> = { awaiting_output: 'the output of', awaiting_approval: 'a decision on', awaiting_input: 'the answer to' };
+const AWAITED: Partial<Record<ToolCallStatus, string>> = {
+  awaiting_output: 'the output of',
+  awaiting_approval: 'a decision on',
+  awaiting_input: 'the answer to',
+};
 
 /** What the response waits for, in words: "the output of call_1, a decision on call_2". */
 function awaitedAnswers(calls: ToolCallRow[]): string {
@@ -87,7 +91,10 @@ function askedQuestion(row: ResponseRow, calls: ToolCallRow[], answer: Extract<W
 async function applyAnswers(tx: Queryable, row: ResponseRow, calls: ToolCallRow[], answers: WaitAnswer[]): Promise<void> {
   const answered = new Set<string>();
   const once = (callId: string, pointer: string) => {
-    if (answered.has(callId)) throw new PalaiError('validation-failed', `Call ${JSON.stringify(callId)} is answered twice.`, { errors: [{ pointer, detail: 'answers a call already answered' }] });
+    if (answered.has(callId))
+      throw new PalaiError('validation-failed', `Call ${JSON.stringify(callId)} is answered twice.`, {
+        errors: [{ pointer, detail: 'answers a call already answered' }],
+      });
     answered.add(callId);
   };
   const items: Item[] = [];
@@ -128,19 +135,37 @@ async function applyAnswers(tx: Queryable, row: ResponseRow, calls: ToolCallRow[
 }
 
 /** Answers a waiting response under its row lock; an answer that does not apply changes nothing. */
-export async function answerWaiting(tx: Queryable, projectId: string, responseId: string, answers: WaitAnswer[], idem?: IdempotencyClaim): Promise<ResponseRow> {
+export async function answerWaiting(
+  tx: Queryable,
+  projectId: string,
+  responseId: string,
+  answers: WaitAnswer[],
+  idem?: IdempotencyClaim,
+): Promise<ResponseRow> {
   await reserveKey(tx, projectId, idem, responseId);
   const { row, calls } = await lockWaiting(tx, projectId, responseId);
   await applyAnswers(tx, row, calls, answers);
   return requireResponse(tx, projectId, responseId);
 }
 
-export async function submitToolOutputs(db: Db, projectId: string, responseId: string, request: SubmitToolOutputsRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
+export async function submitToolOutputs(
+  db: Db,
+  projectId: string,
+  responseId: string,
+  request: SubmitToolOutputsRequest,
+  idem?: IdempotencyClaim,
+): Promise<ResponseRow> {
   const answers = request.outputs.map(({ call_id, output }, index): WaitAnswer => ({ kind: 'output', call_id, output, pointer: `/outputs/${index}/call_id` }));
   return db.transaction((tx) => answerWaiting(tx, projectId, responseId, answers, idem));
 }
 
-export async function decideApproval(db: Db, projectId: string, responseId: string, request: ApprovalDecisionRequest, idem?: IdempotencyClaim): Promise<ResponseRow> {
+export async function decideApproval(
+  db: Db,
+  projectId: string,
+  responseId: string,
+  request: ApprovalDecisionRequest,
+  idem?: IdempotencyClaim,
+): Promise<ResponseRow> {
   const answer: WaitAnswer = { kind: 'decision', call_id: request.call_id, decision: request.decision, reason: request.reason ?? null, pointer: '/call_id' };
   return db.transaction((tx) => answerWaiting(tx, projectId, responseId, [answer], idem));
 }

@@ -51,7 +51,13 @@ export async function admitWithin(tx: Queryable, projectId: string, command: Adm
  * (queued, in_progress) are journaled by one statement, and no worker is woken.
  * An answer to a waiting response resumes that one as ever (the workers take it up).
  */
-export function admitClaimed(tx: Queryable, projectId: string, command: AdmissionCommand, idem: IdempotencyClaim | undefined, claim: ClaimOnAdmission): Promise<Admitted> {
+export function admitClaimed(
+  tx: Queryable,
+  projectId: string,
+  command: AdmissionCommand,
+  idem: IdempotencyClaim | undefined,
+  claim: ClaimOnAdmission,
+): Promise<Admitted> {
   return admit(tx, projectId, command, idem, claim);
 }
 
@@ -129,7 +135,9 @@ async function runContext(tx: Queryable, projectId: string, command: AdmissionCo
     return { agent, sessionId: existing.id };
   }
   if (command.agent === undefined) {
-    throw new PalaiError('invalid-request', 'The run names no agent, and no session bound to one.', { errors: [{ pointer: '/agent', detail: 'is required without a session bound to an agent' }] });
+    throw new PalaiError('invalid-request', 'The run names no agent, and no session bound to one.', {
+      errors: [{ pointer: '/agent', detail: 'is required without a session bound to an agent' }],
+    });
   }
   const agent = await requireAgent(tx, projectId, command.agent);
   switch (session?.kind) {
@@ -177,12 +185,18 @@ function requestTools(offered: RequestFunctionTool[], spec: AgentSpecFields): Re
   return offered.map((tool, index) => {
     const pointer = `/options/tools/${index}/name`;
     if (seen.has(tool.name) || agentNames.has(tool.name)) {
-      const detail = seen.has(tool.name) ? 'names a tool twice' : 'is the name of one of the agent\'s own tools';
+      const detail = seen.has(tool.name) ? 'names a tool twice' : "is the name of one of the agent's own tools";
       throw new PalaiError('validation-failed', `Tool ${JSON.stringify(tool.name)} ${detail}.`, { errors: [{ pointer, detail }] });
     }
     seen.add(tool.name);
     const { type, name, description, parameters, strict } = tool;
-    return { type, name, ...(description != null ? { description } : {}), ...(parameters != null ? { parameters } : {}), ...(strict != null ? { strict } : {}) };
+    return {
+      type,
+      name,
+      ...(description != null ? { description } : {}),
+      ...(parameters != null ? { parameters } : {}),
+      ...(strict != null ? { strict } : {}),
+    };
   });
 }
 
@@ -193,7 +207,7 @@ function checkChosenTool(name: string, tools: RequestFunctionTool[], spec: Agent
   const known = tools.some((tool) => tool.name === name) || specTools.some((tool) => 'name' in tool && tool.name === name);
   if (named && !known) {
     throw new PalaiError('validation-failed', `tool_choice names ${JSON.stringify(name)}, which is not a tool of this run.`, {
-      errors: [{ pointer: '/options/tool_choice/name', detail: 'is not one of the agent\'s tools or the request\'s' }],
+      errors: [{ pointer: '/options/tool_choice/name', detail: "is not one of the agent's tools or the request's" }],
     });
   }
 }
@@ -230,7 +244,13 @@ function answersIn(input: ResponseInputItem[], calls: ToolCallRow[]): WaitAnswer
  * function outputs and approval responses): the same durable run resumes, and
  * no new response is made. The command must not name another agent or session.
  */
-async function answerFromCommand(tx: Queryable, projectId: string, previous: ResponseRow, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow> {
+async function answerFromCommand(
+  tx: Queryable,
+  projectId: string,
+  previous: ResponseRow,
+  command: AdmissionCommand,
+  idem?: IdempotencyClaim,
+): Promise<ResponseRow> {
   if (command.agent !== undefined && command.agent !== previous.agent_id && command.agent !== previous.agent_name) {
     throw new PalaiError('invalid-request', `Response ${previous.id} is a run of agent "${previous.agent_name}"; answering it cannot name another.`, {
       errors: [{ pointer: '/agent', detail: `must name agent "${previous.agent_name}" or be left out` }],
@@ -239,7 +259,9 @@ async function answerFromCommand(tx: Queryable, projectId: string, previous: Res
   const { session } = command;
   if (session !== undefined && (session.kind !== 'id' || session.id !== previous.session_id)) {
     const named = session.kind === 'id' ? `session ${session.id}` : `a ${session.kind === 'new' ? 'new' : 'keyed'} session`;
-    throw new PalaiError('invalid-request', `Response ${previous.id} is not in ${named}.`, { errors: [{ pointer: '/session', detail: 'is not the waiting response\'s session' }] });
+    throw new PalaiError('invalid-request', `Response ${previous.id} is not in ${named}.`, {
+      errors: [{ pointer: '/session', detail: "is not the waiting response's session" }],
+    });
   }
   const answers = answersIn(command.input, await openToolCalls(tx, previous.id));
   return answerWaiting(tx, projectId, previous.id, answers, idem);

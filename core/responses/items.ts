@@ -14,9 +14,13 @@ export function normalizeInput(input: CreateResponseRequest['input'], pointer = 
 /** An approval response is an answer to a waiting response, never a conversation item. */
 function conversationItem(item: ResponseInputItem, pointer: string): InputItem {
   if (item.type !== 'mcp_approval_response') return item;
-  throw new PalaiError('invalid-request', 'An mcp_approval_response answers a response that waits for approval: send it with that response as previous_response_id.', {
-    errors: [{ pointer, detail: 'answers no waiting response here' }],
-  });
+  throw new PalaiError(
+    'invalid-request',
+    'An mcp_approval_response answers a response that waits for approval: send it with that response as previous_response_id.',
+    {
+      errors: [{ pointer, detail: 'answers no waiting response here' }],
+    },
+  );
 }
 
 export function userMessage(text: string): MessageItem {

@@ -22,7 +22,13 @@ const claimSet = (workerId: string, leaseSeconds: string) =>
   `status = 'in_progress', lease_owner = ${workerId}, lease_token = r.lease_token + 1, lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), wake_at = NULL`;
 
 /** Claims up to `limit` runnable responses (queued, in progress without a live lease, or woken in one of `claimable`), oldest first. */
-export async function claimRunnable(db: Queryable, workerId: string, leaseSeconds: number, claimable: readonly ResponseStatus[], limit: number): Promise<ClaimedRow[]> {
+export async function claimRunnable(
+  db: Queryable,
+  workerId: string,
+  leaseSeconds: number,
+  claimable: readonly ResponseStatus[],
+  limit: number,
+): Promise<ClaimedRow[]> {
   const { rows } = await db.query<ClaimedRow>(
     // Two ordered index scans, not one OR'd bitmap scan: a plain index scan
     // marks the entries of finished responses dead as it passes them, so the
@@ -55,7 +61,12 @@ export async function claimRunnable(db: Queryable, workerId: string, leaseSecond
 }
 
 /** Extends the lease. `held` is false when the token is stale (someone else owns the response now). */
-export async function extendLease(db: Queryable, responseId: string, leaseToken: number, leaseSeconds: number): Promise<{ held: boolean; cancelRequested: boolean }> {
+export async function extendLease(
+  db: Queryable,
+  responseId: string,
+  leaseToken: number,
+  leaseSeconds: number,
+): Promise<{ held: boolean; cancelRequested: boolean }> {
   const { rows } = await db.query<{ cancel_requested: boolean }>(
     `UPDATE responses SET lease_expires_at = now() + make_interval(secs => $3)
      WHERE id = $1 AND lease_token = $2 AND status = 'in_progress'

@@ -20,7 +20,10 @@ function checkLease(writer: JournalWriter, currentToken: number | undefined): vo
  * writer asking for a response that is not there gets not-found.
  */
 export async function lockUnderLease(tx: Queryable, writer: JournalWriter): Promise<ResponseRow> {
-  const row = writer.leaseToken === null ? await requireResponse(tx, writer.projectId, writer.responseId, true) : await findResponse(tx, writer.projectId, writer.responseId, true);
+  const row =
+    writer.leaseToken === null
+      ? await requireResponse(tx, writer.projectId, writer.responseId, true)
+      : await findResponse(tx, writer.projectId, writer.responseId, true);
   checkLease(writer, row?.lease_token);
   return row!;
 }

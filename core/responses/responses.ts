@@ -136,7 +136,10 @@ export interface ResponseFilter {
 }
 
 /** The WHERE clause of a filter over the project's responses, and its parameters. */
-function filterConditions(projectId: string, filter: ResponseFilter): { conditions: string[]; params: unknown[]; where: (sql: string, value: unknown) => void } {
+function filterConditions(
+  projectId: string,
+  filter: ResponseFilter,
+): { conditions: string[]; params: unknown[]; where: (sql: string, value: unknown) => void } {
   const conditions = ['r.project_id = $1'];
   const params: unknown[] = [projectId];
   const where = (sql: string, value: unknown) => {
@@ -153,7 +156,12 @@ function filterConditions(projectId: string, filter: ResponseFilter): { conditio
 }
 
 /** A page of the project's responses, newest first unless `order` is `asc`; the cursor is a response id. */
-export async function listResponses(db: Queryable, projectId: string, filter: ResponseFilter, page: PageRequest & { order?: 'asc' | 'desc' }): Promise<Page<ResponseRow>> {
+export async function listResponses(
+  db: Queryable,
+  projectId: string,
+  filter: ResponseFilter,
+  page: PageRequest & { order?: 'asc' | 'desc' },
+): Promise<Page<ResponseRow>> {
   const { conditions, params, where } = filterConditions(projectId, filter);
   const ascending = page.order === 'asc';
   if (page.after !== undefined) where(ascending ? 'r.id > ?' : 'r.id < ?', page.after);

@@ -65,13 +65,26 @@ export async function journalStatus(tx: Queryable, writer: JournalWriter, row: R
 }
 
 /** The same for several states the row went through in one transaction, in order (admission and claim at once); answers with the last one's sequence. */
-export async function journalStatuses(tx: Queryable, writer: JournalWriter, states: readonly ResponseRow[], options: StatusJournalOptions = {}): Promise<number> {
+export async function journalStatuses(
+  tx: Queryable,
+  writer: JournalWriter,
+  states: readonly ResponseRow[],
+  options: StatusJournalOptions = {},
+): Promise<number> {
   const before = options.before ?? [];
   const events: KernelEvent[] = [...before, ...states.map((row): KernelEvent => ({ type: 'status', status: row.status, response: responseState(row) }))];
   const p = new SqlParams();
   const sequenceOf = (index: number) => `next.first + ${before.length + index}`;
   const announcements = states.map((row, index) =>
-    announcementCte(p, { name: `announced_${index}`, projectId: row.project_id, responseId: row.id, agentId: row.agent_id, status: row.status, sequence: sequenceOf(index), from: 'next' }),
+    announcementCte(p, {
+      name: `announced_${index}`,
+      projectId: row.project_id,
+      responseId: row.id,
+      agentId: row.agent_id,
+      status: row.status,
+      sequence: sequenceOf(index),
+      from: 'next',
+    }),
   );
   const sql = `WITH ${appendCtes(p, writer, events)}, ${announcements.join(', ')}
      SELECT ${sequenceOf(states.length - 1)} AS sequence${states.map((_, index) => `, ${announcedWakes(p, `announced_${index}`)}`).join('')}${appendWakes(p, writer, options)}

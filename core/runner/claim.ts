@@ -72,4 +72,5 @@ export const renewLease = (db: Queryable, claim: Claim, leaseSeconds: number): P
  * passed (0: at once, as on a graceful shutdown). The NOTIFY wakes idle workers
  * in every process instead of leaving them to their next poll.
  */
-export const releaseLease = (db: Queryable, claim: Claim, afterSeconds = 0): Promise<void> => handBackLease(db, claim.responseId, claim.leaseToken, afterSeconds);
+export const releaseLease = (db: Queryable, claim: Claim, afterSeconds = 0): Promise<void> =>
+  handBackLease(db, claim.responseId, claim.leaseToken, afterSeconds);

@@ -75,7 +75,10 @@ export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<St
       return null;
     }
     const delay = retryDelay(ctx, attempt, outcome);
-    ctx.log.warn({ provider: outcome.provider, status: outcome.providerStatus, attempt: attempt + 1, delay_ms: Math.round(delay) }, 'model call failed; retrying');
+    ctx.log.warn(
+      { provider: outcome.provider, status: outcome.providerStatus, attempt: attempt + 1, delay_ms: Math.round(delay) },
+      'model call failed; retrying',
+    );
     await sleep(delay, undefined, { signal: ctx.signal });
     row = await requireResponse(kernel.db, writer.projectId, writer.responseId);
   }
@@ -226,4 +229,3 @@ function recordTokens(kernel: Kernel, usage: Usage): void {
   kernel.metrics.tokens.inc({ kind: 'output' }, usage.output_tokens);
   kernel.metrics.tokens.inc({ kind: 'cached' }, usage.input_tokens_details.cached_tokens);
 }
-

@@ -15,9 +15,13 @@ export function outputSchemaOf(spec: AgentSpecFields, options: StoredRunOptions)
 
 /** The request's client functions as tool spec entries, offered beside the agent's own. */
 export function runToolSpecs(spec: AgentSpecFields, options: StoredRunOptions): Array<NonNullable<AgentSpecFields['tools']>[number]> {
-  const own = (options.tools ?? []).map(
-    ({ name, description, parameters, strict }): FunctionToolSpec => ({ type: 'function', name, ...(description ? { description } : {}), ...(parameters ? { parameters } : {}), ...(strict != null ? { strict } : {}) }),
-  );
+  const own = (options.tools ?? []).map(({ name, description, parameters, strict }): FunctionToolSpec => ({
+    type: 'function',
+    name,
+    ...(description ? { description } : {}),
+    ...(parameters ? { parameters } : {}),
+    ...(strict != null ? { strict } : {}),
+  }));
   return [...(spec.tools ?? []), ...own];
 }
 

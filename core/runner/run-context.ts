@@ -89,4 +89,3 @@ export const tokenBudgetError = (spec: AgentSpecFields): ResponseError =>
 
 export const deadlineError = (spec: AgentSpecFields): ResponseError =>
   responseError('limit-exceeded', `The agent's timeout of ${spec.limits?.timeout_seconds}s passed.`);
-

@@ -34,9 +34,10 @@ function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: Terminal
 
 /** A response's row as a run reads it between steps. */
 async function readRunRow(db: Queryable, writer: JournalWriter): Promise<RunRow> {
-  const { rows } = await db.query<RunRow>(`SELECT ${RESPONSE_COLUMNS}, ${OPEN_CALLS} FROM responses r, agents a, agent_revisions rev WHERE r.id = $1 AND ${RESPONSE_JOIN}`, [
-    writer.responseId,
-  ]);
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${RESPONSE_COLUMNS}, ${OPEN_CALLS} FROM responses r, agents a, agent_revisions rev WHERE r.id = $1 AND ${RESPONSE_JOIN}`,
+    [writer.responseId],
+  );
   if (!rows[0]) throw new LeaseLostError(writer.responseId);
   return rows[0];
 }
@@ -60,9 +61,15 @@ export async function runResponse(kernel: Kernel, run: ClaimedRun, signal: Abort
   }
   const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log, settled: null };
   try {
-    ctx.tools = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), { projectId: claim.projectId, responseId: claim.responseId, egress: kernel.egress, signal });
+    ctx.tools = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), {
+      projectId: claim.projectId,
+      responseId: claim.responseId,
+      egress: kernel.egress,
+      signal,
+    });
     const chosen = first.options.tool_choice;
-    if (typeof chosen === 'object' && !ctx.tools.has(chosen.name)) throw new ToolResolutionError(`tool_choice names ${JSON.stringify(chosen.name)}, which is not a tool of this run.`);
+    if (typeof chosen === 'object' && !ctx.tools.has(chosen.name))
+      throw new ToolResolutionError(`tool_choice names ${JSON.stringify(chosen.name)}, which is not a tool of this run.`);
   } catch (error) {
     // A tool the agent names cannot be had (no provider of its kind here, a provider out of reach): say which.
     if (!(error instanceof ToolResolutionError)) throw error;
@@ -138,7 +145,10 @@ async function runSteps(ctx: RunContext, first: RunRow | null): Promise<void> {
       return end(
         ctx,
         'failed',
-        responseError('output-invalid', `The output does not satisfy ${row.options.text_format ? "the request's text.format" : "the agent's output_schema"}: ${violations.join('; ')}`),
+        responseError(
+          'output-invalid',
+          `The output does not satisfy ${row.options.text_format ? "the request's text.format" : "the agent's output_schema"}: ${violations.join('; ')}`,
+        ),
         step.last(),
       );
     }

@@ -101,7 +101,13 @@ export class StepStream {
         const message = this.message;
         const deltas = this.pending.splice(0);
         this.pendingChars = 0;
-        const events = deltas.map((delta): KernelEvent => ({ type: 'text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta }));
+        const events = deltas.map((delta): KernelEvent => ({
+          type: 'text.delta',
+          item_id: message.id,
+          output_index: message.outputIndex,
+          content_index: 0,
+          delta,
+        }));
         if (!message.announced) events.unshift(...openingEvents(message));
         await appendEvents(this.db, this.writer, events);
         message.announced = true;
@@ -190,6 +196,12 @@ function openingEvents(message: OpenMessage): KernelEvent[] {
   const item: MessageItem = { id: message.id, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
   return [
     { type: 'item.added', output_index: message.outputIndex, item },
-    { type: 'content.added', item_id: message.id, output_index: message.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+    {
+      type: 'content.added',
+      item_id: message.id,
+      output_index: message.outputIndex,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    },
   ];
 }

@@ -103,7 +103,11 @@ export async function expireApprovals(ctx: RunContext, row: ResponseRow): Promis
     [row.id],
   );
   for (const call of rows) {
-    await commitOutput(ctx, call, denialOutput('No decision was made before the approval timed out.'), { decision: 'deny', reason: 'approval timed out', automatic: true });
+    await commitOutput(ctx, call, denialOutput('No decision was made before the approval timed out.'), {
+      decision: 'deny',
+      reason: 'approval timed out',
+      automatic: true,
+    });
   }
   return rows.length;
 }

@@ -159,20 +159,26 @@ export class Worker implements LocalRuns {
       metrics.leaseTakeovers.inc();
       log.warn('took over a response whose lease expired or was handed back');
     }
-    const heartbeat = setInterval(() => {
-      renewLease(this.kernel.db, claim, config.leaseSeconds)
-        .then(({ held, cancelRequested }) => {
-          if (!held) abort.abort(new RunInterrupted('lease_lost'));
-          else if (cancelRequested) abort.abort(new RunInterrupted('cancel'));
-        })
-        .catch((error) => log.warn({ err: error }, 'lease renewal failed'));
-    }, Math.max(100, (config.leaseSeconds * 1000) / 3));
+    const heartbeat = setInterval(
+      () => {
+        renewLease(this.kernel.db, claim, config.leaseSeconds)
+          .then(({ held, cancelRequested }) => {
+            if (!held) abort.abort(new RunInterrupted('lease_lost'));
+            else if (cancelRequested) abort.abort(new RunInterrupted('cancel'));
+          })
+          .catch((error) => log.warn({ err: error }, 'lease renewal failed'));
+      },
+      Math.max(100, (config.leaseSeconds * 1000) / 3),
+    );
     let deadlineTimer: NodeJS.Timeout | undefined;
     // setTimeout fires at once for delays beyond 2^31-1 ms (24.8 days), so a far deadline is re-armed in steps.
     const armDeadline = (deadline: number) => {
       if (abort.signal.aborted) return;
       const wait = Math.max(0, deadline - Date.now());
-      deadlineTimer = setTimeout(() => (wait > MAX_TIMER_MS ? armDeadline(deadline) : abort.abort(new RunInterrupted('deadline'))), Math.min(wait, MAX_TIMER_MS));
+      deadlineTimer = setTimeout(
+        () => (wait > MAX_TIMER_MS ? armDeadline(deadline) : abort.abort(new RunInterrupted('deadline'))),
+        Math.min(wait, MAX_TIMER_MS),
+      );
     };
     if (run.row.deadline_at) armDeadline(new Date(run.row.deadline_at).getTime());
 
@@ -210,7 +216,10 @@ export class Worker implements LocalRuns {
       const ceiling = Math.min(STORE_RETRY_MAX_SECONDS, STORE_RETRY_BASE_SECONDS * 2 ** (failures - 1));
       const delay = ceiling / 2 + Math.random() * (ceiling / 2);
       this.kernel.metrics.storeInterruptions.inc();
-      log.warn({ err: error, retry_in_s: Math.round(delay * 10) / 10, attempt: failures }, 'the database failed during a run; it continues from its last commit');
+      log.warn(
+        { err: error, retry_in_s: Math.round(delay * 10) / 10, attempt: failures },
+        'the database failed during a run; it continues from its last commit',
+      );
       await releaseLease(this.kernel.db, claim, delay).catch(() => undefined);
       return null;
     }

@@ -18,11 +18,15 @@ export interface Sealing {
 
 /** The usual answer without a secret key: `<what> needs PALAI_SECRET_KEY to be set on the server.`, pointing at the field. */
 export const needsSecretKey = (what: string, pointer: string): PalaiError =>
-  new PalaiError('invalid-request', `${what} needs PALAI_SECRET_KEY to be set on the server.`, { errors: [{ pointer, detail: 'cannot be stored without PALAI_SECRET_KEY' }] });
+  new PalaiError('invalid-request', `${what} needs PALAI_SECRET_KEY to be set on the server.`, {
+    errors: [{ pointer, detail: 'cannot be stored without PALAI_SECRET_KEY' }],
+  });
 
 type Values = Readonly<Record<string, string | null | undefined>>;
 /** A reference for each value given; null for each one left out (null or undefined). */
-export type Sealed<V extends Values> = { -readonly [K in keyof V]-?: undefined extends V[K] ? SecretRef | null : null extends V[K] ? SecretRef | null : SecretRef };
+export type Sealed<V extends Values> = {
+  -readonly [K in keyof V]-?: undefined extends V[K] ? SecretRef | null : null extends V[K] ? SecretRef | null : SecretRef;
+};
 type Ids = Readonly<Record<string, string | null>>;
 /** A value for each reference given; null where there was none. */
 export type Revealed<I extends Ids> = { -readonly [K in keyof I]: null extends I[K] ? string | null : string };
@@ -65,7 +69,13 @@ export interface NamedSecret {
 }
 
 /** Seals a set of named values into the list a row keeps. */
-export async function sealNamed(q: Queryable, secrets: SecretStore, projectId: string, sealing: Sealing, values: Readonly<Record<string, string>>): Promise<NamedSecret[]> {
+export async function sealNamed(
+  q: Queryable,
+  secrets: SecretStore,
+  projectId: string,
+  sealing: Sealing,
+  values: Readonly<Record<string, string>>,
+): Promise<NamedSecret[]> {
   const sealed = await sealValues(q, secrets, projectId, sealing, values);
   return Object.entries(sealed).map(([name, ref]) => ({ name, secret_id: ref.id, last4: ref.last4 }));
 }

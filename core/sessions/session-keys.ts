@@ -26,7 +26,11 @@ export const sessionKeySources = (): string[] => sources.names();
  */
 export async function sessionForKey(tx: Queryable, projectId: string, source: SessionKeySource, key: string, agentId: string): Promise<string> {
   sources.require(source); // refuses a source nobody declared
-  const existing = await tx.query<{ session_id: string }>('SELECT session_id FROM session_keys WHERE project_id = $1 AND source = $2 AND key = $3', [projectId, source, key]);
+  const existing = await tx.query<{ session_id: string }>('SELECT session_id FROM session_keys WHERE project_id = $1 AND source = $2 AND key = $3', [
+    projectId,
+    source,
+    key,
+  ]);
   if (existing.rows[0]) return existing.rows[0].session_id;
   const id = newId('ses');
   await tx.query('INSERT INTO sessions (id, project_id, agent_id, metadata) VALUES ($1, $2, $3, $4)', [id, projectId, agentId, '{}']);
@@ -38,6 +42,10 @@ export async function sessionForKey(tx: Queryable, projectId: string, source: Se
   if (rows[0]) return rows[0].session_id;
   // Another transaction took the key first: use its session, drop ours.
   await tx.query('DELETE FROM sessions WHERE id = $1', [id]);
-  const winner = await tx.query<{ session_id: string }>('SELECT session_id FROM session_keys WHERE project_id = $1 AND source = $2 AND key = $3', [projectId, source, key]);
+  const winner = await tx.query<{ session_id: string }>('SELECT session_id FROM session_keys WHERE project_id = $1 AND source = $2 AND key = $3', [
+    projectId,
+    source,
+    key,
+  ]);
   return winner.rows[0].session_id;
 }

@@ -81,7 +81,11 @@ export async function bindSessionAgent(tx: Queryable, sessionId: string, agentId
 export async function updateSessionMetadata(db: Db, projectId: string, sessionId: string, metadata: Metadata, idem?: IdempotencyClaim): Promise<Session> {
   return db.transaction(async (tx) => {
     await reserveKey(tx, projectId, idem, sessionId);
-    const { rowCount } = await tx.query('UPDATE sessions SET metadata = $3 WHERE project_id = $1 AND id = $2', [projectId, sessionId, JSON.stringify(metadata)]);
+    const { rowCount } = await tx.query('UPDATE sessions SET metadata = $3 WHERE project_id = $1 AND id = $2', [
+      projectId,
+      sessionId,
+      JSON.stringify(metadata),
+    ]);
     if (rowCount === 0) throw notFound('session', sessionId);
     return requireSession(tx, projectId, sessionId);
   });

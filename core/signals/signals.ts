@@ -18,7 +18,8 @@ function checkName(name: unknown): string {
 }
 
 function checkPayload(payload: unknown): string {
-  if (typeof payload !== 'string') throw new PalaiError('validation-failed', "A signal's payload is a text.", { errors: [{ pointer: '/payload', detail: 'not a text' }] });
+  if (typeof payload !== 'string')
+    throw new PalaiError('validation-failed', "A signal's payload is a text.", { errors: [{ pointer: '/payload', detail: 'not a text' }] });
   const bytes = Buffer.byteLength(payload, 'utf8');
   if (bytes > MAX_SIGNAL_PAYLOAD_BYTES) {
     throw new PalaiError('payload-too-large', `A signal's payload is at most ${MAX_SIGNAL_PAYLOAD_BYTES} bytes; this one has ${bytes}.`, {

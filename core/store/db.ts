@@ -24,5 +24,4 @@ export interface Db extends Queryable {
 }
 
 /** PostgreSQL's unique_violation (SQLSTATE 23505), raised by both stores. */
-export const isUniqueViolation = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+export const isUniqueViolation = (error: unknown): boolean => typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';

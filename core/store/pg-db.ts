@@ -17,7 +17,11 @@ export class PgDb implements Db {
   private closed = false;
   private readonly names: StatementNames | null;
 
-  constructor(private readonly url: string, poolSize = 10, options: { preparedStatements?: boolean } = {}) {
+  constructor(
+    private readonly url: string,
+    poolSize = 10,
+    options: { preparedStatements?: boolean } = {},
+  ) {
     this.names = options.preparedStatements === false ? null : new StatementNames();
     // A bound on connecting, so an unreachable host fails in seconds, not after the OS TCP timeout.
     this.pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });

@@ -14,7 +14,10 @@ import { storeTemplate, type StoreTemplate } from './pglite-template.js';
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
 
-  private constructor(private readonly pg: PGlite, private readonly lockFile: string | null) {}
+  private constructor(
+    private readonly pg: PGlite,
+    private readonly lockFile: string | null,
+  ) {}
 
   /** Opens (creating if needed) the store in `dataDir`, or an in-memory one when null. */
   static async open(dataDir: string | null): Promise<PgliteDb> {

@@ -54,7 +54,10 @@ export async function answerParkedCall(
     const late = call.park_ended === 'timed_out' || (call.status === 'parked' && call.past_deadline);
     if (late) {
       const at = call.park_deadline ? ` (${new Date(call.park_deadline).toISOString()})` : '';
-      throw new PalaiError('invalid-state', `The ${named} was not answered before its deadline${at}; it ended with its timeout outcome, and this answer came too late.`);
+      throw new PalaiError(
+        'invalid-state',
+        `The ${named} was not answered before its deadline${at}; it ended with its timeout outcome, and this answer came too late.`,
+      );
     }
     if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; its calls take no answer.`);
     if (call.status !== 'parked' && call.status !== 'running') {

@@ -42,7 +42,13 @@ const itemsOf = (rows: { call_id: string; output: string; position: number }[]):
  * Parks a running call until `timeoutMs` from now. When an answer was kept
  * while it ran, the call completes with it instead: the item to append, or null.
  */
-export async function parkCall(tx: Queryable, responseId: string, callId: string, timeoutMs: number, timeoutOutput: string): Promise<FunctionCallOutputItem | null> {
+export async function parkCall(
+  tx: Queryable,
+  responseId: string,
+  callId: string,
+  timeoutMs: number,
+  timeoutOutput: string,
+): Promise<FunctionCallOutputItem | null> {
   const { rows } = await tx.query<{ call_id: string; output: string; position: number }>(
     `UPDATE tool_calls SET park_deadline = now() + $3 * interval '1 millisecond', park_timeout_output = $4,
        status = CASE WHEN park_answer IS NULL THEN 'parked' ELSE 'completed' END,

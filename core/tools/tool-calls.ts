@@ -68,7 +68,20 @@ export async function insertToolCalls(tx: Queryable, projectId: string, response
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
          CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
          CASE WHEN $10 = 'completed' THEN now() END)`,
-      [projectId, responseId, call.callId, call.itemId, position++, call.name, call.kind, call.arguments, call.risk, call.status, call.output ?? null, call.approvalTimeoutSeconds ?? null],
+      [
+        projectId,
+        responseId,
+        call.callId,
+        call.itemId,
+        position++,
+        call.name,
+        call.kind,
+        call.arguments,
+        call.risk,
+        call.status,
+        call.output ?? null,
+        call.approvalTimeoutSeconds ?? null,
+      ],
     );
   }
 }
@@ -117,10 +130,22 @@ export async function markRunning(tx: Queryable, responseId: string, callId: str
 }
 
 /** The function_call_output item that carries a call's output into the conversation. */
-export const outputItem = (callId: string, output: string): FunctionCallOutputItem => ({ id: newId('fc'), type: 'function_call_output', call_id: callId, output, status: 'completed' });
+export const outputItem = (callId: string, output: string): FunctionCallOutputItem => ({
+  id: newId('fc'),
+  type: 'function_call_output',
+  call_id: callId,
+  output,
+  status: 'completed',
+});
 
 /** Records the output and returns the function_call_output item that carries it into the conversation. */
-export async function completeCall(tx: Queryable, responseId: string, callId: string, output: string, decision?: Record<string, unknown>): Promise<FunctionCallOutputItem> {
+export async function completeCall(
+  tx: Queryable,
+  responseId: string,
+  callId: string,
+  output: string,
+  decision?: Record<string, unknown>,
+): Promise<FunctionCallOutputItem> {
   await tx.query(
     `UPDATE tool_calls SET status = 'completed', output = $3, completed_at = now(), decision = COALESCE($4, decision)
      WHERE response_id = $1 AND call_id = $2`,
@@ -130,5 +155,9 @@ export async function completeCall(tx: Queryable, responseId: string, callId: st
 }
 
 export async function recordDecision(tx: Queryable, responseId: string, callId: string, decision: Record<string, unknown>): Promise<void> {
-  await tx.query(`UPDATE tool_calls SET status = 'ready', decision = $3 WHERE response_id = $1 AND call_id = $2`, [responseId, callId, JSON.stringify(decision)]);
+  await tx.query(`UPDATE tool_calls SET status = 'ready', decision = $3 WHERE response_id = $1 AND call_id = $2`, [
+    responseId,
+    callId,
+    JSON.stringify(decision),
+  ]);
 }

@@ -58,7 +58,10 @@ export class ToolRegistry {
       for (const tool of tools) {
         const first = origin.get(tool.name);
         if (first !== undefined) {
-          const from = first === index ? `both from ${describe(specTools[index], index)}` : `one from ${describe(specTools[first], first)} and one from ${describe(specTools[index], index)}`;
+          const from =
+            first === index
+              ? `both from ${describe(specTools[index], index)}`
+              : `one from ${describe(specTools[first], first)} and one from ${describe(specTools[index], index)}`;
           throw new ToolResolutionError(`Two tools are named ${JSON.stringify(tool.name)}: ${from}.`);
         }
         origin.set(tool.name, index);

@@ -52,7 +52,9 @@ await describeEachStore('A2A agent cards', (ctx) => {
     }
     const bad = await ctx().http.get('/a2a/private-card/.well-known/agent-card.json').set('Authorization', 'Bearer palai_sk_nope');
     assert.equal(bad.status, 401);
-    const other = await ctx().http.get('/a2a/private-card/.well-known/agent-card.json').set('Authorization', `Bearer ${await ctx().newProjectKey()}`);
+    const other = await ctx()
+      .http.get('/a2a/private-card/.well-known/agent-card.json')
+      .set('Authorization', `Bearer ${await ctx().newProjectKey()}`);
     assert.equal(other.status, 404, 'another project has no such agent');
 
     const open = await createAgent(ctx, { name: 'public-card', model: { provider: 'fake' }, metadata: { a2a_card: 'public' } });
@@ -60,12 +62,18 @@ await describeEachStore('A2A agent cards', (ctx) => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.name, 'public-card');
     assert.equal((await ctx().http.get('/a2a/public-card/.well-known/agent-card.json')).status, 401, 'by name a card needs the key');
-    assert.equal((await ctx().http.get('/a2a/agt_00000000000000000000000000/.well-known/agent-card.json')).status, 401, 'an unknown id looks like a private one');
-    const call = await ctx().http.post(`/a2a/${open.id}/jsonrpc`).send({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'resp_x' } });
+    assert.equal(
+      (await ctx().http.get('/a2a/agt_00000000000000000000000000/.well-known/agent-card.json')).status,
+      401,
+      'an unknown id looks like a private one',
+    );
+    const call = await ctx()
+      .http.post(`/a2a/${open.id}/jsonrpc`)
+      .send({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'resp_x' } });
     assert.equal(call.status, 401, 'a public card opens no method');
   });
 
-  test('GET /a2a/ lists the project\'s cards, paged', async () => {
+  test("GET /a2a/ lists the project's cards, paged", async () => {
     const res = await ctx().http.get('/a2a/').query({ limit: 1 }).set(ctx().auth);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.cards.length, 1);

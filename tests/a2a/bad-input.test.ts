@@ -48,7 +48,11 @@ await describeEachStore('A2A bad input', (ctx) => {
     assert.equal(rest.body.error.details[0].reason, 'TASK_NOT_FOUND');
     await createAgent(ctx, { name: 'other', model: { provider: 'fake' } });
     const task = await finished();
-    const foreign = await ctx().http.post('/a2a/other/jsonrpc').set(ctx().auth).set('A2A-Version', '1.0').send({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: task.id } });
+    const foreign = await ctx()
+      .http.post('/a2a/other/jsonrpc')
+      .set(ctx().auth)
+      .set('A2A-Version', '1.0')
+      .send({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: task.id } });
     assert.equal(foreign.body.error.code, -32001);
   });
 
@@ -66,19 +70,34 @@ await describeEachStore('A2A bad input', (ctx) => {
       model: { provider: 'fake', script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Sure?' } }] }, { text: 'ok' }] },
       tools: [{ type: 'builtin', name: 'ask_user' }],
     });
-    const asked = await ctx().http.post('/a2a/strict-asker/jsonrpc').set(ctx().auth).set('A2A-Version', '1.0').send({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message([{ text: 'go' }]) } });
+    const asked = await ctx()
+      .http.post('/a2a/strict-asker/jsonrpc')
+      .set(ctx().auth)
+      .set('A2A-Version', '1.0')
+      .send({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message([{ text: 'go' }]) } });
     const waiting = asked.body.result.task;
     assert.equal(waiting.status.state, 'TASK_STATE_INPUT_REQUIRED');
     const other = await finished();
     const before = await counts();
-    const wrong = await ctx().http.post('/a2a/strict-asker/jsonrpc').set(ctx().auth).set('A2A-Version', '1.0').send({
-      jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: message([{ text: 'yes' }], { taskId: waiting.id, contextId: other.contextId }) },
-    });
+    const wrong = await ctx()
+      .http.post('/a2a/strict-asker/jsonrpc')
+      .set(ctx().auth)
+      .set('A2A-Version', '1.0')
+      .send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'SendMessage',
+        params: { message: message([{ text: 'yes' }], { taskId: waiting.id, contextId: other.contextId }) },
+      });
     assert.equal(wrong.body.error.code, -32602, JSON.stringify(wrong.body));
     const unknown = await call('SendMessage', { message: message([{ text: 'x' }], { contextId: 'ses_00000000000000000000000000' }) });
     assert.equal(unknown.body.error.code, -32602);
     assert.deepEqual(await counts(), before);
-    const state = await ctx().http.post('/a2a/strict-asker/jsonrpc').set(ctx().auth).set('A2A-Version', '1.0').send({ jsonrpc: '2.0', id: 3, method: 'GetTask', params: { id: waiting.id } });
+    const state = await ctx()
+      .http.post('/a2a/strict-asker/jsonrpc')
+      .set(ctx().auth)
+      .set('A2A-Version', '1.0')
+      .send({ jsonrpc: '2.0', id: 3, method: 'GetTask', params: { id: waiting.id } });
     assert.equal(state.body.result.metadata.palai_status, 'waiting_for_input', 'the waiting task was not answered');
   });
 
@@ -94,7 +113,11 @@ await describeEachStore('A2A bad input', (ctx) => {
     assert.equal(nul.body.error.code, -32602);
     const noId = await call('SendMessage', { message: { role: 'ROLE_USER', parts: [{ text: 'x' }] } });
     assert.ok(noId.body.error, 'a message without messageId is refused');
-    const rest = await ctx().http.post('/a2a/strict/rest/message:send').set(ctx().auth).set('A2A-Version', '1.0').send({ message: message([{ text: 'x'.repeat(1_048_577) }]) });
+    const rest = await ctx()
+      .http.post('/a2a/strict/rest/message:send')
+      .set(ctx().auth)
+      .set('A2A-Version', '1.0')
+      .send({ message: message([{ text: 'x'.repeat(1_048_577) }]) });
     assert.equal(rest.status, 400);
     assert.deepEqual(await counts(), before);
   });
@@ -123,7 +146,10 @@ await describeEachStore('A2A bad input', (ctx) => {
     const res = await call('SendMessage', { message: message([{ text: huge }]) });
     assert.equal(res.status, 413);
     assert.equal(res.body.error.code, -32600);
-    const rest = await ctx().http.post('/a2a/strict/rest/message:send').set(ctx().auth).send({ message: message([{ text: huge }]) });
+    const rest = await ctx()
+      .http.post('/a2a/strict/rest/message:send')
+      .set(ctx().auth)
+      .send({ message: message([{ text: huge }]) });
     assert.equal(rest.status, 413);
   });
 

@@ -53,7 +53,8 @@ await describeEachStore('A2A contexts made by admission', (ctx) => {
   };
   const insertedAfter = async (n: number): Promise<Inserted[]> =>
     (await ctx().hub.kernel.db.query<Inserted>('SELECT tab, row_key, xact FROM insert_audit WHERE n > $1 ORDER BY n', [n])).rows;
-  const lastAudit = async (): Promise<number> => (await ctx().hub.kernel.db.query<{ n: number }>('SELECT coalesce(max(n), 0)::integer AS n FROM insert_audit')).rows[0].n;
+  const lastAudit = async (): Promise<number> =>
+    (await ctx().hub.kernel.db.query<{ n: number }>('SELECT coalesce(max(n), 0)::integer AS n FROM insert_audit')).rows[0].n;
 
   test('a message without contextId makes its session, its task and one inbox record in one transaction; sent again, nothing more', async () => {
     const from = await lastAudit();
@@ -62,7 +63,11 @@ await describeEachStore('A2A contexts made by admission', (ctx) => {
     const inserted = await insertedAfter(from);
     assert.deepEqual(
       inserted.map(({ tab, row_key }) => [tab, row_key]).sort(),
-      [['idempotency_keys', `a2a ${messageId}`], ['responses', task.id], ['sessions', task.contextId]].sort(),
+      [
+        ['idempotency_keys', `a2a ${messageId}`],
+        ['responses', task.id],
+        ['sessions', task.contextId],
+      ].sort(),
       'one inbox key (the messageId), one session (the context), one response (the task)',
     );
     assert.equal(new Set(inserted.map((row) => row.xact)).size, 1, `all in one transaction: ${JSON.stringify(inserted)}`);

@@ -47,25 +47,94 @@ function rawCalls(agent: string, taskId: string): RawCall[] {
   const jsonrpc = `/a2a/${agent}/jsonrpc`;
   const rest = `/a2a/${agent}/rest`;
   return [
-    { name: 'JSON-RPC SendMessage', binding: 'jsonrpc', version: '1.0', method: 'POST', path: jsonrpc, body: rpc(1, 'SendMessage', { message: message('during') }) },
+    {
+      name: 'JSON-RPC SendMessage',
+      binding: 'jsonrpc',
+      version: '1.0',
+      method: 'POST',
+      path: jsonrpc,
+      body: rpc(1, 'SendMessage', { message: message('during') }),
+    },
     { name: 'JSON-RPC GetTask', binding: 'jsonrpc', version: '1.0', method: 'POST', path: jsonrpc, body: rpc(2, 'GetTask', { id: taskId }) },
     { name: 'JSON-RPC ListTasks', binding: 'jsonrpc', version: '1.0', method: 'POST', path: jsonrpc, body: rpc(3, 'ListTasks', {}) },
     { name: 'JSON-RPC CancelTask', binding: 'jsonrpc', version: '1.0', method: 'POST', path: jsonrpc, body: rpc(4, 'CancelTask', { id: taskId }) },
-    { name: 'JSON-RPC SendStreamingMessage', binding: 'jsonrpc', version: '1.0', method: 'POST', path: jsonrpc, body: rpc(5, 'SendStreamingMessage', { message: message('during') }), stream: true },
-    { name: 'JSON-RPC SubscribeToTask', binding: 'jsonrpc', version: '1.0', method: 'POST', path: jsonrpc, body: rpc(6, 'SubscribeToTask', { id: taskId }), stream: true },
-    { name: 'JSON-RPC 0.3 message/send', binding: 'jsonrpc', version: '0.3', method: 'POST', path: jsonrpc, body: rpc(7, 'message/send', { message: legacyMessage('during') }) },
+    {
+      name: 'JSON-RPC SendStreamingMessage',
+      binding: 'jsonrpc',
+      version: '1.0',
+      method: 'POST',
+      path: jsonrpc,
+      body: rpc(5, 'SendStreamingMessage', { message: message('during') }),
+      stream: true,
+    },
+    {
+      name: 'JSON-RPC SubscribeToTask',
+      binding: 'jsonrpc',
+      version: '1.0',
+      method: 'POST',
+      path: jsonrpc,
+      body: rpc(6, 'SubscribeToTask', { id: taskId }),
+      stream: true,
+    },
+    {
+      name: 'JSON-RPC 0.3 message/send',
+      binding: 'jsonrpc',
+      version: '0.3',
+      method: 'POST',
+      path: jsonrpc,
+      body: rpc(7, 'message/send', { message: legacyMessage('during') }),
+    },
     { name: 'JSON-RPC 0.3 tasks/get', binding: 'jsonrpc', version: '0.3', method: 'POST', path: jsonrpc, body: rpc(8, 'tasks/get', { id: taskId }) },
-    { name: 'JSON-RPC 0.3 message/stream', binding: 'jsonrpc', version: '0.3', method: 'POST', path: jsonrpc, body: rpc(9, 'message/stream', { message: legacyMessage('during') }), stream: true },
-    { name: 'JSON-RPC 0.3 tasks/resubscribe', binding: 'jsonrpc', version: '0.3', method: 'POST', path: jsonrpc, body: rpc(10, 'tasks/resubscribe', { id: taskId }), stream: true },
+    {
+      name: 'JSON-RPC 0.3 message/stream',
+      binding: 'jsonrpc',
+      version: '0.3',
+      method: 'POST',
+      path: jsonrpc,
+      body: rpc(9, 'message/stream', { message: legacyMessage('during') }),
+      stream: true,
+    },
+    {
+      name: 'JSON-RPC 0.3 tasks/resubscribe',
+      binding: 'jsonrpc',
+      version: '0.3',
+      method: 'POST',
+      path: jsonrpc,
+      body: rpc(10, 'tasks/resubscribe', { id: taskId }),
+      stream: true,
+    },
     { name: 'HTTP+JSON message:send', binding: 'rest', version: '1.0', method: 'POST', path: `${rest}/message:send`, body: { message: message('during') } },
     { name: 'HTTP+JSON GET task', binding: 'rest', version: '1.0', method: 'GET', path: `${rest}/tasks/${taskId}` },
     { name: 'HTTP+JSON list tasks', binding: 'rest', version: '1.0', method: 'GET', path: `${rest}/tasks` },
     { name: 'HTTP+JSON cancel', binding: 'rest', version: '1.0', method: 'POST', path: `${rest}/tasks/${taskId}:cancel`, body: {} },
-    { name: 'HTTP+JSON message:stream', binding: 'rest', version: '1.0', method: 'POST', path: `${rest}/message:stream`, body: { message: message('during') }, stream: true },
+    {
+      name: 'HTTP+JSON message:stream',
+      binding: 'rest',
+      version: '1.0',
+      method: 'POST',
+      path: `${rest}/message:stream`,
+      body: { message: message('during') },
+      stream: true,
+    },
     { name: 'HTTP+JSON subscribe', binding: 'rest', version: '1.0', method: 'POST', path: `${rest}/tasks/${taskId}:subscribe`, body: {}, stream: true },
-    { name: 'HTTP+JSON 0.3 message:send', binding: 'rest', version: '0.3', method: 'POST', path: `${rest}/v1/message:send`, body: { message: legacyRestMessage('during') } },
+    {
+      name: 'HTTP+JSON 0.3 message:send',
+      binding: 'rest',
+      version: '0.3',
+      method: 'POST',
+      path: `${rest}/v1/message:send`,
+      body: { message: legacyRestMessage('during') },
+    },
     { name: 'HTTP+JSON 0.3 GET task', binding: 'rest', version: '0.3', method: 'GET', path: `${rest}/v1/tasks/${taskId}` },
-    { name: 'HTTP+JSON 0.3 message:stream', binding: 'rest', version: '0.3', method: 'POST', path: `${rest}/v1/message:stream`, body: { message: legacyRestMessage('during') }, stream: true },
+    {
+      name: 'HTTP+JSON 0.3 message:stream',
+      binding: 'rest',
+      version: '0.3',
+      method: 'POST',
+      path: `${rest}/v1/message:stream`,
+      body: { message: legacyRestMessage('during') },
+      stream: true,
+    },
     { name: 'HTTP+JSON 0.3 subscribe', binding: 'rest', version: '0.3', method: 'POST', path: `${rest}/v1/tasks/${taskId}:subscribe`, body: {}, stream: true },
   ];
 }
@@ -87,7 +156,12 @@ async function sendRaw(base: string, call: RawCall): Promise<Answer> {
   const headers: Record<string, string> = { Authorization: `Bearer ${API_KEY}`, Accept: call.stream ? 'text/event-stream' : 'application/json' };
   if (call.version === '1.0') headers['A2A-Version'] = '1.0';
   if (call.body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(base + call.path, { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body), signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(base + call.path, {
+    method: call.method,
+    headers,
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    signal: AbortSignal.timeout(30_000),
+  });
   const text = await res.text();
   let body: unknown = text;
   try {
@@ -164,7 +238,11 @@ describe('A2A during a database outage', { skip: postgresReason ?? false }, () =
     const target = new URL(ADMIN_URL);
     proxy = await TcpProxy.start(target.hostname, Number(target.port || 5432));
     // A statement that waits for a lock gives up after a second (lock_not_available), as the second test needs.
-    node = await startNode('a2a-outage', 'all', clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PGOPTIONS: '-c lock_timeout=1000' }));
+    node = await startNode(
+      'a2a-outage',
+      'all',
+      clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PGOPTIONS: '-c lock_timeout=1000' }),
+    );
     base = baseOf(node);
     await createAgent(base, { name: 'talker', model: { provider: 'fake', script: [{ text: 'at your service' }] } });
     // A run that streams for half a minute: its callers are still waiting when the database goes, and its writes meet the outage.
@@ -180,53 +258,97 @@ describe('A2A during a database outage', { skip: postgresReason ?? false }, () =
     await database?.drop();
   });
 
-  test('every call during the outage answers 503 with Retry-After and the unavailable error; once the database is back, every call works', { timeout: 120_000 }, async () => {
-    // Calls admitted before the outage, waiting for their run when it starts.
-    const waiting: RawCall[] = [
-      { name: 'JSON-RPC SendMessage (waiting)', binding: 'jsonrpc', version: '1.0', method: 'POST', path: '/a2a/ponderer/jsonrpc', body: rpc(1, 'SendMessage', { message: message('ponder') }) },
-      { name: 'JSON-RPC 0.3 message/send (waiting)', binding: 'jsonrpc', version: '0.3', method: 'POST', path: '/a2a/ponderer/jsonrpc', body: rpc(2, 'message/send', { message: legacyMessage('ponder') }) },
-      { name: 'HTTP+JSON message:send (waiting)', binding: 'rest', version: '1.0', method: 'POST', path: '/a2a/ponderer/rest/message:send', body: { message: message('ponder') } },
-      { name: 'HTTP+JSON 0.3 message:send (waiting)', binding: 'rest', version: '0.3', method: 'POST', path: '/a2a/ponderer/rest/v1/message:send', body: { message: legacyRestMessage('ponder') } },
-    ];
-    const answers = waiting.map((call) => sendRaw(base, call));
-    for (const answer of answers) answer.catch(() => undefined);
-    await waitUntil('the waiting calls admitted', 15_000, async () => {
-      const { body } = await api(base, 'GET', '/v1/responses?agent=ponderer&limit=10');
-      return body.data?.length === waiting.length && body.data.every((r: { status: string }) => r.status === 'in_progress');
-    });
+  test(
+    'every call during the outage answers 503 with Retry-After and the unavailable error; once the database is back, every call works',
+    { timeout: 120_000 },
+    async () => {
+      // Calls admitted before the outage, waiting for their run when it starts.
+      const waiting: RawCall[] = [
+        {
+          name: 'JSON-RPC SendMessage (waiting)',
+          binding: 'jsonrpc',
+          version: '1.0',
+          method: 'POST',
+          path: '/a2a/ponderer/jsonrpc',
+          body: rpc(1, 'SendMessage', { message: message('ponder') }),
+        },
+        {
+          name: 'JSON-RPC 0.3 message/send (waiting)',
+          binding: 'jsonrpc',
+          version: '0.3',
+          method: 'POST',
+          path: '/a2a/ponderer/jsonrpc',
+          body: rpc(2, 'message/send', { message: legacyMessage('ponder') }),
+        },
+        {
+          name: 'HTTP+JSON message:send (waiting)',
+          binding: 'rest',
+          version: '1.0',
+          method: 'POST',
+          path: '/a2a/ponderer/rest/message:send',
+          body: { message: message('ponder') },
+        },
+        {
+          name: 'HTTP+JSON 0.3 message:send (waiting)',
+          binding: 'rest',
+          version: '0.3',
+          method: 'POST',
+          path: '/a2a/ponderer/rest/v1/message:send',
+          body: { message: legacyRestMessage('ponder') },
+        },
+      ];
+      const answers = waiting.map((call) => sendRaw(base, call));
+      for (const answer of answers) answer.catch(() => undefined);
+      await waitUntil('the waiting calls admitted', 15_000, async () => {
+        const { body } = await api(base, 'GET', '/v1/responses?agent=ponderer&limit=10');
+        return body.data?.length === waiting.length && body.data.every((r: { status: string }) => r.status === 'in_progress');
+      });
 
-    proxy.takeDown();
-    try {
-      for (const [index, call] of waiting.entries()) assertUnavailable(call, await answers[index]);
-      for (const call of [...rawCalls('talker', finished.id), ...cardCalls('talker')]) assertUnavailable(call, await sendRaw(base, call));
-      for (const binding of BINDINGS) {
-        const client = clients[binding];
-        await assert.rejects(client.sendMessage(send(userMessage('during'))), (error) => (assertSdkUnavailable(binding, error, `[${binding}] sendMessage`), true));
-        await assert.rejects(client.getTask({ tenant: '', id: finished.id }), (error) => (assertSdkUnavailable(binding, error, `[${binding}] getTask`), true));
-        await assert.rejects(firstEvent(client.sendMessageStream(send(userMessage('during')))), (error) => (assertSdkUnavailable(binding, error, `[${binding}] sendMessageStream`), true));
-        await assert.rejects(firstEvent(client.resubscribeTask({ tenant: '', id: finished.id })), (error) => (assertSdkUnavailable(binding, error, `[${binding}] resubscribeTask`), true));
+      proxy.takeDown();
+      try {
+        for (const [index, call] of waiting.entries()) assertUnavailable(call, await answers[index]);
+        for (const call of [...rawCalls('talker', finished.id), ...cardCalls('talker')]) assertUnavailable(call, await sendRaw(base, call));
+        for (const binding of BINDINGS) {
+          const client = clients[binding];
+          await assert.rejects(
+            client.sendMessage(send(userMessage('during'))),
+            (error) => (assertSdkUnavailable(binding, error, `[${binding}] sendMessage`), true),
+          );
+          await assert.rejects(
+            client.getTask({ tenant: '', id: finished.id }),
+            (error) => (assertSdkUnavailable(binding, error, `[${binding}] getTask`), true),
+          );
+          await assert.rejects(
+            firstEvent(client.sendMessageStream(send(userMessage('during')))),
+            (error) => (assertSdkUnavailable(binding, error, `[${binding}] sendMessageStream`), true),
+          );
+          await assert.rejects(
+            firstEvent(client.resubscribeTask({ tenant: '', id: finished.id })),
+            (error) => (assertSdkUnavailable(binding, error, `[${binding}] resubscribeTask`), true),
+          );
+        }
+        assert.equal(node.proc.child.exitCode, null, `alive through the outage\n${logsOf(node)}`);
+      } finally {
+        proxy.up();
       }
-      assert.equal(node.proc.child.exitCode, null, `alive through the outage\n${logsOf(node)}`);
-    } finally {
-      proxy.up();
-    }
 
-    await waitUntil('the hub ready again', 30_000, async () => (await api(base, 'GET', '/readyz')).status === 200, 100);
-    for (const binding of BINDINGS) {
-      const task = (await clients[binding].sendMessage(send(userMessage('after')))) as Task;
-      assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED, `[${binding}] a message after the outage completes`);
-      assert.equal((await clients[binding].getTask({ tenant: '', id: task.id })).id, task.id);
-      const first = await firstEvent(clients[binding].sendMessageStream(send(userMessage('after'))));
-      assert.equal(first.payload?.$case, 'task', `[${binding}] a stream after the outage starts with its task`);
-    }
-    // The raw calls get their usual answers (a finished task cannot be canceled or subscribed to: those are A2A errors of their own).
-    for (const call of [...rawCalls('talker', finished.id), ...cardCalls('talker')]) {
-      const answer = await sendRaw(base, call);
-      const what = `${call.name} after the outage: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`;
-      assert.ok(answer.status < 500, what);
-      assert.ok(![-32600, -32603].includes(answer.body?.error?.code ?? answer.body?.code), what);
-    }
-  });
+      await waitUntil('the hub ready again', 30_000, async () => (await api(base, 'GET', '/readyz')).status === 200, 100);
+      for (const binding of BINDINGS) {
+        const task = (await clients[binding].sendMessage(send(userMessage('after')))) as Task;
+        assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED, `[${binding}] a message after the outage completes`);
+        assert.equal((await clients[binding].getTask({ tenant: '', id: task.id })).id, task.id);
+        const first = await firstEvent(clients[binding].sendMessageStream(send(userMessage('after'))));
+        assert.equal(first.payload?.$case, 'task', `[${binding}] a stream after the outage starts with its task`);
+      }
+      // The raw calls get their usual answers (a finished task cannot be canceled or subscribed to: those are A2A errors of their own).
+      for (const call of [...rawCalls('talker', finished.id), ...cardCalls('talker')]) {
+        const answer = await sendRaw(base, call);
+        const what = `${call.name} after the outage: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`;
+        assert.ok(answer.status < 500, what);
+        assert.ok(![-32600, -32603].includes(answer.body?.error?.code ?? answer.body?.code), what);
+      }
+    },
+  );
 
   test('a call whose key and agent were found but whose task store cannot answer is a 503 too, before its stream starts', { timeout: 120_000 }, async () => {
     // The responses table locked away (as a long migration would): every read of a task waits, then gives up.
@@ -240,8 +362,14 @@ describe('A2A during a database outage', { skip: postgresReason ?? false }, () =
       for (const [index, call] of calls.entries()) assertUnavailable(call, answers[index]);
       for (const binding of BINDINGS) {
         const client = clients[binding];
-        await assert.rejects(firstEvent(client.sendMessageStream(send(userMessage('locked out')))), (error) => (assertSdkUnavailable(binding, error, `[${binding}] sendMessageStream`), true));
-        await assert.rejects(firstEvent(client.resubscribeTask({ tenant: '', id: finished.id })), (error) => (assertSdkUnavailable(binding, error, `[${binding}] resubscribeTask`), true));
+        await assert.rejects(
+          firstEvent(client.sendMessageStream(send(userMessage('locked out')))),
+          (error) => (assertSdkUnavailable(binding, error, `[${binding}] sendMessageStream`), true),
+        );
+        await assert.rejects(
+          firstEvent(client.resubscribeTask({ tenant: '', id: finished.id })),
+          (error) => (assertSdkUnavailable(binding, error, `[${binding}] resubscribeTask`), true),
+        );
       }
     } finally {
       await locker.query('ROLLBACK');

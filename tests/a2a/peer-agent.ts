@@ -26,7 +26,16 @@ export interface Received {
 const now = () => new Date().toISOString();
 
 function agentMessage(taskId: string, contextId: string, value: string): Message {
-  return { messageId: `peer-${Math.random().toString(36).slice(2)}`, contextId, taskId, role: Role.ROLE_AGENT, parts: [text(value)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: `peer-${Math.random().toString(36).slice(2)}`,
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [text(value)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 class PeerExecutor implements AgentExecutor {
@@ -48,8 +57,13 @@ class PeerExecutor implements AgentExecutor {
     const said = partsText(context.userMessage.parts);
     const { taskId, contextId } = context;
     this.received.push({ messageId: context.userMessage.messageId, taskId, text: said, headers: this.lastHeaders });
-    const status = (state: TaskState, message?: string): TaskStatus => ({ state, message: message === undefined ? undefined : agentMessage(taskId, contextId, message), timestamp: now() });
-    const update = (state: TaskState, message?: string) => bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, message), metadata: undefined }));
+    const status = (state: TaskState, message?: string): TaskStatus => ({
+      state,
+      message: message === undefined ? undefined : agentMessage(taskId, contextId, message),
+      timestamp: now(),
+    });
+    const update = (state: TaskState, message?: string) =>
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, message), metadata: undefined }));
     const complete = (answer: string) => {
       bus.publish(
         AgentEvent.artifactUpdate({
@@ -64,7 +78,14 @@ class PeerExecutor implements AgentExecutor {
       update(TaskState.TASK_STATE_COMPLETED);
     };
 
-    const task: Task = context.task ?? { id: taskId, contextId, status: status(TaskState.TASK_STATE_SUBMITTED), artifacts: [], history: [context.userMessage], metadata: undefined };
+    const task: Task = context.task ?? {
+      id: taskId,
+      contextId,
+      status: status(TaskState.TASK_STATE_SUBMITTED),
+      artifacts: [],
+      history: [context.userMessage],
+      metadata: undefined,
+    };
     bus.publish(AgentEvent.task(task));
     update(TaskState.TASK_STATE_WORKING);
     if (context.task) {
@@ -85,7 +106,14 @@ class PeerExecutor implements AgentExecutor {
   }
 
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: '', status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() }, metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() },
+        metadata: undefined,
+      }),
+    );
     bus.finished();
   }
 }
@@ -132,7 +160,10 @@ export async function startPeerAgent(options: { name?: string; streaming?: boole
     }
     next();
   });
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => Object.assign(card(), { toJSON: () => AgentCard.toJSON(card()) }) }));
+  app.use(
+    '/.well-known/agent-card.json',
+    agentCardHandler({ agentCardProvider: async () => Object.assign(card(), { toJSON: () => AgentCard.toJSON(card()) }) }),
+  );
   app.use('/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.use('/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const server = await listen(app as unknown as import('express').Express);

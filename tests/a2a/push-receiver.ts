@@ -52,4 +52,3 @@ export async function until<T>(what: string, probe: () => T | undefined | false,
     await sleep(50);
   }
 }
-

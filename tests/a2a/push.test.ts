@@ -17,7 +17,11 @@ await describeEachStore(
     before(async () => {
       server = await listen(ctx().hub.app);
       await createAgent(ctx, { name: 'pushy', model: { provider: 'fake' } });
-      await createAgent(ctx, { name: 'asks', model: { provider: 'fake', script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Sure?' } }] }, { text: 'ok' }] }, tools: [{ type: 'builtin', name: 'ask_user' }] });
+      await createAgent(ctx, {
+        name: 'asks',
+        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Sure?' } }] }, { text: 'ok' }] },
+        tools: [{ type: 'builtin', name: 'ask_user' }],
+      });
     });
     after(() => server.close());
 
@@ -33,7 +37,14 @@ await describeEachStore(
           const client = await a2aClient(server.url, 'pushy', ctx().apiKey, binding);
           const task = (await client.sendMessage(
             send(userMessage('push me'), {
-              taskPushNotificationConfig: { tenant: '', id: '', taskId: '', url: receiver.url, token: 'tok-123', authentication: { scheme: 'Bearer', credentials: 'cred-456' } },
+              taskPushNotificationConfig: {
+                tenant: '',
+                id: '',
+                taskId: '',
+                url: receiver.url,
+                token: 'tok-123',
+                authentication: { scheme: 'Bearer', credentials: 'cred-456' },
+              },
             }),
           )) as Task;
           assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
@@ -64,7 +75,14 @@ await describeEachStore(
         const client = await a2aClient(server.url, 'asks', ctx().apiKey, 'JSONRPC');
         const task = (await client.sendMessage(send(userMessage('go')))) as Task;
         assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-        const created = await client.createTaskPushNotificationConfig({ tenant: '', id: 'cfg-1', taskId: task.id, url: receiver.url, token: 'secret-token', authentication: undefined });
+        const created = await client.createTaskPushNotificationConfig({
+          tenant: '',
+          id: 'cfg-1',
+          taskId: task.id,
+          url: receiver.url,
+          token: 'secret-token',
+          authentication: undefined,
+        });
         assert.equal(created.id, 'cfg-1');
         assert.equal(created.token, '', 'the token is write-only');
         const read = await client.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: 'cfg-1' });

@@ -99,7 +99,9 @@ await describeEachStore(
       const call = state.output.find((item) => item.type === 'function_call') as { call_id: string };
       assert.equal(sent[0].messageId, `${admitted.id}:${call.call_id}`, "the message id is the call's idempotency key");
       assert.equal(sent[0].headers.authorization, TOKEN);
-      const row = (await ctx().hub.kernel.db.query<{ checkpoint: { task_id: string } }>('SELECT checkpoint FROM tool_calls WHERE response_id = $1', [admitted.id])).rows[0];
+      const row = (
+        await ctx().hub.kernel.db.query<{ checkpoint: { task_id: string } }>('SELECT checkpoint FROM tool_calls WHERE response_id = $1', [admitted.id])
+      ).rows[0];
       assert.equal(row.checkpoint.task_id, sent[0].taskId, 'the remote task id was committed');
     });
 

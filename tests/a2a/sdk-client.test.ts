@@ -54,7 +54,13 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
     for (let i = 0; i < 200; i++) {
       const task = await c.getTask({ tenant: '', id });
       const state = task.status?.state;
-      if (state === TaskState.TASK_STATE_COMPLETED || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_CANCELED || state === TaskState.TASK_STATE_FAILED) return task;
+      if (
+        state === TaskState.TASK_STATE_COMPLETED ||
+        state === TaskState.TASK_STATE_INPUT_REQUIRED ||
+        state === TaskState.TASK_STATE_CANCELED ||
+        state === TaskState.TASK_STATE_FAILED
+      )
+        return task;
       await sleep(50);
     }
     throw new Error(`task ${id} did not settle`);
@@ -96,7 +102,10 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       const events: StreamResponse[] = [];
       for await (const event of c.sendMessageStream(send(userMessage('stream it')))) events.push(event);
       assert.equal(events[0].payload?.$case, 'task');
-      assert.ok(events.slice(1).every((e) => e.payload?.$case !== 'task'), 'one task, first');
+      assert.ok(
+        events.slice(1).every((e) => e.payload?.$case !== 'task'),
+        'one task, first',
+      );
       const states = events.map(stateOf).filter((s) => s !== undefined);
       assert.equal(states.at(-1), TaskState.TASK_STATE_COMPLETED);
       assert.equal(states.filter((s) => s === TaskState.TASK_STATE_COMPLETED).length, 1, 'one terminal update');
@@ -115,22 +124,67 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       assert.notEqual(second.id, first.id);
       const items = await restGet(`/v1/sessions/${first.contextId}/items?limit=100`);
       assert.equal(items.data.length, 4, 'both turns are in the session');
-      const listed = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: '', statusTimestampAfter: undefined });
-      assert.deepEqual(listed.tasks.map((t) => t.id), [second.id], 'newest first');
+      const listed = await c.listTasks({
+        tenant: '',
+        contextId: first.contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 1,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+      });
+      assert.deepEqual(
+        listed.tasks.map((t) => t.id),
+        [second.id],
+        'newest first',
+      );
       assert.equal(listed.totalSize, 2, 'totalSize counts every matching task, not just this page');
       assert.notEqual(listed.nextPageToken, '');
-      const next = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: listed.nextPageToken, statusTimestampAfter: undefined });
-      assert.deepEqual(next.tasks.map((t) => t.id), [first.id]);
+      const next = await c.listTasks({
+        tenant: '',
+        contextId: first.contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 1,
+        pageToken: listed.nextPageToken,
+        statusTimestampAfter: undefined,
+      });
+      assert.deepEqual(
+        next.tasks.map((t) => t.id),
+        [first.id],
+      );
       assert.equal(next.nextPageToken, '');
-      const completed = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_COMPLETED, pageToken: '', statusTimestampAfter: undefined });
+      const completed = await c.listTasks({
+        tenant: '',
+        contextId: first.contextId,
+        status: TaskState.TASK_STATE_COMPLETED,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+      });
       assert.equal(completed.tasks.length, 2);
-      const working = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_WORKING, pageToken: '', statusTimestampAfter: undefined });
+      const working = await c.listTasks({
+        tenant: '',
+        contextId: first.contextId,
+        status: TaskState.TASK_STATE_WORKING,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+      });
       assert.equal(working.tasks.length, 0);
       assert.equal(working.totalSize, 0);
       const since = (ms: number) => new Date(Date.now() + ms).toISOString();
-      const recent = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: since(-60_000) });
+      const recent = await c.listTasks({
+        tenant: '',
+        contextId: first.contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageToken: '',
+        statusTimestampAfter: since(-60_000),
+      });
       assert.equal(recent.tasks.length, 2, 'both changed status within the last minute');
-      const future = await c.listTasks({ tenant: '', contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: since(60_000) });
+      const future = await c.listTasks({
+        tenant: '',
+        contextId: first.contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageToken: '',
+        statusTimestampAfter: since(60_000),
+      });
       assert.equal(future.tasks.length, 0, 'none changed status after a time to come');
       assert.ok(Date.parse(String(second.status?.timestamp)) >= Date.parse(String(first.status?.timestamp)), 'a task status carries when it changed');
     });
@@ -230,10 +284,16 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
     const w = await client('weather', 'HTTP+JSON');
     const toolWait = (await w.sendMessage(send(userMessage('weather?')))) as Task;
     assert.equal(toolWait.metadata?.palai_status, 'waiting_for_tool');
-    const call = (toolWait.status!.message!.parts.find((p) => p.content?.$case === 'data')!.content!.value as { calls: Array<{ call_id: string; name: string; arguments: unknown }> }).calls[0];
+    const call = (
+      toolWait.status!.message!.parts.find((p) => p.content?.$case === 'data')!.content!.value as {
+        calls: Array<{ call_id: string; name: string; arguments: unknown }>;
+      }
+    ).calls[0];
     assert.equal(call.name, 'get_weather');
     assert.deepEqual(call.arguments, { city: 'Oslo' });
-    const done = (await w.sendMessage(send(userMessage([data({ tool_outputs: [{ call_id: call.call_id, output: { sky: 'clear' } }] })], { taskId: toolWait.id })))) as Task;
+    const done = (await w.sendMessage(
+      send(userMessage([data({ tool_outputs: [{ call_id: call.call_id, output: { sky: 'clear' } }] })], { taskId: toolWait.id })),
+    )) as Task;
     assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
     assert.equal(answerText(done), 'sunny it is');
     const response = await restGet(`/v1/responses/${toolWait.id}`);
@@ -274,7 +334,10 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       const legacyCard = { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === '0.3' && i.protocolBinding === binding) };
       assert.equal(legacyCard.supportedInterfaces.length, 1);
       const factory = new ClientFactory({
-        transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+        transports: [
+          new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+          new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+        ],
       });
       const c = await factory.createFromAgentCard(legacyCard);
       assert.equal(c.protocolVersion, '0.3');

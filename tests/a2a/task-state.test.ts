@@ -10,7 +10,18 @@ import { PalaiError } from '../../core/errors/palai-error.js';
 import { problemTypes } from '../../core/errors/problem-types.js';
 import { createLogger } from '../../core/logger.js';
 
-const ALL: ResponseStatus[] = ['queued', 'in_progress', 'waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'];
+const ALL: ResponseStatus[] = [
+  'queued',
+  'in_progress',
+  'waiting_for_approval',
+  'waiting_for_tool',
+  'waiting_for_input',
+  'completed',
+  'failed',
+  'canceled',
+  'timed_out',
+  'budget_exceeded',
+];
 const A2A_TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
 
 test('every kernel status has exactly one task state, as the table says', () => {
@@ -39,7 +50,11 @@ test('terminal statuses are terminal task states and only they; every wait is in
 
 test('statusesOf is the inverse of the table (ListTasks filters by it)', () => {
   for (const state of Object.values(TaskState).filter((v): v is TaskState => typeof v === 'number')) {
-    assert.deepEqual(statusesOf(state), ALL.filter((s) => TASK_STATE[s] === state), String(state));
+    assert.deepEqual(
+      statusesOf(state),
+      ALL.filter((s) => TASK_STATE[s] === state),
+      String(state),
+    );
   }
   assert.deepEqual(statusesOf(TaskState.TASK_STATE_REJECTED), []);
 });
@@ -60,5 +75,6 @@ test('a problem that means the service cannot answer now, or a transient driver 
   const reset = toA2aError(atBoundaryError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), logger);
   assert.ok(reset instanceof ServiceUnavailableError);
   assert.deepEqual(reset.metadata, { palai_problem: 'store-unavailable' });
-  for (const slug of ['internal', 'not-found', 'validation-failed'] as const) assert.ok(!(toA2aError(new PalaiError(slug, 'no'), logger) instanceof ServiceUnavailableError), slug);
+  for (const slug of ['internal', 'not-found', 'validation-failed'] as const)
+    assert.ok(!(toA2aError(new PalaiError(slug, 'no'), logger) instanceof ServiceUnavailableError), slug);
 });

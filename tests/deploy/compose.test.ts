@@ -16,7 +16,12 @@ import { composeValidator, explain } from './support/schemas.js';
 const DIR = 'deploy/compose';
 const compose = yamlFile(`${DIR}/compose.yaml`);
 const services: Record<string, any> = compose.services;
-const PALAI_ROLES = { migrate: ['migrate'], api: ['serve', '--role', 'api'], worker: ['serve', '--role', 'worker'], consumers: ['serve', '--role', 'consumers'] };
+const PALAI_ROLES = {
+  migrate: ['migrate'],
+  api: ['serve', '--role', 'api'],
+  worker: ['serve', '--role', 'worker'],
+  consumers: ['serve', '--role', 'consumers'],
+};
 const isPalai = (service: any) => service.build?.dockerfile === 'deploy/Dockerfile';
 
 /** A service's environment as a map, whichever of Compose's two forms it uses. */
@@ -65,7 +70,10 @@ test('every long-running service has a health check; Palai services probe /ready
     const adminPort = environment(service).PALAI_ADMIN_PORT;
     assert.ok(check.test.join(' ').includes(`127.0.0.1:${adminPort}/readyz`), `${name} probes /readyz on PALAI_ADMIN_PORT (${adminPort})`);
     const published = (service.ports ?? []).map(String);
-    assert.ok(published.some((p: string) => p.endsWith(`:${adminPort}`)), `${name} publishes its admin port`);
+    assert.ok(
+      published.some((p: string) => p.endsWith(`:${adminPort}`)),
+      `${name} publishes its admin port`,
+    );
   }
   assert.match(services.postgres.healthcheck.test.join(' '), /pg_isready/);
 });
@@ -92,7 +100,8 @@ test('the settings given to Palai are ones its configuration loader reads and ac
   const template = envFile(`${DIR}/palai.env.example`);
   for (const name of Object.keys(PALAI_ROLES)) {
     const env = { ...template, ...environment(services[name]) };
-    for (const key of Object.keys(env).filter((k) => k.startsWith('PALAI_') || k === 'HOST' || k === 'PORT')) assert.ok(known.has(key), `${key} is a setting core/config.ts reads`);
+    for (const key of Object.keys(env).filter((k) => k.startsWith('PALAI_') || k === 'HOST' || k === 'PORT'))
+      assert.ok(known.has(key), `${key} is a setting core/config.ts reads`);
     const config = loadConfig(env);
     assert.equal(config.host, '0.0.0.0');
     assert.notEqual(config.adminPort, null);
@@ -102,7 +111,8 @@ test('the settings given to Palai are ones its configuration loader reads and ac
   assert.equal(database.hostname, 'postgres', 'PALAI_DATABASE_URL names the postgres service');
   assert.equal(database.username, postgres.POSTGRES_USER);
   assert.equal(database.pathname, `/${postgres.POSTGRES_DB}`);
-  for (const broker of ['kafka', 'sqs']) assert.ok(environment(services.consumers).PALAI_EGRESS_ALLOW_HOSTS.split(',').includes(broker), `the egress guard lets Palai reach ${broker}`);
+  for (const broker of ['kafka', 'sqs'])
+    assert.ok(environment(services.consumers).PALAI_EGRESS_ALLOW_HOSTS.split(',').includes(broker), `the egress guard lets Palai reach ${broker}`);
 });
 
 // A Compose CLI parses the file without an engine (.ci/run installs Debian's docker-compose); it has the last word.
@@ -111,18 +121,22 @@ const composeCli = ['docker compose', 'docker-compose'].find((cli) => {
   return spawnSync(command, [...args, 'version'], { stdio: 'ignore' }).status === 0;
 });
 
-test('a Compose CLI parses it (`config`), with env files made from the templates', { skip: toolMissing('docker compose or docker-compose', Boolean(composeCli)) }, () => {
-  const work = mkdtempSync(join(tmpdir(), 'palai-compose-'));
-  try {
-    cpSync(join(ROOT, DIR), join(work, DIR), { recursive: true });
-    for (const file of ['palai.env', 'postgres.env']) cpSync(join(work, DIR, `${file}.example`), join(work, DIR, file));
-    const [command, ...args] = composeCli!.split(' ');
-    const result = spawnSync(command, [...args, '-f', 'compose.yaml', 'config', '--quiet'], { cwd: join(work, DIR), encoding: 'utf8' });
-    assert.equal(result.status, 0, `${composeCli} config failed:\n${result.stderr}`);
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-});
+test(
+  'a Compose CLI parses it (`config`), with env files made from the templates',
+  { skip: toolMissing('docker compose or docker-compose', Boolean(composeCli)) },
+  () => {
+    const work = mkdtempSync(join(tmpdir(), 'palai-compose-'));
+    try {
+      cpSync(join(ROOT, DIR), join(work, DIR), { recursive: true });
+      for (const file of ['palai.env', 'postgres.env']) cpSync(join(work, DIR, `${file}.example`), join(work, DIR, file));
+      const [command, ...args] = composeCli!.split(' ');
+      const result = spawnSync(command, [...args, '-f', 'compose.yaml', 'config', '--quiet'], { cwd: join(work, DIR), encoding: 'utf8' });
+      assert.equal(result.status, 0, `${composeCli} config failed:\n${result.stderr}`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  },
+);
 
 function gitTracks(path: string): boolean {
   return spawnSync('git', ['ls-files', '--error-unmatch', path], { cwd: ROOT, stdio: 'ignore' }).status === 0;

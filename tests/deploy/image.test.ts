@@ -61,11 +61,15 @@ function copies(s: Stage): Array<{ from: string | null; sources: string[]; dest:
 
 test('the build stage installs every dependency and compiles every directory scripts/build.mjs compiles', () => {
   const build = stage('build');
-  assert.ok(all(build, 'RUN').some((r) => /^npm ci\b/.test(r) && !r.includes('--omit=dev')), 'npm ci with the dev dependencies (esbuild)');
+  assert.ok(
+    all(build, 'RUN').some((r) => /^npm ci\b/.test(r) && !r.includes('--omit=dev')),
+    'npm ci with the dev dependencies (esbuild)',
+  );
   assert.ok(all(build, 'RUN').includes('npm run build'));
   const sourceDirs = JSON.parse(/const SOURCE_DIRS = (\[[^\]]*\])/.exec(read('scripts/build.mjs'))![1].replace(/'/g, '"')) as string[];
   const copied = copies(build).flatMap((c) => c.sources);
-  for (const dir of [...sourceDirs, 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json']) assert.ok(copied.includes(dir), `the build stage copies ${dir}`);
+  for (const dir of [...sourceDirs, 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json'])
+    assert.ok(copied.includes(dir), `the build stage copies ${dir}`);
 });
 
 test('the runtime stage holds production dependencies, dist/, bin/ and package.json, and nothing to compile', () => {
@@ -91,7 +95,8 @@ test('the image runs as a non-root user, listens on every interface, and starts 
   const exposed = all(runtime, 'EXPOSE').flatMap((a) => a.split(/\s+/));
   assert.ok(exposed.includes(env.PORT) && exposed.includes(env.PALAI_ADMIN_PORT), `EXPOSE ${exposed.join(' ')} covers PORT and PALAI_ADMIN_PORT`);
   const known = configVariables();
-  for (const name of Object.keys(env).filter((n) => n.startsWith('PALAI_') || n === 'HOST' || n === 'PORT')) assert.ok(known.has(name), `${name} is a setting core/config.ts reads`);
+  for (const name of Object.keys(env).filter((n) => n.startsWith('PALAI_') || n === 'HOST' || n === 'PORT'))
+    assert.ok(known.has(name), `${name} is a setting core/config.ts reads`);
   assert.deepEqual(execForm(all(runtime, 'ENTRYPOINT').at(-1)!), ['node', 'bin/palai.mjs']);
   assert.deepEqual(execForm(all(runtime, 'CMD').at(-1)!), ['serve']);
 });
@@ -113,10 +118,15 @@ test('every base image is pinned by a tag', () => {
 });
 
 test('.dockerignore admits only what the Dockerfile copies: no local store, env file, node_modules or dist/', () => {
-  const lines = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = read('.dockerignore')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   assert.equal(lines[0], '*', 'an allow-list: everything is ignored first');
   const allowed = lines.slice(1).map((l) => (assert.match(l, /^![\w.-]+\/?$/), l.slice(1).replace(/\/$/, '')));
   const admitted = (path: string) => allowed.includes(path.split('/')[0]);
-  for (const s of dockerfile) for (const c of copies(s).filter((c) => c.from === null)) for (const source of c.sources) assert.ok(admitted(source), `${source} is in the build context`);
-  for (const path of ['.palai/db', 'deploy/compose/palai.env', 'node_modules/x', 'dist/cli/main.js', '.git/config']) assert.ok(!admitted(path), `${path} stays out`);
+  for (const s of dockerfile)
+    for (const c of copies(s).filter((c) => c.from === null)) for (const source of c.sources) assert.ok(admitted(source), `${source} is in the build context`);
+  for (const path of ['.palai/db', 'deploy/compose/palai.env', 'node_modules/x', 'dist/cli/main.js', '.git/config'])
+    assert.ok(!admitted(path), `${path} stays out`);
 });

@@ -24,7 +24,9 @@ const kustomizations = filesUnder(DIR).filter(isKustomization);
 
 /** Every file a kustomization lists as a patch: partial objects, checked as such. */
 const patchFiles = new Set(
-  kustomizations.flatMap((k) => ((yamlFile(k).patches ?? []) as Array<{ path?: string }>).filter((p) => p.path).map((p) => normalize(join(dirname(k), p.path!)))),
+  kustomizations.flatMap((k) =>
+    ((yamlFile(k).patches ?? []) as Array<{ path?: string }>).filter((p) => p.path).map((p) => normalize(join(dirname(k), p.path!))),
+  ),
 );
 
 const documents = (path: string) => yamlDocuments(read(path));
@@ -74,7 +76,10 @@ test('every kustomization references files that exist, and its patches target ob
     const here = dirname(path);
     for (const entry of [...(kustomization.resources ?? []), ...(kustomization.components ?? [])]) {
       const target = normalize(join(here, entry));
-      assert.ok(exists(target.endsWith('.yaml') ? target : join(target, 'kustomization.yaml')), `${path}: ${entry} is a manifest or a directory with a kustomization`);
+      assert.ok(
+        exists(target.endsWith('.yaml') ? target : join(target, 'kustomization.yaml')),
+        `${path}: ${entry} is a manifest or a directory with a kustomization`,
+      );
     }
     for (const patch of kustomization.patches ?? []) {
       for (const object of documents(normalize(join(here, patch.path)))) {
@@ -116,7 +121,10 @@ test('probes: liveness on /healthz and readiness on /readyz, on the admin port t
 });
 
 test('containers are non-root, without privileges, on a read-only root filesystem, with /tmp the only writable path', () => {
-  const pods = [...ROLES.map((role) => [role, find(base, 'Deployment', `palai-${role}`).spec.template.spec] as const), ['migrate Job', job.spec.template.spec] as const];
+  const pods = [
+    ...ROLES.map((role) => [role, find(base, 'Deployment', `palai-${role}`).spec.template.spec] as const),
+    ['migrate Job', job.spec.template.spec] as const,
+  ];
   for (const [name, pod] of pods) {
     assert.equal(pod.securityContext.runAsNonRoot, true, name);
     assert.notEqual(pod.securityContext.runAsUser, 0, name);
@@ -127,7 +135,10 @@ test('containers are non-root, without privileges, on a read-only root filesyste
       assert.equal(container.securityContext.allowPrivilegeEscalation, false, where);
       assert.equal(container.securityContext.readOnlyRootFilesystem, true, where);
       assert.deepEqual(container.securityContext.capabilities.drop, ['ALL'], where);
-      assert.ok(container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory, `${where}: requests and a memory limit`);
+      assert.ok(
+        container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory,
+        `${where}: requests and a memory limit`,
+      );
     }
     for (const mount of pod.containers.flatMap((c: any) => c.volumeMounts ?? [])) {
       const volume = pod.volumes.find((v: any) => v.name === mount.name);
@@ -149,7 +160,8 @@ test('secrets by reference: pods read the Secret palai-secrets, which no kustomi
   for (const role of ROLES) {
     const [main] = find(base, 'Deployment', `palai-${role}`).spec.template.spec.containers;
     assert.deepEqual(main.envFrom, [{ configMapRef: { name: 'palai-config' } }, { secretRef: { name: 'palai-secrets' } }]);
-    for (const variable of main.env ?? []) assert.ok(!SECRET_NAME.test(variable.name) || variable.valueFrom?.secretKeyRef, `${role}: ${variable.name} comes from a Secret`);
+    for (const variable of main.env ?? [])
+      assert.ok(!SECRET_NAME.test(variable.name) || variable.valueFrom?.secretKeyRef, `${role}: ${variable.name} comes from a Secret`);
   }
   for (const path of manifestFiles.filter((p) => !p.endsWith('secret.example.yaml'))) {
     for (const object of documents(path)) assert.notEqual(object.kind, 'Secret', `${path} creates a Secret`);
@@ -178,12 +190,24 @@ test('each role has a PodDisruptionBudget and a ServiceMonitor scraping /metrics
     const deployment = find(base, 'Deployment', `palai-${role}`);
     const podLabels = deployment.spec.template.metadata.labels;
     const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => podLabels[k] === v);
-    assert.deepEqual(deployment.spec.selector.matchLabels, find(base, 'PodDisruptionBudget', `palai-${role}`).spec.selector.matchLabels, `${role}: the PDB covers its pods`);
+    assert.deepEqual(
+      deployment.spec.selector.matchLabels,
+      find(base, 'PodDisruptionBudget', `palai-${role}`).spec.selector.matchLabels,
+      `${role}: the PDB covers its pods`,
+    );
     const monitor = find(serviceMonitors, 'ServiceMonitor', `palai-${role}`) ?? assert.fail(`no ServiceMonitor for ${role}`);
-    assert.deepEqual(monitor.spec.endpoints.map((e: any) => [e.port, e.path]), [['admin', '/metrics']]);
-    const service = services.find((s) => selects(s.spec.selector) && Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => renderedLabels(s)[k] === v));
+    assert.deepEqual(
+      monitor.spec.endpoints.map((e: any) => [e.port, e.path]),
+      [['admin', '/metrics']],
+    );
+    const service = services.find(
+      (s) => selects(s.spec.selector) && Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => renderedLabels(s)[k] === v),
+    );
     assert.ok(service, `${role}: the ServiceMonitor selects a Service of its pods`);
-    assert.ok(service.spec.ports.some((p: any) => p.name === 'admin' && p.targetPort === 'admin'), `${role}: the Service exposes the admin port`);
+    assert.ok(
+      service.spec.ports.some((p: any) => p.name === 'admin' && p.targetPort === 'admin'),
+      `${role}: the Service exposes the admin port`,
+    );
   }
 });
 
@@ -191,7 +215,10 @@ test('the API scales on CPU (autoscaling/v2), owns no fixed replica count, and a
   const hpa = find(base, 'HorizontalPodAutoscaler', 'palai-api');
   assert.equal(hpa.apiVersion, 'autoscaling/v2');
   assert.deepEqual(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'palai-api' });
-  assert.deepEqual(hpa.spec.metrics.map((m: any) => [m.type, m.resource?.name]), [['Resource', 'cpu']]);
+  assert.deepEqual(
+    hpa.spec.metrics.map((m: any) => [m.type, m.resource?.name]),
+    [['Resource', 'cpu']],
+  );
   assert.ok(hpa.spec.minReplicas >= 2);
   const deployment = find(base, 'Deployment', 'palai-api');
   assert.equal(deployment.spec.replicas, undefined, 'the autoscaler, not kubectl apply, sets the count');
@@ -203,21 +230,39 @@ test('the API scales on CPU (autoscaling/v2), owns no fixed replica count, and a
 
 const kubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 
-test('the production overlay renders (kubectl kustomize) to valid objects in one namespace, all on one image', { skip: toolMissing('kubectl', kubectl) }, () => {
-  for (const overlay of ['overlays/production', 'overlays/production/migrate']) {
-    const result = spawnSync('kubectl', ['kustomize', join(DIR, overlay)], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(result.status, 0, `kubectl kustomize ${overlay}:\n${result.stderr}`);
-    const rendered = yamlDocuments(result.stdout);
-    for (const object of rendered) {
-      assertValid(object, `${overlay} (rendered)`);
-      if (object.kind !== 'Namespace') assert.equal(object.metadata.namespace, 'palai', `${object.kind} ${object.metadata.name} is in the namespace`);
+test(
+  'the production overlay renders (kubectl kustomize) to valid objects in one namespace, all on one image',
+  { skip: toolMissing('kubectl', kubectl) },
+  () => {
+    for (const overlay of ['overlays/production', 'overlays/production/migrate']) {
+      const result = spawnSync('kubectl', ['kustomize', join(DIR, overlay)], { cwd: ROOT, encoding: 'utf8' });
+      assert.equal(result.status, 0, `kubectl kustomize ${overlay}:\n${result.stderr}`);
+      const rendered = yamlDocuments(result.stdout);
+      for (const object of rendered) {
+        assertValid(object, `${overlay} (rendered)`);
+        if (object.kind !== 'Namespace') assert.equal(object.metadata.namespace, 'palai', `${object.kind} ${object.metadata.name} is in the namespace`);
+      }
+      const images = new Set(
+        rendered
+          .filter((o) => o.spec?.template)
+          .flatMap((o) => [...(o.spec.template.spec.initContainers ?? []), ...o.spec.template.spec.containers].map((c: any) => c.image)),
+      );
+      assert.deepEqual([...images], ['registry.example.com/palai:0.1.0'], `${overlay}: one image, from the overlay`);
+      if (overlay === 'overlays/production') {
+        const kinds = rendered.map((o) => o.kind).sort();
+        for (const kind of [
+          'Deployment',
+          'Deployment',
+          'Deployment',
+          'PodDisruptionBudget',
+          'ServiceMonitor',
+          'HorizontalPodAutoscaler',
+          'ConfigMap',
+          'Namespace',
+        ])
+          assert.ok(kinds.includes(kind), kind);
+        assert.equal(find(rendered, 'HorizontalPodAutoscaler', 'palai-api').spec.minReplicas, 3, "the overlay's patches apply");
+      }
     }
-    const images = new Set(rendered.filter((o) => o.spec?.template).flatMap((o) => [...(o.spec.template.spec.initContainers ?? []), ...o.spec.template.spec.containers].map((c: any) => c.image)));
-    assert.deepEqual([...images], ['registry.example.com/palai:0.1.0'], `${overlay}: one image, from the overlay`);
-    if (overlay === 'overlays/production') {
-      const kinds = rendered.map((o) => o.kind).sort();
-      for (const kind of ['Deployment', 'Deployment', 'Deployment', 'PodDisruptionBudget', 'ServiceMonitor', 'HorizontalPodAutoscaler', 'ConfigMap', 'Namespace']) assert.ok(kinds.includes(kind), kind);
-      assert.equal(find(rendered, 'HorizontalPodAutoscaler', 'palai-api').spec.minReplicas, 3, 'the overlay\'s patches apply');
-    }
-  }
-});
+  },
+);

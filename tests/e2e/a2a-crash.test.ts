@@ -13,7 +13,21 @@ import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js
 import { a2aClient, partsText, send, userMessage } from '../a2a/a2a-client.js';
 import { startPeerAgent, type PeerAgent } from '../a2a/peer-agent.js';
 import { announcedState, startReceiver } from '../a2a/push-receiver.js';
-import { API_KEY, api, baseOf, clusterEnv, createAgent, createBackground, kill9, logsOf, startNode, waitForTerminal, waitUntil, words, type PalaiNode } from './cluster.js';
+import {
+  API_KEY,
+  api,
+  baseOf,
+  clusterEnv,
+  createAgent,
+  createBackground,
+  kill9,
+  logsOf,
+  startNode,
+  waitForTerminal,
+  waitUntil,
+  words,
+  type PalaiNode,
+} from './cluster.js';
 
 const postgresReason = await postgresUnavailable();
 
@@ -98,7 +112,11 @@ describe('A2A across a kill -9 and a restart [postgres]', { skip: postgresReason
   test('Palai killed mid-call to a remote agent: the new process resumes the remote task; the message is sent once', { timeout: 120_000 }, () =>
     withLogs(async () => {
       const a = await start('A');
-      const registered = await api(baseOf(a), 'POST', '/v1/remote_agents', { name: 'peer', card_url: peer.cardUrl, headers: { 'X-Peer-Key': 'peer-key-1234567890' } });
+      const registered = await api(baseOf(a), 'POST', '/v1/remote_agents', {
+        name: 'peer',
+        card_url: peer.cardUrl,
+        headers: { 'X-Peer-Key': 'peer-key-1234567890' },
+      });
       assert.equal(registered.status, 201, JSON.stringify(registered.body));
       await createAgent(baseOf(a), {
         name: 'delegator',
@@ -143,7 +161,9 @@ describe('A2A across a kill -9 and a restart [postgres]', { skip: postgresReason
         await createAgent(baseOf(a), { name: 'pushy', model: { provider: 'fake' } });
         const client = await a2aClient(baseOf(a), 'pushy', API_KEY, 'JSONRPC');
         const task = (await client.sendMessage(
-          send(userMessage('ping'), { taskPushNotificationConfig: { tenant: '', id: 'cfg', taskId: '', url: receiver.url, token: 'e2e-token', authentication: undefined } }),
+          send(userMessage('ping'), {
+            taskPushNotificationConfig: { tenant: '', id: 'cfg', taskId: '', url: receiver.url, token: 'e2e-token', authentication: undefined },
+          }),
         )) as Task;
         assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
         await waitUntil('two failed attempts', 30_000, () => receiver.seen.length >= 2);

@@ -84,7 +84,8 @@ describe('palai commands while palai serve holds the embedded store', { timeout:
     const created = await palai(['keys', 'create', '--name', 'ci']);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(created.stderr, '');
-    const [, secret] = /^Created API key key_\w+ \(ci\) for project proj_\w+ \(default\)\.\nSecret \(shown once, store it now\): (palai_sk_\S+)\n$/.exec(created.stdout) ?? [];
+    const [, secret] =
+      /^Created API key key_\w+ \(ci\) for project proj_\w+ \(default\)\.\nSecret \(shown once, store it now\): (palai_sk_\S+)\n$/.exec(created.stdout) ?? [];
     assert.ok(secret, created.stdout);
 
     const applied = await palai(['agents', 'apply', '-f', ECHO_FILE]);

@@ -16,7 +16,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { TaskState, type Task } from '@a2a-js/sdk';
-import { DeleteMessageBatchCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TERMINAL_STATUSES } from '../../core/response-status.js';
 import { send, userMessage } from '../a2a/a2a-client.js';
@@ -91,338 +98,375 @@ const reason = (error: unknown): string => {
 const STORE_OUTAGE = /database cannot be reached right now/;
 
 describe('a cluster of three processes under a SIGKILL and a database reset [postgres, sqs]', { skip: skip ?? false }, () => {
-  const cluster = useCluster({ PALAI_LEASE_SECONDS: String(LEASE_SECONDS), PALAI_SECRET_KEY: 'e2e-cluster-secret-key-0123456789', PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1' });
+  const cluster = useCluster({
+    PALAI_LEASE_SECONDS: String(LEASE_SECONDS),
+    PALAI_SECRET_KEY: 'e2e-cluster-secret-key-0123456789',
+    PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1',
+  });
 
-  test('REST, A2A, MCP and SQS load: every accepted response completes once, journals are whole, no job is lost or doubled', { timeout: 240_000 }, async (t) => {
-    const seed = testSeed();
-    const rand = random(seed);
-    const killAt = 3_000 + Math.floor(rand() * 2_000);
-    const resetAt = killAt + 4_000 + Math.floor(rand() * 3_000);
-    t.diagnostic(`seed ${seed} (PALAI_TEST_SEED replays it): kill a at ${killAt} ms, reset PostgreSQL connections at ${resetAt} ms or once a's successor is up`);
+  test(
+    'REST, A2A, MCP and SQS load: every accepted response completes once, journals are whole, no job is lost or doubled',
+    { timeout: 240_000 },
+    async (t) => {
+      const seed = testSeed();
+      const rand = random(seed);
+      const killAt = 3_000 + Math.floor(rand() * 2_000);
+      const resetAt = killAt + 4_000 + Math.floor(rand() * 3_000);
+      t.diagnostic(
+        `seed ${seed} (PALAI_TEST_SEED replays it): kill a at ${killAt} ms, reset PostgreSQL connections at ${resetAt} ms or once a's successor is up`,
+      );
 
-    const testStart = performance.now();
-    const databaseUrl = cluster.env().PALAI_DATABASE_URL!;
-    const databaseName = new URL(databaseUrl).pathname.slice(1);
-    const nodes: PalaiNode[] = [];
-    const [a, b, c] = await Promise.all([cluster.start('a', 'all'), cluster.start('b', 'all'), cluster.start('c', 'consumers')]);
-    nodes.push(a, b, c);
-    const balancer = new Balancer();
-    balancer.up(a);
-    balancer.up(b);
+      const testStart = performance.now();
+      const databaseUrl = cluster.env().PALAI_DATABASE_URL!;
+      const databaseName = new URL(databaseUrl).pathname.slice(1);
+      const nodes: PalaiNode[] = [];
+      const [a, b, c] = await Promise.all([cluster.start('a', 'all'), cluster.start('b', 'all'), cluster.start('c', 'consumers')]);
+      nodes.push(a, b, c);
+      const balancer = new Balancer();
+      balancer.up(a);
+      balancer.up(b);
 
-    for (const name of ['rest', 'a2a', 'mcp', 'jobs']) {
-      await createAgent(baseOf(a), { name, model: { provider: 'fake', script: [{ text: ANSWER, delay_ms: 20 }] } });
-    }
-    sqs = sqsClient(endpoint);
-    const source = await createSqsQueue(endpoint, `fault-jobs-${process.pid}-${seed}`);
-    const reply = await createSqsQueue(endpoint, `fault-results-${process.pid}-${seed}`);
-    const consumer = await api(baseOf(a), 'POST', '/v1/queue_consumers', {
-      name: 'jobs',
-      kind: 'sqs',
-      agent: 'jobs',
-      max_in_flight: 16,
-      ...elasticmqSource(source.url, endpoint, { visibility_seconds: 5 }),
-      reply: { queue_url: reply.url },
-    });
-    assert.equal(consumer.status, 201, JSON.stringify(consumer.body));
-
-    const a2aClients = await Promise.all(Array.from({ length: A2A_LANES }, (_, i) => a2aThrough(balancer, 'a2a', i % 2 === 0 ? 'JSONRPC' : 'HTTP+JSON')));
-    const mcpClients = await Promise.all(Array.from({ length: MCP_LANES }, () => mcpThrough(balancer)));
-
-    const rest: RestCall[] = [];
-    const a2a: A2aCall[] = [];
-    const mcp: McpCall[] = [];
-    const results = new Map<string, JobResult>();
-    const faults = { killedAt: 0, replacedAt: 0, resetAt: 0, resetConnections: 0 };
-    const t0 = performance.now();
-    const now = () => performance.now() - t0;
-    let faultsOver = false;
-    const answeredAfterReset = () => rest.some((call) => call.startedAt > faults.resetAt && call.ids.size > 0);
-    /**
-     * The load runs for LOAD_MS, through both faults, and after the reset until
-     * a REST request issued after it was answered: requests under way at the
-     * reset may take seconds more, and a fixed stretch after it could end
-     * before any lane was free to issue one.
-     */
-    const loading = () => {
-      if (!faultsOver) return true;
-      // The faults failed: their error is the test's.
-      if (faults.resetAt === 0) return false;
-      const sinceReset = now() - faults.resetAt;
-      return now() < LOAD_MS || sinceReset < AFTER_RESET_MS || (!answeredAfterReset() && sinceReset < FAULT_WAIT_MS);
-    };
-
-    // ---- the clients ----
-
-    let restSequence = 0;
-    const restLane = async () => {
-      while (loading()) {
-        const i = restSequence++;
-        const call: RestCall = { key: `rest-${seed}-${i}`, background: i % 3 === 2, ids: new Set(), status: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
-        rest.push(call);
-        const body = JSON.stringify({ model: 'rest', input: `rest ${i}`, ...(call.background ? { background: true } : {}) });
-        for (;;) {
-          let retryAfterMs = 200;
-          try {
-            const res = await balancer.fetch(`${balancer.base()}/v1/responses`, {
-              method: 'POST',
-              headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', 'Idempotency-Key': call.key },
-              body,
-              signal: AbortSignal.timeout(GIVE_UP_MS),
-            });
-            const answer = (await res.json()) as { id?: string; response_id?: string; status?: string; type?: string };
-            if (res.status === 200) {
-              call.ids.add(answer.id!);
-              call.status = answer.status!;
-              break;
-            }
-            if (answer.response_id) call.ids.add(answer.response_id);
-            if (res.status !== 503) {
-              call.failure = `${res.status} ${JSON.stringify(answer)}`;
-              break;
-            }
-            retryAfterMs = Math.min(1_000, Number(res.headers.get('retry-after') ?? 1) * 1_000);
-          } catch (error) {
-            if (now() - call.startedAt > GIVE_UP_MS) {
-              call.failure = reason(error);
-              break;
-            }
-          }
-          call.retries++;
-          await sleep(retryAfterMs);
-        }
-        call.endedAt = now();
+      for (const name of ['rest', 'a2a', 'mcp', 'jobs']) {
+        await createAgent(baseOf(a), { name, model: { provider: 'fake', script: [{ text: ANSWER, delay_ms: 20 }] } });
       }
-    };
+      sqs = sqsClient(endpoint);
+      const source = await createSqsQueue(endpoint, `fault-jobs-${process.pid}-${seed}`);
+      const reply = await createSqsQueue(endpoint, `fault-results-${process.pid}-${seed}`);
+      const consumer = await api(baseOf(a), 'POST', '/v1/queue_consumers', {
+        name: 'jobs',
+        kind: 'sqs',
+        agent: 'jobs',
+        max_in_flight: 16,
+        ...elasticmqSource(source.url, endpoint, { visibility_seconds: 5 }),
+        reply: { queue_url: reply.url },
+      });
+      assert.equal(consumer.status, 201, JSON.stringify(consumer.body));
 
-    const a2aLane = async (lane: number) => {
-      const client = a2aClients[lane];
-      for (let i = 0; loading(); i++) {
-        const call: A2aCall = { messageId: randomUUID(), taskId: null, state: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
-        a2a.push(call);
-        const message = userMessage(`a2a ${lane}.${i}`, { messageId: call.messageId });
-        for (;;) {
-          try {
-            const task = (await client.sendMessage(send(message))) as Task;
-            call.taskId = task.id;
-            call.state = task.status?.state ?? null;
-            break;
-          } catch (error) {
-            // The same messageId again: the first copy's task, never a second one.
-            if (now() - call.startedAt > GIVE_UP_MS) {
-              call.failure = reason(error);
-              break;
+      const a2aClients = await Promise.all(Array.from({ length: A2A_LANES }, (_, i) => a2aThrough(balancer, 'a2a', i % 2 === 0 ? 'JSONRPC' : 'HTTP+JSON')));
+      const mcpClients = await Promise.all(Array.from({ length: MCP_LANES }, () => mcpThrough(balancer)));
+
+      const rest: RestCall[] = [];
+      const a2a: A2aCall[] = [];
+      const mcp: McpCall[] = [];
+      const results = new Map<string, JobResult>();
+      const faults = { killedAt: 0, replacedAt: 0, resetAt: 0, resetConnections: 0 };
+      const t0 = performance.now();
+      const now = () => performance.now() - t0;
+      let faultsOver = false;
+      const answeredAfterReset = () => rest.some((call) => call.startedAt > faults.resetAt && call.ids.size > 0);
+      /**
+       * The load runs for LOAD_MS, through both faults, and after the reset until
+       * a REST request issued after it was answered: requests under way at the
+       * reset may take seconds more, and a fixed stretch after it could end
+       * before any lane was free to issue one.
+       */
+      const loading = () => {
+        if (!faultsOver) return true;
+        // The faults failed: their error is the test's.
+        if (faults.resetAt === 0) return false;
+        const sinceReset = now() - faults.resetAt;
+        return now() < LOAD_MS || sinceReset < AFTER_RESET_MS || (!answeredAfterReset() && sinceReset < FAULT_WAIT_MS);
+      };
+
+      // ---- the clients ----
+
+      let restSequence = 0;
+      const restLane = async () => {
+        while (loading()) {
+          const i = restSequence++;
+          const call: RestCall = {
+            key: `rest-${seed}-${i}`,
+            background: i % 3 === 2,
+            ids: new Set(),
+            status: null,
+            failure: null,
+            startedAt: now(),
+            endedAt: 0,
+            retries: 0,
+          };
+          rest.push(call);
+          const body = JSON.stringify({ model: 'rest', input: `rest ${i}`, ...(call.background ? { background: true } : {}) });
+          for (;;) {
+            let retryAfterMs = 200;
+            try {
+              const res = await balancer.fetch(`${balancer.base()}/v1/responses`, {
+                method: 'POST',
+                headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json', 'Idempotency-Key': call.key },
+                body,
+                signal: AbortSignal.timeout(GIVE_UP_MS),
+              });
+              const answer = (await res.json()) as { id?: string; response_id?: string; status?: string; type?: string };
+              if (res.status === 200) {
+                call.ids.add(answer.id!);
+                call.status = answer.status!;
+                break;
+              }
+              if (answer.response_id) call.ids.add(answer.response_id);
+              if (res.status !== 503) {
+                call.failure = `${res.status} ${JSON.stringify(answer)}`;
+                break;
+              }
+              retryAfterMs = Math.min(1_000, Number(res.headers.get('retry-after') ?? 1) * 1_000);
+            } catch (error) {
+              if (now() - call.startedAt > GIVE_UP_MS) {
+                call.failure = reason(error);
+                break;
+              }
             }
             call.retries++;
-            await sleep(200);
+            await sleep(retryAfterMs);
           }
+          call.endedAt = now();
         }
-        call.endedAt = now();
-      }
-    };
+      };
 
-    const mcpLane = async (lane: number) => {
-      const client = mcpClients[lane];
-      for (let i = 0; loading(); i++) {
-        const call: McpCall = { responseId: null, text: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
-        mcp.push(call);
-        for (;;) {
-          try {
-            const result = await client.callTool({ name: 'mcp', arguments: { input: `mcp ${lane}.${i}` } }, CallToolResultSchema, { timeout: GIVE_UP_MS });
-            call.responseId = (result._meta?.['palai/response_id'] as string | undefined) ?? null;
-            const content = result.content as Array<{ type: string; text?: string }>;
-            call.text = content.map((part) => part.text ?? '').join('');
-            if (result.isError) call.failure = `isError: ${call.text}`;
-          } catch (error) {
-            // Palai's answer to a database outage says to retry: an MCP client does, as a new call.
-            if (STORE_OUTAGE.test(reason(error)) && call.retries < 10) {
-              call.retries += 1;
+      const a2aLane = async (lane: number) => {
+        const client = a2aClients[lane];
+        for (let i = 0; loading(); i++) {
+          const call: A2aCall = { messageId: randomUUID(), taskId: null, state: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
+          a2a.push(call);
+          const message = userMessage(`a2a ${lane}.${i}`, { messageId: call.messageId });
+          for (;;) {
+            try {
+              const task = (await client.sendMessage(send(message))) as Task;
+              call.taskId = task.id;
+              call.state = task.status?.state ?? null;
+              break;
+            } catch (error) {
+              // The same messageId again: the first copy's task, never a second one.
+              if (now() - call.startedAt > GIVE_UP_MS) {
+                call.failure = reason(error);
+                break;
+              }
+              call.retries++;
               await sleep(200);
-              continue;
             }
-            // A tools/call has no key of its own to send again under: a call cut
-            // off before its stream could be resumed stays unanswered.
-            call.failure = reason(error);
           }
-          break;
+          call.endedAt = now();
         }
-        call.endedAt = now();
-      }
-    };
+      };
 
-    const sendJobs = async () => {
-      // Each job once, spread over the load; every tenth sent a second time later.
-      const sends = [...Array.from({ length: JOBS }, (_, n) => n), ...Array.from({ length: JOBS / 10 }, (_, n) => n * 10)];
-      const batches = Math.ceil(sends.length / 10);
-      for (let batch = 0; batch < batches; batch++) {
-        await sleep(Math.max(0, (batch * (LOAD_MS - 3_000)) / batches - now()));
-        await sqs!.send(
-          new SendMessageBatchCommand({
-            QueueUrl: source.url,
-            Entries: sends.slice(batch * 10, batch * 10 + 10).map((n, j) => ({ Id: String(j), MessageBody: JSON.stringify({ input: `job ${n}`, idempotency_key: `job-${seed}-${n}` }) })),
-          }),
-        );
-      }
-    };
-
-    let receiving = true;
-    const receiveResults = async () => {
-      while (receiving) {
-        // A receive that fails on the loaded machine is tried again: an unread result stays in the queue.
-        const out = await sqs!
-          .send(new ReceiveMessageCommand({ QueueUrl: reply.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }))
-          .catch(() => sleep(500).then(() => ({ Messages: [] })));
-        const messages = out.Messages ?? [];
-        for (const m of messages) {
-          const result = JSON.parse(m.Body!) as { idempotency_key: string; response_id: string; status: string };
-          const seen = results.get(result.idempotency_key) ?? { responseIds: new Set(), deliveryIds: new Set(), statuses: new Set(), count: 0 };
-          seen.responseIds.add(result.response_id);
-          seen.deliveryIds.add(m.MessageAttributes?.['palai-delivery-id']?.StringValue ?? '?');
-          seen.statuses.add(result.status);
-          seen.count++;
-          results.set(result.idempotency_key, seen);
+      const mcpLane = async (lane: number) => {
+        const client = mcpClients[lane];
+        for (let i = 0; loading(); i++) {
+          const call: McpCall = { responseId: null, text: null, failure: null, startedAt: now(), endedAt: 0, retries: 0 };
+          mcp.push(call);
+          for (;;) {
+            try {
+              const result = await client.callTool({ name: 'mcp', arguments: { input: `mcp ${lane}.${i}` } }, CallToolResultSchema, { timeout: GIVE_UP_MS });
+              call.responseId = (result._meta?.['palai/response_id'] as string | undefined) ?? null;
+              const content = result.content as Array<{ type: string; text?: string }>;
+              call.text = content.map((part) => part.text ?? '').join('');
+              if (result.isError) call.failure = `isError: ${call.text}`;
+            } catch (error) {
+              // Palai's answer to a database outage says to retry: an MCP client does, as a new call.
+              if (STORE_OUTAGE.test(reason(error)) && call.retries < 10) {
+                call.retries += 1;
+                await sleep(200);
+                continue;
+              }
+              // A tools/call has no key of its own to send again under: a call cut
+              // off before its stream could be resumed stays unanswered.
+              call.failure = reason(error);
+            }
+            break;
+          }
+          call.endedAt = now();
         }
-        if (messages.length > 0) {
-          // Deleted once read, or they would come back after their visibility timeout as false repeats.
-          await sqs!.send(new DeleteMessageBatchCommand({ QueueUrl: reply.url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
-        }
-      }
-    };
+      };
 
-    // ---- the faults ----
-
-    const faultsDone = (async () => {
-      await sleep(Math.max(0, killAt - now()));
-      balancer.down(a);
-      faults.killedAt = now();
-      await kill9(a);
-      // The successor starts once a REST request was issued with b alone up, however long the requests under way at the kill take.
-      await waitUntil('a REST request issued after the kill', FAULT_WAIT_MS, () => rest.some((call) => call.startedAt >= faults.killedAt));
-      const replacement = await cluster.start('a2', 'all');
-      nodes.push(replacement);
-      balancer.up(replacement);
-      faults.replacedAt = now();
-
-      await sleep(Math.max(1_000, resetAt - now()));
-      const admin = new pg.Client({ connectionString: ADMIN_URL });
-      await admin.connect();
-      try {
-        const { rows } = await admin.query<{ done: boolean }>(
-          'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-          [databaseName],
-        );
-        faults.resetConnections = rows.filter((r) => r.done).length;
-      } finally {
-        await admin.end();
-      }
-      faults.resetAt = now();
-    })().finally(() => {
-      faultsOver = true;
-    });
-    faultsDone.catch(() => undefined);
-
-    const receiver = receiveResults();
-    receiver.catch(() => undefined);
-    try {
-      await Promise.all([lanes(REST_LANES, restLane), lanes(A2A_LANES, a2aLane), lanes(MCP_LANES, mcpLane), sendJobs(), faultsDone]);
-      assert.ok(faults.resetConnections > 0, 'the reset cut live connections');
-      const loadEndedAt = now();
-
-      // ---- settling ----
-
-      const db = new pg.Client({ connectionString: databaseUrl });
-      await db.connect();
-      try {
-        const settling: string[] = [];
-        const phase = async (what: string, timeoutMs: number, check: () => Promise<boolean>) => {
-          const from = now();
-          await waitUntil(what, timeoutMs, check, 250);
-          settling.push(`${what} ${Math.round(now() - from)} ms`);
-        };
-        await phase('every response terminal', 90_000, async () => {
-          const { rows } = await db.query<{ open: number }>('SELECT count(*)::int AS open FROM responses WHERE NOT (status = ANY($1))', [[...TERMINAL_STATUSES]]);
-          return rows[0].open === 0;
-        });
-        await phase('every job admitted with its result received', 90_000, async () => {
-          const { rows } = await db.query<{ jobs: number }>('SELECT count(*)::int AS jobs FROM queue_jobs');
-          return rows[0].jobs >= JOBS && results.size >= JOBS;
-        }).catch((error) => {
-          throw new Error(`${error.message} (${results.size} of ${JOBS} results)`);
-        });
-        await phase('the source queue drained', 30_000, async () => {
-          const { Attributes } = await sqs!.send(
-            new GetQueueAttributesCommand({ QueueUrl: source.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      const sendJobs = async () => {
+        // Each job once, spread over the load; every tenth sent a second time later.
+        const sends = [...Array.from({ length: JOBS }, (_, n) => n), ...Array.from({ length: JOBS / 10 }, (_, n) => n * 10)];
+        const batches = Math.ceil(sends.length / 10);
+        for (let batch = 0; batch < batches; batch++) {
+          await sleep(Math.max(0, (batch * (LOAD_MS - 3_000)) / batches - now()));
+          await sqs!.send(
+            new SendMessageBatchCommand({
+              QueueUrl: source.url,
+              Entries: sends
+                .slice(batch * 10, batch * 10 + 10)
+                .map((n, j) => ({ Id: String(j), MessageBody: JSON.stringify({ input: `job ${n}`, idempotency_key: `job-${seed}-${n}` }) })),
+            }),
           );
-          return Number(Attributes?.ApproximateNumberOfMessages) === 0 && Number(Attributes?.ApproximateNumberOfMessagesNotVisible) === 0;
-        });
-        // A repeated result is sent by the outbox after its first; give one a moment to show.
-        await sleep(1_500);
-        receiving = false;
-        await receiver;
-        t.diagnostic(`processes up after ${Math.round(t0 - testStart)} ms; load for ${Math.round(loadEndedAt)} ms; settling: ${settling.join(', ')}`);
+        }
+      };
 
-        // ---- figures, then the invariants ----
+      let receiving = true;
+      const receiveResults = async () => {
+        while (receiving) {
+          // A receive that fails on the loaded machine is tried again: an unread result stays in the queue.
+          const out = await sqs!
+            .send(new ReceiveMessageCommand({ QueueUrl: reply.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }))
+            .catch(() => sleep(500).then(() => ({ Messages: [] })));
+          const messages = out.Messages ?? [];
+          for (const m of messages) {
+            const result = JSON.parse(m.Body!) as { idempotency_key: string; response_id: string; status: string };
+            const seen = results.get(result.idempotency_key) ?? { responseIds: new Set(), deliveryIds: new Set(), statuses: new Set(), count: 0 };
+            seen.responseIds.add(result.response_id);
+            seen.deliveryIds.add(m.MessageAttributes?.['palai-delivery-id']?.StringValue ?? '?');
+            seen.statuses.add(result.status);
+            seen.count++;
+            results.set(result.idempotency_key, seen);
+          }
+          if (messages.length > 0) {
+            // Deleted once read, or they would come back after their visibility timeout as false repeats.
+            await sqs!.send(
+              new DeleteMessageBatchCommand({ QueueUrl: reply.url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+            );
+          }
+        }
+      };
 
-        // The kill window: from the kill until the successor is up and one lease more, by which the dead process's runs are taken over.
-        const windowEnd = faults.replacedAt + LEASE_SECONDS * 1_000;
-        const duringKill = rest.filter((call) => call.startedAt >= faults.killedAt && call.startedAt <= windowEnd);
-        const { rows: totals } = await db.query<{ total: number; completed: number }>(
-          "SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'completed')::int AS completed FROM responses",
-        );
-        const accepted = {
-          rest: rest.filter((call) => call.ids.size > 0 && !call.failure).length,
-          a2a: a2a.filter((call) => call.taskId).length,
-          mcp: mcp.filter((call) => call.responseId).length,
-          jobs: JOBS,
-        };
-        const retried = { rest: sum(rest.map((c) => c.retries)), a2a: sum(a2a.map((c) => c.retries)), mcp: sum(mcp.map((c) => c.retries)), mcpResumes: balancer.resumes, rerouted: balancer.rerouted };
-        const duplicates = sum([...results.values()].map((r) => r.count - 1));
-        const { rows: outbox } = await db.query<{ deliveries: number; retried: number; slowest_s: number | null; late: number }>(
-          `SELECT count(*)::int AS deliveries, count(*) FILTER (WHERE attempts > 1)::int AS retried,
+      // ---- the faults ----
+
+      const faultsDone = (async () => {
+        await sleep(Math.max(0, killAt - now()));
+        balancer.down(a);
+        faults.killedAt = now();
+        await kill9(a);
+        // The successor starts once a REST request was issued with b alone up, however long the requests under way at the kill take.
+        await waitUntil('a REST request issued after the kill', FAULT_WAIT_MS, () => rest.some((call) => call.startedAt >= faults.killedAt));
+        const replacement = await cluster.start('a2', 'all');
+        nodes.push(replacement);
+        balancer.up(replacement);
+        faults.replacedAt = now();
+
+        await sleep(Math.max(1_000, resetAt - now()));
+        const admin = new pg.Client({ connectionString: ADMIN_URL });
+        await admin.connect();
+        try {
+          const { rows } = await admin.query<{ done: boolean }>(
+            'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+            [databaseName],
+          );
+          faults.resetConnections = rows.filter((r) => r.done).length;
+        } finally {
+          await admin.end();
+        }
+        faults.resetAt = now();
+      })().finally(() => {
+        faultsOver = true;
+      });
+      faultsDone.catch(() => undefined);
+
+      const receiver = receiveResults();
+      receiver.catch(() => undefined);
+      try {
+        await Promise.all([lanes(REST_LANES, restLane), lanes(A2A_LANES, a2aLane), lanes(MCP_LANES, mcpLane), sendJobs(), faultsDone]);
+        assert.ok(faults.resetConnections > 0, 'the reset cut live connections');
+        const loadEndedAt = now();
+
+        // ---- settling ----
+
+        const db = new pg.Client({ connectionString: databaseUrl });
+        await db.connect();
+        try {
+          const settling: string[] = [];
+          const phase = async (what: string, timeoutMs: number, check: () => Promise<boolean>) => {
+            const from = now();
+            await waitUntil(what, timeoutMs, check, 250);
+            settling.push(`${what} ${Math.round(now() - from)} ms`);
+          };
+          await phase('every response terminal', 90_000, async () => {
+            const { rows } = await db.query<{ open: number }>('SELECT count(*)::int AS open FROM responses WHERE NOT (status = ANY($1))', [
+              [...TERMINAL_STATUSES],
+            ]);
+            return rows[0].open === 0;
+          });
+          await phase('every job admitted with its result received', 90_000, async () => {
+            const { rows } = await db.query<{ jobs: number }>('SELECT count(*)::int AS jobs FROM queue_jobs');
+            return rows[0].jobs >= JOBS && results.size >= JOBS;
+          }).catch((error) => {
+            throw new Error(`${error.message} (${results.size} of ${JOBS} results)`);
+          });
+          await phase('the source queue drained', 30_000, async () => {
+            const { Attributes } = await sqs!.send(
+              new GetQueueAttributesCommand({ QueueUrl: source.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+            );
+            return Number(Attributes?.ApproximateNumberOfMessages) === 0 && Number(Attributes?.ApproximateNumberOfMessagesNotVisible) === 0;
+          });
+          // A repeated result is sent by the outbox after its first; give one a moment to show.
+          await sleep(1_500);
+          receiving = false;
+          await receiver;
+          t.diagnostic(`processes up after ${Math.round(t0 - testStart)} ms; load for ${Math.round(loadEndedAt)} ms; settling: ${settling.join(', ')}`);
+
+          // ---- figures, then the invariants ----
+
+          // The kill window: from the kill until the successor is up and one lease more, by which the dead process's runs are taken over.
+          const windowEnd = faults.replacedAt + LEASE_SECONDS * 1_000;
+          const duringKill = rest.filter((call) => call.startedAt >= faults.killedAt && call.startedAt <= windowEnd);
+          const { rows: totals } = await db.query<{ total: number; completed: number }>(
+            "SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'completed')::int AS completed FROM responses",
+          );
+          const accepted = {
+            rest: rest.filter((call) => call.ids.size > 0 && !call.failure).length,
+            a2a: a2a.filter((call) => call.taskId).length,
+            mcp: mcp.filter((call) => call.responseId).length,
+            jobs: JOBS,
+          };
+          const retried = {
+            rest: sum(rest.map((c) => c.retries)),
+            a2a: sum(a2a.map((c) => c.retries)),
+            mcp: sum(mcp.map((c) => c.retries)),
+            mcpResumes: balancer.resumes,
+            rerouted: balancer.rerouted,
+          };
+          const duplicates = sum([...results.values()].map((r) => r.count - 1));
+          const { rows: outbox } = await db.query<{ deliveries: number; retried: number; slowest_s: number | null; late: number }>(
+            `SELECT count(*)::int AS deliveries, count(*) FILTER (WHERE attempts > 1)::int AS retried,
                   round(max(extract(epoch FROM delivered_at - created_at))::numeric, 1)::float AS slowest_s,
                   count(*) FILTER (WHERE delivered_at - created_at > interval '10 seconds')::int AS late
              FROM outbox_deliveries WHERE consumer = 'queue_reply'`,
-        );
-        const cutMcp = mcp.filter((call) => cutByTheKill(call, faults.killedAt)).length;
-        const figures =
-          `cluster under fault (seed ${seed}): accepted ${sum(Object.values(accepted))} (REST ${accepted.rest}, A2A ${accepted.a2a}, MCP ${accepted.mcp}, SQS jobs ${accepted.jobs}); ` +
-          `completed ${totals[0].completed} of ${totals[0].total} responses; ` +
-          `retried REST ${retried.rest}, A2A ${retried.a2a}, MCP ${retried.mcp}, MCP stream resumes ${retried.mcpResumes} (${cutMcp} calls cut off by the kill before their stream began), refused connections rerouted ${retried.rerouted}; ` +
-          `p99 REST latency during the kill ${quantile(duringKill, 0.99)} ms over ${duringKill.length} requests (overall ${quantile(rest, 0.99)} ms over ${rest.length}); ` +
-          `SQS jobs ${JOBS} (${JOBS + JOBS / 10} messages), results for ${results.size} jobs (${duplicates} repeated; ${outbox[0].deliveries} result deliveries, ${outbox[0].retried} attempted again, ${outbox[0].late} later than 10 s, the slowest ${outbox[0].slowest_s} s); ` +
-          `kill at ${Math.round(faults.killedAt)} ms, successor up at ${Math.round(faults.replacedAt)} ms, ${faults.resetConnections} connections reset at ${Math.round(faults.resetAt)} ms`;
-        t.diagnostic(figures);
-        console.log(figures);
+          );
+          const cutMcp = mcp.filter((call) => cutByTheKill(call, faults.killedAt)).length;
+          const figures =
+            `cluster under fault (seed ${seed}): accepted ${sum(Object.values(accepted))} (REST ${accepted.rest}, A2A ${accepted.a2a}, MCP ${accepted.mcp}, SQS jobs ${accepted.jobs}); ` +
+            `completed ${totals[0].completed} of ${totals[0].total} responses; ` +
+            `retried REST ${retried.rest}, A2A ${retried.a2a}, MCP ${retried.mcp}, MCP stream resumes ${retried.mcpResumes} (${cutMcp} calls cut off by the kill before their stream began), refused connections rerouted ${retried.rerouted}; ` +
+            `p99 REST latency during the kill ${quantile(duringKill, 0.99)} ms over ${duringKill.length} requests (overall ${quantile(rest, 0.99)} ms over ${rest.length}); ` +
+            `SQS jobs ${JOBS} (${JOBS + JOBS / 10} messages), results for ${results.size} jobs (${duplicates} repeated; ${outbox[0].deliveries} result deliveries, ${outbox[0].retried} attempted again, ${outbox[0].late} later than 10 s, the slowest ${outbox[0].slowest_s} s); ` +
+            `kill at ${Math.round(faults.killedAt)} ms, successor up at ${Math.round(faults.replacedAt)} ms, ${faults.resetConnections} connections reset at ${Math.round(faults.resetAt)} ms`;
+          t.diagnostic(figures);
+          console.log(figures);
 
-        const violations = await invariantViolations(db, { rest, a2a, mcp, results, seed, killedAt: faults.killedAt });
-        // Only the process the test killed may be gone: a database reset is an interruption, not a reason to exit.
-        for (const node of nodes.filter((n) => n !== a && (n.proc.child.exitCode !== null || n.proc.child.signalCode !== null))) {
-          const code = node.proc.child.exitCode ?? node.proc.child.signalCode;
-          violations.unshift(`process ${node.name} (${node.role}) exited (${code}); its stderr ends:\n${node.proc.stderr().slice(-2500)}`);
+          const violations = await invariantViolations(db, { rest, a2a, mcp, results, seed, killedAt: faults.killedAt });
+          // Only the process the test killed may be gone: a database reset is an interruption, not a reason to exit.
+          for (const node of nodes.filter((n) => n !== a && (n.proc.child.exitCode !== null || n.proc.child.signalCode !== null))) {
+            const code = node.proc.child.exitCode ?? node.proc.child.signalCode;
+            violations.unshift(`process ${node.name} (${node.role}) exited (${code}); its stderr ends:\n${node.proc.stderr().slice(-2500)}`);
+          }
+          assert.ok(
+            violations.length === 0,
+            `${violations.length} violations:\n${violations.slice(0, 12).join('\n')}${violations.length > 12 ? `\n… and ${violations.length - 12} more` : ''}`,
+          );
+          // The load ran through both faults: work was accepted on both sides of each.
+          assert.ok(answeredAfterReset(), 'REST requests were answered after the reset');
+          assert.ok(duringKill.length > 0, 'REST requests were issued during the kill');
+        } finally {
+          await db.end();
         }
-        assert.ok(violations.length === 0, `${violations.length} violations:\n${violations.slice(0, 12).join('\n')}${violations.length > 12 ? `\n… and ${violations.length - 12} more` : ''}`);
-        // The load ran through both faults: work was accepted on both sides of each.
-        assert.ok(answeredAfterReset(), 'REST requests were answered after the reset');
-        assert.ok(duringKill.length > 0, 'REST requests were issued during the kill');
+      } catch (error) {
+        if (!(error instanceof Error)) throw error;
+        // The processes' lines about the responses the failure names, else the tail of their logs.
+        const named = new Set(error.message.match(/resp_[0-9a-z]+/g) ?? []);
+        const lines = logsOf(...nodes).split('\n');
+        const about = lines
+          .filter((line) => [...named].some((id) => line.includes(id)))
+          .slice(0, 30)
+          .map((line) => (line.length > 700 ? `${line.slice(0, 700)}…` : line));
+        throw new Error(
+          `${error.message}\n--- what the processes logged${about.length > 0 ? ' about it' : ''}:\n${about.length > 0 ? about.join('\n') : lines.join('\n').slice(-6000)}`,
+          { cause: error },
+        );
       } finally {
-        await db.end();
+        receiving = false;
+        await Promise.all(mcpClients.map((client) => client.close().catch(() => undefined)));
+        await Promise.all([source, reply].map((queue) => sqs!.send(new DeleteQueueCommand({ QueueUrl: queue.url })).catch(() => undefined)));
       }
-    } catch (error) {
-      if (!(error instanceof Error)) throw error;
-      // The processes' lines about the responses the failure names, else the tail of their logs.
-      const named = new Set(error.message.match(/resp_[0-9a-z]+/g) ?? []);
-      const lines = logsOf(...nodes).split('\n');
-      const about = lines
-        .filter((line) => [...named].some((id) => line.includes(id)))
-        .slice(0, 30)
-        .map((line) => (line.length > 700 ? `${line.slice(0, 700)}…` : line));
-      throw new Error(`${error.message}\n--- what the processes logged${about.length > 0 ? ' about it' : ''}:\n${about.length > 0 ? about.join('\n') : lines.join('\n').slice(-6000)}`, { cause: error });
-    } finally {
-      receiving = false;
-      await Promise.all(mcpClients.map((client) => client.close().catch(() => undefined)));
-      await Promise.all([source, reply].map((queue) => sqs!.send(new DeleteQueueCommand({ QueueUrl: queue.url })).catch(() => undefined)));
-    }
-  });
+    },
+  );
 });
 
 const sum = (values: number[]): number => values.reduce((x, y) => x + y, 0);
@@ -503,9 +547,17 @@ async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, see
     check(call.ids.size === 1, `the answers to REST ${call.key} named ${call.ids.size} responses: ${[...call.ids].join(', ')}`);
     const settled = call.background ? ['queued', 'in_progress', 'completed'].includes(call.status ?? '') : call.status === 'completed';
     check(call.failure !== null || settled, `REST ${call.key} (${call.background ? 'background' : 'sync'}) answered ${call.status}`);
-    if (call.ids.size === 1) check(httpKeys.get(call.key) === [...call.ids][0], `Idempotency-Key ${call.key} maps to ${httpKeys.get(call.key)}, not to the response its answers named`);
+    if (call.ids.size === 1)
+      check(
+        httpKeys.get(call.key) === [...call.ids][0],
+        `Idempotency-Key ${call.key} maps to ${httpKeys.get(call.key)}, not to the response its answers named`,
+      );
   }
-  sameSet(responses.filter((r) => r.agent === 'rest').map((r) => r.id), httpKeys.values(), 'the REST responses are those of the Idempotency-Keys');
+  sameSet(
+    responses.filter((r) => r.agent === 'rest').map((r) => r.id),
+    httpKeys.values(),
+    'the REST responses are those of the Idempotency-Keys',
+  );
   check(new Set(httpKeys.values()).size === httpKeys.size, 'no two Idempotency-Keys share a response');
 
   // A2A: every message answered with its task, completed; one task per messageId.
@@ -514,9 +566,16 @@ async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, see
     check(call.failure === null, `A2A message ${call.messageId} was not answered: ${call.failure}`);
     if (call.taskId === null) continue;
     check(call.state === TaskState.TASK_STATE_COMPLETED, `A2A task ${call.taskId} answered in state ${call.state}`);
-    check(a2aKeys.get(call.messageId) === call.taskId, `A2A messageId ${call.messageId} maps to ${a2aKeys.get(call.messageId)}, not to its task ${call.taskId}`);
+    check(
+      a2aKeys.get(call.messageId) === call.taskId,
+      `A2A messageId ${call.messageId} maps to ${a2aKeys.get(call.messageId)}, not to its task ${call.taskId}`,
+    );
   }
-  sameSet(responses.filter((r) => r.agent === 'a2a').map((r) => r.id), a2aKeys.values(), 'the A2A tasks are those of the messageIds');
+  sameSet(
+    responses.filter((r) => r.agent === 'a2a').map((r) => r.id),
+    a2aKeys.values(),
+    'the A2A tasks are those of the messageIds',
+  );
   check(new Set(a2aKeys.values()).size === a2aKeys.size, 'no two messageIds share a task');
 
   // MCP: every call answered (a stream cut by the kill resumed on the other
@@ -533,7 +592,11 @@ async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, see
   }
   const mcpIds = mcp.flatMap((c) => (c.responseId ? [c.responseId] : []));
   check(new Set(mcpIds).size === mcpIds.length, 'no two MCP calls got the same response');
-  sameSet(responses.filter((r) => r.agent === 'mcp').map((r) => r.id), mcpKeys.values(), 'the MCP responses are those of the tools/call requests');
+  sameSet(
+    responses.filter((r) => r.agent === 'mcp').map((r) => r.id),
+    mcpKeys.values(),
+    'the MCP responses are those of the tools/call requests',
+  );
   check(new Set(mcpKeys.values()).size === mcpKeys.size, 'no two tools/call requests share a response');
 
   // SQS: one response per job, none missing, none doubled; every job's result
@@ -543,14 +606,21 @@ async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, see
   const keys = jobs.map((j) => j.idempotency_key);
   check(keys.length === new Set(keys).size, `a job was admitted twice: ${keys.filter((k, i) => keys.indexOf(k) !== i).join(', ')}`);
   sameSet(keys, expected, 'the admitted jobs are the jobs sent');
-  sameSet(responses.filter((r) => r.agent === 'jobs').map((r) => r.id), jobs.map((j) => j.response_id), 'the job agent ran the admitted jobs only');
+  sameSet(
+    responses.filter((r) => r.agent === 'jobs').map((r) => r.id),
+    jobs.map((j) => j.response_id),
+    'the job agent ran the admitted jobs only',
+  );
   for (const job of jobs) {
     const result = results.get(job.idempotency_key);
     if (!result) {
       violations.push(`job ${job.idempotency_key} (${job.response_id}) has no result on the reply queue`);
       continue;
     }
-    check(result.responseIds.size === 1 && result.responseIds.has(job.response_id), `the results of ${job.idempotency_key} name ${[...result.responseIds].join(', ')}, not its response ${job.response_id}`);
+    check(
+      result.responseIds.size === 1 && result.responseIds.has(job.response_id),
+      `the results of ${job.idempotency_key} name ${[...result.responseIds].join(', ')}, not its response ${job.response_id}`,
+    );
     check(result.statuses.size === 1 && result.statuses.has('completed'), `the results of ${job.idempotency_key} say ${[...result.statuses].join(', ')}`);
     check(result.deliveryIds.size === 1, `${job.idempotency_key} has results of ${result.deliveryIds.size} deliveries`);
   }
@@ -566,7 +636,10 @@ async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, see
  * still has to complete like every response).
  */
 const cutByTheKill = (call: McpCall, killedAt: number): boolean =>
-  call.responseId === null && call.startedAt <= killedAt && call.endedAt >= killedAt && /fetch failed|ECONNRESET|UND_ERR_SOCKET|terminated/.test(call.failure ?? '');
+  call.responseId === null &&
+  call.startedAt <= killedAt &&
+  call.endedAt >= killedAt &&
+  /fetch failed|ECONNRESET|UND_ERR_SOCKET|terminated/.test(call.failure ?? '');
 
 /** A response's journal in one line, for a failure message: sequence, type, and what changed. */
 async function journalOf(db: pg.Client, id: string): Promise<string> {
@@ -576,7 +649,14 @@ async function journalOf(db: pg.Client, id: string): Promise<string> {
   );
   return rows
     .map((e) => {
-      const detail = e.type === 'status' ? e.data.status : e.type === 'text.delta' ? JSON.stringify(e.data.delta) : e.data.item ? `${e.data.item.id}:${e.data.item.status ?? ''}` : '';
+      const detail =
+        e.type === 'status'
+          ? e.data.status
+          : e.type === 'text.delta'
+            ? JSON.stringify(e.data.delta)
+            : e.data.item
+              ? `${e.data.item.id}:${e.data.item.status ?? ''}`
+              : '';
       return `${e.sequence}:${e.type}${detail ? `(${detail})` : ''}@${e.created_at.toISOString().slice(17, 23)}`;
     })
     .join(' ');

@@ -16,7 +16,6 @@ export const API_KEY = 'palai_sk_e2e_bootstrap_key_0123456789';
 const STARTUP_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 20_000;
 
-
 export type Role = 'api' | 'worker' | 'consumers' | 'all';
 
 /**
@@ -48,7 +47,10 @@ export interface PalaiNode {
 export async function startNode(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): Promise<PalaiNode> {
   const proc = startPalai(['serve', '--port', String(port), '--role', role], env);
   if (role === 'worker' || role === 'consumers') {
-    const [, admin] = await proc.waitFor(/^Palai (?:worker|queue consumers) running; \/metrics, \/healthz and \/readyz on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
+    const [, admin] = await proc.waitFor(
+      /^Palai (?:worker|queue consumers) running; \/metrics, \/healthz and \/readyz on (http:\/\/\S+)$/m,
+      STARTUP_TIMEOUT_MS,
+    );
     return { name, role, proc, base: null, admin };
   }
   const [, base] = await proc.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
@@ -171,7 +173,12 @@ export async function getResponse(base: string, id: string): Promise<any> {
 }
 
 /** Polls `check` until it returns something truthy; fails after `timeoutMs` with `what`. */
-export async function waitUntil<T>(what: string, timeoutMs: number, check: () => Promise<T | null | undefined | false> | T | null | undefined | false, intervalMs = 50): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -183,10 +190,15 @@ export async function waitUntil<T>(what: string, timeoutMs: number, check: () =>
 
 /** Polls GET /v1/responses/{id} until it reaches a terminal status. */
 export function waitForTerminal(base: string, id: string, timeoutMs: number): Promise<any> {
-  return waitUntil(`response ${id} reaching a terminal status`, timeoutMs, async () => {
-    const response = await getResponse(base, id);
-    return ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'].includes(response.palai_status) ? response : null;
-  }, 100);
+  return waitUntil(
+    `response ${id} reaching a terminal status`,
+    timeoutMs,
+    async () => {
+      const response = await getResponse(base, id);
+      return ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'].includes(response.palai_status) ? response : null;
+    },
+    100,
+  );
 }
 
 export interface SseEvent {
@@ -320,7 +332,10 @@ export function assertJournal(events: SseEvent[], terminal = 'response.completed
 
 /** Concatenated text deltas of one output item. */
 export const deltasOf = (events: SseEvent[], itemId: string): string =>
-  events.filter((e) => e.event === 'response.output_text.delta' && e.data.item_id === itemId).map((e) => e.data.delta).join('');
+  events
+    .filter((e) => e.event === 'response.output_text.delta' && e.data.item_id === itemId)
+    .map((e) => e.data.delta)
+    .join('');
 
 /** Prometheus text → the value of one sample (`name{labels}`), 0 when absent. */
 export function metricValue(text: string, sample: string): number {

@@ -143,12 +143,7 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
         const created = await createBackground(baseOf(a), 'slow-writer', 'go');
         const bLaunch = await launchAfterClaim(a, created.id, env());
         // Kill A mid-stream: once B is up (or, if B starts slowly, halfway through the 60 words).
-        const seenBeforeKill = await readUntil(
-          baseOf(a),
-          created.id,
-          (_, seen) => seen.filter(isDelta).length >= (bLaunch.isUp() ? 5 : 30),
-          30_000,
-        );
+        const seenBeforeKill = await readUntil(baseOf(a), created.id, (_, seen) => seen.filter(isDelta).length >= (bLaunch.isUp() ? 5 : 30), 30_000);
         const cutItemId = seenBeforeKill.find((e) => e.event === 'response.output_item.added')!.data.item.id as string;
         const bWasUp = bLaunch.isUp();
 
@@ -209,59 +204,66 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
     );
   });
 
-  test('kill -9 while an uncommitted tool call is in flight: it is retried with the same idempotency key and its effect happens once', { timeout: 120_000 }, async (t) => {
-    const nodes: PalaiNode[] = [];
-    receiver.reset(1500);
-    await withLogs(
-      () => nodes,
-      async () => {
-        const a = await startNode('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
-        nodes.push(a);
-        await createAgent(baseOf(a), {
-          name: 'poster',
-          model: { provider: 'fake', script: [{ tool_calls: [{ name: 'http_post', arguments: { url: receiver.url, body: { n: 1 } } }] }, { text: 'done' }] },
-          tools: [{ type: 'builtin', name: 'http_post' }],
-        });
-        const created = await createBackground(baseOf(a), 'poster', 'post it');
-        const bLaunch = await launchAfterClaim(a, created.id, env());
+  test(
+    'kill -9 while an uncommitted tool call is in flight: it is retried with the same idempotency key and its effect happens once',
+    { timeout: 120_000 },
+    async (t) => {
+      const nodes: PalaiNode[] = [];
+      receiver.reset(1500);
+      await withLogs(
+        () => nodes,
+        async () => {
+          const a = await startNode('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+          nodes.push(a);
+          await createAgent(baseOf(a), {
+            name: 'poster',
+            model: { provider: 'fake', script: [{ tool_calls: [{ name: 'http_post', arguments: { url: receiver.url, body: { n: 1 } } }] }, { text: 'done' }] },
+            tools: [{ type: 'builtin', name: 'http_post' }],
+          });
+          const created = await createBackground(baseOf(a), 'poster', 'post it');
+          const bLaunch = await launchAfterClaim(a, created.id, env());
 
-        // The receiver saw A's request and holds the answer: the call is running, not committed.
-        await waitUntil('A sending the tool request', 30_000, () => receiver.requests.length >= 1, 10);
-        await kill9(a);
-        assert.equal(receiver.answered, 0, 'A was killed before the tool answered');
-        const killedAt = Date.now();
+          // The receiver saw A's request and holds the answer: the call is running, not committed.
+          await waitUntil('A sending the tool request', 30_000, () => receiver.requests.length >= 1, 10);
+          await kill9(a);
+          assert.equal(receiver.answered, 0, 'A was killed before the tool answered');
+          const killedAt = Date.now();
 
-        const b = await bLaunch.ready;
-        nodes.push(b);
-        const final = await waitForTerminal(baseOf(b), created.id, 60_000);
-        t.diagnostic(`B finished ${Date.now() - killedAt} ms after the kill; the receiver saw ${receiver.requests.length} request(s)`);
-        assert.equal(final.status, 'completed', JSON.stringify(final));
+          const b = await bLaunch.ready;
+          nodes.push(b);
+          const final = await waitForTerminal(baseOf(b), created.id, 60_000);
+          t.diagnostic(`B finished ${Date.now() - killedAt} ms after the kill; the receiver saw ${receiver.requests.length} request(s)`);
+          assert.equal(final.status, 'completed', JSON.stringify(final));
 
-        const calls = final.output.filter((item: { type: string }) => item.type === 'function_call');
-        assert.equal(calls.length, 1, JSON.stringify(final.output));
-        const expectedKey = `${created.id}:${calls[0].call_id}`;
-        const keys = new Set(receiver.requests.map((r) => r.key));
-        assert.deepEqual([...keys], [expectedKey], 'every request carried the one key <response_id>:<call_id>');
-        assert.ok(receiver.requests.length >= 1 && receiver.requests.length <= 2, `at least once, retried at most once: ${receiver.requests.length}`);
-        assert.deepEqual(receiver.requests.map((r) => r.body), receiver.requests.map(() => ({ n: 1 })));
-        assert.equal(receiver.effects.size, 1, 'the deduplicated effect happened once');
+          const calls = final.output.filter((item: { type: string }) => item.type === 'function_call');
+          assert.equal(calls.length, 1, JSON.stringify(final.output));
+          const expectedKey = `${created.id}:${calls[0].call_id}`;
+          const keys = new Set(receiver.requests.map((r) => r.key));
+          assert.deepEqual([...keys], [expectedKey], 'every request carried the one key <response_id>:<call_id>');
+          assert.ok(receiver.requests.length >= 1 && receiver.requests.length <= 2, `at least once, retried at most once: ${receiver.requests.length}`);
+          assert.deepEqual(
+            receiver.requests.map((r) => r.body),
+            receiver.requests.map(() => ({ n: 1 })),
+          );
+          assert.equal(receiver.effects.size, 1, 'the deduplicated effect happened once');
 
-        const outputs = final.output.filter((item: { type: string }) => item.type === 'function_call_output');
-        assert.equal(outputs.length, 1, 'exactly one function_call_output');
-        assert.equal(outputs[0].call_id, calls[0].call_id);
-        const toolResult = JSON.parse(outputs[0].output);
-        assert.equal(toolResult.status, 200);
-        // The committed output is the answer to the last attempt: a retry is told it was a duplicate.
-        assert.equal(JSON.parse(toolResult.body).duplicate, receiver.requests.length === 2);
-        assert.equal(final.output_text, 'done');
+          const outputs = final.output.filter((item: { type: string }) => item.type === 'function_call_output');
+          assert.equal(outputs.length, 1, 'exactly one function_call_output');
+          assert.equal(outputs[0].call_id, calls[0].call_id);
+          const toolResult = JSON.parse(outputs[0].output);
+          assert.equal(toolResult.status, 200);
+          // The committed output is the answer to the last attempt: a retry is told it was a duplicate.
+          assert.equal(JSON.parse(toolResult.body).duplicate, receiver.requests.length === 2);
+          assert.equal(final.output_text, 'done');
 
-        const journal = await readJournal(baseOf(b), created.id);
-        assertJournal(journal, 'response.completed');
-        const outputEvents = journal.filter((e) => e.event === 'response.output_item.done' && e.data.item.type === 'function_call_output');
-        assert.equal(outputEvents.length, 1, 'the tool output was journaled once');
-      },
-    );
-  });
+          const journal = await readJournal(baseOf(b), created.id);
+          assertJournal(journal, 'response.completed');
+          const outputEvents = journal.filter((e) => e.event === 'response.output_item.done' && e.data.item.type === 'function_call_output');
+          assert.equal(outputEvents.length, 1, 'the tool output was journaled once');
+        },
+      );
+    },
+  );
 
   test('kill -9 after a tool call was committed, during the next slow model step: the tool never runs again', { timeout: 120_000 }, async (t) => {
     const nodes: PalaiNode[] = [];
@@ -333,12 +335,7 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
         await createAgent(baseOf(a), { name: 'stalling-writer', model: { provider: 'fake', script: [{ text, delay_ms: 50 }] } });
         const created = await createBackground(baseOf(a), 'stalling-writer', 'go');
         const bLaunch = await launchAfterClaim(a, created.id, env());
-        const seenBeforeStop = await readUntil(
-          baseOf(a),
-          created.id,
-          (_, seen) => seen.filter(isDelta).length >= (bLaunch.isUp() ? 5 : 30),
-          30_000,
-        );
+        const seenBeforeStop = await readUntil(baseOf(a), created.id, (_, seen) => seen.filter(isDelta).length >= (bLaunch.isUp() ? 5 : 30), 30_000);
         const cutItemId = seenBeforeStop.find(isDelta)!.data.item_id as string;
 
         // A freezes mid-stream: no heartbeat, no writes, but it is not dead.
@@ -359,7 +356,14 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
         const final = await waitForTerminal(baseOf(b), created.id, 60_000);
         assert.equal(final.status, 'completed', JSON.stringify(final));
         await waitUntil('A giving up the run', 10_000, () => /lease/i.test(a.proc.stdout()));
-        t.diagnostic(`A's log after waking: ${a.proc.stdout().split('\n').filter((l) => /lease/i.test(l)).map((l) => JSON.parse(l).msg).join(' | ')}`);
+        t.diagnostic(
+          `A's log after waking: ${a.proc
+            .stdout()
+            .split('\n')
+            .filter((l) => /lease/i.test(l))
+            .map((l) => JSON.parse(l).msg)
+            .join(' | ')}`,
+        );
 
         // A survived and serves the same answer: the run is B's, and nothing A tried after waking was journaled.
         assert.equal((await api(baseOf(a), 'GET', '/healthz')).status, 200);

@@ -52,7 +52,10 @@ async function readResuming(base: string, id: string, timeoutMs: number): Promis
   const outcome: ReadOutcome = { events: [], errors: [] };
   const deadline = Date.now() + timeoutMs;
   while (!outcome.events.some(isTerminal)) {
-    assert.ok(Date.now() < deadline, `reading ${id} to its end took over ${timeoutMs} ms; got ${outcome.events.length} events, errors ${JSON.stringify(outcome.errors)}`);
+    assert.ok(
+      Date.now() < deadline,
+      `reading ${id} to its end took over ${timeoutMs} ms; got ${outcome.events.length} events, errors ${JSON.stringify(outcome.errors)}`,
+    );
     const last = outcome.events.at(-1)?.id;
     try {
       for await (const event of readEvents(base, id, { lastEventId: last, signal: AbortSignal.timeout(20_000) })) outcome.events.push(event);
@@ -197,7 +200,10 @@ describe('database faults under a running palai serve', { skip: postgresReason ?
       const journal = await readJournal(base, streamed.id);
       assertJournal(journal, 'response.completed');
       const resumed = await collectAfter(base, streamed.id, frame.sequence_number);
-      assert.deepEqual([...firstPart, ...resumed].map((e) => e.data), journal.map((e) => e.data));
+      assert.deepEqual(
+        [...firstPart, ...resumed].map((e) => e.data),
+        journal.map((e) => e.data),
+      );
 
       const metrics = await api(base, 'GET', '/metrics');
       assert.ok(metricValue(metrics.body, 'palai_run_store_interruptions_total') >= 1, 'the interruption was counted');

@@ -38,7 +38,11 @@ const LONG_LEASE = '60';
 const isDelta = (e: SseEvent) => e.event === 'response.output_text.delta';
 
 /** Reads a stream until it ends; returns its events and the error event that ended it, if one did. */
-async function readAll(base: string, id: string, onEvent: (seen: SseEvent[]) => void = () => undefined): Promise<{ events: SseEvent[]; ended: StreamErrorFrame | null }> {
+async function readAll(
+  base: string,
+  id: string,
+  onEvent: (seen: SseEvent[]) => void = () => undefined,
+): Promise<{ events: SseEvent[]; ended: StreamErrorFrame | null }> {
   const events: SseEvent[] = [];
   try {
     for await (const event of readEvents(base, id, { signal: AbortSignal.timeout(60_000) })) {
@@ -142,7 +146,11 @@ describe('graceful shutdown', { skip: postgresReason ?? false }, () => {
       const done = await waitForTerminal(baseOf(reader), id, 45_000).catch((error) => assert.fail(`${error}\n${logsOf(reader, stopping, successor)}`));
       assert.equal(done.status, 'completed', `${id}\n${logsOf(stopping, successor)}`);
       assert.equal(done.output_text, text, 'the text once, in the completed item');
-      assert.deepEqual(done.output.map((item: { status: string }) => item.status), ['incomplete', 'completed'], 'the cut-off item closed, the step retried');
+      assert.deepEqual(
+        done.output.map((item: { status: string }) => item.status),
+        ['incomplete', 'completed'],
+        'the cut-off item closed, the step retried',
+      );
     }
     const metrics = (await api(successor.admin!, 'GET', '/metrics')).body;
     assert.equal(metricValue(metrics, 'palai_lease_takeovers_total'), 2, 'the successor took both over');
@@ -150,10 +158,14 @@ describe('graceful shutdown', { skip: postgresReason ?? false }, () => {
 
     // Resumed on another process after the error event's sequence, the two parts are the journal.
     const rest: SseEvent[] = [];
-    for await (const event of readEvents(baseOf(reader), streamed.id, { lastEventId: ended.data.sequence_number, signal: AbortSignal.timeout(20_000) })) rest.push(event);
+    for await (const event of readEvents(baseOf(reader), streamed.id, { lastEventId: ended.data.sequence_number, signal: AbortSignal.timeout(20_000) }))
+      rest.push(event);
     const journal = await readJournal(baseOf(reader), streamed.id);
     assertJournal(journal, 'response.completed');
-    assert.deepEqual([...firstPart, ...rest].map((e) => e.data), journal.map((e) => e.data));
+    assert.deepEqual(
+      [...firstPart, ...rest].map((e) => e.data),
+      journal.map((e) => e.data),
+    );
     const completedItem = journal.findLast((e) => e.event === 'response.output_item.done')!.data.item.id;
     assert.equal(deltasOf(journal, completedItem), text);
   });

@@ -51,7 +51,11 @@ describe('Kafka jobs across a SIGKILL', { skip: skip ?? false }, () => {
     const producer = kafkaClient(brokers).producer();
     await producer.connect();
     // Half the jobs carry an idempotency key; the others are deduped by their record's topic/partition/offset alone.
-    const jobs = Array.from({ length: JOBS }, (_, i) => ({ input: `job ${i}`, metadata: { job: String(i) }, ...(i % 2 === 0 ? { idempotency_key: `crash-${i}` } : {}) }));
+    const jobs = Array.from({ length: JOBS }, (_, i) => ({
+      input: `job ${i}`,
+      metadata: { job: String(i) },
+      ...(i % 2 === 0 ? { idempotency_key: `crash-${i}` } : {}),
+    }));
     await producer.send({ topic, messages: jobs.map((job, i) => ({ key: `k${i % 16}`, value: JSON.stringify(job) })) });
     await producer.disconnect();
 
@@ -79,7 +83,7 @@ describe('Kafka jobs across a SIGKILL', { skip: skip ?? false }, () => {
     const twice = [...results].filter(([, ids]) => ids.size > 1);
     assert.deepEqual(twice, [], 'no job ran as two responses');
     let responses = 0;
-    for (let after = ''; ; ) {
+    for (let after = ''; ;) {
       const page = await api(baseOf(second), 'GET', `/v1/responses?limit=100&agent=cruncher${after && `&after=${after}`}`);
       assert.equal(page.status, 200, JSON.stringify(page.body));
       responses += page.body.data.length;

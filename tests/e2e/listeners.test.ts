@@ -8,16 +8,7 @@ import { networkInterfaces } from 'node:os';
 import { after, describe, test } from 'node:test';
 import { cleanUpProcesses, freePort } from '../support/cli.js';
 import { postgresUnavailable } from '../support/stores.js';
-import {
-  api,
-  baseOf,
-  createAgent,
-  createBackground,
-  logsOf,
-  metricValue,
-  useCluster,
-  waitForTerminal,
-} from './cluster.js';
+import { api, baseOf, createAgent, createBackground, logsOf, metricValue, useCluster, waitForTerminal } from './cluster.js';
 
 const postgresReason = await postgresUnavailable();
 
@@ -53,7 +44,11 @@ describe('listeners of palai serve', { skip: postgresReason ?? false }, () => {
       t.diagnostic('this machine has no non-loopback IPv4 address; only the bind address reported is checked');
       return;
     }
-    assert.equal(await reachable(`http://${externalAddress}:${portOf(baseOf(local))}/healthz`), false, `the default listener is not reachable at ${externalAddress}`);
+    assert.equal(
+      await reachable(`http://${externalAddress}:${portOf(baseOf(local))}/healthz`),
+      false,
+      `the default listener is not reachable at ${externalAddress}`,
+    );
     assert.equal(await reachable(`http://${externalAddress}:${portOf(baseOf(open))}/healthz`), true, `HOST=0.0.0.0 is reachable at ${externalAddress}`);
   });
 

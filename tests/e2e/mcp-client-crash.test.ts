@@ -13,7 +13,20 @@ import { cleanUpProcesses } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 import { startEverything, type RunningEverything } from '../mcp/client-everything.js';
 import { startFixtureHttpServer, type FixtureHttpServer } from '../mcp/client-fixture-server.js';
-import { API_KEY, api, baseOf, clusterEnv, createAgent, createBackground, kill9, logsOf, startNode, waitForTerminal, waitUntil, type PalaiNode } from './cluster.js';
+import {
+  API_KEY,
+  api,
+  baseOf,
+  clusterEnv,
+  createAgent,
+  createBackground,
+  kill9,
+  logsOf,
+  startNode,
+  waitForTerminal,
+  waitUntil,
+  type PalaiNode,
+} from './cluster.js';
 
 const postgresReason = await postgresUnavailable();
 
@@ -73,9 +86,16 @@ describe('MCP tool calls across a kill -9 and a takeover [postgres]', { skip: po
     );
 
   /** Registers the servers (once) and an agent making `toolCalls` in one step, starts it on A and kills A once every call was sent. */
-  async function killMidCall(agent: string, toolCalls: Array<{ name: string; arguments: Record<string, unknown> }>, reached: () => boolean): Promise<{ id: string }> {
+  async function killMidCall(
+    agent: string,
+    toolCalls: Array<{ name: string; arguments: Record<string, unknown> }>,
+    reached: () => boolean,
+  ): Promise<{ id: string }> {
     const a = await start('A');
-    for (const [name, url] of [['fixture', fixture.url], ['everything', everything.url]]) {
+    for (const [name, url] of [
+      ['fixture', fixture.url],
+      ['everything', everything.url],
+    ]) {
       const registered = await api(baseOf(a), 'POST', '/v1/mcp_servers', { name, url });
       assert.ok(registered.status === 201 || registered.status === 409, JSON.stringify(registered.body));
     }
@@ -100,7 +120,11 @@ describe('MCP tool calls across a kill -9 and a takeover [postgres]', { skip: po
   test('a call that is not idempotent is not sent again: the model is told it was interrupted, the server saw it once', { timeout: 120_000 }, () =>
     withLogs(async () => {
       const writes = fixture.state.count('write-note');
-      const created = await killMidCall('writer', [{ name: 'mcp__fixture__write-note', arguments: { text: 'exactly once', ms: 4_000 } }], () => fixture.state.count('write-note') === writes + 1);
+      const created = await killMidCall(
+        'writer',
+        [{ name: 'mcp__fixture__write-note', arguments: { text: 'exactly once', ms: 4_000 } }],
+        () => fixture.state.count('write-note') === writes + 1,
+      );
       const b = await start('B');
       const final = await waitForTerminal(baseOf(b), created.id, 60_000);
       assert.equal(final.palai_status, 'completed', JSON.stringify(final));

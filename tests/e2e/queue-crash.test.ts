@@ -23,7 +23,9 @@ after(() => {
 });
 
 async function visible(url: string): Promise<{ visible: number; hidden: number }> {
-  const { Attributes } = await client!.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  const { Attributes } = await client!.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
   return { visible: Number(Attributes?.ApproximateNumberOfMessages), hidden: Number(Attributes?.ApproximateNumberOfMessagesNotVisible) };
 }
 
@@ -65,7 +67,9 @@ describe('SQS jobs across a SIGKILL', { skip: skip ?? false }, () => {
     const second = await cluster.start('second', 'all');
     const results = new Map<string, Set<string>>();
     await waitUntil('every job has its result', 180_000, async () => {
-      const out = await client!.send(new ReceiveMessageCommand({ QueueUrl: reply.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+      const out = await client!.send(
+        new ReceiveMessageCommand({ QueueUrl: reply.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+      );
       for (const m of out.Messages ?? []) {
         const result = JSON.parse(m.Body!) as { idempotency_key: string; response_id: string; status: string };
         assert.equal(result.status, 'completed');
@@ -78,7 +82,7 @@ describe('SQS jobs across a SIGKILL', { skip: skip ?? false }, () => {
     const twice = [...results].filter(([, ids]) => ids.size > 1);
     assert.deepEqual(twice, [], 'no job ran as two responses');
     let responses = 0;
-    for (let after = ''; ; ) {
+    for (let after = ''; ;) {
       const page = await api(baseOf(second), 'GET', `/v1/responses?limit=100&agent=cruncher${after && `&after=${after}`}`);
       assert.equal(page.status, 200, JSON.stringify(page.body));
       responses += page.body.data.length;

@@ -50,7 +50,8 @@ test('the README commands work as written: Run it starts Palai, and every Try it
   // scripts/run.mjs, which checks the build and then imports that binary.
   const start = packageJson.scripts.start.match(/^node (?:bin\/palai\.mjs|scripts\/run\.mjs) (.+)$/)?.[1];
   assert.ok(start, `npm start is not node bin/palai.mjs … or node scripts/run.mjs …: ${packageJson.scripts.start}`);
-  if (packageJson.scripts.start.startsWith('node scripts/run.mjs')) assert.match(readFileSync(join(ROOT, 'scripts/run.mjs'), 'utf8'), /import\('\.\.\/bin\/palai\.mjs'\)/);
+  if (packageJson.scripts.start.startsWith('node scripts/run.mjs'))
+    assert.match(readFileSync(join(ROOT, 'scripts/run.mjs'), 'utf8'), /import\('\.\.\/bin\/palai\.mjs'\)/);
   const port = await freePort();
   const serve = startPalai(start.split(' '), userEnv({ PALAI_BOOTSTRAP_API_KEY: key, PALAI_HOME: join(tempDir('palai-readme-'), 'home'), PORT: String(port) }));
   const [, url] = await serve.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
@@ -77,8 +78,15 @@ test('the README commands work as written: Run it starts Palai, and every Try it
   assert.equal(frames.at(-1)?.event, 'response.completed', streamText);
   assert.equal(frames.at(-1)?.data.type, 'response.completed');
   const deltas = frames.filter((frame) => frame.event === 'response.output_text.delta');
-  assert.deepEqual(deltas.map((frame) => frame.data.delta), ['stream', ' these', ' words'], 'word by word');
-  assert.ok(frames.every((frame) => frame.id === String(frame.data.sequence_number)), 'every event has an SSE id to resume from');
+  assert.deepEqual(
+    deltas.map((frame) => frame.data.delta),
+    ['stream', ' these', ' words'],
+    'word by word',
+  );
+  assert.ok(
+    frames.every((frame) => frame.id === String(frame.data.sequence_number)),
+    'every event has an SSE id to resume from',
+  );
 
   const document = readFileSync(join(ROOT, 'generated/openapi.json'));
   assert.equal(Buffer.byteLength(documentText), 300);

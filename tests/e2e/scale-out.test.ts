@@ -74,10 +74,15 @@ describe('scale-out: two processes on one database [postgres]', { skip: postgres
       assert.equal(new Set(created.map((r) => r.id)).size, RESPONSES);
 
       // One request tells how many responses (all projects) are completed.
-      await waitUntil(`all ${RESPONSES} responses completing`, 90_000, async () => {
-        const metrics = await api(baseOf(a), 'GET', '/metrics');
-        return metricValue(metrics.body, 'palai_responses{status="completed"}') === RESPONSES;
-      }, 100);
+      await waitUntil(
+        `all ${RESPONSES} responses completing`,
+        90_000,
+        async () => {
+          const metrics = await api(baseOf(a), 'GET', '/metrics');
+          return metricValue(metrics.body, 'palai_responses{status="completed"}') === RESPONSES;
+        },
+        100,
+      );
       const wallMs = performance.now() - started;
       t.diagnostic(`${RESPONSES} responses admitted in ${Math.round(admittedMs)} ms and all completed ${Math.round(wallMs)} ms after the first request`);
 
@@ -100,7 +105,9 @@ describe('scale-out: two processes on one database [postgres]', { skip: postgres
       });
 
       // Each process counts the responses it finished: together exactly one finish per response, and both worked.
-      const finished = await Promise.all(nodes.map(async (n) => metricValue((await api(baseOf(n), 'GET', '/metrics')).body, 'palai_responses_finished_total{status="completed"}')));
+      const finished = await Promise.all(
+        nodes.map(async (n) => metricValue((await api(baseOf(n), 'GET', '/metrics')).body, 'palai_responses_finished_total{status="completed"}')),
+      );
       const takeovers = await Promise.all(nodes.map(async (n) => metricValue((await api(baseOf(n), 'GET', '/metrics')).body, 'palai_lease_takeovers_total')));
       t.diagnostic(`finished by A: ${finished[0]}, by B: ${finished[1]}; lease takeovers: ${takeovers.join(', ')}`);
       assert.equal(finished[0] + finished[1], RESPONSES, 'each response finished exactly once');

@@ -77,7 +77,11 @@ test('palai serve on the embedded store answers over HTTP and releases the store
   assert.match(serve.stdout(), /Store: embedded store at /);
   const created = serve.stderr().match(/^Creating the embedded store at (\S+)(?: \(preparing its template first: [^)]*\))? …$/m);
   assert.equal(created?.[1], join(home, 'db'), `the first start says it creates the store: ${serve.stderr()}`);
-  assert.deepEqual(readdirSync(home).filter((name) => name.endsWith('.lock')), [], 'the lock file was removed');
+  assert.deepEqual(
+    readdirSync(home).filter((name) => name.endsWith('.lock')),
+    [],
+    'the lock file was removed',
+  );
 
   // The lock is gone: another process can open the same store right away.
   const migrate = startPalai(['migrate'], env);

@@ -32,7 +32,13 @@ describe('a Slack answer across a SIGKILL', { skip: postgresReason ?? false }, (
     const words = Array.from({ length: 30 }, (_, i) => `part${i}`);
     const answer = words.join(' ');
     await createAgent(base, { name: 'talker', model: { provider: 'fake', script: [{ text: answer, delay_ms: 150 }] } });
-    const bot = await api(base, 'POST', '/v1/slack_bots', { name: 'talker-bot', agent: 'talker', bot_token: 'xoxb-e2e-token-0001', signing_secret: SIGNING_SECRET, api_url: slack.url });
+    const bot = await api(base, 'POST', '/v1/slack_bots', {
+      name: 'talker-bot',
+      agent: 'talker',
+      bot_token: 'xoxb-e2e-token-0001',
+      signing_secret: SIGNING_SECRET,
+      api_url: slack.url,
+    });
     assert.equal(bot.status, 201, JSON.stringify(bot.body));
     const event = mention({ text: 'talk to me', channel: 'C0CRASH' });
     const body = JSON.stringify(event);
@@ -60,7 +66,11 @@ describe('a Slack answer across a SIGKILL', { skip: postgresReason ?? false }, (
     const methods = inThread().map((c) => c.method);
     assert.equal(methods.filter((m) => m === 'chat.startStream').length, 1);
     assert.equal(methods.filter((m) => m === 'chat.postMessage' || m === 'chat.update').length, 0, 'no second message, no rewrite');
-    assert.ok(inThread().filter((c) => c.method === 'chat.appendStream').every((c) => c.args.ts === message.ts));
+    assert.ok(
+      inThread()
+        .filter((c) => c.method === 'chat.appendStream')
+        .every((c) => c.args.ts === message.ts),
+    );
     assert.equal(methods.at(-1), 'chat.stopStream');
   });
 });

@@ -165,7 +165,8 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
 
       // Resuming at the terminal event ends at once, with nothing.
       const afterEnd: SseEvent[] = [];
-      for await (const event of readEvents(baseOf(a), created.id, { lastEventId: journal.at(-1)!.id, signal: AbortSignal.timeout(5_000) })) afterEnd.push(event);
+      for await (const event of readEvents(baseOf(a), created.id, { lastEventId: journal.at(-1)!.id, signal: AbortSignal.timeout(5_000) }))
+        afterEnd.push(event);
       assert.deepEqual(afterEnd, []);
     } catch (error) {
       if (error instanceof Error) error.message += `\n${logsOf(...nodes)}`;
@@ -175,89 +176,93 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
     }
   });
 
-  test('across restarts: the api stream survives the worker being killed, and a reader resumes against a restarted api process', { timeout: 150_000 }, async (t) => {
-    const nodes: PalaiNode[] = [];
-    try {
-      const text = words(100);
-      const env = clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY });
-      const apiPort = await freePort();
-      // A runs responses; C only serves HTTP. They start together (one of them bootstraps the store).
-      const [a, c] = await Promise.all([startNode('A', 'all', env), startNode('C', 'api', env, apiPort)]);
-      nodes.push(a, c);
-      const apiBase = baseOf(c);
-      await createAgent(apiBase, { name: 'relay', model: { provider: 'fake', script: [{ text, delay_ms: 75 }] } });
-      const created = await createBackground(apiBase, 'relay', 'relay it');
+  test(
+    'across restarts: the api stream survives the worker being killed, and a reader resumes against a restarted api process',
+    { timeout: 150_000 },
+    async (t) => {
+      const nodes: PalaiNode[] = [];
+      try {
+        const text = words(100);
+        const env = clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY });
+        const apiPort = await freePort();
+        // A runs responses; C only serves HTTP. They start together (one of them bootstraps the store).
+        const [a, c] = await Promise.all([startNode('A', 'all', env), startNode('C', 'api', env, apiPort)]);
+        nodes.push(a, c);
+        const apiBase = baseOf(c);
+        await createAgent(apiBase, { name: 'relay', model: { provider: 'fake', script: [{ text, delay_ms: 75 }] } });
+        const created = await createBackground(apiBase, 'relay', 'relay it');
 
-      const reader = new ResumingReader(apiBase, created.id, AbortSignal.timeout(90_000));
-      await reader.until('A claiming the response, seen through C', (events) => events.some((e) => e.event === 'response.in_progress'), 30_000);
-      // A holds the lease now; B starts and, once up, waits for that lease to expire.
-      const bLaunch = launchNode('B', 'worker', env);
-      await reader.until('A streaming, seen through C', (events) => events.filter(isDelta).length >= 5, 30_000);
-      const cutItemId = reader.events.find(isDelta)!.data.item_id as string;
-      // Kill A once B is up, or at the latest 60 words into A's 100 (B's start-up is slow on a busy machine).
-      await waitUntil('B up or A far into its stream', 60_000, () => bLaunch.isUp() || reader.events.filter(isDelta).length >= 60, 20);
-      const bWasRunning = bLaunch.isUp();
-      assert.ok(!reader.events.some((e) => e.event === 'response.output_text.done'), 'A was still streaming');
-      await kill9(a);
-      const killedAt = Date.now();
-      const connectionBeforeKill = reader.received.at(-1)!.connection;
-      nodes.push(await bLaunch.ready);
-      t.diagnostic(`A killed after ${reader.events.filter(isDelta).length} words; B was ${bWasRunning ? 'already running' : 'still starting'}`);
+        const reader = new ResumingReader(apiBase, created.id, AbortSignal.timeout(90_000));
+        await reader.until('A claiming the response, seen through C', (events) => events.some((e) => e.event === 'response.in_progress'), 30_000);
+        // A holds the lease now; B starts and, once up, waits for that lease to expire.
+        const bLaunch = launchNode('B', 'worker', env);
+        await reader.until('A streaming, seen through C', (events) => events.filter(isDelta).length >= 5, 30_000);
+        const cutItemId = reader.events.find(isDelta)!.data.item_id as string;
+        // Kill A once B is up, or at the latest 60 words into A's 100 (B's start-up is slow on a busy machine).
+        await waitUntil('B up or A far into its stream', 60_000, () => bLaunch.isUp() || reader.events.filter(isDelta).length >= 60, 20);
+        const bWasRunning = bLaunch.isUp();
+        assert.ok(!reader.events.some((e) => e.event === 'response.output_text.done'), 'A was still streaming');
+        await kill9(a);
+        const killedAt = Date.now();
+        const connectionBeforeKill = reader.received.at(-1)!.connection;
+        nodes.push(await bLaunch.ready);
+        t.diagnostic(`A killed after ${reader.events.filter(isDelta).length} words; B was ${bWasRunning ? 'already running' : 'still starting'}`);
 
-      const takenOver = (events: SseEvent[]) => {
-        const closed = events.findIndex((e) => e.event === 'response.output_item.done' && e.data.item.id === cutItemId);
-        return closed !== -1 && events.slice(closed).filter(isDelta).length >= 3;
-      };
-      await reader.until('B taking over, seen through C', takenOver, 60_000);
-      t.diagnostic(`C streamed B's first deltas ${Date.now() - killedAt} ms after A was killed`);
-      // C kept the same connection open the whole time: what B wrote reached it from the journal.
-      assert.deepEqual(
-        [...new Set(reader.received.map((r) => r.connection))],
-        [connectionBeforeKill],
-        `one connection to C so far; failures: ${reader.failures.join('; ')}`,
-      );
+        const takenOver = (events: SseEvent[]) => {
+          const closed = events.findIndex((e) => e.event === 'response.output_item.done' && e.data.item.id === cutItemId);
+          return closed !== -1 && events.slice(closed).filter(isDelta).length >= 3;
+        };
+        await reader.until('B taking over, seen through C', takenOver, 60_000);
+        t.diagnostic(`C streamed B's first deltas ${Date.now() - killedAt} ms after A was killed`);
+        // C kept the same connection open the whole time: what B wrote reached it from the journal.
+        assert.deepEqual(
+          [...new Set(reader.received.map((r) => r.connection))],
+          [connectionBeforeKill],
+          `one connection to C so far; failures: ${reader.failures.join('; ')}`,
+        );
 
-      // The reader's api process dies; it comes back on the same address and the reader resumes there.
-      const beforeRestart = reader.events.length;
-      await kill9(c);
-      const c2 = await startNode('C2', 'api', env, apiPort);
-      nodes.push(c2);
-      await waitUntil('the reader finishing', 60_000, async () => {
-        await Promise.race([reader.done, sleep(100)]);
-        return reader.events.some(isTerminal);
-      });
-      await reader.done;
-      const connections = [...new Set(reader.received.map((r) => r.connection))];
-      t.diagnostic(
-        `${reader.events.length - beforeRestart} events after C's restart, over connections ${connections.join(', ')}; failed attempts: ${reader.failures.length}`,
-      );
-      assert.ok(connections.length >= 2, 'the reader resumed over a new connection');
-      assert.ok(reader.failures.length >= 1, 'the first connection broke when C died');
+        // The reader's api process dies; it comes back on the same address and the reader resumes there.
+        const beforeRestart = reader.events.length;
+        await kill9(c);
+        const c2 = await startNode('C2', 'api', env, apiPort);
+        nodes.push(c2);
+        await waitUntil('the reader finishing', 60_000, async () => {
+          await Promise.race([reader.done, sleep(100)]);
+          return reader.events.some(isTerminal);
+        });
+        await reader.done;
+        const connections = [...new Set(reader.received.map((r) => r.connection))];
+        t.diagnostic(
+          `${reader.events.length - beforeRestart} events after C's restart, over connections ${connections.join(', ')}; failed attempts: ${reader.failures.length}`,
+        );
+        assert.ok(connections.length >= 2, 'the reader resumed over a new connection');
+        assert.ok(reader.failures.length >= 1, 'the first connection broke when C died');
 
-      const journal = await readJournal(baseOf(c2), created.id);
-      assertJournal(journal, 'response.completed');
-      const received = reader.events;
-      assertJournal(received, 'response.completed');
-      assert.deepEqual(
-        received.map((e) => e.data),
-        journal.map((e) => e.data),
-        'every event once, in order, across both restarts',
-      );
+        const journal = await readJournal(baseOf(c2), created.id);
+        assertJournal(journal, 'response.completed');
+        const received = reader.events;
+        assertJournal(received, 'response.completed');
+        assert.deepEqual(
+          received.map((e) => e.data),
+          journal.map((e) => e.data),
+          'every event once, in order, across both restarts',
+        );
 
-      const final = await getResponse(baseOf(c2), created.id);
-      assert.equal(final.status, 'completed');
-      assert.equal(final.output_text, text);
-      assert.deepEqual(
-        final.output.map((item: { id: string; status: string }) => item.status),
-        ['incomplete', 'completed'],
-      );
-      assert.equal(final.output[0].id, cutItemId);
-      assert.equal(deltasOf(received, final.output[1].id), text);
-    } catch (error) {
-      if (error instanceof Error) error.message += `\n${logsOf(...nodes)}`;
-      throw error;
-    } finally {
-      cleanUpProcesses();
-    }
-  });
+        const final = await getResponse(baseOf(c2), created.id);
+        assert.equal(final.status, 'completed');
+        assert.equal(final.output_text, text);
+        assert.deepEqual(
+          final.output.map((item: { id: string; status: string }) => item.status),
+          ['incomplete', 'completed'],
+        );
+        assert.equal(final.output[0].id, cutItemId);
+        assert.equal(deltasOf(received, final.output[1].id), text);
+      } catch (error) {
+        if (error instanceof Error) error.message += `\n${logsOf(...nodes)}`;
+        throw error;
+      } finally {
+        cleanUpProcesses();
+      }
+    },
+  );
 });

@@ -66,8 +66,11 @@ await describeEachStore(
       assert.equal(contradicting.kind, 'invalid', 'a job naming another agent than its consumer is still refused');
     });
 
-    test('a Slack message is admitted with one agent lookup, in its thread\'s session', async () => {
-      const res = await ctx().http.post('/v1/slack_bots').set(ctx().auth).send({ name: 'helper', agent: 'worker', bot_token: 'xoxb-admission-test', signing_secret: 'admission-signing-secret', api_url: slack.url });
+    test("a Slack message is admitted with one agent lookup, in its thread's session", async () => {
+      const res = await ctx()
+        .http.post('/v1/slack_bots')
+        .set(ctx().auth)
+        .send({ name: 'helper', agent: 'worker', bot_token: 'xoxb-admission-test', signing_secret: 'admission-signing-secret', api_url: slack.url });
       assert.equal(res.status, 201, res.text);
       const bot = (await withSlice(ctx().hub, 'slack').slackBots.config(res.body.id))!;
       const message = { eventId: 'Ev1', ts: '1800000000.000100', team: 'T1', channel: 'C1', threadTs: '1800000000.000100', user: 'U1', text: 'hello' };
@@ -92,16 +95,16 @@ await describeEachStore(
         [{ agent: 'worker', input: hello, options: { tools: [{ type: 'function', name: 'a b' }] } }, '/options/tools/0/name'],
       ];
       for (const [command, pointer] of cases) {
-        await assert.rejects(
-          api.responses.admit(projectId, command as Parameters<typeof api.responses.admit>[1]),
-          (error: unknown) => {
-            assert.ok(isPalaiError(error), `${JSON.stringify(command)}: ${String(error)}`);
-            assert.equal(error.slug, 'validation-failed', JSON.stringify(command));
-            assert.ok(error.errors?.some((e) => e.pointer === pointer), `${JSON.stringify(command)} names ${pointer}: ${JSON.stringify(error.errors)}`);
-            assert.ok(error.message.includes(error.errors![0].pointer), error.message);
-            return true;
-          },
-        );
+        await assert.rejects(api.responses.admit(projectId, command as Parameters<typeof api.responses.admit>[1]), (error: unknown) => {
+          assert.ok(isPalaiError(error), `${JSON.stringify(command)}: ${String(error)}`);
+          assert.equal(error.slug, 'validation-failed', JSON.stringify(command));
+          assert.ok(
+            error.errors?.some((e) => e.pointer === pointer),
+            `${JSON.stringify(command)} names ${pointer}: ${JSON.stringify(error.errors)}`,
+          );
+          assert.ok(error.message.includes(error.errors![0].pointer), error.message);
+          return true;
+        });
       }
       assert.deepEqual(await counts(), before, 'no response and no session was written');
     });

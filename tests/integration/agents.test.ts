@@ -58,7 +58,10 @@ await describeEachStore('agents', (ctx) => {
     const pages: boolean[] = [];
     let after: string | null = null;
     for (let i = 0; i < 10; i++) {
-      const res: request.Response = await http.get('/v1/agents').query({ limit: 2, ...(after ? { after } : {}) }).set(other);
+      const res: request.Response = await http
+        .get('/v1/agents')
+        .query({ limit: 2, ...(after ? { after } : {}) })
+        .set(other);
       assertMatchesSpec(res, 'listAgents');
       assert.equal(res.status, 200);
       assert.equal(res.body.object, 'list');
@@ -74,7 +77,10 @@ await describeEachStore('agents', (ctx) => {
     assert.deepEqual(pages, [true, true, false]);
     const unpaged = await http.get('/v1/agents').set(other);
     assertMatchesSpec(unpaged, 'listAgents');
-    assert.deepEqual(unpaged.body.data.map((a: { id: string }) => a.id), created);
+    assert.deepEqual(
+      unpaged.body.data.map((a: { id: string }) => a.id),
+      created,
+    );
     assert.equal(unpaged.body.has_more, false);
   });
 
@@ -99,7 +105,10 @@ await describeEachStore('agents', (ctx) => {
     assert.equal(updated.body.instructions, 'v2');
     assert.equal(updated.body.description, 'second');
 
-    const again = await http.post('/v1/agents/evolving').set(auth).send({ ...body, name: 'evolving' });
+    const again = await http
+      .post('/v1/agents/evolving')
+      .set(auth)
+      .send({ ...body, name: 'evolving' });
     assertMatchesSpec(again, 'updateAgent');
     assert.equal(again.status, 200);
     assert.equal(again.body.revision, 2);
@@ -126,7 +135,10 @@ await describeEachStore('agents', (ctx) => {
     const res = await http.post(`/v1/agents/${agent.id}`).set(auth).send({ name: 'new-name', model: fake, instructions: 'x' });
     assertMatchesSpec(res, 'updateAgent');
     assertProblem(res, 400, 'invalid-request');
-    assert.deepEqual(res.body.errors.map((e: { pointer: string }) => e.pointer), ['/name']);
+    assert.deepEqual(
+      res.body.errors.map((e: { pointer: string }) => e.pointer),
+      ['/name'],
+    );
     const after = await http.get(`/v1/agents/${agent.id}`).set(auth);
     assert.equal(after.body.name, 'fixed-name');
     assert.equal(after.body.revision, 1);
@@ -150,8 +162,14 @@ await describeEachStore('agents', (ctx) => {
     const all = await http.get(`/v1/agents/${agent.id}/revisions`).set(auth);
     assertMatchesSpec(all, 'listAgentRevisions');
     assert.equal(all.status, 200);
-    assert.deepEqual(all.body.data.map((r: { revision: number }) => r.revision), [1, 2, 3]);
-    assert.deepEqual(all.body.data.map((r: { spec: { instructions: string } }) => r.spec.instructions), ['r1', 'r2', 'r3']);
+    assert.deepEqual(
+      all.body.data.map((r: { revision: number }) => r.revision),
+      [1, 2, 3],
+    );
+    assert.deepEqual(
+      all.body.data.map((r: { spec: { instructions: string } }) => r.spec.instructions),
+      ['r1', 'r2', 'r3'],
+    );
     for (const revision of all.body.data) {
       assert.equal(revision.object, 'agent.revision');
       assert.equal(revision.agent_id, agent.id);
@@ -162,11 +180,17 @@ await describeEachStore('agents', (ctx) => {
 
     const first = await http.get('/v1/agents/revised/revisions?limit=2').set(auth);
     assertMatchesSpec(first, 'listAgentRevisions');
-    assert.deepEqual(first.body.data.map((r: { revision: number }) => r.revision), [1, 2]);
+    assert.deepEqual(
+      first.body.data.map((r: { revision: number }) => r.revision),
+      [1, 2],
+    );
     assert.equal(first.body.has_more, true);
     const second = await http.get(`/v1/agents/revised/revisions?limit=2&after=${first.body.last_id}`).set(auth);
     assertMatchesSpec(second, 'listAgentRevisions');
-    assert.deepEqual(second.body.data.map((r: { revision: number }) => r.revision), [3]);
+    assert.deepEqual(
+      second.body.data.map((r: { revision: number }) => r.revision),
+      [3],
+    );
     assert.equal(second.body.has_more, false);
   });
 
@@ -189,9 +213,7 @@ await describeEachStore('agents', (ctx) => {
 
   test('concurrent creates of one name give exactly one 201 and 409 conflicts, never a 500', async () => {
     const { http, auth } = ctx();
-    const results = await Promise.all(
-      Array.from({ length: 6 }, () => http.post('/v1/agents').set(auth).send({ name: 'racer', model: fake })),
-    );
+    const results = await Promise.all(Array.from({ length: 6 }, () => http.post('/v1/agents').set(auth).send({ name: 'racer', model: fake })));
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [201, 409, 409, 409, 409, 409], results.map((r) => r.text).join('\n'));
     for (const res of results) assertMatchesSpec(res, 'createAgent');
@@ -203,7 +225,10 @@ await describeEachStore('agents', (ctx) => {
     const res = await http.post('/v1/agents').set(auth).send({ name: 'agt_lookalike', model: fake });
     assertMatchesSpec(res, 'createAgent');
     assertProblem(res, 400, 'validation-failed');
-    assert.deepEqual(res.body.errors.map((e: { pointer: string }) => e.pointer), ['/name']);
+    assert.deepEqual(
+      res.body.errors.map((e: { pointer: string }) => e.pointer),
+      ['/name'],
+    );
   });
 
   test('the same name may exist in two projects', async () => {
@@ -213,7 +238,7 @@ await describeEachStore('agents', (ctx) => {
     assert.notEqual(theirs.id, mine.id);
   });
 
-  test("a response pins the revision it ran; an update does not rewrite old responses", async () => {
+  test('a response pins the revision it ran; an update does not rewrite old responses', async () => {
     const { http, auth } = ctx();
     const agent = await createAgent(ctx, { name: 'pinned', model: { provider: 'fake', script: [{ text: 'from revision one' }] } });
     const first = await http.post('/v1/responses').set(auth).send({ model: 'pinned', input: 'hi' });
@@ -221,7 +246,10 @@ await describeEachStore('agents', (ctx) => {
     assert.deepEqual(first.body.agent, { id: agent.id, name: 'pinned', revision: 1, revision_id: agent.revision_id });
     assert.equal(first.body.output_text, 'from revision one');
 
-    const updated = await http.post('/v1/agents/pinned').set(auth).send({ model: { provider: 'fake', script: [{ text: 'from revision two' }] } });
+    const updated = await http
+      .post('/v1/agents/pinned')
+      .set(auth)
+      .send({ model: { provider: 'fake', script: [{ text: 'from revision two' }] } });
     assert.equal(updated.body.revision, 2);
 
     const second = await http.post('/v1/responses').set(auth).send({ model: 'pinned', input: 'hi' });
@@ -288,7 +316,10 @@ await describeEachStore(
       assert.equal(other.body.errors[0].pointer, '/model/provider');
 
       const agent = await createAgent(ctx, { name: 'rewired', model: { provider: 'fake' } });
-      const update = await http.post('/v1/agents/rewired').set(auth).send({ model: { connection: 'no-such-connection' } });
+      const update = await http
+        .post('/v1/agents/rewired')
+        .set(auth)
+        .send({ model: { connection: 'no-such-connection' } });
       assertMatchesSpec(update, 'updateAgent');
       assertProblem(update, 400, 'invalid-request');
       assert.equal(update.body.errors[0].pointer, '/model/connection');
@@ -301,7 +332,10 @@ await describeEachStore(
       await postConnection({ name: 'env-keyless', provider: 'openai', api_key_env: UNSET_VARIABLE });
       const cases: [Record<string, unknown>, string][] = [
         [{ provider: 'openai', name: 'gpt-4.1-mini' }, "OPENAI_API_KEY is not set, and the agent's model names no connection with a key."],
-        [{ connection: 'anthropic-keyless', name: 'claude-sonnet-4-5' }, "ANTHROPIC_API_KEY is not set, and the agent's connection anthropic-keyless has no key."],
+        [
+          { connection: 'anthropic-keyless', name: 'claude-sonnet-4-5' },
+          "ANTHROPIC_API_KEY is not set, and the agent's connection anthropic-keyless has no key.",
+        ],
         [{ connection: 'env-keyless', name: 'gpt-4.1-mini' }, `${UNSET_VARIABLE} is not set, and the agent's connection env-keyless reads its key from it.`],
       ];
       for (const [index, [model, detail]] of cases.entries()) {
@@ -316,7 +350,10 @@ await describeEachStore(
         assert.equal(run.error.code, 'model-provider-error');
         assert.equal(run.error.message, detail, 'the run names the missing key');
       }
-      const updated = await http.post('/v1/agents/keyless-0').set(auth).send({ model: { provider: 'openai', name: 'gpt-4.1' } });
+      const updated = await http
+        .post('/v1/agents/keyless-0')
+        .set(auth)
+        .send({ model: { provider: 'openai', name: 'gpt-4.1' } });
       assertMatchesSpec(updated, 'updateAgent');
       assert.equal(updated.body.revision, 2);
       assert.deepEqual(updated.body.warnings, [{ pointer: '/model', detail: cases[0][1] }]);

@@ -33,14 +33,20 @@ await describeEachStore('approvals', (ctx) => {
     const res = await ctx().http.get(`/v1/responses/${id}/events`).set(ctx().auth).timeout(10_000);
     assert.equal(res.status, 200, res.text);
     const events = parseSse(res.text).map((f) => f.data);
-    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+    assert.deepEqual(
+      events.map((e) => e.sequence_number),
+      events.map((_, i) => i),
+    );
     for (const event of events) assert.ok(matchesSchema('ResponseStreamEvent', event).ok, JSON.stringify(event));
     return events;
   };
 
   const assertOneTerminalEvent = async (id: string, type: string) => {
     const events = await journal(id);
-    assert.deepEqual(events.filter((e) => TERMINAL_EVENTS.includes(e.type)).map((e) => e.type), [type]);
+    assert.deepEqual(
+      events.filter((e) => TERMINAL_EVENTS.includes(e.type)).map((e) => e.type),
+      [type],
+    );
     assert.equal(events.at(-1).type, type);
   };
 
@@ -78,7 +84,10 @@ await describeEachStore('approvals', (ctx) => {
   test('a write tool under a risk policy waits; denied, the denial with its reason is the tool result', async () => {
     await createAgent(ctx, {
       name: 'gated-post',
-      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'http_post', arguments: { url: 'https://example.com/hook', body: { a: 1 } } }] }, { text: 'understood' }] },
+      model: {
+        provider: 'fake',
+        script: [{ tool_calls: [{ name: 'http_post', arguments: { url: 'https://example.com/hook', body: { a: 1 } } }] }, { text: 'understood' }],
+      },
       tools: [{ type: 'builtin', name: 'http_post' }],
       approval: { risks: ['write'] },
     });
@@ -143,12 +152,12 @@ await describeEachStore('approvals', (ctx) => {
     assert.ok(call.approval_deadline >= started && call.approval_deadline <= started + 3, `deadline ${call.approval_deadline}, started ${started}`);
 
     let current = waiting;
-    for (const until = Date.now() + 6_000; current.palai_status === 'waiting_for_approval' && Date.now() < until; ) {
+    for (const until = Date.now() + 6_000; current.palai_status === 'waiting_for_approval' && Date.now() < until;) {
       await sleep(100);
       current = await getResponse(waiting.id);
     }
     // It may be back in progress for the model step that follows.
-    for (const until = Date.now() + 3_000; current.palai_status === 'in_progress' && Date.now() < until; ) {
+    for (const until = Date.now() + 3_000; current.palai_status === 'in_progress' && Date.now() < until;) {
       await sleep(50);
       current = await getResponse(waiting.id);
     }
@@ -216,7 +225,15 @@ await describeEachStore('approvals', (ctx) => {
       name: 'two-gated',
       model: {
         provider: 'fake',
-        script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'first' } }, { name: 'echo', arguments: { text: 'second' } }] }, { text: 'done' }],
+        script: [
+          {
+            tool_calls: [
+              { name: 'echo', arguments: { text: 'first' } },
+              { name: 'echo', arguments: { text: 'second' } },
+            ],
+          },
+          { text: 'done' },
+        ],
       },
       tools: [{ type: 'builtin', name: 'echo' }],
       approval: { tools: ['echo'] },
@@ -228,7 +245,10 @@ await describeEachStore('approvals', (ctx) => {
 
     const afterOne = await decide(waiting.id, { call_id: one.call_id, decision: 'approve' });
     assert.equal(afterOne.body.palai_status, 'waiting_for_approval');
-    assert.deepEqual(afterOne.body.required_action.calls.map((c: { call_id: string }) => c.call_id), [two.call_id]);
+    assert.deepEqual(
+      afterOne.body.required_action.calls.map((c: { call_id: string }) => c.call_id),
+      [two.call_id],
+    );
     assert.equal(afterOne.body.output.find((i: { type: string }) => i.type === 'function_call_output').output, 'first');
     const again = await decide(waiting.id, { call_id: one.call_id, decision: 'approve' });
     assertProblem(again, 409, 'invalid-state');
@@ -236,7 +256,10 @@ await describeEachStore('approvals', (ctx) => {
     const afterTwo = await decide(waiting.id, { call_id: two.call_id, decision: 'deny' });
     assert.equal(afterTwo.body.status, 'completed');
     const outputs = afterTwo.body.output.filter((i: { type: string }) => i.type === 'function_call_output');
-    assert.deepEqual(outputs.map((o: { call_id: string }) => o.call_id), [one.call_id, two.call_id]);
+    assert.deepEqual(
+      outputs.map((o: { call_id: string }) => o.call_id),
+      [one.call_id, two.call_id],
+    );
     assert.equal(JSON.parse(outputs[1].output).denied, true);
     await assertOneTerminalEvent(waiting.id, 'response.completed');
   });
@@ -246,7 +269,15 @@ await describeEachStore('approvals', (ctx) => {
       name: 'mixed',
       model: {
         provider: 'fake',
-        script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'gated' } }, { name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'all done' }],
+        script: [
+          {
+            tool_calls: [
+              { name: 'echo', arguments: { text: 'gated' } },
+              { name: 'get_weather', arguments: { city: 'Oslo' } },
+            ],
+          },
+          { text: 'all done' },
+        ],
       },
       tools: [
         { type: 'builtin', name: 'echo' },
@@ -271,9 +302,15 @@ await describeEachStore('approvals', (ctx) => {
     const [weather] = approved.body.required_action.calls;
     assert.equal(weather.name, 'get_weather');
     assert.equal(weather.waiting_for, 'tool_output');
-    assert.equal(approved.body.output.find((i: { type: string; call_id: string }) => i.type === 'function_call_output' && i.call_id === echo.call_id).output, 'gated');
+    assert.equal(
+      approved.body.output.find((i: { type: string; call_id: string }) => i.type === 'function_call_output' && i.call_id === echo.call_id).output,
+      'gated',
+    );
 
-    const res = await ctx().http.post(`/v1/responses/${waiting.id}/tool_outputs`).set(ctx().auth).send({ outputs: [{ call_id: weather.call_id, output: 'sunny' }] });
+    const res = await ctx()
+      .http.post(`/v1/responses/${waiting.id}/tool_outputs`)
+      .set(ctx().auth)
+      .send({ outputs: [{ call_id: weather.call_id, output: 'sunny' }] });
     assertMatchesSpec(res, 'submitToolOutputs');
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, 'completed');

@@ -98,7 +98,10 @@ await describeEachStore(
         assertProblem(agent, 400, 'validation-failed');
         assert.deepEqual(pointers(agent.body), ['/bogus']);
 
-        const nested = await http.post('/v1/agents').set(auth).send({ name: 'extra', model: { provider: 'fake', colour: 'red' } });
+        const nested = await http
+          .post('/v1/agents')
+          .set(auth)
+          .send({ name: 'extra', model: { provider: 'fake', colour: 'red' } });
         assertProblem(nested, 400, 'validation-failed');
         assert.deepEqual(pointers(nested.body), ['/model/colour']);
 
@@ -112,7 +115,10 @@ await describeEachStore(
         assertProblem(session, 400, 'validation-failed');
         assert.deepEqual(pointers(session.body), ['/bogus']);
       });
-      const tolerated = await http.post('/v1/responses').set(auth).send({ model: 'strict', input: 'hi', temperature: 1, user: 'u', include: [], prompt_cache_key: 'k' });
+      const tolerated = await http
+        .post('/v1/responses')
+        .set(auth)
+        .send({ model: 'strict', input: 'hi', temperature: 1, user: 'u', include: [], prompt_cache_key: 'k' });
       assertMatchesSpec(tolerated, 'createResponse');
       assert.equal(tolerated.body.status, 'completed');
     });
@@ -126,7 +132,10 @@ await describeEachStore(
         assertProblem(name, 400, 'validation-failed');
         assert.deepEqual(pointers(name.body), ['/name']);
 
-        const provider = await http.post('/v1/agents').set(auth).send({ name: 'typed-2', model: { provider: 'openai-nope' } });
+        const provider = await http
+          .post('/v1/agents')
+          .set(auth)
+          .send({ name: 'typed-2', model: { provider: 'openai-nope' } });
         assertProblem(provider, 400, 'validation-failed');
         assert.deepEqual(pointers(provider.body), ['/model/provider']);
 
@@ -134,14 +143,20 @@ await describeEachStore(
         assertProblem(required, 400, 'validation-failed');
         assert.deepEqual(pointers(required.body).sort(), ['/model', '/name']);
 
-        const notObject = await http.post('/v1/agents').set(auth).send([{ name: 'typed-3', model: fake }]);
+        const notObject = await http
+          .post('/v1/agents')
+          .set(auth)
+          .send([{ name: 'typed-3', model: fake }]);
         assertProblem(notObject, 400, 'validation-failed');
 
         const session = await http.post('/v1/sessions').set(auth).send({ agent: 7 });
         assertProblem(session, 400, 'validation-failed');
         assert.deepEqual(pointers(session.body), ['/agent']);
 
-        const metadata = await http.post('/v1/sessions').set(auth).send({ agent: 'typed', metadata: { n: 1 } });
+        const metadata = await http
+          .post('/v1/sessions')
+          .set(auth)
+          .send({ agent: 'typed', metadata: { n: 1 } });
         assertProblem(metadata, 400, 'validation-failed');
         assert.deepEqual(pointers(metadata.body), ['/metadata/n']);
 
@@ -159,7 +174,10 @@ await describeEachStore(
     test('a spec the schema allows but that cannot be used is a 400 naming the field', async () => {
       const { http, auth } = ctx();
       await nothingWritten(async () => {
-        const schema = await http.post('/v1/agents').set(auth).send({ name: 'unusable', model: fake, output_schema: { type: 'no-such-type' } });
+        const schema = await http
+          .post('/v1/agents')
+          .set(auth)
+          .send({ name: 'unusable', model: fake, output_schema: { type: 'no-such-type' } });
         assertProblem(schema, 400, 'validation-failed');
         assert.deepEqual(pointers(schema.body), ['/output_schema']);
         const tools = [
@@ -181,10 +199,18 @@ await describeEachStore(
         return text;
       };
       await nothingWritten(async () => {
-        const over = await http.post('/v1/agents').set(auth).set('Content-Type', 'application/json').send(bodyOf(BODY_LIMIT + 1, 'too-big'));
+        const over = await http
+          .post('/v1/agents')
+          .set(auth)
+          .set('Content-Type', 'application/json')
+          .send(bodyOf(BODY_LIMIT + 1, 'too-big'));
         assertMatchesSpec(over, 'createAgent');
         assertProblem(over, 413, 'payload-too-large');
-        const far = await http.post('/v1/responses').set(auth).set('Content-Type', 'application/json').send(JSON.stringify({ model: 'x', input: 'y'.repeat(50_000) }));
+        const far = await http
+          .post('/v1/responses')
+          .set(auth)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ model: 'x', input: 'y'.repeat(50_000) }));
         assertProblem(far, 413, 'payload-too-large');
       });
       const at = await http.post('/v1/agents').set(auth).set('Content-Type', 'application/json').send(bodyOf(BODY_LIMIT, 'just-fits'));
@@ -270,7 +296,10 @@ await describeEachStore(
 
     test('an invalid query string is a 400 pointing into /query', async () => {
       const { http, auth } = ctx();
-      const done = await http.post('/v1/responses').set(auth).send({ model: (await ensureAgent('queried')).name, input: 'x' });
+      const done = await http
+        .post('/v1/responses')
+        .set(auth)
+        .send({ model: (await ensureAgent('queried')).name, input: 'x' });
       for (const [path, pointer] of [
         ['/v1/agents?limit=0', '/query/limit'],
         ['/v1/agents?limit=abc', '/query/limit'],
@@ -310,7 +339,10 @@ await describeEachStore(
 
     test('a query integer written as 1e309 or Infinity is a 400 pointing at it, not a 500', async () => {
       const { http, auth } = ctx();
-      const done = await http.post('/v1/responses').set(auth).send({ model: (await ensureAgent('counted')).name, input: 'x' });
+      const done = await http
+        .post('/v1/responses')
+        .set(auth)
+        .send({ model: (await ensureAgent('counted')).name, input: 'x' });
       for (const [path, pointer] of [
         ['/v1/agents?limit=1e309', '/query/limit'],
         ['/v1/agents?limit=Infinity', '/query/limit'],
@@ -333,13 +365,19 @@ await describeEachStore(
           [{ limits: { timeout_seconds: Number.MAX_SAFE_INTEGER } }, '/limits/timeout_seconds'],
           [{ tools: [{ type: 'builtin', name: 'echo' }], approval: { tools: ['echo'], timeout_seconds: 2 ** 31 } }, '/approval/timeout_seconds'],
         ] as const) {
-          const res = await http.post('/v1/agents').set(auth).send({ name: 'forever', model: fake, ...body });
+          const res = await http
+            .post('/v1/agents')
+            .set(auth)
+            .send({ name: 'forever', model: fake, ...body });
           assertMatchesSpec(res, 'createAgent');
           assertProblem(res, 400, 'validation-failed');
           assert.deepEqual(pointers(res.body), [pointer]);
         }
       });
-      const longest = await http.post('/v1/agents').set(auth).send({ name: 'patient', model: fake, limits: { timeout_seconds: 2 ** 31 - 1 } });
+      const longest = await http
+        .post('/v1/agents')
+        .set(auth)
+        .send({ name: 'patient', model: fake, limits: { timeout_seconds: 2 ** 31 - 1 } });
       assert.equal(longest.status, 201, longest.text);
     });
   },
@@ -443,7 +481,11 @@ await describeEachStore('bad input: text, nesting, encodings and resume points',
         assert.match(res.body.detail, /Content-Encoding/);
       }
     });
-    for (const [encoding, compress] of [['gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync]] as const) {
+    for (const [encoding, compress] of [
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+    ] as const) {
       const res = await postJson('/v1/agents', compress(JSON.stringify({ name: `zipped-${encoding}`, model: fake })), { 'Content-Encoding': encoding });
       assertMatchesSpec(res, 'createAgent');
       assert.equal(res.status, 201, res.text);
@@ -491,7 +533,11 @@ await describeEachStore('bad input: text, nesting, encodings and resume points',
     const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
     await nothingWritten(async () => {
       for (const [path, text, pointer] of [
-        ['/v1/agents', `{"name":"deep","model":{"provider":"fake"},"tools":[{"type":"function","name":"f","parameters":${objects(5000)}}]}`, '/tools/0/parameters'],
+        [
+          '/v1/agents',
+          `{"name":"deep","model":{"provider":"fake"},"tools":[{"type":"function","name":"f","parameters":${objects(5000)}}]}`,
+          '/tools/0/parameters',
+        ],
         ['/v1/agents', `{"name":"deep","model":{"provider":"fake"},"metadata":${objects(5000)}}`, '/metadata'],
         ['/v1/agents', `{"name":"deep","model":{"provider":"fake"},"output_schema":${objects(5000)}}`, '/output_schema'],
         ['/v1/agents', `{"name":"deep","model":{"provider":"fake","script":[{"json":${arrays(5000)}}]}}`, '/model/script/0/json'],
@@ -506,7 +552,8 @@ await describeEachStore('bad input: text, nesting, encodings and resume points',
       }
     });
     // The body itself is level 1: tools, the tool and its parameters take three more.
-    const nested = (depth: number) => `{"name":"nested-${depth}","model":{"provider":"fake"},"tools":[{"type":"function","name":"f","parameters":${objects(depth - 3)}}]}`;
+    const nested = (depth: number) =>
+      `{"name":"nested-${depth}","model":{"provider":"fake"},"tools":[{"type":"function","name":"f","parameters":${objects(depth - 3)}}]}`;
     const atLimit = await postJson('/v1/agents', nested(MAX_JSON_DEPTH));
     assert.equal(atLimit.status, 201, atLimit.text);
     assertProblem(await postJson('/v1/agents', nested(MAX_JSON_DEPTH + 1)), 400, 'validation-failed');
@@ -527,7 +574,13 @@ test('an unexpected failure is a generic 500 problem: no message or stack trace 
     listen: async () => async () => undefined,
     close: async () => undefined,
   };
-  const kernel = { db: failing, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel;
+  const kernel = {
+    db: failing,
+    config: testConfig(),
+    logger: createLogger('silent'),
+    models: new ModelRegistry(),
+    lifecycle: new Lifecycle(),
+  } as unknown as Kernel;
   const res = await request(fullApp(kernel)).get('/v1/agents').set('Authorization', 'Bearer palai_sk_anything-at-all');
   assertMatchesSpec(res, 'listAgents');
   assertProblem(res, 500, 'internal');

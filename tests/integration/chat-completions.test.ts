@@ -15,7 +15,8 @@ import { assertMatchesSpec } from '../support/spec.js';
 await describeEachStore('chat completions', (ctx) => {
   const sdk = openAiClientFor(ctx);
   let client: OpenAI;
-  const responseCount = async () => (await ctx().hub.kernel.db.query<{ n: number }>('SELECT count(*)::integer AS n FROM responses WHERE project_id = $1', [ctx().projectId])).rows[0].n;
+  const responseCount = async () =>
+    (await ctx().hub.kernel.db.query<{ n: number }>('SELECT count(*)::integer AS n FROM responses WHERE project_id = $1', [ctx().projectId])).rows[0].n;
 
   before(async () => {
     client = sdk();
@@ -48,7 +49,10 @@ await describeEachStore('chat completions', (ctx) => {
     assert.equal(response.body.status, 'completed', 'the completion is a Palai response, readable under /v1/responses');
     assert.equal(response.body.instructions, 'Answer briefly.');
     const items = await client.responses.inputItems.list(completion.id, { order: 'asc' });
-    assert.deepEqual(items.data.map((item) => (item as { role?: string }).role), ['user', 'assistant', 'user']);
+    assert.deepEqual(
+      items.data.map((item) => (item as { role?: string }).role),
+      ['user', 'assistant', 'user'],
+    );
   });
 
   test('streamed: the role, the text as deltas, the finish reason, the usage, then [DONE]', async () => {
@@ -63,7 +67,10 @@ await describeEachStore('chat completions', (ctx) => {
     assert.equal(chunks[0].choices[0].delta.role, 'assistant');
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'stream these words please');
     const finish = chunks.filter((c) => c.choices[0]?.finish_reason);
-    assert.deepEqual(finish.map((c) => c.choices[0].finish_reason), ['stop']);
+    assert.deepEqual(
+      finish.map((c) => c.choices[0].finish_reason),
+      ['stop'],
+    );
     const last = chunks.at(-1)!;
     assert.deepEqual(last.choices, []);
     assert.ok(last.usage!.completion_tokens > 0);
@@ -76,10 +83,19 @@ await describeEachStore('chat completions', (ctx) => {
   });
 
   test('the wire matches the document: every chunk a ChatCompletionChunk, the body a ChatCompletion', async () => {
-    const plain = await ctx().http.post('/v1/chat/completions').set(ctx().auth).send({ model: 'chat-echo', messages: [{ role: 'user', content: 'x' }] });
+    const plain = await ctx()
+      .http.post('/v1/chat/completions')
+      .set(ctx().auth)
+      .send({ model: 'chat-echo', messages: [{ role: 'user', content: 'x' }] });
     assertMatchesSpec(plain, 'createChatCompletion');
-    const streamed = await ctx().http.post('/v1/chat/completions').set(ctx().auth).send({ model: 'chat-echo', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'a b c' }] });
-    const frames = streamed.text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+    const streamed = await ctx()
+      .http.post('/v1/chat/completions')
+      .set(ctx().auth)
+      .send({ model: 'chat-echo', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'a b c' }] });
+    const frames = streamed.text
+      .split('\n\n')
+      .filter((f) => f.startsWith('data: '))
+      .map((f) => f.slice(6));
     assert.equal(frames.at(-1), '[DONE]');
     for (const frame of frames.slice(0, -1)) {
       const check = matchesSchema('ChatCompletionChunk', JSON.parse(frame));
@@ -99,7 +115,11 @@ await describeEachStore('chat completions', (ctx) => {
   test('what this endpoint cannot carry is a 400 naming the field, and nothing is written', async () => {
     const before = await responseCount();
     const refused = async (extra: Record<string, unknown>, param: string) => {
-      const request = { model: 'chat-echo', messages: [{ role: 'user', content: 'x' }], ...extra } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+      const request = {
+        model: 'chat-echo',
+        messages: [{ role: 'user', content: 'x' }],
+        ...extra,
+      } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
       await assert.rejects(client.chat.completions.create(request), (error: unknown) => {
         assert.ok(error instanceof OpenAI.BadRequestError, String(error));
         assert.ok(String(error.param).startsWith(param), `${error.param} names ${param}`);
@@ -109,7 +129,15 @@ await describeEachStore('chat completions', (ctx) => {
     await refused({ tools: [{ type: 'custom', custom: { name: 'f' } }] }, 'tools[0]');
     await refused({ response_format: { type: 'json_schema' } }, 'response_format');
     await refused({ n: 2 }, 'n');
-    await refused({ messages: [{ role: 'user', content: 'x' }, { role: 'tool', content: 'y' }] }, 'messages[1].tool_call_id');
+    await refused(
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', content: 'y' },
+        ],
+      },
+      'messages[1].tool_call_id',
+    );
     await refused({ messages: [{ role: 'system', content: 'only instructions' }] }, 'messages');
     await refused({ tool_choice: { type: 'function', function: { name: 'not_offered' } } }, 'tool_choice.name');
     await assert.rejects(client.chat.completions.create({ model: 'no-such-agent', messages: [{ role: 'user', content: 'x' }] }), OpenAI.NotFoundError);
@@ -147,7 +175,10 @@ await describeEachStore('chat completions', (ctx) => {
     assert.ok(call && call.type === 'function', JSON.stringify(choice.message));
     assert.equal(call.function.name, 'lookup');
     const count = await responseCount();
-    const second = await client.chat.completions.create({ model: 'chat-client-tool', messages: [...messages, choice.message, { role: 'tool', tool_call_id: call.id, content: 'the answer is 42' }] });
+    const second = await client.chat.completions.create({
+      model: 'chat-client-tool',
+      messages: [...messages, choice.message, { role: 'tool', tool_call_id: call.id, content: 'the answer is 42' }],
+    });
     assert.equal(second.id, first.id, 'the waiting response resumed');
     assert.equal(second.choices[0].finish_reason, 'stop');
     assert.equal(second.choices[0].message.content, 'found: 42');
@@ -159,7 +190,10 @@ await describeEachStore('chat completions', (ctx) => {
   });
 
   test("a request's tools are this run's functions: the SDK's runTools loop calls them and gets the final answer, streamed too", async () => {
-    await createAgent(ctx, { name: 'chat-plain', model: { provider: 'fake', script: [{ tool_calls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }, { text: 'the sum is 5' }] } });
+    await createAgent(ctx, {
+      name: 'chat-plain',
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }, { text: 'the sum is 5' }] },
+    });
     const seen: unknown[] = [];
     const add = (args: { a: number; b: number }) => {
       seen.push(args);
@@ -167,12 +201,27 @@ await describeEachStore('chat completions', (ctx) => {
     };
     const parse = (text: string) => JSON.parse(text) as { a: number; b: number };
     const tools: RunnableToolFunctionWithParse<{ a: number; b: number }>[] = [
-      { type: 'function', function: { name: 'add', description: 'Adds two numbers.', function: add, parse, parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'add',
+          description: 'Adds two numbers.',
+          function: add,
+          parse,
+          parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+        },
+      },
     ];
     const runner = client.chat.completions.runTools({ model: 'chat-plain', messages: [{ role: 'user', content: 'add 2 and 3' }], tools });
     assert.equal(await runner.finalContent(), 'the sum is 5');
     assert.deepEqual(seen, [{ a: 2, b: 3 }]);
-    const streamed = client.chat.completions.runTools({ model: 'chat-plain', messages: [{ role: 'user', content: 'add 2 and 3' }], tools, stream: true, stream_options: { include_usage: true } });
+    const streamed = client.chat.completions.runTools({
+      model: 'chat-plain',
+      messages: [{ role: 'user', content: 'add 2 and 3' }],
+      tools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     assert.equal(await streamed.finalContent(), 'the sum is 5');
     assert.equal(seen.length, 2);
   });
@@ -180,37 +229,74 @@ await describeEachStore('chat completions', (ctx) => {
   test('a tool message answering only some of the calls is a 400 naming the rest', async () => {
     await createAgent(ctx, {
       name: 'chat-two-calls',
-      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'lookup', arguments: { q: 1 } }, { name: 'lookup', arguments: { q: 2 } }] }, { text: 'both' }] },
+      model: {
+        provider: 'fake',
+        script: [
+          {
+            tool_calls: [
+              { name: 'lookup', arguments: { q: 1 } },
+              { name: 'lookup', arguments: { q: 2 } },
+            ],
+          },
+          { text: 'both' },
+        ],
+      },
       tools: [{ type: 'function', name: 'lookup' }],
     });
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'two' }];
     const first = await client.chat.completions.create({ model: 'chat-two-calls', messages });
     const [a, b] = first.choices[0].message.tool_calls!;
     await assert.rejects(
-      client.chat.completions.create({ model: 'chat-two-calls', messages: [...messages, first.choices[0].message, { role: 'tool', tool_call_id: a.id, content: 'one' }] }),
+      client.chat.completions.create({
+        model: 'chat-two-calls',
+        messages: [...messages, first.choices[0].message, { role: 'tool', tool_call_id: a.id, content: 'one' }],
+      }),
       (error: unknown) => error instanceof OpenAI.BadRequestError && error.message.includes(b.id),
     );
     const done = await client.chat.completions.create({
       model: 'chat-two-calls',
-      messages: [...messages, first.choices[0].message, { role: 'tool', tool_call_id: a.id, content: 'one' }, { role: 'tool', tool_call_id: b.id, content: 'two' }],
+      messages: [
+        ...messages,
+        first.choices[0].message,
+        { role: 'tool', tool_call_id: a.id, content: 'one' },
+        { role: 'tool', tool_call_id: b.id, content: 'two' },
+      ],
     });
     assert.equal(done.choices[0].message.content, 'both');
   });
 
   test('response_format json_schema is the output contract; temperature, top_p, max_tokens and user apply to the run', async () => {
     await createAgent(ctx, { name: 'chat-json', model: { provider: 'fake', script: [{ json: { city: 'Oslo' } }] } });
-    const response_format = { type: 'json_schema' as const, json_schema: { name: 'city', strict: true, schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } };
-    const parsed = await client.chat.completions.parse({ model: 'chat-json', messages: [{ role: 'user', content: 'city?' }], response_format, temperature: 0.2, top_p: 0.9, max_tokens: 99, user: 'u-1' });
+    const response_format = {
+      type: 'json_schema' as const,
+      json_schema: {
+        name: 'city',
+        strict: true,
+        schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      },
+    };
+    const parsed = await client.chat.completions.parse({
+      model: 'chat-json',
+      messages: [{ role: 'user', content: 'city?' }],
+      response_format,
+      temperature: 0.2,
+      top_p: 0.9,
+      max_tokens: 99,
+      user: 'u-1',
+    });
     assert.deepEqual(JSON.parse(parsed.choices[0].message.content!), { city: 'Oslo' });
     const run = (await ctx().http.get(`/v1/responses/${parsed.id}`).set(ctx().auth)).body;
     assert.deepEqual(run.text.format.schema, response_format.json_schema.schema);
     assert.deepEqual([run.temperature, run.top_p, run.max_output_tokens, run.user], [0.2, 0.9, 99, 'u-1']);
     await createAgent(ctx, { name: 'chat-json-bad', model: { provider: 'fake', script: [{ text: 'prose' }, { text: 'more prose' }] } });
-    await assert.rejects(client.chat.completions.create({ model: 'chat-json-bad', messages: [{ role: 'user', content: 'x' }], response_format }), (error: unknown) => {
-      assert.ok(error instanceof OpenAI.APIError, String(error));
-      assert.equal(error.code, 'output-invalid');
-      return true;
-    });
+    await assert.rejects(
+      client.chat.completions.create({ model: 'chat-json-bad', messages: [{ role: 'user', content: 'x' }], response_format }),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.APIError, String(error));
+        assert.equal(error.code, 'output-invalid');
+        return true;
+      },
+    );
   });
 
   test('a run waiting for a decision is a 409 naming the response to answer', async () => {
@@ -220,7 +306,10 @@ await describeEachStore('chat completions', (ctx) => {
       tools: [{ type: 'builtin', name: 'echo' }],
       approval: { tools: ['echo'] },
     });
-    const res = await ctx().http.post('/v1/chat/completions').set(ctx().auth).send({ model: 'chat-gated', messages: [{ role: 'user', content: 'x' }] });
+    const res = await ctx()
+      .http.post('/v1/chat/completions')
+      .set(ctx().auth)
+      .send({ model: 'chat-gated', messages: [{ role: 'user', content: 'x' }] });
     assertMatchesSpec(res, 'createChatCompletion');
     assert.equal(res.status, 409);
     assert.equal(res.body.error.code, 'invalid-state');

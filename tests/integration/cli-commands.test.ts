@@ -76,7 +76,14 @@ describe('palai commands on an embedded store', { timeout: 300_000 }, () => {
     const doctor = await palai(['doctor']);
     assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
     assert.doesNotMatch(doctor.stdout, /✗/);
-    for (const check of [/✓ Node\.js/, /✓ configuration loads/, /✓ store: embedded store at /, /✓ PALAI_HOME .* is writable/, /✓ migrations applied/, /✓ 1 project\(s\), 1 active API key\(s\)/]) {
+    for (const check of [
+      /✓ Node\.js/,
+      /✓ configuration loads/,
+      /✓ store: embedded store at /,
+      /✓ PALAI_HOME .* is writable/,
+      /✓ migrations applied/,
+      /✓ 1 project\(s\), 1 active API key\(s\)/,
+    ]) {
       assert.match(doctor.stdout, check);
     }
   });
@@ -135,11 +142,17 @@ describe('palai commands on an embedded store', { timeout: 300_000 }, () => {
   });
   test('agents apply refuses a spec naming an unknown model connection and applies nothing; one without its provider key is applied with a warning doctor lists', async () => {
     const noKey = { OPENAI_API_KEY: '' };
-    const unknown = writeYaml('unknown-connection.yaml', ['- name: first-fine', '  model: { provider: fake }', '- name: lost', '  model: { connection: nowhere }', ''].join('\n'));
+    const unknown = writeYaml(
+      'unknown-connection.yaml',
+      ['- name: first-fine', '  model: { provider: fake }', '- name: lost', '  model: { connection: nowhere }', ''].join('\n'),
+    );
     const refused = await palai(['agents', 'apply', '-f', unknown], noKey);
     assert.equal(refused.code, 1);
     assert.equal(refused.stdout, '');
-    assert.equal(refused.stderr, `palai: ${unknown} has invalid agent specs; nothing was applied:\n  /1/model/connection: names no model connection of this project (agent "lost")\n`);
+    assert.equal(
+      refused.stderr,
+      `palai: ${unknown} has invalid agent specs; nothing was applied:\n  /1/model/connection: names no model connection of this project (agent "lost")\n`,
+    );
 
     const keyless = writeYaml('keyless.yaml', 'name: keyless\nmodel: { provider: openai, name: gpt-4.1-mini }\n');
     const missing = "OPENAI_API_KEY is not set, and the agent's model names no connection with a key.";
@@ -177,12 +190,28 @@ describe('palai startup failures', { timeout: 120_000 }, () => {
   test('an invalid log level, database URL or bind host stops serve, and every command that loads the configuration, with one line naming it', async () => {
     const invalid = 'palai: Invalid configuration: ';
     const cases: [string[], Record<string, string>, string][] = [
-      [['serve', '--port', '0'], { PALAI_LOG_LEVEL: 'loud' }, `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`],
-      [['serve', '--port', '0'], { PALAI_DATABASE_URL: 'notaurl' }, `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a value that is not a URL`],
-      [['serve', '--port', '0'], { PALAI_DATABASE_URL: 'mysql://palai:topsecret@db/palai' }, `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a mysql: URL`],
+      [
+        ['serve', '--port', '0'],
+        { PALAI_LOG_LEVEL: 'loud' },
+        `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`,
+      ],
+      [
+        ['serve', '--port', '0'],
+        { PALAI_DATABASE_URL: 'notaurl' },
+        `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a value that is not a URL`,
+      ],
+      [
+        ['serve', '--port', '0'],
+        { PALAI_DATABASE_URL: 'mysql://palai:topsecret@db/palai' },
+        `${invalid}PALAI_DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), got a mysql: URL`,
+      ],
       [['serve', '--port', '0'], { HOST: 'http://0.0.0.0' }, `${invalid}HOST must be an IP address or a host name (the port is PORT), got "http://0.0.0.0"`],
       [['keys', 'list'], { PALAI_LOG_LEVEL: 'loud' }, `${invalid}PALAI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"`],
-      [['outbox', 'list'], { PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1:8080' }, `${invalid}PALAI_EGRESS_ALLOW_HOSTS entry "127.0.0.1:8080" must be a host name, an IP address or a CIDR block such as 10.1.0.0/16`],
+      [
+        ['outbox', 'list'],
+        { PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1:8080' },
+        `${invalid}PALAI_EGRESS_ALLOW_HOSTS entry "127.0.0.1:8080" must be a host name, an IP address or a CIDR block such as 10.1.0.0/16`,
+      ],
     ];
     const results = await Promise.all(cases.map(([args, env]) => palai(args, env)));
     results.forEach((result, index) => {

@@ -102,7 +102,9 @@ function projectCreated(result: Result): Created {
 /** The two stdout lines of `palai keys create`. */
 function keyCreated(result: Result): Omit<Created, 'projectName'> {
   assert.equal(result.code, 0, result.stderr);
-  const match = result.stdout.match(/^Created API key (key_\w+) \(([^)]+)\) for project (proj_\w+) \([^)]+\)\.\nSecret \(shown once, store it now\): (palai_sk_\S+)\n$/);
+  const match = result.stdout.match(
+    /^Created API key (key_\w+) \(([^)]+)\) for project (proj_\w+) \([^)]+\)\.\nSecret \(shown once, store it now\): (palai_sk_\S+)\n$/,
+  );
   assert.ok(match, result.stdout);
   const [, keyId, keyName, projectId, secret] = match;
   assert.ok(!result.stderr.includes(secret), 'the secret goes to stdout only');
@@ -113,7 +115,10 @@ function keyCreated(result: Result): Omit<Created, 'projectName'> {
 function refused(result: Result, line: RegExp): void {
   assert.equal(result.code, 1, result.stdout + result.stderr);
   assert.equal(result.stdout, '');
-  const lines = result.stderr.trimEnd().split('\n').filter((l) => !l.startsWith('Applied migration'));
+  const lines = result.stderr
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !l.startsWith('Applied migration'));
   assert.equal(lines.length, 1, result.stderr);
   assert.match(lines[0], line);
 }
@@ -187,9 +192,15 @@ for (const kind of storeKinds) {
       onFreshStore(async () => {
         const acme = projectCreated(await store.palai(['projects', 'create', 'acme']));
 
-        refused(await store.palai(['projects', 'create', 'acme']), new RegExp(`^palai: A project named "acme" already exists \\(${acme.projectId}\\); see palai projects list\\.$`));
+        refused(
+          await store.palai(['projects', 'create', 'acme']),
+          new RegExp(`^palai: A project named "acme" already exists \\(${acme.projectId}\\); see palai projects list\\.$`),
+        );
         for (const bad of ['Acme', 'has space', '.acme', 'proj_acme', 'a'.repeat(65)]) {
-          refused(await store.palai(['projects', 'create', bad]), /^palai: Invalid project name ".*": use 1–64 lowercase letters, digits, "-", "_" or "\.", starting with a letter or digit, not starting with "proj_"\.$/);
+          refused(
+            await store.palai(['projects', 'create', bad]),
+            /^palai: Invalid project name ".*": use 1–64 lowercase letters, digits, "-", "_" or "\.", starting with a letter or digit, not starting with "proj_"\.$/,
+          );
         }
         // The project and its key are one transaction: a key that cannot be created leaves no project behind.
         refused(await store.palai(['projects', 'create', 'gamma', '--key-name', '']), /^palai: Invalid API key name "": use 1–64 printable characters\.$/);
@@ -197,7 +208,10 @@ for (const kind of storeKinds) {
           // Two operators at once: the unique index decides, and the loser is told so.
           const racing = await Promise.all([store.palai(['projects', 'create', 'delta']), store.palai(['projects', 'create', 'delta'])]);
           assert.deepEqual(racing.map((r) => r.code).sort(), [0, 1], racing.map((r) => r.stderr).join('\n'));
-          refused(racing.find((r) => r.code === 1)!, /^palai: A project named "delta" already exists/);
+          refused(
+            racing.find((r) => r.code === 1)!,
+            /^palai: A project named "delta" already exists/,
+          );
         }
 
         const expected = store.kind === 'postgres' ? { projects: 2, keys: 2 } : { projects: 1, keys: 1 };
@@ -239,10 +253,18 @@ for (const kind of storeKinds) {
           ],
         );
         const betaRows = tableRows(await store.palai(['keys', 'list', '--project', beta.projectId]), KEYS_HEADER);
-        assert.deepEqual(betaRows.map(([id]) => id), [beta.keyId]);
+        assert.deepEqual(
+          betaRows.map(([id]) => id),
+          [beta.keyId],
+        );
 
         const all = await store.palai(['keys', 'list']);
-        assert.deepEqual(tableRows(all, KEYS_HEADER).map(([id]) => id).sort(), [acme.keyId, beta.keyId, ci.keyId].sort());
+        assert.deepEqual(
+          tableRows(all, KEYS_HEADER)
+            .map(([id]) => id)
+            .sort(),
+          [acme.keyId, beta.keyId, ci.keyId].sort(),
+        );
         for (const secret of [acme.secret, beta.secret, ci.secret]) assert.ok(!all.stdout.includes(secret), 'no secret in a list');
 
         refused(await store.palai(['keys', 'list', '--project', 'nope']), /^palai: No project "nope"; projects: /);
@@ -258,7 +280,11 @@ for (const kind of storeKinds) {
         assert.equal(revoke.code, 0, revoke.stderr);
         assert.equal(revoke.stdout, `Revoked API key ${ci.keyId} (ci) of project ${acme.projectId} (acme).\n`);
         assert.deepEqual(
-          await store.inspect(async (db) => [await authenticate(db, ci.secret), (await authenticate(db, acme.secret))?.projectId, (await authenticate(db, beta.secret))?.projectId]),
+          await store.inspect(async (db) => [
+            await authenticate(db, ci.secret),
+            (await authenticate(db, acme.secret))?.projectId,
+            (await authenticate(db, beta.secret))?.projectId,
+          ]),
           [null, acme.projectId, beta.projectId],
         );
 
@@ -270,26 +296,38 @@ for (const kind of storeKinds) {
         // Revoking a project's last key leaves it unreachable: the command says so (stderr) and how to fix it.
         const last = await store.palai(['keys', 'revoke', beta.keyId]);
         assert.equal(last.code, 0, last.stderr);
-        assert.match(last.stderr, new RegExp(`^Project ${beta.projectId} \\(beta\\) has no active API key left; create one with: palai keys create --project beta$`, 'm'));
+        assert.match(
+          last.stderr,
+          new RegExp(`^Project ${beta.projectId} \\(beta\\) has no active API key left; create one with: palai keys create --project beta$`, 'm'),
+        );
         assert.equal(await projectOf(store, beta.secret), null);
 
         const rows = tableRows(await store.palai(['keys', 'list', '--project', 'acme']), KEYS_HEADER);
-        assert.deepEqual(rows.map(([id, , , , , revoked]) => [id, revoked === '-']), [
-          [acme.keyId, true],
-          [ci.keyId, false],
-        ]);
+        assert.deepEqual(
+          rows.map(([id, , , , , revoked]) => [id, revoked === '-']),
+          [
+            [acme.keyId, true],
+            [ci.keyId, false],
+          ],
+        );
         const projects = tableRows(await store.palai(['projects', 'list']), PROJECTS_HEADER);
-        assert.deepEqual(projects.map(([, name, , keys]) => [name, keys]), [
-          ['acme', '1'],
-          ['beta', '0'],
-        ]);
+        assert.deepEqual(
+          projects.map(([, name, , keys]) => [name, keys]),
+          [
+            ['acme', '1'],
+            ['beta', '0'],
+          ],
+        );
       }));
 
     test('migration 0004 makes names unique on a store that already has duplicates: the oldest keeps the name, every key still works', () =>
       onFreshStore(
         async () => {
           const legacy = await store.inspect(async (db) => {
-            await migrate(db, loadMigrations().filter((m) => m.version < 4));
+            await migrate(
+              db,
+              loadMigrations().filter((m) => m.version < 4),
+            );
             const insert = async (name: string, age: string) => {
               const id = newId('proj');
               await db.query(`INSERT INTO projects (id, name, created_at) VALUES ($1, $2, now() - $3::interval)`, [id, name, age]);

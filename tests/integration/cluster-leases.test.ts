@@ -18,7 +18,8 @@ import { until, untilStorePasses } from '../support/until.js';
 const LONG = 60_000;
 let keys = 0;
 const freshKey = () => `test.lease:${process.pid}-${++keys}`;
-const isValidationError = (pointer: string) => (error: unknown) => error instanceof PalaiError && error.slug === 'validation-failed' && error.errors?.[0]?.pointer === pointer;
+const isValidationError = (pointer: string) => (error: unknown) =>
+  error instanceof PalaiError && error.slug === 'validation-failed' && error.errors?.[0]?.pointer === pointer;
 
 for (const kind of storeKinds) {
   describe(`cluster leases [${kind}]`, { skip: kind === 'postgres' ? ((await postgresUnavailable()) ?? false) : false }, () => {
@@ -107,10 +108,14 @@ for (const kind of storeKinds) {
         retake = takeLease(b, key, 'holder-a', LONG).then((grant) => order.push(grant ? `tenure ${grant.token}` : 'refused'));
         // On PostgreSQL the take reaches the row and waits on the write's lock; the embedded store runs one transaction at a time.
         if (b !== a) {
-          await until('the take waits on the lease row', async () =>
-            (await a.query<{ n: number }>(
-              `SELECT count(*)::integer AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%cluster_leases%'`,
-            )).rows[0].n > 0,
+          await until(
+            'the take waits on the lease row',
+            async () =>
+              (
+                await a.query<{ n: number }>(
+                  `SELECT count(*)::integer AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%cluster_leases%'`,
+                )
+              ).rows[0].n > 0,
           );
         }
         order.push('write committed');

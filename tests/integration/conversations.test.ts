@@ -62,7 +62,7 @@ await describeEachStore('conversations', (ctx) => {
     await assert.rejects(client.conversations.items.retrieve(added.data[0].id!, { conversation_id: conversation.id }), OpenAI.NotFoundError);
   });
 
-  test("responses in a conversation read its items, bind it to their agent, and add to it", async () => {
+  test('responses in a conversation read its items, bind it to their agent, and add to it', async () => {
     const conversation = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'one two three four' }] });
     const first = await client.responses.create({ model: 'conv-echo', conversation: conversation.id, input: 'five' });
     assert.equal(first.output_text, 'five');
@@ -73,7 +73,9 @@ await describeEachStore('conversations', (ctx) => {
     await client.conversations.items.create(conversation.id, { items: [{ type: 'message', role: 'user', content: 'six seven' }] });
     const second = await client.responses.create({ model: 'conv-echo', conversation: { id: conversation.id }, input: 'eight' });
     assert.equal(second.usage!.input_tokens, 4 + 1 + 1 + 2 + 1, 'the first item, the first input and its answer, the added item, the input');
-    const texts = (await client.conversations.items.list(conversation.id, { order: 'asc', limit: 100 })).data.map((item) => (item as { content: { text: string }[] }).content[0].text);
+    const texts = (await client.conversations.items.list(conversation.id, { order: 'asc', limit: 100 })).data.map(
+      (item) => (item as { content: { text: string }[] }).content[0].text,
+    );
     assert.deepEqual(texts, ['one two three four', 'five', 'five', 'six seven', 'eight', 'eight']);
     const otherAgent = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: 'conv-other', conversation: conversation.id, input: 'x' });
     assertProblem(otherAgent, 400, 'invalid-request');
@@ -82,7 +84,10 @@ await describeEachStore('conversations', (ctx) => {
   test('bad input: an unknown conversation, two different sessions named, a first response without a model', async () => {
     await assert.rejects(client.responses.create({ model: 'conv-echo', conversation: 'ses_nope', input: 'x' }), OpenAI.NotFoundError);
     const conversation = await client.conversations.create({});
-    const both = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: 'conv-echo', conversation: conversation.id, session_id: 'ses_other', input: 'x' });
+    const both = await ctx()
+      .http.post('/v1/responses')
+      .set(ctx().auth)
+      .send({ model: 'conv-echo', conversation: conversation.id, session_id: 'ses_other', input: 'x' });
     assertProblem(both, 400, 'invalid-request');
     assert.equal(both.body.errors[0].pointer, '/conversation');
     const unbound = await ctx().http.post('/v1/responses').set(ctx().auth).send({ session_id: conversation.id, input: 'x' });
@@ -98,20 +103,29 @@ await describeEachStore('conversations', (ctx) => {
     const body = { items: [{ type: 'message' as const, role: 'user' as const, content: 'only once' }] };
     const first = await client.conversations.items.create(conversation.id, body, { headers: { 'Idempotency-Key': 'conv-items-1' } });
     const again = await client.conversations.items.create(conversation.id, body, { headers: { 'Idempotency-Key': 'conv-items-1' } });
-    assert.deepEqual(again.data.map((i) => i.id), first.data.map((i) => i.id));
+    assert.deepEqual(
+      again.data.map((i) => i.id),
+      first.data.map((i) => i.id),
+    );
     assert.equal((await client.conversations.items.list(conversation.id)).data.length, 1);
   });
 
   test('every answer matches the document', async () => {
     const { http, auth } = ctx();
-    const created = await http.post('/v1/conversations').set(auth).send({ metadata: { a: 'b' }, items: [{ role: 'user', content: 'hi' }] });
+    const created = await http
+      .post('/v1/conversations')
+      .set(auth)
+      .send({ metadata: { a: 'b' }, items: [{ role: 'user', content: 'hi' }] });
     assertMatchesSpec(created, 'createConversation');
     const id = created.body.id;
     assertMatchesSpec(await http.get(`/v1/conversations/${id}`).set(auth), 'getConversation');
     assertMatchesSpec(await http.post(`/v1/conversations/${id}`).set(auth).send({ metadata: {} }), 'updateConversation');
     const items = await http.get(`/v1/conversations/${id}/items`).set(auth);
     assertMatchesSpec(items, 'listConversationItems');
-    const added = await http.post(`/v1/conversations/${id}/items`).set(auth).send({ items: [{ role: 'user', content: 'more' }] });
+    const added = await http
+      .post(`/v1/conversations/${id}/items`)
+      .set(auth)
+      .send({ items: [{ role: 'user', content: 'more' }] });
     assertMatchesSpec(added, 'createConversationItems');
     assertMatchesSpec(await http.get(`/v1/conversations/${id}/items/${items.body.data[0].id}`).set(auth), 'getConversationItem');
     assertMatchesSpec(await http.delete(`/v1/conversations/${id}/items/${items.body.data[0].id}`).set(auth), 'deleteConversationItem');

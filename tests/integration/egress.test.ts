@@ -22,7 +22,10 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(host: '127.0.0.1' | '::1', answer: (req: IncomingMessage, res: ServerResponse) => void = (_, res) => res.end('ok')): Promise<Receiver> {
+async function startReceiver(
+  host: '127.0.0.1' | '::1',
+  answer: (req: IncomingMessage, res: ServerResponse) => void = (_, res) => res.end('ok'),
+): Promise<Receiver> {
   const hits: Receiver['hits'] = [];
   const server = createServer((req, res) => {
     hits.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
@@ -81,7 +84,9 @@ describe('the guarded fetch', () => {
   after(() => Promise.all([denying.close(), allowing.close()]));
 
   test('loopback is refused without the allow list, as an egress-denied problem naming the host; the receiver never sees it', async () => {
-    await assert.rejects(denying(`${v4.url}/x`, { method: 'POST', body: '{}' }), (e) => assertRefused(e, '127.0.0.1', /127\.0\.0\.1, loopback \(127\.0\.0\.0\/8\)/));
+    await assert.rejects(denying(`${v4.url}/x`, { method: 'POST', body: '{}' }), (e) =>
+      assertRefused(e, '127.0.0.1', /127\.0\.0\.1, loopback \(127\.0\.0\.0\/8\)/),
+    );
     await assert.rejects(denying(`${v6.url}/x`), (e) => assertRefused(e, '::1', /::1, loopback \(::1\/128\)/));
     // A name that resolves to loopback is refused as well, naming the name and the address.
     const port = new URL(v4.url).port;
@@ -175,7 +180,9 @@ describe('the guarded fetch', () => {
       lookup('dns.example', { family: 6 }, (err, address, family) => (err ? reject(err) : resolve([address, family]))),
     );
     assert.deepEqual(six, ['2001:4860:4860::8888', 6]);
-    const any = await new Promise<unknown[]>((resolve, reject) => lookup('dns.example', {}, (err, address, family) => (err ? reject(err) : resolve([address, family]))));
+    const any = await new Promise<unknown[]>((resolve, reject) =>
+      lookup('dns.example', {}, (err, address, family) => (err ? reject(err) : resolve([address, family]))),
+    );
     assert.deepEqual(any, ['8.8.8.8', 4]);
 
     const refusing = guardedLookup(async () => [{ address: '::ffff:a9fe:a9fe', family: 6 }]);
@@ -242,7 +249,10 @@ await describeEachStore('egress on runs', (ctx) => {
   }
 
   test('a name that resolves to loopback is refused though 127.0.0.1 is allowed: the allow list matches the host as written', async () => {
-    await createAgent(ctx, { name: 'via-localhost', model: { provider: 'openai-chat', name: 'scenario-text', base_url: `http://localhost:${new URL(v4.url).port}/v1` } });
+    await createAgent(ctx, {
+      name: 'via-localhost',
+      model: { provider: 'openai-chat', name: 'scenario-text', base_url: `http://localhost:${new URL(v4.url).port}/v1` },
+    });
     const res = await respond(ctx, { model: 'via-localhost', input: 'hi' });
     assert.equal(res.status, 'failed');
     assert.equal(res.error.code, 'egress-denied');

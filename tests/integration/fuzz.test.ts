@@ -68,11 +68,17 @@ await describeEachStore(
             assertAnswer(op, answer);
             const outcome = answer.status >= 400 ? `${answer.status} ${String(answer.body.type).replace('urn:palai:problem:', '')}` : String(answer.status);
             answered.set(outcome, (answered.get(outcome) ?? 0) + 1);
-            if (answer.status >= 400) assert.deepEqual(await snapshot(hub.kernel.db, projectId), before, `a refused request wrote something: ${answer.text.slice(0, 300)}`);
+            if (answer.status >= 400)
+              assert.deepEqual(await snapshot(hub.kernel.db, projectId), before, `a refused request wrote something: ${answer.text.slice(0, 300)}`);
           },
           runsFor(op),
         );
-        t.diagnostic(`answered: ${[...answered].sort((a, b) => b[1] - a[1]).map(([outcome, n]) => `${outcome} ×${n}`).join(', ')}`);
+        t.diagnostic(
+          `answered: ${[...answered]
+            .sort((a, b) => b[1] - a[1])
+            .map(([outcome, n]) => `${outcome} ×${n}`)
+            .join(', ')}`,
+        );
       });
     });
 
@@ -99,7 +105,12 @@ await describeEachStore(
         async ([spec, input]) => {
           await settle(hub.kernel.db, projectId);
           const before = await snapshot(hub.kernel.db, projectId);
-          const json = (path: string, body: unknown) => ({ method: 'POST', path, headers: { authorization: `Bearer ${world.apiKey}`, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(body)) });
+          const json = (path: string, body: unknown) => ({
+            method: 'POST',
+            path,
+            headers: { authorization: `Bearer ${world.apiKey}`, 'content-type': 'application/json' },
+            body: Buffer.from(JSON.stringify(body)),
+          });
           const agent = await send(port, json('/v1/agents', spec));
           assertAnswer(createAgent, agent);
           if (agent.status >= 400) {
@@ -111,19 +122,32 @@ await describeEachStore(
           assertAnswer(createResponse, run);
           tally(run.status === 200 ? `run ${run.body.status}` : `run refused (${run.status})`);
           if (run.status !== 200) return;
-          const events = await send(port, { method: 'GET', path: `/v1/responses/${run.body.id}/events`, headers: { authorization: `Bearer ${world.apiKey}` }, body: null });
+          const events = await send(port, {
+            method: 'GET',
+            path: `/v1/responses/${run.body.id}/events`,
+            headers: { authorization: `Bearer ${world.apiKey}` },
+            body: null,
+          });
           assertAnswer(getEvents, events);
         },
         SCENARIO_RUNS,
       );
-      t.diagnostic(`outcomes: ${[...outcomes].sort((a, b) => b[1] - a[1]).map(([outcome, n]) => `${outcome} ×${n}`).join(', ')}`);
+      t.diagnostic(
+        `outcomes: ${[...outcomes]
+          .sort((a, b) => b[1] - a[1])
+          .map(([outcome, n]) => `${outcome} ×${n}`)
+          .join(', ')}`,
+      );
     });
 
     test('after the fuzzing the hub still answers: /healthz, /readyz, and an agent that runs', async () => {
       const { http, auth } = ctx();
       assert.equal((await http.get('/healthz')).status, 200);
       assert.equal((await http.get('/readyz')).status, 200);
-      const agent = await http.post('/v1/agents').set(auth).send({ name: 'after-fuzz', model: { provider: 'fake' } });
+      const agent = await http
+        .post('/v1/agents')
+        .set(auth)
+        .send({ name: 'after-fuzz', model: { provider: 'fake' } });
       assert.equal(agent.status, 201, agent.text);
       const run = await http.post('/v1/responses').set(auth).send({ model: 'after-fuzz', input: 'still here' });
       assert.equal(run.status, 200, run.text);
@@ -134,7 +158,12 @@ await describeEachStore(
       const kind = ctx().kind;
       const database = kind === 'postgres' ? await freshPostgresDatabase() : null;
       try {
-        const env = userEnv({ PALAI_HOME: `${tempDir('palai-fuzz-')}/home`, PALAI_BOOTSTRAP_API_KEY: SERVE_KEY, PALAI_MAX_BODY_BYTES: String(BODY_LIMIT), ...(database ? { PALAI_DATABASE_URL: database.url } : {}) });
+        const env = userEnv({
+          PALAI_HOME: `${tempDir('palai-fuzz-')}/home`,
+          PALAI_BOOTSTRAP_API_KEY: SERVE_KEY,
+          PALAI_MAX_BODY_BYTES: String(BODY_LIMIT),
+          ...(database ? { PALAI_DATABASE_URL: database.url } : {}),
+        });
         const serve = startPalai(['serve', '--port', '0'], env);
         const [, base] = await serve.waitFor(/^Palai listening on (http:\/\/\S+)$/m, 90_000);
         const servePort = Number(new URL(base).port);

@@ -104,7 +104,8 @@ function ledgerDb(answer: (sql: string) => QueryResult<any>): Db {
   };
 }
 
-const appOn = (db: Db) => request(fullApp({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel));
+const appOn = (db: Db) =>
+  request(fullApp({ db, config: testConfig(), logger: createLogger('silent'), models: new ModelRegistry(), lifecycle: new Lifecycle() } as unknown as Kernel));
 
 test('/readyz is a 503 not-ready problem when the database cannot be reached', async () => {
   const res = await appOn(
@@ -118,9 +119,9 @@ test('/readyz is a 503 not-ready problem when the database cannot be reached', a
 });
 
 test('/readyz is a 503 not-ready problem while migrations are pending', async () => {
-  const res = await appOn(
-    ledgerDb((sql) => (sql.includes('to_regclass') ? { rows: [{ exists: true }], rowCount: 1 } : { rows: [], rowCount: 0 })),
-  ).get('/readyz');
+  const res = await appOn(ledgerDb((sql) => (sql.includes('to_regclass') ? { rows: [{ exists: true }], rowCount: 1 } : { rows: [], rowCount: 0 }))).get(
+    '/readyz',
+  );
   assertMatchesSpec(res, 'getReadiness');
   assertProblem(res, 503, 'not-ready');
   assert.match(res.body.detail, /migration/);

@@ -52,7 +52,10 @@ await describeEachStore('idempotency', (ctx) => {
     const body = { model: 'idem-stream', input: 'stream me', stream: true };
     const first = parseSse((await post('/v1/responses', 'k-stream', body)).text);
     const again = parseSse((await post('/v1/responses', 'k-stream', body)).text);
-    assert.deepEqual(again.map((f) => f.data), first.map((f) => f.data));
+    assert.deepEqual(
+      again.map((f) => f.data),
+      first.map((f) => f.data),
+    );
     assert.equal(await countResponses('idem-stream'), 1);
   });
 
@@ -82,7 +85,11 @@ await describeEachStore('idempotency', (ctx) => {
     const otherKey = await ctx().newProjectKey();
     const other = { Authorization: `Bearer ${otherKey}` };
     const mine = await post('/v1/agents', 'k-scoped', { name: 'scoped', model: { provider: 'fake' } });
-    const theirs = await ctx().http.post('/v1/agents').set(other).set('Idempotency-Key', 'k-scoped').send({ name: 'scoped', model: { provider: 'fake' } });
+    const theirs = await ctx()
+      .http.post('/v1/agents')
+      .set(other)
+      .set('Idempotency-Key', 'k-scoped')
+      .send({ name: 'scoped', model: { provider: 'fake' } });
     assert.equal(theirs.status, 201, theirs.text);
     assert.notEqual(theirs.body.id, mine.body.id);
   });
@@ -134,7 +141,10 @@ await describeEachStore('idempotency', (ctx) => {
       "SELECT source FROM idempotency_keys WHERE project_id = $1 AND key = 'k-cross' ORDER BY source",
       [projectId],
     );
-    assert.deepEqual(rows.map((r) => r.source), ['a2a', 'http']);
+    assert.deepEqual(
+      rows.map((r) => r.source),
+      ['a2a', 'http'],
+    );
   });
 
   test('a malformed key is refused with a problem', async () => {

@@ -26,7 +26,8 @@ await describeEachStore('sources a wing declares', (ctx) => {
     fingerprint: inbox().fingerprint('doThing', {}, body),
   });
   const keysStored = async (source: string) =>
-    (await db().query<{ n: number }>('SELECT count(*)::integer AS n FROM idempotency_keys WHERE project_id = $1 AND source = $2', [ctx().projectId, source])).rows[0].n;
+    (await db().query<{ n: number }>('SELECT count(*)::integer AS n FROM idempotency_keys WHERE project_id = $1 AND source = $2', [ctx().projectId, source]))
+      .rows[0].n;
   /** Work as a core command does it: the key reserved in the transaction of the work. */
   const work = (claim: IdempotencyClaim) => db().transaction(async (tx) => (await reserveKey(tx, ctx().projectId, claim, 'thing_1'), 'ran'));
 
@@ -48,7 +49,11 @@ await describeEachStore('sources a wing declares', (ctx) => {
   test('an undeclared source is refused before any work runs or any key is stored', async () => {
     let ran = false;
     await assert.rejects(
-      inbox().once(identity('nodes-undeclared', 'k'), async (claim) => ((ran = true), work(claim)), async () => 'replayed'),
+      inbox().once(
+        identity('nodes-undeclared', 'k'),
+        async (claim) => ((ran = true), work(claim)),
+        async () => 'replayed',
+      ),
       notDeclared('nodes-undeclared'),
     );
     assert.equal(ran, false);
@@ -80,7 +85,8 @@ await describeEachStore('sources a wing declares', (ctx) => {
 
   test('session keys: an undeclared source is refused and leaves no session; a declared one maps each key to one session', async () => {
     const agent = await createAgent(ctx, { name: `keyed-${Math.random().toString(36).slice(2, 8)}`, model: { provider: 'fake' } });
-    const sessions = async () => (await db().query<{ n: number }>('SELECT count(*)::integer AS n FROM sessions WHERE project_id = $1', [ctx().projectId])).rows[0].n;
+    const sessions = async () =>
+      (await db().query<{ n: number }>('SELECT count(*)::integer AS n FROM sessions WHERE project_id = $1', [ctx().projectId])).rows[0].n;
     const before = await sessions();
     await assert.rejects(
       db().transaction((tx) => sessionForKey(tx, ctx().projectId, 'nodes-undeclared', 'thread-1', agent.id)),

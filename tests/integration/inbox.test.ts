@@ -107,7 +107,7 @@ async function suite(kind: StoreKind) {
       assert.deepEqual(answers.map((a) => a.replayed).sort(), [false, true]);
     });
 
-    test('the same key with a different request is an idempotency-conflict naming the source\'s key term', async () => {
+    test("the same key with a different request is an idempotency-conflict naming the source's key term", async () => {
       committed = [];
       await once(identity('http', 'k-conflict', { input: 'first' }));
       await once(identity('a2a', 'k-conflict', { input: 'first' }));
@@ -118,7 +118,10 @@ async function suite(kind: StoreKind) {
 
     test('a different request racing the first under one key is refused once the first commits', async () => {
       committed = [];
-      const [first, second] = await Promise.allSettled([once(identity('mcp', 'k-race-conflict', { n: 1 })), once(identity('mcp', 'k-race-conflict', { n: 2 }))]);
+      const [first, second] = await Promise.allSettled([
+        once(identity('mcp', 'k-race-conflict', { n: 1 })),
+        once(identity('mcp', 'k-race-conflict', { n: 2 })),
+      ]);
       assert.equal(committed.length, 1);
       const refused = [first, second].filter((r) => r.status === 'rejected');
       assert.equal(refused.length, 1);
@@ -162,7 +165,10 @@ async function suite(kind: StoreKind) {
 
     test('keys stored before sources existed are kept as http keys and still replay', async () => {
       const { db } = database;
-      await migrate(db, loadMigrations().filter((m) => m.version < 9));
+      await migrate(
+        db,
+        loadMigrations().filter((m) => m.version < 9),
+      );
       const projectId = (await createProject(db, 'inbox-migration')).id;
       const inbox = createInbox(db, { retentionHours: 24 });
       const fingerprint = inbox.fingerprint('createAgent', {}, { name: 'old' });

@@ -22,7 +22,8 @@ async function suite(kind: StoreKind) {
     let database: TestDatabase;
     let db: Db;
     let projectId: string;
-    const countRows = async (table: string) => (await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table} WHERE project_id = $1`, [projectId])).rows[0].n;
+    const countRows = async (table: string) =>
+      (await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table} WHERE project_id = $1`, [projectId])).rows[0].n;
 
     before(async () => {
       database = await openTestDatabase(kind);
@@ -46,7 +47,10 @@ async function suite(kind: StoreKind) {
       const row = await admitResponse(db, projectId, { agent: 'inv', input: [{ role: 'user', content: 'x' }] });
       assert.equal(row.status, 'queued');
       const events = await readEvents(db, row.id, -1);
-      assert.deepEqual(events.map((e) => [e.sequence, e.event.type, e.event.type === 'status' && e.event.status]), [[0, 'status', 'queued']]);
+      assert.deepEqual(
+        events.map((e) => [e.sequence, e.event.type, e.event.type === 'status' && e.event.status]),
+        [[0, 'status', 'queued']],
+      );
     });
 
     test('a writer with a stale fencing token is rejected and writes nothing', async () => {
@@ -65,7 +69,10 @@ async function suite(kind: StoreKind) {
       const fresh = { ...stale, leaseToken: second.leaseToken };
       const sequence = await appendEvent(db, fresh, { ...late, delta: 'on time' });
       const events = await readEvents(db, row.id, -1);
-      assert.deepEqual(events.map((e) => e.sequence), [0, sequence]);
+      assert.deepEqual(
+        events.map((e) => e.sequence),
+        [0, sequence],
+      );
       assert.ok(!events.some((e) => e.event.type === 'text.delta' && e.event.delta === 'late'));
     });
 
@@ -114,7 +121,10 @@ test('logs redact authorization headers, API keys and passwords', () => {
     },
   });
   const logger = createLogger('info', sink);
-  logger.info({ req: { headers: { authorization: 'Bearer palai_sk_leak_me_please' } }, api_key: 'sk-should-not-show', databaseUrl: 'postgres://u:hunter2@h/db' }, 'x');
+  logger.info(
+    { req: { headers: { authorization: 'Bearer palai_sk_leak_me_please' } }, api_key: 'sk-should-not-show', databaseUrl: 'postgres://u:hunter2@h/db' },
+    'x',
+  );
   logger.info({ connection: { password: 'hunter2', secret: 'sssh' } }, 'y');
   assert.doesNotMatch(out, /palai_sk_leak_me_please|sk-should-not-show|hunter2|sssh/);
   assert.match(out, /\[redacted\]/);

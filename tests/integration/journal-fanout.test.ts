@@ -29,7 +29,8 @@ function countingReads(db: Db): { db: Db; reads: () => number } {
     kind: db.kind,
     query: (sql, params) => (count(sql), db.query(sql, params)),
     exec: (sql) => db.exec(sql),
-    transaction: (work) => db.transaction((tx: Queryable) => work({ query: (sql, params) => (count(sql), tx.query(sql, params)), exec: (sql) => tx.exec(sql) })),
+    transaction: (work) =>
+      db.transaction((tx: Queryable) => work({ query: (sql, params) => (count(sql), tx.query(sql, params)), exec: (sql) => tx.exec(sql) })),
     listen: (channel, onMessage) => db.listen(channel, onMessage),
     close: () => db.close(),
   };
@@ -74,8 +75,15 @@ async function suite(kind: StoreKind) {
         const results = await Promise.all(followers);
         const expected = results[0].map((entry) => entry.sequence);
         assert.equal(expected.length, ROUNDS + 1, 'every delta and the terminal event');
-        assert.deepEqual(expected, [...expected].sort((a, b) => a - b));
-        for (const seen of results) assert.deepEqual(seen.map((entry) => entry.sequence), expected);
+        assert.deepEqual(
+          expected,
+          [...expected].sort((a, b) => a - b),
+        );
+        for (const seen of results)
+          assert.deepEqual(
+            seen.map((entry) => entry.sequence),
+            expected,
+          );
         const live = reads() - readsBefore;
         // Unshared, each wake-up would cost a read per follower, and a caught-up
         // follower that read again would find nothing and check for an end:

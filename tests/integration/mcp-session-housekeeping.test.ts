@@ -39,9 +39,15 @@ for (const kind of storeKinds) {
       await session('ended-long-ago', 60, 50);
       assert.equal(await purgeStaleMcpSessions(db), 2);
       const { rows } = await db.query<{ id: string }>('SELECT id FROM mcp_sessions ORDER BY id');
-      assert.deepEqual(rows.map((r) => r.id), ['ended-recently', 'idle-recently', 'live']);
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        ['ended-recently', 'idle-recently', 'live'],
+      );
       const calls = await db.query<{ session_id: string }>('SELECT session_id FROM mcp_session_calls ORDER BY session_id');
-      assert.deepEqual(calls.rows.map((r) => r.session_id), ['ended-recently', 'idle-recently', 'live']);
+      assert.deepEqual(
+        calls.rows.map((r) => r.session_id),
+        ['ended-recently', 'idle-recently', 'live'],
+      );
     });
   });
 }

@@ -42,7 +42,9 @@ async function postConnection(ctx: () => TestHub, body: Record<string, unknown>)
 }
 
 async function getConnection(ctx: () => TestHub, ref: string) {
-  const res = await ctx().http.get(`/v1/model_connections/${encodeURIComponent(ref)}`).set(ctx().auth);
+  const res = await ctx()
+    .http.get(`/v1/model_connections/${encodeURIComponent(ref)}`)
+    .set(ctx().auth);
   assertMatchesSpec(res, 'getModelConnection');
   return res;
 }
@@ -64,7 +66,9 @@ async function insertSealedConnection(ctx: () => TestHub, name: string, sealed: 
 }
 
 async function storedSecrets(ctx: () => TestHub): Promise<{ id: string; ciphertext: string }[]> {
-  const { rows } = await ctx().hub.kernel.db.query<{ id: string; ciphertext: string }>('SELECT id, ciphertext FROM secrets WHERE project_id = $1', [ctx().projectId]);
+  const { rows } = await ctx().hub.kernel.db.query<{ id: string; ciphertext: string }>('SELECT id, ciphertext FROM secrets WHERE project_id = $1', [
+    ctx().projectId,
+  ]);
   return rows;
 }
 
@@ -97,17 +101,20 @@ await describeEachStore(
       const res = await postConnection(ctx, localConnection());
       assert.equal(res.status, 201, res.text);
       assert.match(res.body.id, /^mconn_/);
-      assert.deepEqual({ ...res.body, id: undefined, created_at: undefined }, {
-        id: undefined,
-        object: 'model_connection',
-        name: 'local',
-        provider: 'openai-chat',
-        base_url: wire.baseUrl,
-        api_key: { set: true, last4: STORED_KEY.slice(-4) },
-        api_key_env: null,
-        default_model: 'scenario-text',
-        created_at: undefined,
-      });
+      assert.deepEqual(
+        { ...res.body, id: undefined, created_at: undefined },
+        {
+          id: undefined,
+          object: 'model_connection',
+          name: 'local',
+          provider: 'openai-chat',
+          base_url: wire.baseUrl,
+          api_key: { set: true, last4: STORED_KEY.slice(-4) },
+          api_key_env: null,
+          default_model: 'scenario-text',
+          created_at: undefined,
+        },
+      );
       assert.ok(!res.text.includes(STORED_KEY));
     });
 
@@ -140,7 +147,10 @@ await describeEachStore(
       const names = [...first.data, ...rest.data].map((c: { name: string }) => c.name);
       assert.deepEqual(names.toSorted(), ['local', 'page-a', 'page-b']);
       const all = await list('');
-      assert.deepEqual(all.data.map((c: { id: string }) => c.id), [...first.data, ...rest.data].map((c: { id: string }) => c.id));
+      assert.deepEqual(
+        all.data.map((c: { id: string }) => c.id),
+        [...first.data, ...rest.data].map((c: { id: string }) => c.id),
+      );
     });
 
     test('a second connection of the same name is 409 conflict', async () => {
@@ -175,14 +185,24 @@ await describeEachStore(
       assert.match(secrets.find((secret) => secret.id === local.api_key_secret_id)!.ciphertext, /^v1\./);
       assert.ok(!JSON.stringify(secrets).includes(STORED_KEY), 'a secret is held in clear');
       // One secret per connection with a key: the refused duplicate left none behind.
-      assert.deepEqual(secrets.map((secret) => secret.id).toSorted(), rows.map((row) => row.api_key_secret_id).filter(Boolean).toSorted());
+      assert.deepEqual(
+        secrets.map((secret) => secret.id).toSorted(),
+        rows
+          .map((row) => row.api_key_secret_id)
+          .filter(Boolean)
+          .toSorted(),
+      );
       const { db, secrets: store } = ctx().hub.kernel;
       assert.equal(await store.reveal(db, ctx().projectId, String(local.api_key_secret_id)), STORED_KEY, 'the hub can open what it sealed');
     });
 
     test('an idempotent create replays its answer, and no table of the store holds the key in clear', async () => {
       const create = () =>
-        ctx().http.post('/v1/model_connections').set(ctx().auth).set('Idempotency-Key', 'conn-once').send({ name: 'once', provider: 'anthropic', api_key: STORED_KEY });
+        ctx()
+          .http.post('/v1/model_connections')
+          .set(ctx().auth)
+          .set('Idempotency-Key', 'conn-once')
+          .send({ name: 'once', provider: 'anthropic', api_key: STORED_KEY });
       const first = await create();
       assert.equal(first.status, 201, first.text);
       const again = await create();
@@ -262,7 +282,10 @@ await describeEachStore(
         const res = await respond(ctx, { model: agent, input: 'hi' });
         assert.equal(res.status, 'failed', agent);
         assert.equal(res.error.code, 'model-provider-error');
-        assert.match(res.error.message, new RegExp(`would send the server's key from ${KEY_VARIABLE} to ${elsewhere.baseUrl}, but the operator bound ${KEY_VARIABLE} to ${wire.baseUrl}`));
+        assert.match(
+          res.error.message,
+          new RegExp(`would send the server's key from ${KEY_VARIABLE} to ${elsewhere.baseUrl}, but the operator bound ${KEY_VARIABLE} to ${wire.baseUrl}`),
+        );
         assert.ok(!JSON.stringify(res).includes(ENV_KEY));
       }
       assert.equal(elsewhere.requests.length, 0, 'the other server was never called');
@@ -316,7 +339,10 @@ await describeEachStore(
 
     test('an agent naming a connection that does not exist is refused at /model/connection; one whose connection is deleted later fails, naming it', async () => {
       const { http, auth } = ctx();
-      const nowhere = await http.post('/v1/agents').set(auth).send({ name: 'via-nowhere', model: { connection: 'nowhere', name: 'scenario-text' } });
+      const nowhere = await http
+        .post('/v1/agents')
+        .set(auth)
+        .send({ name: 'via-nowhere', model: { connection: 'nowhere', name: 'scenario-text' } });
       assertMatchesSpec(nowhere, 'createAgent');
       assertProblem(nowhere, 400, 'invalid-request');
       assert.match(nowhere.body.detail, /connection "nowhere" does not exist/);
@@ -327,7 +353,10 @@ await describeEachStore(
       assert.equal(made.status, 201, made.text);
       const agent = await createAgent(ctx, { name: 'via-soon-gone', model: { connection: 'soon-gone' } });
       assert.equal('warnings' in agent, false, 'a keyless connection to a local server needs no warning');
-      const moved = await http.post('/v1/agents/via-soon-gone').set(auth).send({ model: { connection: 'nowhere' } });
+      const moved = await http
+        .post('/v1/agents/via-soon-gone')
+        .set(auth)
+        .send({ model: { connection: 'nowhere' } });
       assertMatchesSpec(moved, 'updateAgent');
       assertProblem(moved, 400, 'invalid-request');
       assert.equal(moved.body.errors[0].pointer, '/model/connection');
@@ -343,7 +372,10 @@ await describeEachStore(
 
     test('a connection of another provider than the agent names is refused at /model/provider; a key sealed under another secret is a warning, then the failure', async () => {
       const sentBefore = wire.requests.length;
-      const mismatch = await ctx().http.post('/v1/agents').set(ctx().auth).send({ name: 'mismatch', model: { provider: 'anthropic', connection: 'local', name: 'scenario-text' } });
+      const mismatch = await ctx()
+        .http.post('/v1/agents')
+        .set(ctx().auth)
+        .send({ name: 'mismatch', model: { provider: 'anthropic', connection: 'local', name: 'scenario-text' } });
       assertProblem(mismatch, 400, 'invalid-request');
       assert.match(mismatch.body.detail, /names provider anthropic, but connection local is openai-chat/);
       assert.deepEqual(mismatch.body.errors, [{ pointer: '/model/provider', detail: 'is not the provider of connection local (openai-chat)' }]);
@@ -365,48 +397,58 @@ await describeEachStore(
   HUB_ENV,
 );
 
-await describeEachStore('model connections without PALAI_SECRET_KEY', (ctx) => {
-  test('api_key_env may only name a variable the operator allow-listed', async () => {
-    for (const variable of ['PALAI_SECRET_KEY', 'PALAI_DATABASE_URL', 'HOME']) {
-      const res = await postConnection(ctx, { name: `env-${variable.toLowerCase()}`, provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: variable });
+await describeEachStore(
+  'model connections without PALAI_SECRET_KEY',
+  (ctx) => {
+    test('api_key_env may only name a variable the operator allow-listed', async () => {
+      for (const variable of ['PALAI_SECRET_KEY', 'PALAI_DATABASE_URL', 'HOME']) {
+        const res = await postConnection(ctx, {
+          name: `env-${variable.toLowerCase()}`,
+          provider: 'openai-chat',
+          base_url: wire.baseUrl,
+          api_key_env: variable,
+        });
+        assertProblem(res, 400, 'invalid-request');
+        assert.equal(res.body.errors[0].pointer, '/api_key_env');
+      }
+      assert.deepEqual(await storedRows(ctx), []);
+    });
+
+    before(() => wire.reset());
+
+    test('a connection with api_key is 400 invalid-request, and nothing is stored', async () => {
+      const res = await postConnection(ctx, { name: 'sealed', provider: 'openai-chat', base_url: wire.baseUrl, api_key: STORED_KEY });
       assertProblem(res, 400, 'invalid-request');
-      assert.equal(res.body.errors[0].pointer, '/api_key_env');
-    }
-    assert.deepEqual(await storedRows(ctx), []);
-  });
+      assert.match(res.body.detail, /PALAI_SECRET_KEY/);
+      assert.ok(!res.text.includes(STORED_KEY));
+      assert.deepEqual(await storedRows(ctx), []);
+      assertProblem(await getConnection(ctx, 'sealed'), 404, 'not-found');
+    });
 
-  before(() => wire.reset());
+    test('a connection with api_key_env works: the provider gets the variable value', async () => {
+      const res = await postConnection(ctx, { name: 'from-env', provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: KEY_VARIABLE });
+      assert.equal(res.status, 201, res.text);
+      assert.deepEqual(res.body.api_key, { set: false, last4: null });
+      await createAgent(ctx, { name: 'via-env', model: { connection: 'from-env', name: 'scenario-local-text' } });
+      const answer = await respond(ctx, { model: 'via-env', input: 'hi' });
+      assert.equal(answer.status, 'completed', JSON.stringify(answer.error));
+      assert.equal(answer.output_text, 'Hello there');
+      const [sent] = wire.requestsFor('scenario-local-text');
+      assert.equal(bearer(sent), ENV_KEY);
+    });
 
-  test('a connection with api_key is 400 invalid-request, and nothing is stored', async () => {
-    const res = await postConnection(ctx, { name: 'sealed', provider: 'openai-chat', base_url: wire.baseUrl, api_key: STORED_KEY });
-    assertProblem(res, 400, 'invalid-request');
-    assert.match(res.body.detail, /PALAI_SECRET_KEY/);
-    assert.ok(!res.text.includes(STORED_KEY));
-    assert.deepEqual(await storedRows(ctx), []);
-    assertProblem(await getConnection(ctx, 'sealed'), 404, 'not-found');
-  });
-
-  test('a connection with api_key_env works: the provider gets the variable value', async () => {
-    const res = await postConnection(ctx, { name: 'from-env', provider: 'openai-chat', base_url: wire.baseUrl, api_key_env: KEY_VARIABLE });
-    assert.equal(res.status, 201, res.text);
-    assert.deepEqual(res.body.api_key, { set: false, last4: null });
-    await createAgent(ctx, { name: 'via-env', model: { connection: 'from-env', name: 'scenario-local-text' } });
-    const answer = await respond(ctx, { model: 'via-env', input: 'hi' });
-    assert.equal(answer.status, 'completed', JSON.stringify(answer.error));
-    assert.equal(answer.output_text, 'Hello there');
-    const [sent] = wire.requestsFor('scenario-local-text');
-    assert.equal(bearer(sent), ENV_KEY);
-  });
-
-  test('a connection stored with a key while the hub had a secret fails the response, naming PALAI_SECRET_KEY', async () => {
-    await insertSealedConnection(ctx, 'sealed-before', new SecretBox(SECRET_KEY).seal(STORED_KEY));
-    await createAgent(ctx, { name: 'via-sealed-before', model: { connection: 'sealed-before', name: 'scenario-text' } });
-    const res = await respond(ctx, { model: 'via-sealed-before', input: 'hi' });
-    assert.equal(res.status, 'failed');
-    assert.equal(res.error.code, 'model-provider-error');
-    assert.match(res.error.message, /has a stored key, but PALAI_SECRET_KEY is not set/);
-  });
-}, { keyEnvAllowlist: KEY_BINDINGS }, HUB_ENV);
+    test('a connection stored with a key while the hub had a secret fails the response, naming PALAI_SECRET_KEY', async () => {
+      await insertSealedConnection(ctx, 'sealed-before', new SecretBox(SECRET_KEY).seal(STORED_KEY));
+      await createAgent(ctx, { name: 'via-sealed-before', model: { connection: 'sealed-before', name: 'scenario-text' } });
+      const res = await respond(ctx, { model: 'via-sealed-before', input: 'hi' });
+      assert.equal(res.status, 'failed');
+      assert.equal(res.error.code, 'model-provider-error');
+      assert.match(res.error.message, /has a stored key, but PALAI_SECRET_KEY is not set/);
+    });
+  },
+  { keyEnvAllowlist: KEY_BINDINGS },
+  HUB_ENV,
+);
 
 test('a store failure while looking a connection up is not reported as a missing connection', async () => {
   const broken = { query: async () => Promise.reject(new Error('connection terminated unexpectedly')) };

@@ -35,7 +35,11 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     assert.equal(call.name, 'get_weather');
 
     const types: string[] = [];
-    const stream = client.responses.stream({ model: 'w-tool', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }] });
+    const stream = client.responses.stream({
+      model: 'w-tool',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+    });
     stream.on('event', (event) => types.push(event.type));
     const second = await stream.finalResponse();
     assert.equal(second.id, first.id, 'the waiting run itself resumed');
@@ -62,7 +66,11 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     assert.deepEqual(JSON.parse(request.arguments), { text: 'ship it' });
 
     const second = await client.responses
-      .stream({ model: 'w-approve', previous_response_id: first.id, input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }] })
+      .stream({
+        model: 'w-approve',
+        previous_response_id: first.id,
+        input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+      })
       .finalResponse();
     assert.equal(palaiStatus(second), 'completed');
     assert.equal(second.output_text, 'shipped');
@@ -136,10 +144,13 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     const replayed = await client.responses.stream({ response_id: first.id }).finalResponse();
     assert.equal(replayed.id, first.id);
     assert.equal(palaiStatus(replayed), 'waiting_for_tool');
-    assert.deepEqual(replayed.output.map((item) => item.type), first.output.map((item) => item.type));
+    assert.deepEqual(
+      replayed.output.map((item) => item.type),
+      first.output.map((item) => item.type),
+    );
   });
 
-  test('Palai-Events: extended streams Palai\'s own events to a client that asks', async () => {
+  test("Palai-Events: extended streams Palai's own events to a client that asks", async () => {
     const stream = await client.responses.create({ model: 'w-tool', input: 'weather?', stream: true }, { headers: { 'Palai-Events': 'extended' } });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
@@ -163,19 +174,29 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
       assert.match(error.message, /takes only answers/);
       return true;
     });
-    await assert.rejects(client.responses.create({ model: 'sdk-other', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'x' }] }), (error: unknown) => {
-      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
-      assert.equal(error.param, 'model');
-      return true;
-    });
+    await assert.rejects(
+      client.responses.create({
+        model: 'sdk-other',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: 'x' }],
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+        assert.equal(error.param, 'model');
+        return true;
+      },
+    );
     const unchanged = await client.responses.retrieve(first.id);
     assert.equal(palaiStatus(unchanged), 'waiting_for_tool');
     assert.deepEqual(unchanged.output, first.output);
-    await assert.rejects(client.responses.create({ model: 'w-tool', input: [{ type: 'mcp_approval_response', approval_request_id: 'x', approve: true }] }), (error: unknown) => {
-      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
-      assert.equal(error.param, 'input[0]');
-      assert.match(error.message, /previous_response_id/);
-      return true;
-    });
+    await assert.rejects(
+      client.responses.create({ model: 'w-tool', input: [{ type: 'mcp_approval_response', approval_request_id: 'x', approve: true }] }),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+        assert.equal(error.param, 'input[0]');
+        assert.match(error.message, /previous_response_id/);
+        return true;
+      },
+    );
   });
 });

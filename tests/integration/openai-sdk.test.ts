@@ -120,7 +120,7 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
       model: { provider: 'fake', script: [{ tool_calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }] }, { text: 'It is sunny in Oslo' }] },
     });
     const first = await client.responses.create({ model: 'sdk-weather', input: 'weather in Oslo?' });
-    assert.equal(first.status, 'completed', 'a response that waits for its caller reads completed, as OpenAI\'s does');
+    assert.equal(first.status, 'completed', "a response that waits for its caller reads completed, as OpenAI's does");
     assert.equal((first as unknown as { palai_status: string }).palai_status, 'waiting_for_tool');
     const call = first.output.find((item) => item.type === 'function_call');
     assert.ok(call && call.type === 'function_call', JSON.stringify(first.output));
@@ -202,7 +202,16 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
     assert.equal(tuned.truncation, 'disabled');
     const plain = await client.responses.create({ model: 'sdk-echo', input: 'plain run' });
     assert.equal(plain.temperature, null, "null: the agent's own setting applies");
-    const accepted = await client.responses.create({ model: 'sdk-echo', input: 'defaults', top_p: 1, store: true, parallel_tool_calls: true, truncation: 'disabled', tool_choice: 'auto', text: { format: { type: 'text' } } });
+    const accepted = await client.responses.create({
+      model: 'sdk-echo',
+      input: 'defaults',
+      top_p: 1,
+      store: true,
+      parallel_tool_calls: true,
+      truncation: 'disabled',
+      tool_choice: 'auto',
+      text: { format: { type: 'text' } },
+    });
     assert.equal(accepted.status, 'completed');
     const refused: [Record<string, unknown>, string][] = [
       [{ store: false }, 'store'],
@@ -225,14 +234,28 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
   });
 
   test("a request's function tools are this run's client functions: the call waits for its output, then the run goes on", async () => {
-    await createAgent(ctx, { name: 'sdk-lookup', model: { provider: 'fake', script: [{ tool_calls: [{ name: 'lookup', arguments: { q: 'palai' } }] }, { text: 'found it' }] } });
-    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } }, strict: false }];
+    await createAgent(ctx, {
+      name: 'sdk-lookup',
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'lookup', arguments: { q: 'palai' } }] }, { text: 'found it' }] },
+    });
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: 'function', name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } }, strict: false },
+    ];
     const first = await client.responses.create({ model: 'sdk-lookup', input: 'look it up', tools });
-    assert.deepEqual(first.tools.map((t) => (t as { name: string }).name), ['lookup'], 'echoed');
+    assert.deepEqual(
+      first.tools.map((t) => (t as { name: string }).name),
+      ['lookup'],
+      'echoed',
+    );
     const call = first.output.find((item) => item.type === 'function_call');
     assert.ok(call && call.type === 'function_call', JSON.stringify(first.output));
     assert.deepEqual(JSON.parse(call.arguments), { q: 'palai' });
-    const second = await client.responses.create({ model: 'sdk-lookup', previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'a hub' }] });
+    const second = await client.responses.create({
+      model: 'sdk-lookup',
+      previous_response_id: first.id,
+      tools,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: 'a hub' }],
+    });
     assert.equal(second.output_text, 'found it');
     await assert.rejects(
       client.responses.create({ model: 'sdk-weather', input: 'x', tools: [{ type: 'function', name: 'get_weather', parameters: {}, strict: false }] }),
@@ -240,9 +263,14 @@ await describeEachStore('OpenAI SDK as a client', (ctx) => {
     );
   });
 
-  test('text.format json_schema is the run\'s output contract: a valid answer completes, an invalid one is repaired or fails', async () => {
+  test("text.format json_schema is the run's output contract: a valid answer completes, an invalid one is repaired or fails", async () => {
     await createAgent(ctx, { name: 'sdk-json', model: { provider: 'fake', script: [{ json: { city: 'Oslo' } }] } });
-    const format = { type: 'json_schema' as const, name: 'city', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true };
+    const format = {
+      type: 'json_schema' as const,
+      name: 'city',
+      schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      strict: true,
+    };
     const parsed = await client.responses.parse({ model: 'sdk-json', input: 'which city?', text: { format } });
     assert.deepEqual(parsed.output_parsed, { city: 'Oslo' }, "the SDK's parse helper reads the structured answer");
     assert.deepEqual(parsed.text?.format, format, 'echoed');

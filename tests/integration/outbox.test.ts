@@ -17,7 +17,14 @@ import { backoffCeilingMs, retryDelayMs } from '../../core/outbox/backoff.js';
 import { claimDeliveries, completeDelivery, killDelivery, releaseDelivery, retryDelivery } from '../../core/outbox/claims.js';
 import { countDeliveries, enqueueDelivery, getDelivery, listDeliveries, purgeDelivered, redeliver } from '../../core/outbox/deliveries.js';
 import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../core/outbox/dispatcher.js';
-import { MAX_ERROR_LENGTH, type DeliveryRecord, type DeliveryResult, type OutboxConsumer, type OutboxDelivery, type OutboxSubscriptionInput } from '../../core/outbox/outbox-port.js';
+import {
+  MAX_ERROR_LENGTH,
+  type DeliveryRecord,
+  type DeliveryResult,
+  type OutboxConsumer,
+  type OutboxDelivery,
+  type OutboxSubscriptionInput,
+} from '../../core/outbox/outbox-port.js';
 import { listSubscriptions, subscribe, unsubscribe } from '../../core/outbox/subscriptions.js';
 import type { Db, StoreKind } from '../../core/store/db.js';
 import { migrate } from '../../core/store/migrate.js';
@@ -36,7 +43,10 @@ describe('backoff', () => {
   const options = { baseMs: 1000, capMs: 10_000 };
 
   test('the ceiling doubles from the base with each failed attempt, up to the cap', () => {
-    assert.deepEqual([1, 2, 3, 4, 5, 6].map((n) => backoffCeilingMs(n, options)), [1000, 2000, 4000, 8000, 10_000, 10_000]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => backoffCeilingMs(n, options)),
+      [1000, 2000, 4000, 8000, 10_000, 10_000],
+    );
     assert.equal(backoffCeilingMs(100_000, options), 10_000);
   });
 
@@ -73,12 +83,16 @@ function recorder(name: string, behaviour: (delivery: OutboxDelivery, signal: Ab
 /** A consumer whose attempts run until their signal aborts, then fail with its reason; `reasons` has each abort's message. */
 function untilAborted(name: string) {
   const reasons: string[] = [];
-  const waits = recorder(name, (_delivery, signal) => new Promise((_resolve, reject) => {
-    signal.addEventListener('abort', () => {
-      reasons.push(String(signal.reason?.message));
-      reject(signal.reason);
-    });
-  }));
+  const waits = recorder(
+    name,
+    (_delivery, signal) =>
+      new Promise((_resolve, reject) => {
+        signal.addEventListener('abort', () => {
+          reasons.push(String(signal.reason?.message));
+          reject(signal.reason);
+        });
+      }),
+  );
   return { waits, reasons };
 }
 
@@ -163,7 +177,14 @@ async function suite(kind: StoreKind) {
       const consumer = consumerName('match');
       const projectId = await freshProject();
       const sub = (target: string, extra: { statuses?: Array<'completed' | 'failed'>; responseId?: string; agentId?: string; project?: string } = {}) =>
-        subscribe(db, { projectId: extra.project ?? projectId, consumer, target, statuses: extra.statuses ?? ['completed'], responseId: extra.responseId, agentId: extra.agentId });
+        subscribe(db, {
+          projectId: extra.project ?? projectId,
+          consumer,
+          target,
+          statuses: extra.statuses ?? ['completed'],
+          responseId: extra.responseId,
+          agentId: extra.agentId,
+        });
       const every = await sub('every', { statuses: ['completed', 'failed'] });
       const thisResponse = await sub('this-response', { responseId: 'resp_a' });
       const thisAgent = await sub('this-agent', { agentId: 'agt_a' });
@@ -215,15 +236,24 @@ async function suite(kind: StoreKind) {
       const consumer = consumerName('subs');
       const projectId = await freshProject();
       for (const statuses of [[], ['done']] as unknown as OutboxSubscriptionInput['statuses'][]) {
-        await assert.rejects(subscribe(db, { projectId, consumer, target: 't', statuses }), (e: unknown) => e instanceof PalaiError && e.slug === 'invalid-request');
+        await assert.rejects(
+          subscribe(db, { projectId, consumer, target: 't', statuses }),
+          (e: unknown) => e instanceof PalaiError && e.slug === 'invalid-request',
+        );
       }
       const a = await subscribe(db, { projectId, consumer, target: 'a', statuses: ['failed', 'failed', 'timed_out'] });
       const b = await subscribe(db, { projectId, consumer, target: 'b', statuses: ['failed'], responseId: 'resp_x', agentId: 'agt_x' });
       const listed = await listSubscriptions(db, projectId, { consumer });
-      assert.deepEqual(listed.map((s) => s.id), [a, b]);
+      assert.deepEqual(
+        listed.map((s) => s.id),
+        [a, b],
+      );
       assert.deepEqual(listed[0].statuses, ['failed', 'timed_out']);
       assert.deepEqual([listed[1].responseId, listed[1].agentId], ['resp_x', 'agt_x']);
-      assert.deepEqual((await listSubscriptions(db, projectId, { consumer, target: 'b' })).map((s) => s.id), [b]);
+      assert.deepEqual(
+        (await listSubscriptions(db, projectId, { consumer, target: 'b' })).map((s) => s.id),
+        [b],
+      );
       assert.deepEqual(await listSubscriptions(db, otherProjectId, { consumer }), []);
 
       const [written] = await announceStatus(db, announcement(projectId, { status: 'failed', responseId: 'resp_y', sequence: 1 }));
@@ -236,9 +266,13 @@ async function suite(kind: StoreKind) {
 
     test('an idle dispatcher is woken by the commit of a delivery, not by its poll', async (t) => {
       const { consumer, calls } = recorder(consumerName('wake'));
-      await dispatcher({ pollIntervalMs: 10 * 60_000 }).register(consumer).start();
+      await dispatcher({ pollIntervalMs: 10 * 60_000 })
+        .register(consumer)
+        .start();
       await sleep(50); // its first look found nothing: it sleeps until notified
-      const id = await db.transaction((tx) => enqueueDelivery(tx, { projectId, consumer: consumer.name, target: 'queue-1', responseId: 'resp_q', payload: { result: 42 } }));
+      const id = await db.transaction((tx) =>
+        enqueueDelivery(tx, { projectId, consumer: consumer.name, target: 'queue-1', responseId: 'resp_q', payload: { result: 42 } }),
+      );
       await eventually(async () => (await row(id)).status === 'delivered', t.signal);
       assert.equal(calls.length, 1);
       assert.deepEqual([calls[0].id, calls[0].target, calls[0].responseId, calls[0].attempts], [id, 'queue-1', 'resp_q', 1]);
@@ -283,7 +317,10 @@ async function suite(kind: StoreKind) {
 
     test('stop() aborts a running attempt and hands its delivery back uncounted; another dispatcher delivers it', async (t) => {
       const name = consumerName('stop');
-      const hanging = recorder(name, (_, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })));
+      const hanging = recorder(
+        name,
+        (_, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
+      );
       const id = await enqueue(name);
       const first = dispatcher();
       await first.register(hanging.consumer).start();
@@ -294,7 +331,10 @@ async function suite(kind: StoreKind) {
       const healthy = recorder(name);
       await dispatcher().register(healthy.consumer).start();
       await eventually(async () => (await row(id)).status === 'delivered', t.signal);
-      assert.deepEqual(healthy.calls.map((c) => [c.id, c.attempts]), [[id, 1]]);
+      assert.deepEqual(
+        healthy.calls.map((c) => [c.id, c.attempts]),
+        [[id, 1]],
+      );
     });
 
     test('an attempt that ignores its abort does not hold up stop(); after its lease another delivers, and the late finisher records nothing', async (t) => {
@@ -310,7 +350,10 @@ async function suite(kind: StoreKind) {
       const healthy = recorder(name);
       await dispatcher().register(healthy.consumer).start();
       await eventually(async () => (await row(id)).status === 'delivered', t.signal);
-      assert.deepEqual(healthy.calls.map((c) => [c.id, c.attempts]), [[id, 2]]);
+      assert.deepEqual(
+        healthy.calls.map((c) => [c.id, c.attempts]),
+        [[id, 2]],
+      );
       finish({ kind: 'dead', error: 'too late' });
       const recorded = async () => (await outcomes.get()).values.map((v) => v.labels.outcome);
       await eventually(async () => (await recorded()).length > 0, t.signal);
@@ -343,7 +386,9 @@ async function suite(kind: StoreKind) {
       const name = consumerName('timed');
       const { waits, reasons } = untilAborted(name);
       const id = await enqueue(name);
-      await dispatcher({ leaseSeconds: 0.3, attemptTimeoutSeconds: 0.5, backoff: { baseMs: 60_000, random: () => 0.99 } }).register(waits.consumer).start();
+      await dispatcher({ leaseSeconds: 0.3, attemptTimeoutSeconds: 0.5, backoff: { baseMs: 60_000, random: () => 0.99 } })
+        .register(waits.consumer)
+        .start();
       await eventually(async () => (await row(id)).lastError !== null, t.signal);
       const after = await row(id);
       assert.deepEqual([after.status, after.attempts, after.lastError], ['pending', 1, 'the attempt ran out of time (0.5 s)']);
@@ -362,7 +407,9 @@ async function suite(kind: StoreKind) {
       });
       const id = await enqueue(name);
       const started = Date.now();
-      await dispatcher({ db: cutOff, leaseSeconds: 0.4, backoff: { baseMs: 60_000, random: () => 0.99 } }).register(waits.consumer).start();
+      await dispatcher({ db: cutOff, leaseSeconds: 0.4, backoff: { baseMs: 60_000, random: () => 0.99 } })
+        .register(waits.consumer)
+        .start();
       await eventually(async () => (await row(id)).lastError !== null, t.signal);
       assert.ok(Date.now() - started < 5000, 'aborted within about one lease, not at the attempt time limit');
       // Its lease lapsed in the store first, so this very dispatcher may have claimed it again meanwhile.
@@ -374,14 +421,20 @@ async function suite(kind: StoreKind) {
       const name = consumerName('taken');
       const reasons: string[] = [];
       const outcomes = new Counter({ name: 'outcomes', help: 'test', labelNames: ['consumer', 'outcome'], registers: [new Registry()] });
-      const waits = recorder(name, (_delivery, signal) => new Promise((resolve) => {
-        signal.addEventListener('abort', () => {
-          reasons.push(String(signal.reason?.message));
-          resolve({ kind: 'dead', error: 'should not be recorded' });
-        });
-      }));
+      const waits = recorder(
+        name,
+        (_delivery, signal) =>
+          new Promise((resolve) => {
+            signal.addEventListener('abort', () => {
+              reasons.push(String(signal.reason?.message));
+              resolve({ kind: 'dead', error: 'should not be recorded' });
+            });
+          }),
+      );
       const id = await enqueue(name);
-      await dispatcher({ leaseSeconds: 0.3, metrics: { outboxAttempts: outcomes } }).register(waits.consumer).start();
+      await dispatcher({ leaseSeconds: 0.3, metrics: { outboxAttempts: outcomes } })
+        .register(waits.consumer)
+        .start();
       await eventually(async () => waits.calls.length === 1, t.signal);
       // Another claim of it, as a dispatcher elsewhere would make after a lapse.
       await db.query('UPDATE outbox_deliveries SET lease_token = lease_token + 1, lease_owner = $2 WHERE id = $1', [id, 'elsewhere']);
@@ -458,13 +511,19 @@ async function suite(kind: StoreKind) {
 
     test('a failing delivery backs off exponentially up to the cap, dies after its last attempt, and redelivery brings it back', async (t) => {
       let failing = true;
-      const { consumer, calls } = recorder(consumerName('backoff'), async () => (failing ? { kind: 'retry', error: 'receiver answered 503' } : { kind: 'delivered' }));
+      const { consumer, calls } = recorder(consumerName('backoff'), async () =>
+        failing ? { kind: 'retry', error: 'receiver answered 503' } : { kind: 'delivered' },
+      );
       // Half of each ceiling (20 s, 40 s, then the 50 s cap): far enough out that only the test makes it due.
       const backoff = { baseMs: 20_000, capMs: 50_000, random: () => 0.5 };
       await dispatcher({ backoff, maxAttempts: 4 }).register(consumer).start();
       let since = await dbNow();
       const id = await enqueue(consumer.name);
-      for (const [attempt, delayMs] of [[1, 10_000], [2, 20_000], [3, 25_000]]) {
+      for (const [attempt, delayMs] of [
+        [1, 10_000],
+        [2, 20_000],
+        [3, 25_000],
+      ]) {
         const settled = await eventually(async () => {
           const d = await row(id);
           return d.attempts === attempt && d.leaseOwner === null ? d : null;
@@ -504,7 +563,9 @@ async function suite(kind: StoreKind) {
         () => ({ kind: 'dead', error: 'endpoint gone' }),
       ];
       const { consumer } = recorder(consumerName('results'), async (d) => answers[d.attempts - 1]());
-      await dispatcher({ backoff: { baseMs: 60_000, capMs: 60_000, random: () => 0.5 } }).register(consumer).start();
+      await dispatcher({ backoff: { baseMs: 60_000, capMs: 60_000, random: () => 0.5 } })
+        .register(consumer)
+        .start();
       const id = await enqueue(consumer.name);
       const settledAt = (attempt: number) =>
         eventually(async () => {
@@ -576,7 +637,10 @@ async function suite(kind: StoreKind) {
         const listed = await runPalai(['outbox', 'list', '--status', 'dead', '--consumer', consumer, '--json'], env, 60_000);
         assert.equal(listed.code, 0, listed.stderr);
         const rows = JSON.parse(listed.stdout) as Array<{ id: string; status: string; lastError: string; attempts: number }>;
-        assert.deepEqual(rows.map((r) => [r.id, r.status, r.lastError, r.attempts]), [[id, 'dead', 'endpoint gone', 1]]);
+        assert.deepEqual(
+          rows.map((r) => [r.id, r.status, r.lastError, r.attempts]),
+          [[id, 'dead', 'endpoint gone', 1]],
+        );
         const table = await runPalai(['outbox', 'list', '--project', 'outbox', '--consumer', consumer], env, 60_000);
         assert.equal(table.code, 0, table.stderr);
         assert.match(table.stdout, /^ID\s+PROJECT\s+CONSUMER\s+TARGET\s+STATUS\s+ATTEMPTS\s+WHEN\s+LAST_ERROR/);

@@ -61,7 +61,9 @@ async function answersItself(_args: unknown, context: ToolCallContext): Promise<
 async function answersSibling(_args: unknown, context: ToolCallContext): Promise<ToolOutcome> {
   const { api, projectId, db } = current!;
   const sibling = context.callId.replace(/_\d+$/, '_0');
-  const status = async () => (await db.query<{ status: string }>('SELECT status FROM tool_calls WHERE response_id = $1 AND call_id = $2', [context.responseId, sibling])).rows[0]?.status;
+  const status = async () =>
+    (await db.query<{ status: string }>('SELECT status FROM tool_calls WHERE response_id = $1 AND call_id = $2', [context.responseId, sibling])).rows[0]
+      ?.status;
   await until('the sibling is parked', async () => (await status()) === 'parked');
   await api.responses.answerParkedCall(projectId, context.responseId, sibling, { output: 'answered by the sibling' });
   return { kind: 'output', output: 'sibling done' };
@@ -79,11 +81,14 @@ const parkingTools: ToolProvider<ToolSpecEntry> = {
   async resolve(spec, context): Promise<ResolvedTool[]> {
     const run = PARKING[spec.name ?? ''];
     if (!run) return functionTools.resolve(spec as Parameters<typeof functionTools.resolve>[0]);
-    return [{ name: spec.name!, kind: 'function', description: 'parks', parameters: { type: 'object', properties: {} }, risk: 'read', validateArguments: false, run }];
+    return [
+      { name: spec.name!, kind: 'function', description: 'parks', parameters: { type: 'object', properties: {} }, risk: 'read', validateArguments: false, run },
+    ];
   },
 };
 
-const isProblem = (slug: string, message?: RegExp) => (error: unknown) => error instanceof PalaiError && error.slug === slug && (!message || message.test(error.message));
+const isProblem = (slug: string, message?: RegExp) => (error: unknown) =>
+  error instanceof PalaiError && error.slug === slug && (!message || message.test(error.message));
 
 for (const kind of storeKinds) {
   describe(`parked tool calls [${kind}]`, { skip: kind === 'postgres' ? ((await postgresUnavailable()) ?? false) : false }, () => {
@@ -132,19 +137,26 @@ for (const kind of storeKinds) {
     }
     const admit = (agent: string, input = 'go') => api().responses.admit(projectId, { agent, input: [{ role: 'user', content: input }] });
     const callOf = async (responseId: string) =>
-      (await database.db.query<{ call_id: string; status: string; output: string | null; checkpoint: unknown; park_deadline: Date | null; park_ended: string | null }>(
-        'SELECT call_id, status, output, checkpoint, park_deadline, park_ended FROM tool_calls WHERE response_id = $1',
-        [responseId],
-      )).rows[0];
+      (
+        await database.db.query<{
+          call_id: string;
+          status: string;
+          output: string | null;
+          checkpoint: unknown;
+          park_deadline: Date | null;
+          park_ended: string | null;
+        }>('SELECT call_id, status, output, checkpoint, park_deadline, park_ended FROM tool_calls WHERE response_id = $1', [responseId])
+      ).rows[0];
     const parkedState = (responseId: string): Promise<ResponseState> =>
       until('the call is parked and the response waits', async () => {
         const state = await api().responses.get(projectId, responseId);
         return state.status === 'waiting_for_tool' && (await callOf(responseId))?.status === 'parked' && state;
       });
-    const ended = (responseId: string) => until('the response ends', async () => {
-      const state = await api().responses.get(projectId, responseId);
-      return state.status === 'completed' || state.status === 'failed' ? state : null;
-    });
+    const ended = (responseId: string) =>
+      until('the response ends', async () => {
+        const state = await api().responses.get(projectId, responseId);
+        return state.status === 'completed' || state.status === 'failed' ? state : null;
+      });
     const outputsOf = (state: ResponseState) => state.output.flatMap((item) => (item.type === 'function_call_output' ? [item.output] : []));
 
     test('a parked call frees its worker slot: another response runs meanwhile, and the answer resumes the run', async () => {
@@ -178,7 +190,13 @@ for (const kind of storeKinds) {
       const { call_id } = await callOf(parked.id);
       const answer = (key: string, output: string) =>
         api().inbox.once(
-          { projectId, source: PARTY_SOURCE, key, operation: 'answerParkedCall', fingerprint: api().inbox.fingerprint('answerParkedCall', { call_id }, { output }) },
+          {
+            projectId,
+            source: PARTY_SOURCE,
+            key,
+            operation: 'answerParkedCall',
+            fingerprint: api().inbox.fingerprint('answerParkedCall', { call_id }, { output }),
+          },
           (claim) => api().responses.answerParkedCall(projectId, parked.id, call_id, { output }, { idempotency: claim }),
           async (record) => api().responses.get(projectId, record.resourceId!),
         );
@@ -215,8 +233,8 @@ for (const kind of storeKinds) {
       await parkedState(parked.id);
       // No worker while the deadline passes, so nobody commits the timeout yet; the deadline is brought forward to now.
       await restart('api');
-      await database.db.query("UPDATE tool_calls SET park_deadline = clock_timestamp() WHERE response_id = $1", [parked.id]);
-      await database.db.query("UPDATE responses SET wake_at = clock_timestamp() WHERE id = $1", [parked.id]);
+      await database.db.query('UPDATE tool_calls SET park_deadline = clock_timestamp() WHERE response_id = $1', [parked.id]);
+      await database.db.query('UPDATE responses SET wake_at = clock_timestamp() WHERE id = $1', [parked.id]);
       const call = await callOf(parked.id);
       await untilStorePasses(database.db, call.park_deadline!, 'the deadline passes by the store clock');
       assert.equal((await callOf(parked.id)).status, 'parked');
@@ -239,8 +257,14 @@ for (const kind of storeKinds) {
       const name = `parker-${++agents}`;
       await api().agents.create(projectId, {
         name,
-        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'park_call', arguments: { timeout_ms: LONG } }, { name: 'answers_sibling' }] }, { text: 'done' }] },
-        tools: [{ type: 'function', name: 'park_call' }, { type: 'function', name: 'answers_sibling' }],
+        model: {
+          provider: 'fake',
+          script: [{ tool_calls: [{ name: 'park_call', arguments: { timeout_ms: LONG } }, { name: 'answers_sibling' }] }, { text: 'done' }],
+        },
+        tools: [
+          { type: 'function', name: 'park_call' },
+          { type: 'function', name: 'answers_sibling' },
+        ],
       });
       const response = await admit(name);
       const done = await ended(response.id);
@@ -267,16 +291,28 @@ for (const kind of storeKinds) {
       const client = await admit(await agentCalling('client_side'));
       await until('the response waits for the client', async () => (await api().responses.get(projectId, client.id)).status === 'waiting_for_tool');
       const clientCall = await callOf(client.id);
-      await assert.rejects(api().responses.answerParkedCall(projectId, client.id, clientCall.call_id, { output: 'x' }), isProblem('invalid-state', /does not wait for an outside answer/));
+      await assert.rejects(
+        api().responses.answerParkedCall(projectId, client.id, clientCall.call_id, { output: 'x' }),
+        isProblem('invalid-state', /does not wait for an outside answer/),
+      );
       await assert.rejects(api().responses.answerParkedCall(projectId, client.id, 'call_nobody', { output: 'x' }), isProblem('not-found'));
-      await assert.rejects(api().responses.answerParkedCall(projectId, client.id, clientCall.call_id, { output: 42 as unknown as string }), isProblem('validation-failed'));
+      await assert.rejects(
+        api().responses.answerParkedCall(projectId, client.id, clientCall.call_id, { output: 42 as unknown as string }),
+        isProblem('validation-failed'),
+      );
 
       const parked = await admit(await agentCalling('park_call', { timeout_ms: LONG }));
       await parkedState(parked.id);
       const { call_id } = await callOf(parked.id);
-      await assert.rejects(api().responses.submitToolOutputs(projectId, parked.id, { outputs: [{ call_id, output: 'from the client' }] }), isProblem('invalid-state'));
+      await assert.rejects(
+        api().responses.submitToolOutputs(projectId, parked.id, { outputs: [{ call_id, output: 'from the client' }] }),
+        isProblem('invalid-state'),
+      );
       await api().responses.cancel(projectId, parked.id);
-      await assert.rejects(api().responses.answerParkedCall(projectId, parked.id, call_id, { output: 'x' }), isProblem('invalid-state', /already ended as canceled/));
+      await assert.rejects(
+        api().responses.answerParkedCall(projectId, parked.id, call_id, { output: 'x' }),
+        isProblem('invalid-state', /already ended as canceled/),
+      );
     });
   });
 }

@@ -29,7 +29,7 @@ test('the template is an initialized data directory and its tar', async () => {
 test('a new store on disk opens from the template, keeps what was written and reopens with it', async () => {
   const dataDir = join(home, 'fresh', 'db');
   const first = await PgliteDb.open(dataDir);
-  await first.exec('CREATE TABLE kept (value text); INSERT INTO kept VALUES (\'written\')');
+  await first.exec("CREATE TABLE kept (value text); INSERT INTO kept VALUES ('written')");
   await first.close();
   const again = await PgliteDb.open(dataDir);
   try {

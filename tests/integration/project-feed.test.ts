@@ -49,7 +49,7 @@ async function append(db: Queryable, projectId: string, responseId: string, even
 /** The whole feed after `from`, read in pages of `pageSize`. */
 async function readAll(db: Queryable, projectId: string, from: FeedCursor, pageSize = 500): Promise<FeedEntry[]> {
   const all: FeedEntry[] = [];
-  for (let cursor = from; ; ) {
+  for (let cursor = from; ;) {
     const page = await readProjectEvents(db, projectId, cursor, pageSize);
     all.push(...page);
     if (page.length < pageSize) return all;
@@ -115,10 +115,26 @@ async function suite(kind: StoreKind) {
 
       const feedA = await readUntil(db, PROJECT_A, startA, (e) => e.length >= 3);
       const feedB = await readUntil(db, PROJECT_B, startB, (e) => e.length >= 1);
-      assert.deepEqual(feedA.map((e) => e.event), wantA);
-      assert.deepEqual(feedA.map((e) => [e.responseId, e.sequence]), [[a1, 0], [a2, 0], [a1, 1]]);
-      assert.deepEqual(feedB.map((e) => e.event), wantB);
-      assert.deepEqual(feedB.map((e) => [e.responseId, e.sequence]), [[b1, 0]]);
+      assert.deepEqual(
+        feedA.map((e) => e.event),
+        wantA,
+      );
+      assert.deepEqual(
+        feedA.map((e) => [e.responseId, e.sequence]),
+        [
+          [a1, 0],
+          [a2, 0],
+          [a1, 1],
+        ],
+      );
+      assert.deepEqual(
+        feedB.map((e) => e.event),
+        wantB,
+      );
+      assert.deepEqual(
+        feedB.map((e) => [e.responseId, e.sequence]),
+        [[b1, 0]],
+      );
     });
 
     test('events come in commit order across responses, and resuming from any cursor yields exactly the rest', async () => {
@@ -142,7 +158,11 @@ async function suite(kind: StoreKind) {
       assert.deepEqual(texts(all), want, `seed ${seed} (PALAI_TEST_SEED replays it)`);
       for (const id of responses) {
         const sequences = all.filter((e) => e.responseId === id).map((e) => e.sequence);
-        assert.deepEqual(sequences, sequences.map((_, i) => i), `seed ${seed}: ${id} in sequence order`);
+        assert.deepEqual(
+          sequences,
+          sequences.map((_, i) => i),
+          `seed ${seed}: ${id} in sequence order`,
+        );
       }
       assert.deepEqual(texts(await readAll(db, PROJECT_A, start, 7)), want, `seed ${seed}: paging changes nothing`);
       for (const [index, entry] of all.entries()) {
@@ -219,7 +239,8 @@ async function suite(kind: StoreKind) {
         await steps.appended.wait;
         try {
           // Let the second append block on the row lock before the first commits.
-          while ((await db.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows.length === 0) await sleep(10);
+          while ((await db.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows.length === 0)
+            await sleep(10);
         } finally {
           steps.firstReleased.open();
           await first;
@@ -228,7 +249,13 @@ async function suite(kind: StoreKind) {
         }
 
         const feed = await readUntil(db, PROJECT_A, start, (e) => e.length >= 2);
-        assert.deepEqual(feed.map((e) => [textOf(e.event), e.sequence]), [['first', 0], ['second', 1]]);
+        assert.deepEqual(
+          feed.map((e) => [textOf(e.event), e.sequence]),
+          [
+            ['first', 0],
+            ['second', 1],
+          ],
+        );
       });
     } else {
       // PGlite has one connection: a transaction runs alone, so no other writer can be open
@@ -257,7 +284,10 @@ async function suite(kind: StoreKind) {
       const live = [await append(db, PROJECT_A, id, textDone('live 1')), await append(db, PROJECT_A, id, textDone('live 2'))];
       const got = [(await firstLive).value as FeedEntry];
       got.push((await feed.next()).value as FeedEntry);
-      assert.deepEqual(got.map((e) => e.event), live);
+      assert.deepEqual(
+        got.map((e) => e.event),
+        live,
+      );
 
       const idle = feed.next();
       controller.abort();
@@ -276,7 +306,10 @@ async function suite(kind: StoreKind) {
     test("events journaled before the feed existed get positions in each response's sequence order", async () => {
       const older = await openTestDatabase(kind);
       try {
-        await migrate(older.db, loadMigrations().filter((m) => m.version < 8));
+        await migrate(
+          older.db,
+          loadMigrations().filter((m) => m.version < 8),
+        );
         await seedProject(older.db, PROJECT_A, ['resp_old_1', 'resp_old_2']);
         // Stored out of order, and resp_old_2's second event is older than its first
         // (its transaction began first): each response must still read in sequence order.

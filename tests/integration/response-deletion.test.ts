@@ -27,7 +27,10 @@ await describeEachStore('deleting responses', (ctx) => {
     await new Promise((resolve) => server.once('listening', resolve));
     client = new OpenAI({ apiKey: ctx().apiKey, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, maxRetries: 0 });
     await createAgent(ctx, { name: 'deletable', model: { provider: 'fake' } });
-    await createAgent(ctx, { name: 'slow-talker', model: { provider: 'fake', script: [{ text: 'one two three four five six seven eight nine ten', delay_ms: 300 }] } });
+    await createAgent(ctx, {
+      name: 'slow-talker',
+      model: { provider: 'fake', script: [{ text: 'one two three four five six seven eight nine ten', delay_ms: 300 }] },
+    });
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
@@ -74,7 +77,11 @@ await describeEachStore('deleting responses', (ctx) => {
     const started = await respond(ctx, { model: 'slow-talker', input: 'x', background: true });
     for (let i = 0; i < 200 && (await ctx().http.get(`/v1/responses/${started.id}`).set(ctx().auth)).body.status !== 'in_progress'; i++) await sleep(25);
     // Sent now (a supertest request starts when it is awaited), and given time to stream its first events.
-    const stream = ctx().http.get(`/v1/responses/${started.id}/events`).set(ctx().auth).timeout(20_000).then((res) => res);
+    const stream = ctx()
+      .http.get(`/v1/responses/${started.id}/events`)
+      .set(ctx().auth)
+      .timeout(20_000)
+      .then((res) => res);
     await sleep(300);
     assert.equal((await remove(started.id)).status, 200);
     const ended = await stream;

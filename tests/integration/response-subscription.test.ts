@@ -31,7 +31,11 @@ await describeEachStore('a subscription to one response against its status chang
     return body.id;
   };
   const deliveries = async (subscriptionId: string) =>
-    (await ctx().hub.kernel.db.query<{ status: string }>("SELECT payload->>'status' AS status FROM outbox_deliveries WHERE subscription_id = $1", [subscriptionId])).rows.map((r) => r.status);
+    (
+      await ctx().hub.kernel.db.query<{ status: string }>("SELECT payload->>'status' AS status FROM outbox_deliveries WHERE subscription_id = $1", [
+        subscriptionId,
+      ])
+    ).rows.map((r) => r.status);
   const input = (responseId: string) => ({ projectId: ctx().projectId, consumer: 'race-test', target: 't', statuses: ['canceled' as const], responseId });
 
   before(async () => {
@@ -77,7 +81,10 @@ await describeEachStore('a subscription to one response against its status chang
       await held.opened;
     });
     await made.opened;
-    const cancelling = ctx().http.post(`/v1/responses/${responseId}/cancel`).set(ctx().auth).then((res) => res);
+    const cancelling = ctx()
+      .http.post(`/v1/responses/${responseId}/cancel`)
+      .set(ctx().auth)
+      .then((res) => res);
     try {
       assert.ok(await pendingAfter(cancelling, 300), 'the change waits for the subscription being made');
     } finally {

@@ -25,11 +25,13 @@ await describeEachStore('listing responses', (ctx) => {
 
   before(async () => {
     await createAgent(ctx, { name: 'lister-a', model: { provider: 'fake' } });
-    agentBId = (await createAgent(ctx, {
-      name: 'lister-b',
-      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'lookup', arguments: {} }] }] },
-      tools: [{ type: 'function', name: 'lookup' }],
-    })).id;
+    agentBId = (
+      await createAgent(ctx, {
+        name: 'lister-b',
+        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'lookup', arguments: {} }] }] },
+        tools: [{ type: 'function', name: 'lookup' }],
+      })
+    ).id;
     sessionId = (await createSession(ctx, { agent: 'lister-a' })).id;
     for (let i = 0; i < 5; i++) {
       const r = await respond(ctx, { model: 'lister-a', input: `a${i}`, ...(i % 2 === 0 ? { session_id: sessionId } : {}) });
@@ -63,10 +65,19 @@ await describeEachStore('listing responses', (ctx) => {
   });
 
   test('agent (by name or id), session_id and status narrow the list', async () => {
-    const ofB = made.filter((m) => m.agent === 'lister-b').map((m) => m.id).reverse();
+    const ofB = made
+      .filter((m) => m.agent === 'lister-b')
+      .map((m) => m.id)
+      .reverse();
     assert.deepEqual(await ids('?agent=lister-b'), ofB);
     assert.deepEqual(await ids(`?agent=${agentBId}`), ofB);
-    assert.deepEqual(await ids(`?session_id=${sessionId}`), made.filter((m) => m.session === sessionId).map((m) => m.id).reverse());
+    assert.deepEqual(
+      await ids(`?session_id=${sessionId}`),
+      made
+        .filter((m) => m.session === sessionId)
+        .map((m) => m.id)
+        .reverse(),
+    );
     assert.deepEqual(await ids('?status=waiting_for_tool'), ofB);
     assert.deepEqual(await ids('?agent=lister-a&status=waiting_for_tool'), []);
     const listed = (await list('?status=completed&limit=100')).body.data;

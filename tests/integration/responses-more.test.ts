@@ -12,7 +12,12 @@ await describeEachStore('responses (more)', (ctx) => {
   /** The journal of a response as SSE, checked frame by frame against the document. */
   const replay = async (responseId: string, query: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<SseFrame[]> => {
     const { http, auth } = ctx();
-    const res = await http.get(`/v1/responses/${responseId}`).query({ stream: true, ...query }).set(auth).set(headers).timeout(5000);
+    const res = await http
+      .get(`/v1/responses/${responseId}`)
+      .query({ stream: true, ...query })
+      .set(auth)
+      .set(headers)
+      .timeout(5000);
     assert.equal(res.status, 200, res.text);
     assert.match(String(res.headers['content-type']), /^text\/event-stream/);
     const frames = parseSse(res.text);
@@ -150,7 +155,14 @@ await describeEachStore('responses (more)', (ctx) => {
         { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'answer' }] },
         { type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{"q":1}' },
         { type: 'function_call_output', call_id: 'c1', output: 'found' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'last ' }, { type: 'input_text', text: 'one' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'last ' },
+            { type: 'input_text', text: 'one' },
+          ],
+        },
       ],
     });
     assert.equal(res.output_text, 'last one', 'the fake model echoes the last user message');
@@ -163,7 +175,10 @@ await describeEachStore('responses (more)', (ctx) => {
       ['system', 'user', 'assistant', 'function_call', 'function_call_output', 'user', 'assistant'],
     );
     assert.deepEqual(items.body.data[2].content, [{ type: 'output_text', text: 'answer', annotations: [] }]);
-    assert.deepEqual(items.body.data[5].content.map((p: { text: string }) => p.text), ['last ', 'one']);
+    assert.deepEqual(
+      items.body.data[5].content.map((p: { text: string }) => p.text),
+      ['last ', 'one'],
+    );
   });
 
   test('GET with stream=true replays every event of a finished response, the same as the live stream', async () => {
@@ -173,17 +188,26 @@ await describeEachStore('responses (more)', (ctx) => {
     const liveFrames = parseSse(live.text);
     const id = liveFrames[0].data.response.id;
     const frames = await replay(id);
-    assert.deepEqual(frames.map((f) => f.data.sequence_number), frames.map((_, i) => i));
+    assert.deepEqual(
+      frames.map((f) => f.data.sequence_number),
+      frames.map((_, i) => i),
+    );
     assert.equal(frames[0].data.type, 'response.created');
     assert.equal(frames.at(-1)!.data.type, 'response.completed');
-    assert.deepEqual(frames.map((f) => f.data), liveFrames.map((f) => f.data));
+    assert.deepEqual(
+      frames.map((f) => f.data),
+      liveFrames.map((f) => f.data),
+    );
   });
 
   test('starting_after=N replays only the events after sequence N', async () => {
     const done = await respond(ctx, { model: 'echo', input: 'a b c d' });
     const all = await replay(done.id);
     const later = await replay(done.id, { starting_after: 3 });
-    assert.deepEqual(later.map((f) => f.data), all.slice(4).map((f) => f.data));
+    assert.deepEqual(
+      later.map((f) => f.data),
+      all.slice(4).map((f) => f.data),
+    );
     const everything = await replay(done.id, { starting_after: -1 });
     assert.equal(everything.length, all.length);
   });
@@ -192,7 +216,10 @@ await describeEachStore('responses (more)', (ctx) => {
     const done = await respond(ctx, { model: 'echo', input: 'resume me please' });
     const all = await replay(done.id);
     const resumed = await replay(done.id, {}, { 'Last-Event-ID': '5' });
-    assert.deepEqual(resumed.map((f) => f.data.sequence_number), all.slice(6).map((f) => f.data.sequence_number));
+    assert.deepEqual(
+      resumed.map((f) => f.data.sequence_number),
+      all.slice(6).map((f) => f.data.sequence_number),
+    );
     const both = await replay(done.id, { starting_after: 1 }, { 'Last-Event-ID': '5' });
     assert.equal(both[0].data.sequence_number, 2);
   });
@@ -204,7 +231,10 @@ await describeEachStore('responses (more)', (ctx) => {
     assert.deepEqual(await replay(done.id, { starting_after: last }), []);
     assert.deepEqual(await replay(done.id, {}, { 'Last-Event-ID': String(last) }), []);
     // Beyond the last event is not "nothing more": it names an event that was never sent.
-    const beyond = await ctx().http.get(`/v1/responses/${done.id}`).query({ stream: true, starting_after: last + 100 }).set(ctx().auth);
+    const beyond = await ctx()
+      .http.get(`/v1/responses/${done.id}`)
+      .query({ stream: true, starting_after: last + 100 })
+      .set(ctx().auth);
     assertProblem(beyond, 400, 'validation-failed');
   });
 
@@ -227,7 +257,10 @@ await describeEachStore('responses (more)', (ctx) => {
   });
 
   // 429 is retried (PALAI_MODEL_MAX_RETRIES, default 4) before it is final; 400 is final at once.
-  for (const [status, attempts] of [[429, 5], [400, 1]]) {
+  for (const [status, attempts] of [
+    [429, 5],
+    [400, 1],
+  ]) {
     test(`a provider error ${status} ends the response failed with the error recorded, answered with HTTP 200`, async () => {
       const script = Array.from({ length: attempts }, () => ({ error: { status, message: `provider said ${status}` } }));
       await createAgent(ctx, { name: `err-${status}`, model: { provider: 'fake', script } });
@@ -243,7 +276,10 @@ await describeEachStore('responses (more)', (ctx) => {
       assert.equal(typeof res.completed_at, 'number');
       const frames = await replay(res.id);
       const terminal = frames.filter((f) => ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'].includes(f.data.type));
-      assert.deepEqual(terminal.map((f) => f.data.type), ['response.failed']);
+      assert.deepEqual(
+        terminal.map((f) => f.data.type),
+        ['response.failed'],
+      );
       assert.deepEqual(terminal[0].data.response.error, res.error);
     });
   }

@@ -81,7 +81,10 @@ await describeEachStore('responses', (ctx) => {
 
   test('a 500 followed by success is retried as a fresh call and completes', async () => {
     const { http, auth } = ctx();
-    await createAgent(ctx, { name: 'flaky-once', model: { provider: 'fake', script: [{ error: { status: 500, message: 'blip' } }, { text: 'recovered fine' }] } });
+    await createAgent(ctx, {
+      name: 'flaky-once',
+      model: { provider: 'fake', script: [{ error: { status: 500, message: 'blip' } }, { text: 'recovered fine' }] },
+    });
     const res = await http.post('/v1/responses').set(auth).send({ model: 'flaky-once', input: 'x' });
     assertMatchesSpec(res, 'createResponse');
     assert.equal(res.body.status, 'completed');
@@ -103,7 +106,10 @@ await describeEachStore('responses', (ctx) => {
     assert.deepEqual([whole.status, whole.content[0].text], ['completed', 'whole answer']);
     const frames = parseSse((await http.get(`/v1/responses/${res.body.id}?stream=true`).set(auth)).text);
     const done = frames.filter((f) => f.data.type === 'response.output_item.done').map((f) => [f.data.item.id, f.data.item.status]);
-    assert.deepEqual(done, [[cut.id, 'incomplete'], [whole.id, 'completed']]);
+    assert.deepEqual(done, [
+      [cut.id, 'incomplete'],
+      [whole.id, 'completed'],
+    ]);
     frames.forEach((f, i) => assert.equal(f.data.sequence_number, i));
   });
 

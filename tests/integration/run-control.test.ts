@@ -90,7 +90,11 @@ await describeEachStore('run control', (ctx) => {
    */
   const journal = async (id: string): Promise<any[]> => {
     const events = await replay(`/v1/responses/${id}/events`, { starting_after: -1 });
-    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i), `gap-free journal of ${id}`);
+    assert.deepEqual(
+      events.map((e) => e.sequence_number),
+      events.map((_, i) => i),
+      `gap-free journal of ${id}`,
+    );
     const terminal = events.filter((e) => TERMINAL_EVENTS.includes(e.type));
     assert.equal(terminal.length, 1, `one terminal event in ${id}: ${events.map((e) => e.type).join(' ')}`);
     assert.equal(events.at(-1), terminal[0], 'the terminal event is the last');
@@ -131,20 +135,33 @@ await describeEachStore('run control', (ctx) => {
     assert.ok(Date.now() - started < 5_000, `cancel answered after ${Date.now() - started} ms`);
 
     for (let next = await stream.next(); !next.done; next = await stream.next()) seen.push(next.value);
-    assert.deepEqual(seen.map((e) => e.sequence_number), seen.map((_, i) => i));
+    assert.deepEqual(
+      seen.map((e) => e.sequence_number),
+      seen.map((_, i) => i),
+    );
     const terminal = seen.filter((e) => TERMINAL_EVENTS.includes(e.type));
     // The SDKs know no response.cancelled event: the default stream ends a cancel as incomplete, status cancelled.
-    assert.deepEqual(terminal.map((e) => e.type), ['response.incomplete']);
+    assert.deepEqual(
+      terminal.map((e) => e.type),
+      ['response.incomplete'],
+    );
     assert.equal(seen.at(-1).type, 'response.incomplete');
     assert.equal(seen.at(-1).response.status, 'cancelled');
     assert.equal(seen.at(-1).response.palai_status, 'canceled');
 
-    const deltas = seen.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    const deltas = seen
+      .filter((e) => e.type === 'response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
     assert.ok(deltas.length > 0 && deltas.length < text.length, `partial text: ${deltas}`);
     const closed = seen.find((e) => e.type === 'response.output_item.done' && e.item.type === 'message');
     assert.equal(closed.item.status, 'incomplete');
     assert.equal(closed.item.content[0].text, deltas);
-    assert.equal(seen.find((e) => e.type === 'response.output_text.done'), undefined, 'a cut-off text is not announced as done');
+    assert.equal(
+      seen.find((e) => e.type === 'response.output_text.done'),
+      undefined,
+      'a cut-off text is not announced as done',
+    );
 
     const final = seen.at(-1).response;
     assert.equal(final.palai_status, 'canceled');
@@ -176,7 +193,10 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(typeof res.body.completed_at, 'number');
     const events = await journal(waiting.id);
     assert.equal(events.at(-1).type, 'response.cancelled');
-    const late = await ctx().http.post(`/v1/responses/${waiting.id}/tool_outputs`).set(ctx().auth).send({ outputs: [{ call_id: waiting.required_action.calls[0].call_id, output: 'x' }] });
+    const late = await ctx()
+      .http.post(`/v1/responses/${waiting.id}/tool_outputs`)
+      .set(ctx().auth)
+      .send({ outputs: [{ call_id: waiting.required_action.calls[0].call_id, output: 'x' }] });
     assertProblem(late, 409, 'invalid-state');
   });
 
@@ -238,7 +258,11 @@ await describeEachStore('run control', (ctx) => {
   });
 
   test('timeout_seconds longer than a timer can hold (over 24.8 days) does not end the run early', async () => {
-    await createAgent(ctx, { name: 'patient-run', model: { provider: 'fake', script: [{ text: 'w1 w2 w3 w4', delay_ms: 30 }] }, limits: { timeout_seconds: 40 * 24 * 3600 } });
+    await createAgent(ctx, {
+      name: 'patient-run',
+      model: { provider: 'fake', script: [{ text: 'w1 w2 w3 w4', delay_ms: 30 }] },
+      limits: { timeout_seconds: 40 * 24 * 3600 },
+    });
     const res = await respond(ctx, { model: 'patient-run', input: 'x' });
     assert.equal(res.status, 'completed', JSON.stringify(res.error));
     assert.equal(res.output_text, 'w1 w2 w3 w4');
@@ -255,7 +279,7 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(waiting.palai_status, 'waiting_for_tool');
     let current = waiting;
     // The worker wakes it at the deadline (in_progress for a moment) and ends it.
-    for (const until = Date.now() + 6_000; ['waiting_for_tool', 'in_progress'].includes(current.palai_status) && Date.now() < until; ) {
+    for (const until = Date.now() + 6_000; ['waiting_for_tool', 'in_progress'].includes(current.palai_status) && Date.now() < until;) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       current = await getResponse(waiting.id);
     }
@@ -297,7 +321,10 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(res.usage.total_tokens, 14);
     assert.equal(res.output_text, input, 'what the model said is kept');
     const events = await journal(res.id);
-    assert.equal(events.some((e) => e.type === 'response.completed'), false);
+    assert.equal(
+      events.some((e) => e.type === 'response.completed'),
+      false,
+    );
     assert.equal(events.at(-1).type, 'response.incomplete');
 
     // Streamed, the stream ends with the same status, after the answer's deltas.
@@ -305,7 +332,13 @@ await describeEachStore('run control', (ctx) => {
     for await (const event of liveEvents(await startStream({ model: 'one-step-spender', input }))) streamed.push(event);
     assert.equal(streamed.at(-1).type, 'response.incomplete');
     assert.equal(streamed.at(-1).response.palai_status, 'budget_exceeded');
-    assert.equal(streamed.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''), input);
+    assert.equal(
+      streamed
+        .filter((e) => e.type === 'response.output_text.delta')
+        .map((e) => e.delta)
+        .join(''),
+      input,
+    );
     await journal(streamed.at(-1).response.id);
   });
 
@@ -328,7 +361,11 @@ await describeEachStore('run control', (ctx) => {
   });
 
   test('output_schema: an invalid answer gets one repair turn; the repaired answer alone is the output text', async () => {
-    await createAgent(ctx, { name: 'city-repaired', model: { provider: 'fake', script: [{ json: { town: 'Oslo' } }, { json: { city: 'Oslo' } }] }, output_schema: citySchema });
+    await createAgent(ctx, {
+      name: 'city-repaired',
+      model: { provider: 'fake', script: [{ json: { town: 'Oslo' } }, { json: { city: 'Oslo' } }] },
+      output_schema: citySchema,
+    });
     const res = await respond(ctx, { model: 'city-repaired', input: 'x' });
     assert.equal(res.status, 'completed');
     assert.deepEqual(JSON.parse(res.output_text), { city: 'Oslo' });
@@ -337,12 +374,20 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(messages[0].status, 'incomplete');
     assert.deepEqual(JSON.parse(messages[0].content[0].text), { town: 'Oslo' });
     assert.equal(messages[1].status, 'completed');
-    assert.equal(res.output.some((i: { role?: string }) => i.role === 'developer'), false, 'the repair request stays out of the output');
+    assert.equal(
+      res.output.some((i: { role?: string }) => i.role === 'developer'),
+      false,
+      'the repair request stays out of the output',
+    );
     await journal(res.id);
   });
 
   test('output_schema: an answer still invalid after the repair fails the run with output-invalid', async () => {
-    await createAgent(ctx, { name: 'city-broken', model: { provider: 'fake', script: [{ json: { town: 1 } }, { text: 'still wrong' }] }, output_schema: citySchema });
+    await createAgent(ctx, {
+      name: 'city-broken',
+      model: { provider: 'fake', script: [{ json: { town: 1 } }, { text: 'still wrong' }] },
+      output_schema: citySchema,
+    });
     const res = await respond(ctx, { model: 'city-broken', input: 'x' });
     assert.equal(res.status, 'failed');
     assert.equal(res.error.code, 'output-invalid');
@@ -393,7 +438,13 @@ await describeEachStore('run control', (ctx) => {
     assertMatchesSpec(res, 'getMetrics');
     assert.equal(res.status, 200);
     assert.match(String(res.headers['content-type']), /^text\/plain/);
-    for (const name of ['palai_responses_finished_total', 'palai_model_step_seconds', 'palai_queue_depth', 'palai_active_streams', 'palai_lease_takeovers_total']) {
+    for (const name of [
+      'palai_responses_finished_total',
+      'palai_model_step_seconds',
+      'palai_queue_depth',
+      'palai_active_streams',
+      'palai_lease_takeovers_total',
+    ]) {
       assert.match(res.text, new RegExp(`^# TYPE ${name} `, 'm'), name);
     }
     assert.match(res.text, /^palai_responses_finished_total\{status="canceled"\} [1-9]/m);

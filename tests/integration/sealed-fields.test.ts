@@ -76,7 +76,10 @@ for (const kind of storeKinds) {
     test('any other failure passes through as it was', async () => {
       // Sealing for a project that does not exist is the store's own error, not a missing key.
       await assert.rejects(sealValues(database.db, secrets, 'proj_missing', TOKENS, { bot: BOT_TOKEN }), (error: unknown) => !(error instanceof PalaiError));
-      await assert.rejects(revealValues(database.db, secrets, projectId, { bot: 'sec_missing' }), (error: unknown) => error instanceof SecretUnavailableError && error.reason === 'missing');
+      await assert.rejects(
+        revealValues(database.db, secrets, projectId, { bot: 'sec_missing' }),
+        (error: unknown) => error instanceof SecretUnavailableError && error.reason === 'missing',
+      );
     });
 
     test('a set of named values becomes the list a row keeps, in order, and comes back by name', async () => {
@@ -93,12 +96,15 @@ for (const kind of storeKinds) {
       assert.deepEqual(await revealNamed(database.db, secrets, projectId, []), {});
     });
 
-    test("removing drops the references a row has and skips the ones it has not", async () => {
+    test('removing drops the references a row has and skips the ones it has not', async () => {
       const sealed = await sealValues(database.db, secrets, projectId, TOKENS, { bot: BOT_TOKEN, signing: SIGNING });
       const before = await count();
       await database.db.transaction((tx) => removeSealed(tx, secrets, projectId, [sealed.bot.id, null, undefined]));
       assert.equal(await count(), before - 1);
-      await assert.rejects(revealValues(database.db, secrets, projectId, { bot: sealed.bot.id }), (error: unknown) => error instanceof SecretUnavailableError && error.reason === 'missing');
+      await assert.rejects(
+        revealValues(database.db, secrets, projectId, { bot: sealed.bot.id }),
+        (error: unknown) => error instanceof SecretUnavailableError && error.reason === 'missing',
+      );
       assert.equal((await revealValues(database.db, secrets, projectId, { signing: sealed.signing.id })).signing, SIGNING);
     });
   });

@@ -113,7 +113,9 @@ for (const kind of storeKinds) {
 
     test('without PALAI_SECRET_KEY nothing is stored: put is refused naming it, and nothing is revealed', async () => {
       const keyless = createSecretStore({ box: null, env: {}, policy });
-      const { rows: [{ count }] } = await database.db.query<{ count: number }>('SELECT count(*)::integer AS count FROM secrets');
+      const {
+        rows: [{ count }],
+      } = await database.db.query<{ count: number }>('SELECT count(*)::integer AS count FROM secrets');
       const refused = await unavailable(keyless.put(database.db, projectId, 'bot-token', PLAINTEXT), 'no-secret-key');
       assert.equal(refused.slug, 'invalid-request');
       assert.match(refused.message, /PALAI_SECRET_KEY/);
@@ -150,7 +152,10 @@ for (const kind of storeKinds) {
     test("the migration moves a connection's sealed key into the secret store, and the connection still resolves it", async () => {
       database = await openTestDatabase(kind);
       const migrations = loadMigrations();
-      await migrate(database.db, migrations.filter((m) => m.version < 6));
+      await migrate(
+        database.db,
+        migrations.filter((m) => m.version < 6),
+      );
       // A connection stored the old way: its key sealed in its own row.
       const created = new Date('2025-03-04T05:06:07.089Z');
       await database.db.query("INSERT INTO projects (id, name) VALUES ('proj_old', 'old')");
@@ -171,7 +176,10 @@ for (const kind of storeKinds) {
       const id = old.api_key_secret_id!;
       assert.match(id, /^sec_[0-9a-hjkmnp-tv-z]{26}$/);
       const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
-      assert.equal([...id.slice(4, 14)].reduce((value, ch) => value * 32 + alphabet.indexOf(ch), 0), created.getTime());
+      assert.equal(
+        [...id.slice(4, 14)].reduce((value, ch) => value * 32 + alphabet.indexOf(ch), 0),
+        created.getTime(),
+      );
       assert.deepEqual(connectionView(old).api_key, { set: true, last4: PLAINTEXT.slice(-4) });
 
       const resolved = await resolveModel(database.db, store, 'proj_old', { connection: 'old' }, policy);
@@ -181,7 +189,13 @@ for (const kind of storeKinds) {
 }
 
 describe('server keys', () => {
-  const env = { OPENAI_API_KEY: 'sk-server-openai', ANTHROPIC_API_KEY: 'sk-server-anthropic', LISTED_KEY: 'sk-listed', UNLISTED_KEY: 'sk-unlisted', PALAI_DATABASE_URL: 'postgres://u:p@h/db' };
+  const env = {
+    OPENAI_API_KEY: 'sk-server-openai',
+    ANTHROPIC_API_KEY: 'sk-server-anthropic',
+    LISTED_KEY: 'sk-listed',
+    UNLISTED_KEY: 'sk-unlisted',
+    PALAI_DATABASE_URL: 'postgres://u:p@h/db',
+  };
   let secrets: SecretStore;
   before(() => {
     secrets = createSecretStore({ box: null, env, policy });
@@ -192,7 +206,8 @@ describe('server keys', () => {
     // Not in this allow list, but an agent's anthropic model block still takes its provider's key.
     assert.equal(secrets.serverKey('ANTHROPIC_API_KEY'), env.ANTHROPIC_API_KEY);
     assert.equal(secrets.serverKey('LISTED_KEY'), env.LISTED_KEY);
-    for (const name of ['UNLISTED_KEY', 'PALAI_DATABASE_URL', 'PALAI_SECRET_KEY', 'HOME', 'toString', '__proto__']) assert.equal(secrets.serverKey(name), undefined, name);
+    for (const name of ['UNLISTED_KEY', 'PALAI_DATABASE_URL', 'PALAI_SECRET_KEY', 'HOME', 'toString', '__proto__'])
+      assert.equal(secrets.serverKey(name), undefined, name);
   });
 
   test('the keys are taken once: a later change to the environment changes nothing', () => {

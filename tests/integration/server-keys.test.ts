@@ -42,9 +42,30 @@ interface ProviderCase {
 }
 
 const CASES: ProviderCase[] = [
-  { provider: 'openai', variable: 'OPENAI_API_KEY', scenario: 'scenario-text', operator: operatorOpenAI, caller: callerOpenAI, operatorRespelled: () => `${operatorOpenAI.baseUrl}/` },
-  { provider: 'openai-chat', variable: 'OPENAI_API_KEY', scenario: 'scenario-text', operator: operatorOpenAI, caller: callerOpenAI, operatorRespelled: () => `${operatorOpenAI.baseUrl}/` },
-  { provider: 'anthropic', variable: 'ANTHROPIC_API_KEY', scenario: 'text', operator: operatorAnthropic, caller: callerAnthropic, operatorRespelled: () => `${operatorAnthropic.baseUrl}/v1/` },
+  {
+    provider: 'openai',
+    variable: 'OPENAI_API_KEY',
+    scenario: 'scenario-text',
+    operator: operatorOpenAI,
+    caller: callerOpenAI,
+    operatorRespelled: () => `${operatorOpenAI.baseUrl}/`,
+  },
+  {
+    provider: 'openai-chat',
+    variable: 'OPENAI_API_KEY',
+    scenario: 'scenario-text',
+    operator: operatorOpenAI,
+    caller: callerOpenAI,
+    operatorRespelled: () => `${operatorOpenAI.baseUrl}/`,
+  },
+  {
+    provider: 'anthropic',
+    variable: 'ANTHROPIC_API_KEY',
+    scenario: 'text',
+    operator: operatorAnthropic,
+    caller: callerAnthropic,
+    operatorRespelled: () => `${operatorAnthropic.baseUrl}/v1/`,
+  },
 ];
 
 /** What a request carried as its credential, in either header the SDKs use. */
@@ -53,7 +74,8 @@ const credentialsOf = (headers: IncomingHttpHeaders): string => `${headers.autho
 function assertNoServerKey(requests: { headers: IncomingHttpHeaders }[]): void {
   assert.ok(requests.length > 0, 'the receiver was called');
   for (const { headers } of requests) {
-    for (const key of Object.values(SERVER_KEYS)) assert.ok(!JSON.stringify(headers).includes(key), `a server key reached the caller's URL: ${credentialsOf(headers)}`);
+    for (const key of Object.values(SERVER_KEYS))
+      assert.ok(!JSON.stringify(headers).includes(key), `a server key reached the caller's URL: ${credentialsOf(headers)}`);
   }
 }
 
@@ -108,7 +130,12 @@ await describeEachStore(
         });
 
         test('a connection reading api_key_env with a base_url elsewhere is refused at creation: 400 at /base_url', async () => {
-          const res = await postConnection(ctx, { name: `${p.provider}-env-elsewhere`, provider: p.provider, api_key_env: p.variable, base_url: p.caller.baseUrl });
+          const res = await postConnection(ctx, {
+            name: `${p.provider}-env-elsewhere`,
+            provider: p.provider,
+            api_key_env: p.variable,
+            base_url: p.caller.baseUrl,
+          });
           assertProblem(res, 400, 'invalid-request');
           assert.equal(res.body.errors[0].pointer, '/base_url');
           assert.match(res.body.detail, new RegExp(`The key from ${p.variable} may be sent only to`));
@@ -152,7 +179,13 @@ await describeEachStore(
         });
 
         test("a key the caller stored goes to the caller's base_url", async () => {
-          const res = await postConnection(ctx, { name: `${p.provider}-stored`, provider: p.provider, base_url: p.caller.baseUrl, api_key: STORED_KEY, default_model: p.scenario });
+          const res = await postConnection(ctx, {
+            name: `${p.provider}-stored`,
+            provider: p.provider,
+            base_url: p.caller.baseUrl,
+            api_key: STORED_KEY,
+            default_model: p.scenario,
+          });
           assert.equal(res.status, 201, res.text);
           await createAgent(ctx, { name: `${p.provider}-via-stored`, model: { connection: `${p.provider}-stored` } });
           const { requests } = await receivedDuring(p.caller, () => run(`${p.provider}-via-stored`));

@@ -170,7 +170,10 @@ await describeEachStore('sessions', (ctx) => {
     const res = await http.post('/v1/responses').set(auth).send({ model: 'other-agent', session_id: session.id, input: 'x' });
     assertMatchesSpec(res, 'createResponse');
     assertProblem(res, 400, 'invalid-request');
-    assert.deepEqual(res.body.errors.map((e: { pointer: string }) => e.pointer), ['/model']);
+    assert.deepEqual(
+      res.body.errors.map((e: { pointer: string }) => e.pointer),
+      ['/model'],
+    );
     assert.deepEqual((await listItems(session.id)).data, []);
   });
 

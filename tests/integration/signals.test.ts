@@ -16,7 +16,8 @@ import { testConfig } from '../support/hub.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from '../support/stores.js';
 import { until } from '../support/until.js';
 
-const isProblem = (slug: string, pointer: string) => (error: unknown) => error instanceof PalaiError && error.slug === slug && error.errors?.[0]?.pointer === pointer;
+const isProblem = (slug: string, pointer: string) => (error: unknown) =>
+  error instanceof PalaiError && error.slug === slug && error.errors?.[0]?.pointer === pointer;
 
 /** Every payload a listener heard, in order. */
 function recorder(): { heard: string[]; listener: (payload: string) => void } {
@@ -109,7 +110,11 @@ for (const kind of storeKinds) {
     test('a bad name is validation-failed, a payload over the limit payload-too-large, before anything is sent', async () => {
       for (const name of ['', 'Nodes.connected', 'nodes..connected', 'nodes connected', '.nodes', 'nodes:x', 'n'.repeat(65)]) {
         await assert.rejects(here.api.signals.notify(name, 'x'), isProblem('validation-failed', '/name'), name);
-        await assert.rejects(here.api.signals.listen(name, () => undefined), isProblem('validation-failed', '/name'), name);
+        await assert.rejects(
+          here.api.signals.listen(name, () => undefined),
+          isProblem('validation-failed', '/name'),
+          name,
+        );
       }
       const limit = 'é'.repeat(MAX_SIGNAL_PAYLOAD_BYTES / 2);
       const heard = recorder();

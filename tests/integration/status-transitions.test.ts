@@ -44,18 +44,47 @@ await describeEachStore('status transitions', (ctx) => {
     await ctx().hub.kernel.db.exec(AUDIT);
     const fake = (script: unknown[]) => ({ provider: 'fake', script });
     await createAgent(ctx, { name: 'plain', model: fake([{ text: 'hello' }]) });
-    await createAgent(ctx, { name: 'client-tool', model: fake([{ tool_calls: [{ name: 'lookup', arguments: { q: 1 } }] }, { text: 'thanks' }]), tools: [{ type: 'function', name: 'lookup' }] });
-    await createAgent(ctx, { name: 'gated', model: fake([echoCall('a'), { text: 'done' }]), tools: [{ type: 'builtin', name: 'echo' }], approval: { tools: ['echo'] } });
     await createAgent(ctx, {
-      name: 'gated-and-client',
-      model: fake([{ tool_calls: [{ name: 'echo', arguments: { text: 'b' } }, { name: 'lookup', arguments: { q: 2 } }] }, { text: 'both' }]),
-      tools: [{ type: 'builtin', name: 'echo' }, { type: 'function', name: 'lookup' }],
+      name: 'client-tool',
+      model: fake([{ tool_calls: [{ name: 'lookup', arguments: { q: 1 } }] }, { text: 'thanks' }]),
+      tools: [{ type: 'function', name: 'lookup' }],
+    });
+    await createAgent(ctx, {
+      name: 'gated',
+      model: fake([echoCall('a'), { text: 'done' }]),
+      tools: [{ type: 'builtin', name: 'echo' }],
       approval: { tools: ['echo'] },
     });
-    await createAgent(ctx, { name: 'asker', model: fake([{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which?' } }] }, { text: 'ok' }]), tools: [{ type: 'builtin', name: 'ask_user' }] });
+    await createAgent(ctx, {
+      name: 'gated-and-client',
+      model: fake([
+        {
+          tool_calls: [
+            { name: 'echo', arguments: { text: 'b' } },
+            { name: 'lookup', arguments: { q: 2 } },
+          ],
+        },
+        { text: 'both' },
+      ]),
+      tools: [
+        { type: 'builtin', name: 'echo' },
+        { type: 'function', name: 'lookup' },
+      ],
+      approval: { tools: ['echo'] },
+    });
+    await createAgent(ctx, {
+      name: 'asker',
+      model: fake([{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which?' } }] }, { text: 'ok' }]),
+      tools: [{ type: 'builtin', name: 'ask_user' }],
+    });
     await createAgent(ctx, { name: 'slow', model: fake([{ text: 'a b c d e f g h i j k l m n o p', delay_ms: 300 }]) });
     await createAgent(ctx, { name: 'late', model: fake([{ text: 'a b c d e f g h i j', delay_ms: 400 }]), limits: { timeout_seconds: 1 } });
-    await createAgent(ctx, { name: 'looper', model: fake([echoCall('1'), echoCall('2')]), tools: [{ type: 'builtin', name: 'echo' }], limits: { max_steps: 1 } });
+    await createAgent(ctx, {
+      name: 'looper',
+      model: fake([echoCall('1'), echoCall('2')]),
+      tools: [{ type: 'builtin', name: 'echo' }],
+      limits: { max_steps: 1 },
+    });
   });
 
   test('every way a response moves writes only allowed transitions, each journaled once, as kernel events', async () => {
@@ -69,7 +98,11 @@ await describeEachStore('status transitions', (ctx) => {
 
     const continued = await respond(ctx, { model: 'client-tool', input: 'y' });
     ids.push(continued.id);
-    const next = await respond(ctx, { model: 'client-tool', previous_response_id: continued.id, input: [{ type: 'function_call_output', call_id: continued.required_action.calls[0].call_id, output: '7' }] });
+    const next = await respond(ctx, {
+      model: 'client-tool',
+      previous_response_id: continued.id,
+      input: [{ type: 'function_call_output', call_id: continued.required_action.calls[0].call_id, output: '7' }],
+    });
     ids.push(next.id);
 
     for (const decision of ['approve', 'deny']) {
@@ -109,27 +142,58 @@ await describeEachStore('status transitions', (ctx) => {
     assert.deepEqual(new Set(finals.map((f) => f.palai_status)), new Set(['completed', 'canceled', 'timed_out', 'failed']));
 
     const { db } = ctx().hub.kernel;
-    const audit = (await db.query<{ response_id: string; from_status: ResponseStatus | null; to_status: ResponseStatus }>(
-      'SELECT response_id, from_status, to_status FROM status_audit WHERE response_id = ANY($1) ORDER BY n',
-      [ids],
-    )).rows;
+    const audit = (
+      await db.query<{ response_id: string; from_status: ResponseStatus | null; to_status: ResponseStatus }>(
+        'SELECT response_id, from_status, to_status FROM status_audit WHERE response_id = ANY($1) ORDER BY n',
+        [ids],
+      )
+    ).rows;
     const illegal = audit.filter((a) => a.from_status !== null && !canTransition(a.from_status, a.to_status));
     assert.deepEqual(illegal, [], 'every status write is in the transition table');
     // Admission inserts a response queued, or — on the synchronous fast path,
     // claimed by the admitting transaction — already in progress: both changes
     // in one transaction, so the row is written once, as queued → in_progress.
     const admissions = audit.filter((a) => a.from_status === null);
-    assert.ok(admissions.every((a) => a.to_status === 'queued' || a.to_status === 'in_progress'), 'a response is admitted queued, or queued and claimed at once');
-    assert.ok(admissions.some((a) => a.to_status === 'in_progress'), 'the scenarios cover admission with its claim');
-    const changes = audit.flatMap((a) => (a.from_status === null && a.to_status === 'in_progress' ? [{ ...a, to_status: 'queued' as const }, { ...a, from_status: 'queued' as const }] : [a]));
+    assert.ok(
+      admissions.every((a) => a.to_status === 'queued' || a.to_status === 'in_progress'),
+      'a response is admitted queued, or queued and claimed at once',
+    );
+    assert.ok(
+      admissions.some((a) => a.to_status === 'in_progress'),
+      'the scenarios cover admission with its claim',
+    );
+    const changes = audit.flatMap((a) =>
+      a.from_status === null && a.to_status === 'in_progress'
+        ? [
+            { ...a, to_status: 'queued' as const },
+            { ...a, from_status: 'queued' as const },
+          ]
+        : [a],
+    );
     const seen = new Set(changes.map((a) => `${a.from_status}>${a.to_status}`));
-    for (const pair of ['queued>in_progress', 'in_progress>completed', 'in_progress>waiting_for_tool', 'waiting_for_tool>in_progress', 'in_progress>waiting_for_approval', 'waiting_for_approval>in_progress', 'in_progress>waiting_for_input', 'waiting_for_input>in_progress', 'waiting_for_tool>canceled', 'in_progress>canceled', 'in_progress>timed_out', 'in_progress>failed']) {
+    for (const pair of [
+      'queued>in_progress',
+      'in_progress>completed',
+      'in_progress>waiting_for_tool',
+      'waiting_for_tool>in_progress',
+      'in_progress>waiting_for_approval',
+      'waiting_for_approval>in_progress',
+      'in_progress>waiting_for_input',
+      'waiting_for_input>in_progress',
+      'waiting_for_tool>canceled',
+      'in_progress>canceled',
+      'in_progress>timed_out',
+      'in_progress>failed',
+    ]) {
       assert.ok(seen.has(pair), `the scenarios cover ${pair}`);
     }
 
     for (const id of ids) {
-      const events = (await db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM response_events WHERE response_id = $1 ORDER BY sequence', [id])).rows.map((row) => ({ type: row.type, ...row.data }));
-      for (const event of events) assert.ok(validKernelEvent(event), `${id}: ${JSON.stringify(validKernelEvent.errors)} in ${JSON.stringify(event).slice(0, 300)}`);
+      const events = (
+        await db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM response_events WHERE response_id = $1 ORDER BY sequence', [id])
+      ).rows.map((row) => ({ type: row.type, ...row.data }));
+      for (const event of events)
+        assert.ok(validKernelEvent(event), `${id}: ${JSON.stringify(validKernelEvent.errors)} in ${JSON.stringify(event).slice(0, 300)}`);
       const journaled = events.flatMap((e) => (e.type === 'status' ? [(e as { status?: string }).status] : []));
       const written = changes.filter((a) => a.response_id === id).map((a) => a.to_status);
       assert.deepEqual(journaled, written, `${id}: its status events replay its status changes, one each`);

@@ -33,7 +33,9 @@ function echoModule(seen: Seen, api: KernelApi): SurfaceModule {
   return {
     name: 'echo',
     http: [{ path: '/echo', handler: (req, res) => void res.end(`echo ${req.url}`) }],
-    upgrade: [{ path: '/v1/echo/connect', handle: (req, socket, head) => sockets.handleUpgrade(req, socket, head, (ws) => sockets.emit('connection', ws, req)) }],
+    upgrade: [
+      { path: '/v1/echo/connect', handle: (req, socket, head) => sockets.handleUpgrade(req, socket, head, (ws) => sockets.emit('connection', ws, req)) },
+    ],
     loops: [loop('first'), loop('intake', { intake: true }), loop('consumers-only', { roles: ['consumers'] }), loop('last')],
     close: async () => {
       seen.push('close');
@@ -71,7 +73,7 @@ for (const kind of storeKinds.slice(0, 1)) {
     let hub: Hub;
     let server: Server;
     let port: number;
-        const seen: Seen = [];
+    const seen: Seen = [];
     let closed = false;
 
     before(async () => {
@@ -95,7 +97,7 @@ for (const kind of storeKinds.slice(0, 1)) {
       await request(hub.app).get('/echo/anything?x=1').expect(200, 'echo /anything?x=1');
     });
 
-    test('a WebSocket upgrade on the module\'s path reaches its handler through the HTTP server', async () => {
+    test("a WebSocket upgrade on the module's path reaches its handler through the HTTP server", async () => {
       const socket = await connect(`ws://127.0.0.1:${port}/v1/echo/connect?node=n1`);
       const answer = new Promise<string>((resolve) => socket.once('message', (data) => resolve(String(data))));
       socket.send('hello');

@@ -38,7 +38,8 @@ const traceOf = (responseId: string): Trace => {
   return trace;
 };
 
-const record = (context: ToolCallContext) => traceOf(context.responseId).runs.push({ attempt: context.attempt, checkpoint: context.checkpoint, answer: context.answer });
+const record = (context: ToolCallContext) =>
+  traceOf(context.responseId).runs.push({ attempt: context.attempt, checkpoint: context.checkpoint, answer: context.answer });
 
 /** Saves the remote task id, then (on its first run) waits until the test took the lease away. */
 async function remoteStep(context: ToolCallContext): Promise<ToolOutcome> {
@@ -75,7 +76,11 @@ async function plainQuestion(context: ToolCallContext): Promise<ToolOutcome> {
   return { kind: 'await_input', question: 'Why?' };
 }
 
-const TOOLS: Record<string, (context: ToolCallContext) => Promise<ToolOutcome>> = { remote_step: remoteStep, two_questions: twoQuestions, plain_question: plainQuestion };
+const TOOLS: Record<string, (context: ToolCallContext) => Promise<ToolOutcome>> = {
+  remote_step: remoteStep,
+  two_questions: twoQuestions,
+  plain_question: plainQuestion,
+};
 
 /** Serves `{type: 'function', name}` entries with the tools above, run by the hub. */
 const durableTools: ToolProvider<ToolSpecEntry> = {
@@ -103,10 +108,12 @@ await describeEachStore(
     const admit = (agent: string) => api().responses.admit(ctx().projectId, { agent: agent, input: [{ role: 'user', content: 'go' }] });
     const settled = (id: string) => api().responses.waitUntilSettled(ctx().projectId, id, 20_000);
     const callRow = async (responseId: string) =>
-      (await ctx().hub.kernel.db.query<{ attempts: number; checkpoint: unknown; status: string; output: string | null; answer: string | null }>(
-        'SELECT attempts, checkpoint, status, output, answer FROM tool_calls WHERE response_id = $1',
-        [responseId],
-      )).rows[0];
+      (
+        await ctx().hub.kernel.db.query<{ attempts: number; checkpoint: unknown; status: string; output: string | null; answer: string | null }>(
+          'SELECT attempts, checkpoint, status, output, answer FROM tool_calls WHERE response_id = $1',
+          [responseId],
+        )
+      ).rows[0];
 
     test('a checkpoint survives the worker losing the response: the takeover runs the call again as attempt 2 with it', async () => {
       await createAgent(ctx, {
@@ -119,7 +126,9 @@ await describeEachStore(
       await trace.started.promise;
       assert.deepEqual((await callRow(response.id)).checkpoint, { remote_task: 'task-1' }, 'committed before the tool went on');
       // Another worker's claim: the token moves on, and the lease runs out.
-      await ctx().hub.kernel.db.query(`UPDATE responses SET lease_token = lease_token + 1, lease_expires_at = now() + interval '1 second' WHERE id = $1`, [response.id]);
+      await ctx().hub.kernel.db.query(`UPDATE responses SET lease_token = lease_token + 1, lease_expires_at = now() + interval '1 second' WHERE id = $1`, [
+        response.id,
+      ]);
       trace.proceed.open();
       const final = await settled(response.id);
       assert.equal(final.status, 'completed');
@@ -173,7 +182,7 @@ await describeEachStore(
       );
     });
 
-    test('a question without resume keeps ask_user\'s meaning: the answer is the output, and the call runs once', async () => {
+    test("a question without resume keeps ask_user's meaning: the answer is the output, and the call runs once", async () => {
       await createAgent(ctx, {
         name: 'plain-asker',
         model: { provider: 'fake', script: [{ tool_calls: [{ name: 'plain_question', arguments: {} }] }, { text: 'ok' }] },

@@ -51,7 +51,10 @@ await describeEachStore('tools', (ctx) => {
   };
 
   const post = async (path: string, operationId: 'submitToolOutputs' | 'submitInput', body: unknown) => {
-    const res = await ctx().http.post(path).set(ctx().auth).send(body as object);
+    const res = await ctx()
+      .http.post(path)
+      .set(ctx().auth)
+      .send(body as object);
     assertMatchesSpec(res, operationId);
     return res;
   };
@@ -77,7 +80,10 @@ await describeEachStore('tools', (ctx) => {
     const res = await respond(ctx, { model: 'echoer', input: 'say hi' });
     assert.equal(res.status, 'completed');
     assert.equal(res.required_action, null);
-    assert.deepEqual(res.output.map((i: { type: string }) => i.type), ['function_call', 'function_call_output', 'message']);
+    assert.deepEqual(
+      res.output.map((i: { type: string }) => i.type),
+      ['function_call', 'function_call_output', 'message'],
+    );
     const [call, result, message] = res.output;
     assert.equal(call.name, 'echo');
     assert.deepEqual(JSON.parse(call.arguments), { text: 'hi' });
@@ -177,9 +183,16 @@ await describeEachStore('tools', (ctx) => {
 
   test('a streamed run that waits for a tool ends its stream as OpenAI ends a response: response.completed, palai_status waiting', async () => {
     await weatherAgent('weather-stream-default');
-    const live = await ctx().http.post('/v1/responses').set(ctx().auth).send({ model: 'weather-stream-default', input: 'weather?', stream: true }).timeout(10_000);
+    const live = await ctx()
+      .http.post('/v1/responses')
+      .set(ctx().auth)
+      .send({ model: 'weather-stream-default', input: 'weather?', stream: true })
+      .timeout(10_000);
     const frames = framesOf(live.text);
-    assert.deepEqual(frames.filter((e) => TERMINAL_EVENTS.includes(e.type)).map((e) => e.type), ['response.completed']);
+    assert.deepEqual(
+      frames.filter((e) => TERMINAL_EVENTS.includes(e.type)).map((e) => e.type),
+      ['response.completed'],
+    );
     const last = frames.at(-1);
     assert.equal(last.type, 'response.completed');
     assert.equal(last.response.status, 'completed');
@@ -190,23 +203,36 @@ await describeEachStore('tools', (ctx) => {
 
   test('Palai-Events: extended streams response.waiting_for_tool; /events resumes after it', async () => {
     await weatherAgent('weather-stream');
-    const live = await ctx().http.post('/v1/responses').set(ctx().auth).set('Palai-Events', 'extended').send({ model: 'weather-stream', input: 'weather?', stream: true }).timeout(10_000);
+    const live = await ctx()
+      .http.post('/v1/responses')
+      .set(ctx().auth)
+      .set('Palai-Events', 'extended')
+      .send({ model: 'weather-stream', input: 'weather?', stream: true })
+      .timeout(10_000);
     assert.equal(live.status, 200);
     assert.match(String(live.headers['content-type']), /^text\/event-stream/);
     const first = framesOf(live.text);
-    assert.deepEqual(first.map((e) => e.sequence_number), first.map((_, i) => i));
+    assert.deepEqual(
+      first.map((e) => e.sequence_number),
+      first.map((_, i) => i),
+    );
     const waiting = first.at(-1);
     assert.equal(waiting.type, 'response.waiting_for_tool');
     assert.equal(first.filter((e) => TERMINAL_EVENTS.includes(e.type)).length, 0, 'no terminal event while waiting');
     assert.equal(waiting.response.palai_status, 'waiting_for_tool');
     const [pending] = waiting.response.required_action.calls;
 
-    const res = await post(`/v1/responses/${waiting.response.id}/tool_outputs`, 'submitToolOutputs', { outputs: [{ call_id: pending.call_id, output: 'sunny' }] });
+    const res = await post(`/v1/responses/${waiting.response.id}/tool_outputs`, 'submitToolOutputs', {
+      outputs: [{ call_id: pending.call_id, output: 'sunny' }],
+    });
     assert.equal(res.body.status, 'completed');
 
     const rest = await events(waiting.response.id, waiting.sequence_number);
     assert.equal(rest[0].sequence_number, waiting.sequence_number + 1, 'resumes right after the waiting event');
-    assert.deepEqual(rest.map((e) => e.sequence_number), rest.map((_, i) => waiting.sequence_number + 1 + i));
+    assert.deepEqual(
+      rest.map((e) => e.sequence_number),
+      rest.map((_, i) => waiting.sequence_number + 1 + i),
+    );
     const types = rest.map((e) => e.type);
     assert.ok(types.includes('response.in_progress'), types.join(' '));
     assert.equal(types.at(-1), 'response.completed');
@@ -262,7 +288,9 @@ await describeEachStore('tools', (ctx) => {
     const [pending] = a.required_action.calls;
     const eventsBefore = await events(a.id);
 
-    const unknown = await post('/v1/responses/resp_00000000000000000000000000/tool_outputs', 'submitToolOutputs', { outputs: [{ call_id: 'call_x', output: 'x' }] });
+    const unknown = await post('/v1/responses/resp_00000000000000000000000000/tool_outputs', 'submitToolOutputs', {
+      outputs: [{ call_id: 'call_x', output: 'x' }],
+    });
     assertProblem(unknown, 404, 'not-found');
 
     const notPending = await post(`/v1/responses/${a.id}/tool_outputs`, 'submitToolOutputs', { outputs: [{ call_id: 'call_nope', output: 'x' }] });
@@ -290,7 +318,10 @@ await describeEachStore('tools', (ctx) => {
 
     const malformed = await post(`/v1/responses/${a.id}/tool_outputs`, 'submitToolOutputs', { output: 'sunny' });
     assertProblem(malformed, 400, 'validation-failed');
-    assert.ok(malformed.body.errors.some((e: { pointer: string }) => e.pointer === '/outputs'), JSON.stringify(malformed.body.errors));
+    assert.ok(
+      malformed.body.errors.some((e: { pointer: string }) => e.pointer === '/outputs'),
+      JSON.stringify(malformed.body.errors),
+    );
 
     const empty = await post(`/v1/responses/${a.id}/tool_outputs`, 'submitToolOutputs', { outputs: [] });
     assertProblem(empty, 400, 'validation-failed');
@@ -305,7 +336,10 @@ await describeEachStore('tools', (ctx) => {
 
     await createAgent(ctx, { name: 'plain-echo', model: { provider: 'fake' } });
     const finished = await respond(ctx, { model: 'plain-echo', input: 'x' });
-    const onFinished = await http.post(`/v1/responses/${finished.id}/tool_outputs`).set(auth).send({ outputs: [{ call_id: 'call_x', output: 'x' }] });
+    const onFinished = await http
+      .post(`/v1/responses/${finished.id}/tool_outputs`)
+      .set(auth)
+      .send({ outputs: [{ call_id: 'call_x', output: 'x' }] });
     assertMatchesSpec(onFinished, 'submitToolOutputs');
     assertProblem(onFinished, 409, 'invalid-state');
   });

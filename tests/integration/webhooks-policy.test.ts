@@ -16,7 +16,10 @@ test('the default schedule: seconds, then minutes, then hours; 15 attempts over 
   assert.equal(schedule[0], 5000);
   const hours = schedule.reduce((a, b) => a + b, 0) / 3_600_000;
   assert.ok(hours > 60 && hours < 80, `${hours} h`);
-  assert.ok(schedule.every((d, i) => i === 0 || d >= schedule[i - 1]), 'never shorter than the one before');
+  assert.ok(
+    schedule.every((d, i) => i === 0 || d >= schedule[i - 1]),
+    'never shorter than the one before',
+  );
 });
 
 test('each delay is drawn within ±20 % of the schedule; past its end there is none', () => {
@@ -47,7 +50,10 @@ test('PALAI_WEBHOOK_* settings are read, and bad values refused with their name'
     [config.webhookTimeoutSeconds, config.webhookRetryScheduleMs, config.webhookDisableAfterSeconds, config.webhookConcurrency],
     [5, [500, 2000, 60_000, 3_600_000, 86_400_000], 60, 16],
   );
-  assert.throws(() => loadConfig({ PALAI_WEBHOOK_RETRY_SCHEDULE: '5s,soon' }), (e) => e instanceof ConfigError && /PALAI_WEBHOOK_RETRY_SCHEDULE/.test(e.message));
+  assert.throws(
+    () => loadConfig({ PALAI_WEBHOOK_RETRY_SCHEDULE: '5s,soon' }),
+    (e) => e instanceof ConfigError && /PALAI_WEBHOOK_RETRY_SCHEDULE/.test(e.message),
+  );
   assert.throws(() => loadConfig({ PALAI_WEBHOOK_TIMEOUT_SECONDS: '0' }), /PALAI_WEBHOOK_TIMEOUT_SECONDS/);
   assert.throws(() => loadConfig({ PALAI_WEBHOOK_CONCURRENCY: 'many' }), /PALAI_WEBHOOK_CONCURRENCY/);
 });

@@ -88,12 +88,19 @@ describeEachStore(
       for (const [body, pointer] of cases) {
         const res = await ctx().http.post('/v1/webhook_endpoints').set(ctx().auth).send(body);
         assertProblem(res, 400, 'invalid-request');
-        assert.deepEqual(res.body.errors.map((e: { pointer: string }) => e.pointer), [pointer], res.text);
+        assert.deepEqual(
+          res.body.errors.map((e: { pointer: string }) => e.pointer),
+          [pointer],
+          res.text,
+        );
         assert.ok(!res.text.includes('s3cr3tpw'), 'the credentials are not echoed');
       }
       assertProblem(await ctx().http.post('/v1/webhook_endpoints').set(ctx().auth).send({ url: 'https://example.com/hook' }), 400, 'validation-failed');
       assertProblem(await ctx().http.post('/v1/webhook_endpoints').set(ctx().auth).send({ url: 'https://example.com', events: [] }), 400, 'validation-failed');
-      const unknownAgent = await ctx().http.post('/v1/webhook_endpoints').set(ctx().auth).send({ url: 'https://example.com', events: ['*'], agents: ['nobody'] });
+      const unknownAgent = await ctx()
+        .http.post('/v1/webhook_endpoints')
+        .set(ctx().auth)
+        .send({ url: 'https://example.com', events: ['*'], agents: ['nobody'] });
       assertProblem(unknownAgent, 404, 'agent-not-found');
       assertProblem(await ctx().http.get('/v1/webhook_endpoints/wh_nope').set(ctx().auth), 404, 'not-found');
       assertProblem(await ctx().http.patch('/v1/webhook_endpoints/wh_nope').set(ctx().auth).send({ enabled: false }), 404, 'not-found');
@@ -109,13 +116,22 @@ describeEachStore(
       assertMatchesSpec(list, 'listWebhookEndpoints');
       assert.ok(list.body.data.some((e: { id: string }) => e.id === created.id));
       assert.ok(!list.text.includes(created.secret) && !get.text.includes(created.secret));
-      const patched = await ctx().http.patch(`/v1/webhook_endpoints/${created.id}`).set(ctx().auth).send({ events: ['*'], description: null, enabled: false });
+      const patched = await ctx()
+        .http.patch(`/v1/webhook_endpoints/${created.id}`)
+        .set(ctx().auth)
+        .send({ events: ['*'], description: null, enabled: false });
       assertMatchesSpec(patched, 'updateWebhookEndpoint');
       assert.equal(patched.status, 200, patched.text);
       assert.deepEqual([patched.body.events, patched.body.description, patched.body.enabled], [['*'], null, false]);
       assert.ok(!patched.text.includes(created.secret));
       const other = await ctx().newProjectKey();
-      assertProblem(await ctx().http.get(`/v1/webhook_endpoints/${created.id}`).set({ Authorization: `Bearer ${other}` }), 404, 'not-found');
+      assertProblem(
+        await ctx()
+          .http.get(`/v1/webhook_endpoints/${created.id}`)
+          .set({ Authorization: `Bearer ${other}` }),
+        404,
+        'not-found',
+      );
       const keyed = { url: 'https://example.com/b', events: ['*'] };
       const once = await ctx().http.post('/v1/webhook_endpoints').set(ctx().auth).set('Idempotency-Key', `wh-${created.id}`).send(keyed);
       const twice = await ctx().http.post('/v1/webhook_endpoints').set(ctx().auth).set('Idempotency-Key', `wh-${created.id}`).send(keyed);
@@ -179,12 +195,18 @@ describeEachStore(
       const refused = attempts.filter((a) => a.status_code === null && /ECONNREFUSED/.test(a.error));
       assert.ok(refused.length >= 1, JSON.stringify(attempts));
       const rest = attempts.slice(refused.length);
-      assert.deepEqual(rest.map((a) => a.status_code), [500, null, 200]);
+      assert.deepEqual(
+        rest.map((a) => a.status_code),
+        [500, null, 200],
+      );
       assert.match(rest[1].error, /timed out after 1 s/);
       assert.ok(attempts.slice(0, -1).every((a) => typeof a.next_attempt_at === 'number'));
       assert.equal(attempts.at(-1)!.next_attempt_at, null);
       assert.ok(attempts.every((a) => Number.isInteger(a.latency_ms)));
-      assert.deepEqual(attempts.map((a) => a.attempt), attempts.map((_, i) => i + 1));
+      assert.deepEqual(
+        attempts.map((a) => a.attempt),
+        attempts.map((_, i) => i + 1),
+      );
     });
 
     test("a 429's Retry-After is honoured over the schedule", async () => {
@@ -267,7 +289,11 @@ describeEachStore(
       await failedOnly.waitFor(1);
       await badAgentOnly.waitFor(1);
       await sleep(500);
-      const types = (r: Receiver) => r.received.map((x) => JSON.parse(x.body)).map((b) => `${b.type}:${b.data.response.id}`).sort();
+      const types = (r: Receiver) =>
+        r.received
+          .map((x) => JSON.parse(x.body))
+          .map((b) => `${b.type}:${b.data.response.id}`)
+          .sort();
       assert.deepEqual(types(all), [`response.completed:${ok.body.id}`, `response.failed:${bad.body.id}`].sort());
       assert.deepEqual(types(failedOnly), [`response.failed:${bad.body.id}`]);
       assert.deepEqual(types(badAgentOnly), [`response.failed:${bad.body.id}`]);
@@ -300,7 +326,11 @@ describeEachStore(
         const list = await deliveries(ctx, endpoint.id);
         return list.filter((d) => d.status === 'dead').length === 2 && list;
       }, 30_000);
-      assert.deepEqual(deadOne.map((d) => d.id), [second.id, first.id], 'newest first');
+      assert.deepEqual(
+        deadOne.map((d) => d.id),
+        [second.id, first.id],
+        'newest first',
+      );
       assert.equal(deadOne[0].attempts.length, SETTINGS.webhookRetryScheduleMs.length + 1);
       assert.match(deadOne[0].last_error, /gave up after 9 attempts: answered 400/);
 
@@ -312,7 +342,10 @@ describeEachStore(
       const page = await ctx().http.get(`/v1/webhook_endpoints/${endpoint.id}/deliveries?limit=1`).set(ctx().auth);
       assert.deepEqual([page.body.data.length, page.body.has_more, page.body.last_id], [1, true, second.id]);
       const next = await ctx().http.get(`/v1/webhook_endpoints/${endpoint.id}/deliveries?limit=1&after=${second.id}`).set(ctx().auth);
-      assert.deepEqual(next.body.data.map((d: { id: string }) => d.id), [first.id]);
+      assert.deepEqual(
+        next.body.data.map((d: { id: string }) => d.id),
+        [first.id],
+      );
       const one = await ctx().http.get(`/v1/webhook_endpoints/${endpoint.id}/deliveries/${first.id}`).set(ctx().auth);
       assertMatchesSpec(one, 'getWebhookDelivery');
 
@@ -325,7 +358,10 @@ describeEachStore(
       assert.equal(r.received.at(-1)!.headers['webhook-id'], first.id);
       assert.equal((await settled(ctx, endpoint.id, first.id)).status, 'delivered');
 
-      const replay = await ctx().http.post(`/v1/webhook_endpoints/${endpoint.id}/replay`).set(ctx().auth).send({ from, to: Math.floor(Date.now() / 1000) });
+      const replay = await ctx()
+        .http.post(`/v1/webhook_endpoints/${endpoint.id}/replay`)
+        .set(ctx().auth)
+        .send({ from, to: Math.floor(Date.now() / 1000) });
       assertMatchesSpec(replay, 'replayWebhookDeliveries');
       assert.deepEqual(replay.body, { object: 'webhook_endpoint.replay', requeued: 1 });
       await r.waitFor(before + 2);

@@ -13,10 +13,14 @@ import { cleanUpProcesses, tempDir } from '../support/cli.js';
 
 after(cleanUpProcesses);
 
-test('the file has the desktop hosts\' shape, in JSON or YAML; fields default', () => {
-  const json = parseStdioDeclarations(JSON.stringify({ mcpServers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } } }));
+test("the file has the desktop hosts' shape, in JSON or YAML; fields default", () => {
+  const json = parseStdioDeclarations(
+    JSON.stringify({ mcpServers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } } }),
+  );
   assert.deepEqual(json, [{ name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], env: {}, cwd: null, projects: null }]);
-  const yaml = parseStdioDeclarations('mcpServers:\n  files:\n    command: /usr/bin/files-mcp\n    env: { ROOT: /srv }\n    cwd: /srv\n    projects: [proj_a]\n');
+  const yaml = parseStdioDeclarations(
+    'mcpServers:\n  files:\n    command: /usr/bin/files-mcp\n    env: { ROOT: /srv }\n    cwd: /srv\n    projects: [proj_a]\n',
+  );
   assert.deepEqual(yaml, [{ name: 'files', command: '/usr/bin/files-mcp', args: [], env: { ROOT: '/srv' }, cwd: '/srv', projects: ['proj_a'] }]);
   assert.deepEqual(parseStdioDeclarations('mcpServers: {}'), []);
 });
@@ -34,11 +38,14 @@ test('a wrong entry is named with what is wrong, and an env value never appears'
     [{ mcpServers: { s: { command: 'x', shell: true } } }, /unknown field "shell"/],
   ];
   for (const [document, message] of cases) {
-    assert.throws(() => parseStdioDeclarations(JSON.stringify(document)), (error: Error) => {
-      assert.match(error.message, message);
-      assert.ok(!error.message.includes('secret-value') && !error.message.includes('12345'));
-      return true;
-    });
+    assert.throws(
+      () => parseStdioDeclarations(JSON.stringify(document)),
+      (error: Error) => {
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes('secret-value') && !error.message.includes('12345'));
+        return true;
+      },
+    );
   }
   assert.throws(() => parseStdioDeclarations('mcpServers: ['), /not JSON or YAML/);
 });
@@ -47,11 +54,17 @@ test('the loader reads the file PALAI_MCP_STDIO_SERVERS_FILE names, and a wrong 
   const dir = tempDir('palai-mcp-stdio-config-');
   const good = join(dir, 'servers.json');
   writeFileSync(good, JSON.stringify({ mcpServers: { local: { command: 'node', args: ['server.js'], env: { KEY: 'k' } } } }));
-  assert.deepEqual(stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: good })).map((s) => s.name), ['local']);
+  assert.deepEqual(
+    stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: good })).map((s) => s.name),
+    ['local'],
+  );
   assert.deepEqual(stdioServersOf(loadConfig({})), []);
   const bad = join(dir, 'bad.yaml');
   writeFileSync(bad, 'mcpServers:\n  local:\n    args: [x]\n');
-  assert.throws(() => stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: bad })), (error: Error) => error instanceof ConfigError && /^PALAI_MCP_STDIO_SERVERS_FILE: .*bad\.yaml: mcpServers\.local\.command/.test(error.message));
+  assert.throws(
+    () => stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: bad })),
+    (error: Error) => error instanceof ConfigError && /^PALAI_MCP_STDIO_SERVERS_FILE: .*bad\.yaml: mcpServers\.local\.command/.test(error.message),
+  );
   assert.throws(() => stdioServersOf(loadConfig({ PALAI_MCP_STDIO_SERVERS_FILE: join(dir, 'missing.json') })), /cannot be read: ENOENT/);
 });
 

@@ -32,7 +32,14 @@ async function listThroughClient(): Promise<boolean> {
   const egress = createEgressFetch({ allowHosts: ALLOW_HOSTS });
   const pool = new McpClientPool(egress, createLogger('silent'));
   try {
-    const tools = await pool.listTools({ transport: 'streamable_http', id: 'mcps_conformance', projectId: 'proj_conformance', name: 'conformance', url, headers: {} });
+    const tools = await pool.listTools({
+      transport: 'streamable_http',
+      id: 'mcps_conformance',
+      projectId: 'proj_conformance',
+      name: 'conformance',
+      url,
+      headers: {},
+    });
     console.log(`tools: ${tools.map((t) => t.name).join(', ')}`);
     return true;
   } catch (error) {
@@ -46,7 +53,12 @@ async function listThroughClient(): Promise<boolean> {
 
 async function runThroughHub(): Promise<boolean> {
   const db = await PgliteDb.open(null);
-  const hub = await startHub({ config: { ...loadConfig({}), logLevel: 'silent', egressAllowHosts: ALLOW_HOSTS, pollIntervalMs: 50 }, db, logger: createLogger('silent'), env: {} });
+  const hub = await startHub({
+    config: { ...loadConfig({}), logLevel: 'silent', egressAllowHosts: ALLOW_HOSTS, pollIntervalMs: 50 },
+    db,
+    logger: createLogger('silent'),
+    env: {},
+  });
   try {
     const api = withSlice(hub, 'mcp');
     const project = await createProject(db, 'conformance');

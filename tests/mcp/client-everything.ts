@@ -16,7 +16,11 @@ export interface RunningEverything {
 
 export async function startEverything(): Promise<RunningEverything> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${err}`)), 30_000);

@@ -38,7 +38,12 @@ export class FixtureState {
   }
 }
 
-const object = (properties: Record<string, object>, required: string[] = []) => ({ type: 'object' as const, properties, required, additionalProperties: false });
+const object = (properties: Record<string, object>, required: string[] = []) => ({
+  type: 'object' as const,
+  properties,
+  required,
+  additionalProperties: false,
+});
 const ms = { type: 'integer', minimum: 0, maximum: 60_000, description: 'How long the tool takes.' };
 
 const TOOLS: Tool[] = [
@@ -84,7 +89,8 @@ function fixtureServer(state: FixtureState): Server {
         state.cancelled.push(call);
         return text('cancelled');
       }
-      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done + 100, total: wait } });
+      if (token !== undefined)
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: done + 100, total: wait } });
     }
     switch (request.params.name) {
       case 'write-note':

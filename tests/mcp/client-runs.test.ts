@@ -30,7 +30,10 @@ await describeEachStore(
     let fixture: FixtureHttpServer;
     before(async () => {
       [everything, fixture] = await Promise.all([startEverything(), startFixtureHttpServer()]);
-      for (const [name, url] of [['everything', everything.url], ['fixture', fixture.url]]) {
+      for (const [name, url] of [
+        ['everything', everything.url],
+        ['fixture', fixture.url],
+      ]) {
         const res = await ctx().http.post('/v1/mcp_servers').set(ctx().auth).send({ name, url });
         assert.equal(res.status, 201, res.text);
       }
@@ -46,7 +49,11 @@ await describeEachStore(
       return api().responses.waitUntilSettled(ctx().projectId, admitted.id, 40_000);
     };
     const checkpoints = async (responseId: string) =>
-      (await ctx().hub.kernel.db.query<{ name: string; checkpoint: any }>('SELECT name, checkpoint FROM tool_calls WHERE response_id = $1 ORDER BY position', [responseId])).rows;
+      (
+        await ctx().hub.kernel.db.query<{ name: string; checkpoint: any }>('SELECT name, checkpoint FROM tool_calls WHERE response_id = $1 ORDER BY position', [
+          responseId,
+        ])
+      ).rows;
 
     for (const server of ['everything', 'everything-stdio']) {
       test(`server-everything's echo, get-sum, get-structured-content and trigger-long-running-operation over ${server === 'everything' ? 'Streamable HTTP' : 'stdio'}`, async () => {
@@ -82,7 +89,10 @@ await describeEachStore(
     test('allowed_tools limits what the model may call', async () => {
       await createAgent(ctx, {
         name: 'only-echo',
-        model: { provider: 'fake', script: script([{ name: 'mcp__everything__get-sum', arguments: { a: 1, b: 1 } }], [{ name: 'mcp__everything__echo', arguments: { message: 'ok' } }]) },
+        model: {
+          provider: 'fake',
+          script: script([{ name: 'mcp__everything__get-sum', arguments: { a: 1, b: 1 } }], [{ name: 'mcp__everything__echo', arguments: { message: 'ok' } }]),
+        },
         tools: [{ type: 'mcp', server_label: 'everything', allowed_tools: ['echo', 'no-such-tool'] }],
       });
       const state = await run('only-echo');
@@ -112,7 +122,9 @@ await describeEachStore(
       assert.equal(write.output, 'noted: first');
       assert.deepEqual(JSON.parse(fail.output), { error: 'it broke' });
       assert.match(JSON.parse(bad.output).error, /does not satisfy its output schema: \/value must be number/);
-      const call = (state.output as Array<{ type: string; name?: string; call_id: string }>).find((i) => i.type === 'function_call' && i.name === 'mcp__fixture__write-note')!;
+      const call = (state.output as Array<{ type: string; name?: string; call_id: string }>).find(
+        (i) => i.type === 'function_call' && i.name === 'mcp__fixture__write-note',
+      )!;
       const received = fixture.state.calls.slice(before).find((c) => c.tool === 'write-note')!;
       assert.equal(received.meta?.['palai/idempotency_key'], `${state.id}:${call.call_id}`);
       assert.deepEqual(received.args, { text: 'first' });
@@ -162,7 +174,13 @@ await describeEachStore(
     test("risks follow the annotations under the agent's policy; {tools} and never override it", async () => {
       await createAgent(ctx, {
         name: 'policed',
-        model: { provider: 'fake', script: script([{ name: 'mcp__fixture__read-notes', arguments: {} }, { name: 'mcp__fixture__write-note', arguments: { text: 'w' } }]) },
+        model: {
+          provider: 'fake',
+          script: script([
+            { name: 'mcp__fixture__read-notes', arguments: {} },
+            { name: 'mcp__fixture__write-note', arguments: { text: 'w' } },
+          ]),
+        },
         tools: [{ type: 'mcp', server_label: 'fixture' }],
         approval: { risks: ['write'] },
       });
@@ -263,7 +281,11 @@ await describeEachStore(
         name: 'breaker',
         model: {
           provider: 'fake',
-          script: script([{ name: 'mcp__fixture-stdio__pid', arguments: {} }], [{ name: 'mcp__fixture-stdio__exit', arguments: {} }], [{ name: 'mcp__fixture-stdio__pid', arguments: {} }]),
+          script: script(
+            [{ name: 'mcp__fixture-stdio__pid', arguments: {} }],
+            [{ name: 'mcp__fixture-stdio__exit', arguments: {} }],
+            [{ name: 'mcp__fixture-stdio__pid', arguments: {} }],
+          ),
         },
         tools: [{ type: 'mcp', server_label: 'fixture-stdio', require_approval: 'never' }],
       });
@@ -279,7 +301,14 @@ await describeEachStore(
   {
     mcpStdioServersFile: stdioServersFile([
       { name: 'everything-stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {}, cwd: ROOT, projects: null },
-      { name: 'fixture-stdio', command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'tests', 'mcp', 'client-fixture-server.ts'), 'stdio'], env: {}, cwd: ROOT, projects: null },
+      {
+        name: 'fixture-stdio',
+        command: process.execPath,
+        args: ['--import', 'tsx', join(ROOT, 'tests', 'mcp', 'client-fixture-server.ts'), 'stdio'],
+        env: {},
+        cwd: ROOT,
+        projects: null,
+      },
     ]),
   },
 );

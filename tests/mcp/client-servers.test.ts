@@ -25,14 +25,23 @@ await describeEachStore(
     const post = (path: string, body: object) => ctx().http.post(path).set(ctx().auth).send(body);
     const get = (path: string) => ctx().http.get(path).set(ctx().auth);
 
-    test('registering keeps the header values write-only; it lists, reads and deletes; the operator\'s stdio server is listed read-only', async () => {
+    test("registering keeps the header values write-only; it lists, reads and deletes; the operator's stdio server is listed read-only", async () => {
       const res = await post('/v1/mcp_servers', { name: 'fixture', url: fixture.url, headers: { Authorization: TOKEN } });
       assertMatchesSpec(res, 'createMcpServer');
       assert.equal(res.status, 201, res.text);
       assert.match(res.body.id, /^mcps_[0-9a-z]{26}$/);
       assert.deepEqual(
         { ...res.body, id: undefined, created_at: undefined },
-        { id: undefined, object: 'mcp_server', name: 'fixture', transport: 'streamable_http', url: fixture.url, headers: { Authorization: { set: true, last4: 'cdef' } }, tools_listed_at: null, created_at: undefined },
+        {
+          id: undefined,
+          object: 'mcp_server',
+          name: 'fixture',
+          transport: 'streamable_http',
+          url: fixture.url,
+          headers: { Authorization: { set: true, last4: 'cdef' } },
+          tools_listed_at: null,
+          created_at: undefined,
+        },
       );
       assert.ok(!res.text.includes('fixture-token'), 'the value is never shown');
       assert.equal(fixture.sessionsOpened(), 0, 'nothing is called on registration');
@@ -51,7 +60,7 @@ await describeEachStore(
       const operator = list.body.data[0];
       assert.equal(operator.id, 'mcps_operator_local');
       assert.equal(operator.url, null);
-      assert.ok(!list.text.includes('fixture-server.ts') && !list.text.includes('FIXTURE_SECRET'), 'the operator\'s command and environment are not shown');
+      assert.ok(!list.text.includes('fixture-server.ts') && !list.text.includes('FIXTURE_SECRET'), "the operator's command and environment are not shown");
 
       const page1 = await get('/v1/mcp_servers?limit=1');
       assert.deepEqual([page1.body.data.length, page1.body.has_more, page1.body.last_id], [1, true, 'mcps_operator_local']);
@@ -101,7 +110,7 @@ await describeEachStore(
       assert.deepEqual(names, ['local', 'fixture']);
     });
 
-    test('another project sees neither the server nor its tools; the operator\'s server only where it is allowed', async () => {
+    test("another project sees neither the server nor its tools; the operator's server only where it is allowed", async () => {
       const other = { Authorization: `Bearer ${await ctx().newProjectKey()}` };
       assert.equal((await ctx().http.get('/v1/mcp_servers/fixture').set(other)).status, 404);
       assert.equal((await ctx().http.get('/v1/mcp_servers/fixture/tools').set(other)).status, 404);
@@ -164,7 +173,11 @@ await describeEachStore(
       assert.match(res.body.type, /upstream-unavailable/);
       assert.match(res.body.detail, /"closed" could not be reached: the connection was refused/);
 
-      const metadata = await post('/v1/mcp_servers', { name: 'metadata', url: 'http://169.254.169.254/mcp', headers: { 'X-Key': 'metadata-secret-value-123' } });
+      const metadata = await post('/v1/mcp_servers', {
+        name: 'metadata',
+        url: 'http://169.254.169.254/mcp',
+        headers: { 'X-Key': 'metadata-secret-value-123' },
+      });
       assert.equal(metadata.status, 201, metadata.text);
       const denied = await get('/v1/mcp_servers/metadata/tools');
       assert.equal(denied.status, 403, denied.text);

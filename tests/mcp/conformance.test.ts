@@ -30,14 +30,22 @@ await describeEachStore('MCP conformance server scenarios', (ctx) => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   });
-  after(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
 
   test('every scenario passes except the listed ones, which fail for their stated reason', { timeout: 300_000 }, async () => {
     const output = tempDir('palai-mcp-conformance-');
-    const result = await runProcess(process.execPath, [CONFORMANCE, 'server', '--url', url, '--expected-failures', EXPECTED_FAILURES, '-o', output], userEnv(), 280_000);
+    const result = await runProcess(
+      process.execPath,
+      [CONFORMANCE, 'server', '--url', url, '--expected-failures', EXPECTED_FAILURES, '-o', output],
+      userEnv(),
+      280_000,
+    );
     assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
   });
 });

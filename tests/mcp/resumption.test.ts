@@ -38,18 +38,32 @@ await describeEachStore('MCP stream resumption', (ctx) => {
   });
 
   test('a dropped tools/call stream resumes from its last event id: no progress twice, none lost, the result arrives', async () => {
-    const lb = balancer(servers.map((s) => s.url), 4);
+    const lb = balancer(
+      servers.map((s) => s.url),
+      4,
+    );
     const { client } = await connect(servers[0].url, ctx().apiKey, { fetch: lb.fetch });
     const progress: number[] = [];
     const result = await client.callTool({ name: 'talker', arguments: { input: 'go' } }, CallToolResultSchema, {
       onprogress: (p) => progress.push(p.progress),
     });
     assert.deepEqual(result.content, [{ type: 'text', text: WORDS }]);
-    assert.ok(lb.log.some((line) => line.includes('resume')), `the client resumed with a GET: ${lb.log.join(', ')}`);
-    assert.deepEqual(progress, [...new Set(progress)].sort((a, b) => a - b), 'each progress value once, in order');
+    assert.ok(
+      lb.log.some((line) => line.includes('resume')),
+      `the client resumed with a GET: ${lb.log.join(', ')}`,
+    );
+    assert.deepEqual(
+      progress,
+      [...new Set(progress)].sort((a, b) => a - b),
+      'each progress value once, in order',
+    );
     const responseId = (result._meta as Record<string, string>)['palai/response_id'];
     const journal = await ctx().hub.api.responses.events(ctx().projectId, responseId, -1, 1000);
-    assert.deepEqual(progress, journal.map((e) => e.sequence + 1), 'one progress notification per journal event');
+    assert.deepEqual(
+      progress,
+      journal.map((e) => e.sequence + 1),
+      'one progress notification per journal event',
+    );
     if (servers.length > 1) assert.ok(new Set(lb.log.map((line) => line.split(' ').pop())).size > 1, 'both hubs served the session');
     await client.close();
   });

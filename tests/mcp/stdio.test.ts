@@ -32,7 +32,13 @@ function documentedCheckoutConfig(url: string, apiKey: string): { command: strin
 }
 
 async function spawnBridge(args: string[], env: Record<string, string>, capabilities = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [PALAI, 'mcp', ...args], env: userEnv(env) as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [PALAI, 'mcp', ...args],
+    env: userEnv(env) as Record<string, string>,
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   const client = new Client({ name: 'palai-stdio-test', version: '1.0.0' }, { capabilities });
@@ -59,11 +65,13 @@ await describeEachStore('palai mcp --url: stdio bridged to a hub', (ctx) => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(), ['asker', 'greeter']);
       const progress: number[] = [];
-      const result = await client.callTool({ name: 'greeter', arguments: { input: 'hi' } }, CallToolResultSchema, { onprogress: (p) => progress.push(p.progress) });
+      const result = await client.callTool({ name: 'greeter', arguments: { input: 'hi' } }, CallToolResultSchema, {
+        onprogress: (p) => progress.push(p.progress),
+      });
       assert.deepEqual(result.content, [{ type: 'text', text: 'Hello over stdio' }]);
       assert.match(String((result._meta as Record<string, unknown>)['palai/response_id']), /^resp_/);
       // The bridge relays notifications and the result on separate paths: a notification may land just after the result.
-      for (const until = Date.now() + 5_000; progress.length === 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 25));
+      for (const until = Date.now() + 5_000; progress.length === 0 && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 25));
       assert.ok(progress.length > 0, 'progress reached the host');
 
       const created = await client.request({ method: 'tools/call', params: { name: 'greeter', arguments: { input: 'x' }, task: {} } }, CreateTaskResultSchema);

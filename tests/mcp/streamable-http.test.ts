@@ -18,7 +18,12 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     await createAgent(ctx, {
       name: 'classifier',
       model: fake([{ json: { label: 'spam', score: 0.9 } }]),
-      output_schema: { type: 'object', properties: { label: { type: 'string' }, score: { type: 'number' } }, required: ['label', 'score'], additionalProperties: false },
+      output_schema: {
+        type: 'object',
+        properties: { label: { type: 'string' }, score: { type: 'number' } },
+        required: ['label', 'score'],
+        additionalProperties: false,
+      },
     });
     await createAgent(ctx, { name: 'slow', model: fake([{ text: 'one two three four five six seven eight nine ten', delay_ms: 150 }]) });
     await createAgent(ctx, { name: 'broken', model: fake([{ error: { message: 'the provider is down', status: 400 } }]) });
@@ -77,7 +82,11 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     });
     assert.equal(result.isError, undefined);
     assert.ok(seen.length >= 4, `progress: ${seen.join(',')}`);
-    assert.deepEqual(seen, [...seen].sort((a, b) => a - b), 'progress only grows');
+    assert.deepEqual(
+      seen,
+      [...seen].sort((a, b) => a - b),
+      'progress only grows',
+    );
     await client.close();
   });
 
@@ -117,7 +126,7 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     // Wait until the run is under way, then hang up on it.
     for (let i = 0; i < 100 && !responseId; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      const { rows } = await ctx().hub.kernel.db.query<{ response_id: string }>("SELECT response_id FROM mcp_session_calls ORDER BY created_at DESC LIMIT 1");
+      const { rows } = await ctx().hub.kernel.db.query<{ response_id: string }>('SELECT response_id FROM mcp_session_calls ORDER BY created_at DESC LIMIT 1');
       const id = rows[0]?.response_id;
       if (id) {
         const state = await ctx().hub.api.responses.get(ctx().projectId, id);
@@ -207,7 +216,10 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     const { client } = await connect(server.url, ctx().apiKey, { capabilities: { elicitation: {} } });
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { answer: 'Bergen' } }));
     const { CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    const created = await client.request({ method: 'tools/call', params: { name: 'asker', arguments: { input: 'weather?' }, task: {} } }, CreateTaskResultSchema);
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'asker', arguments: { input: 'weather?' }, task: {} } },
+      CreateTaskResultSchema,
+    );
     let status: string = created.task.status;
     for (let i = 0; i < 200 && status === 'working'; i++) {
       await new Promise((r) => setTimeout(r, 50));
@@ -222,7 +234,10 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
   test('without a key the answer is 401 with a WWW-Authenticate challenge naming the resource metadata', async () => {
     const res = await rawPost(server.url, {}, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
     assert.equal(res.status, 401);
-    assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer .*resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/);
+    assert.match(
+      res.headers.get('www-authenticate') ?? '',
+      /^Bearer .*resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
     const metadata: any = await (await fetch(new URL('/.well-known/oauth-protected-resource/mcp', server.url))).json();
     assert.equal(metadata.resource, `${server.url}/mcp`);
     assert.deepEqual(metadata.bearer_methods_supported, ['header']);
@@ -235,7 +250,7 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     assert.equal(noSession.status, 400);
     const unknown = await rawPost(server.url, { ...auth, 'Mcp-Session-Id': 'mcps_nope' }, ping);
     assert.equal(unknown.status, 404);
-    assert.equal((await unknown.json() as any).error.code, -32001);
+    assert.equal(((await unknown.json()) as any).error.code, -32001);
 
     const { client, transport } = await connect(server.url, ctx().apiKey);
     const session = { ...auth, 'Mcp-Session-Id': transport.sessionId! };
@@ -243,18 +258,18 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
     assert.equal(wrongVersion.status, 400);
     const okVersion = await rawPost(server.url, { ...session, 'MCP-Protocol-Version': LATEST_PROTOCOL_VERSION }, ping);
     assert.equal(okVersion.status, 200);
-    assert.deepEqual((await okVersion.json() as any).result, {});
+    assert.deepEqual(((await okVersion.json()) as any).result, {});
 
     const badOrigin = await rawPost(server.url, { ...session, Origin: 'http://evil.example' }, ping);
     assert.equal(badOrigin.status, 403);
     const notJson = await rawPost(server.url, session, '{"jsonrpc": "2.0", "id": 1, "method": ');
     assert.equal(notJson.status, 400);
-    assert.equal((await notJson.json() as any).error.code, -32700);
+    assert.equal(((await notJson.json()) as any).error.code, -32700);
     const notJsonRpc = await rawPost(server.url, session, JSON.stringify({ hello: 'world' }));
     assert.equal(notJsonRpc.status, 400);
-    assert.equal((await notJsonRpc.json() as any).error.code, -32600);
+    assert.equal(((await notJsonRpc.json()) as any).error.code, -32600);
     const unknownMethod = await rawPost(server.url, session, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'nope/nothing' }));
-    assert.equal((await unknownMethod.json() as any).error.code, -32601);
+    assert.equal(((await unknownMethod.json()) as any).error.code, -32601);
 
     const otherKey = await ctx().newProjectKey();
     const foreign = await rawPost(server.url, { Authorization: `Bearer ${otherKey}`, 'Mcp-Session-Id': transport.sessionId! }, ping);

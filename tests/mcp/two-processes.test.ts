@@ -27,11 +27,20 @@ describe('MCP across two palai serve processes [postgres]', { skip: postgresReas
     const lb = balancer([baseOf(a), baseOf(b)], 4);
     const { client } = await connect(baseOf(a), API_KEY, { fetch: lb.fetch });
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ['talker']);
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['talker'],
+    );
     const progress: number[] = [];
-    const result = await client.callTool({ name: 'talker', arguments: { input: 'go' } }, CallToolResultSchema, { onprogress: (p) => progress.push(p.progress) });
+    const result = await client.callTool({ name: 'talker', arguments: { input: 'go' } }, CallToolResultSchema, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     assert.deepEqual(result.content, [{ type: 'text', text: WORDS }]);
-    assert.deepEqual(progress, [...new Set(progress)].sort((x, y) => x - y), 'no progress twice, in order');
+    assert.deepEqual(
+      progress,
+      [...new Set(progress)].sort((x, y) => x - y),
+      'no progress twice, in order',
+    );
     const resumed = lb.log.find((line) => line.includes('resume'));
     const call = lb.log.find((line) => line.includes('tools/call'));
     assert.ok(resumed && call, `a call and a resume: ${lb.log.join(', ')}`);
@@ -55,7 +64,12 @@ describe('MCP across two palai serve processes [postgres]', { skip: postgresReas
       onprogress: (p) => {
         progress.push(p.progress);
         if (progress.length === 3) {
-          const served = Number(lb.log.find((line) => line.includes('tools/call'))!.split(' ').pop());
+          const served = Number(
+            lb.log
+              .find((line) => line.includes('tools/call'))!
+              .split(' ')
+              .pop(),
+          );
           killed = kill9(nodes[served]);
         }
       },
@@ -63,8 +77,15 @@ describe('MCP across two palai serve processes [postgres]', { skip: postgresReas
     assert.ok(killed, 'the process serving the call was killed');
     await killed;
     assert.deepEqual(result.content, [{ type: 'text', text: WORDS }]);
-    assert.ok(lb.log.some((line) => line.includes('resume')), `the host resumed: ${lb.log.join(', ')}`);
-    assert.deepEqual(progress, [...new Set(progress)].sort((x, y) => x - y), 'no progress twice, in order');
+    assert.ok(
+      lb.log.some((line) => line.includes('resume')),
+      `the host resumed: ${lb.log.join(', ')}`,
+    );
+    assert.deepEqual(
+      progress,
+      [...new Set(progress)].sort((x, y) => x - y),
+      'no progress twice, in order',
+    );
     await client.close().catch(() => undefined);
   });
 });

@@ -25,7 +25,11 @@ await describeEachStore('MCP: text the store cannot hold', (ctx) => {
 
   test('initialize with such text in clientInfo is invalid params (HTTP 400), and opens no session', async () => {
     for (const name of BAD_TEXTS) {
-      const res = await rawPost(server.url, auth(), rpc('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name, version: '1.0.0' } }));
+      const res = await rawPost(
+        server.url,
+        auth(),
+        rpc('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name, version: '1.0.0' } }),
+      );
       assert.equal(res.status, 400);
       assert.equal(res.headers.get('mcp-session-id'), null);
       const body = (await res.json()) as { error: { code: number; message: string } };
@@ -50,7 +54,10 @@ await describeEachStore('MCP: text the store cannot hold', (ctx) => {
     const before = await ctx().hub.api.responses.count(ctx().projectId, {});
     for (const text of BAD_TEXTS) {
       await assert.rejects(client.callTool({ name: 'greeter', arguments: { input: text } }), (error: { code?: number }) => error.code === INVALID_PARAMS);
-      await assert.rejects(client.callTool({ name: 'greeter', arguments: { input: 'fine', session_id: text } }), (error: { code?: number }) => error.code === INVALID_PARAMS);
+      await assert.rejects(
+        client.callTool({ name: 'greeter', arguments: { input: 'fine', session_id: text } }),
+        (error: { code?: number }) => error.code === INVALID_PARAMS,
+      );
     }
     assert.equal(await ctx().hub.api.responses.count(ctx().projectId, {}), before, 'no response was admitted');
     await client.close();

@@ -15,15 +15,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
-import {
-  brokerUnavailable,
-  createSqsQueue,
-  createTopic,
-  kafkaBrokers,
-  kafkaClient,
-  sqsClient,
-  sqsEndpoint,
-} from '../support/brokers.js';
+import { brokerUnavailable, createSqsQueue, createTopic, kafkaBrokers, kafkaClient, sqsClient, sqsEndpoint } from '../support/brokers.js';
 
 const unique = () => randomBytes(4).toString('hex');
 const [kafkaReason, sqsReason] = await Promise.all([brokerUnavailable('kafka'), brokerUnavailable('sqs')]);
@@ -104,7 +96,11 @@ describe('Kafka through kafkajs', { skip: kafkaReason ?? false, timeout: 180_000
     for (const [key, entries] of byKey) {
       assert.equal(new Set(entries.map((e) => e.partition)).size, 1, `${key} stays on one partition`);
       const expected = sent.filter((m) => m.key === key).map((m) => m.value);
-      assert.deepEqual(entries.map((e) => e.message.value!.toString()), expected, `${key} arrives in order`);
+      assert.deepEqual(
+        entries.map((e) => e.message.value!.toString()),
+        expected,
+        `${key} arrives in order`,
+      );
     }
 
     const last = new Map<number, number>();
@@ -112,7 +108,6 @@ describe('Kafka through kafkajs', { skip: kafkaReason ?? false, timeout: 180_000
     const committed = await committedOffsets(kafka, groupId, topic);
     for (const [partition, offset] of last) assert.equal(committed.get(partition), String(offset + 1));
   });
-
 });
 
 async function receive(client: SQSClient, url: string, options: { wait?: number; max?: number } = {}): Promise<Message[]> {
@@ -206,8 +201,14 @@ describe('ElasticMQ through the AWS SDK', { skip: sqsReason ?? false, timeout: 1
         );
       }
     }
-    assert.deepEqual(bodies.filter((b) => b.startsWith('g1')), ['g1-a', 'g1-b']);
-    assert.deepEqual(bodies.filter((b) => b.startsWith('g2')), ['g2-a', 'g2-b']);
+    assert.deepEqual(
+      bodies.filter((b) => b.startsWith('g1')),
+      ['g1-a', 'g1-b'],
+    );
+    assert.deepEqual(
+      bodies.filter((b) => b.startsWith('g2')),
+      ['g2-a', 'g2-b'],
+    );
   });
 
   test('a redrive policy moves a message to its dead-letter queue after maxReceiveCount receives', async () => {
@@ -227,5 +228,4 @@ describe('ElasticMQ through the AWS SDK', { skip: sqsReason ?? false, timeout: 1
     const [dead] = await receive(client, deadLetters.url, { wait: 5 });
     assert.equal(dead.Body, 'poison');
   });
-
 });

@@ -51,15 +51,25 @@ describeEachStore(
       // The only worker slot is taken, so two more responses stay queued: a backlog of 2 against a bound of 1.
       const blocker = await api.responses.admit(p.projectId, { agent: 'blocker', input: [{ role: 'user', content: 'hold on' }], background: true });
       await eventually('the blocker runs', async () => (await api.responses.get(p.projectId, blocker.id)).status === 'in_progress');
-      for (const input of ['first', 'second']) await api.responses.admit(p.projectId, { agent: 'filler', input: [{ role: 'user', content: input }], background: true });
+      for (const input of ['first', 'second'])
+        await api.responses.admit(p.projectId, { agent: 'filler', input: [{ role: 'user', content: input }], background: true });
       // This process watches the backlog while it runs a consumer: the consumer joins its group first.
       const [topic, dead] = await side!.topics(2, 'paced', 'dead');
       const groupId = uniqueName('group');
-      const consumer = await createConsumer(ctx, p, { name: 'paced', kind: 'kafka', agent: 'paced', kafka: { brokers: side!.brokers, topic, group_id: groupId }, dead_letter: { topic: dead } });
+      const consumer = await createConsumer(ctx, p, {
+        name: 'paced',
+        kind: 'kafka',
+        agent: 'paced',
+        kafka: { brokers: side!.brokers, topic, group_id: groupId },
+        dead_letter: { topic: dead },
+      });
       await eventually('the consumer has joined its group', async () => (await side!.members(groupId)) === 1);
       await eventually('backpressure engages', async () => ctx().hub.queues!.backpressureEngaged);
 
-      await side!.produce(topic, Array.from({ length: 6 }, (_, i) => job({ input: `paced ${i}` }, `k${i}`)));
+      await side!.produce(
+        topic,
+        Array.from({ length: 6 }, (_, i) => job({ input: `paced ${i}` }, `k${i}`)),
+      );
       // Time for a fetch or two: a consumer that ignored backpressure would take the records now.
       await sleep(1500);
       assert.equal(await api.responses.count(p.projectId, { agent: 'paced' }), 0);
@@ -83,15 +93,27 @@ describeEachStore(
       await createAgent(ctx, p, 'steady');
       const [topic, dead] = await own.topics(2, 'steady', 'dead');
       const groupId = uniqueName('group');
-      await createConsumer(ctx, p, { name: 'steady', kind: 'kafka', agent: 'steady', kafka: { brokers: broker!.brokers, topic, group_id: groupId }, dead_letter: { topic: dead } });
-      await own.produce(topic, Array.from({ length: 5 }, (_, i) => job({ input: `before ${i}`, idempotency_key: `before-${i}` }, `k${i}`)));
+      await createConsumer(ctx, p, {
+        name: 'steady',
+        kind: 'kafka',
+        agent: 'steady',
+        kafka: { brokers: broker!.brokers, topic, group_id: groupId },
+        dead_letter: { topic: dead },
+      });
+      await own.produce(
+        topic,
+        Array.from({ length: 5 }, (_, i) => job({ input: `before ${i}`, idempotency_key: `before-${i}` }, `k${i}`)),
+      );
       await eventually('the jobs before the restart are admitted', async () => (await ctx().hub.api.responses.count(p.projectId, {})) === 5);
       await own.close();
 
       await broker!.restart();
       const again = new KafkaSide(broker!.brokers);
       try {
-        await again.produce(topic, Array.from({ length: 5 }, (_, i) => job({ input: `after ${i}`, idempotency_key: `after-${i}` }, `k${i}`)));
+        await again.produce(
+          topic,
+          Array.from({ length: 5 }, (_, i) => job({ input: `after ${i}`, idempotency_key: `after-${i}` }, `k${i}`)),
+        );
         await eventually('the jobs after the restart are admitted', async () => (await ctx().hub.api.responses.count(p.projectId, {})) === 10, 90_000);
         await again.waitCaughtUp(groupId, topic);
       } finally {
@@ -99,37 +121,47 @@ describeEachStore(
       }
     });
 
-    test('a second Palai joining the group and leaving it again: the partitions are shared, no job is lost or run twice', { skip: unavailable ?? false }, async () => {
-      const p = await freshProject(ctx);
-      await createAgent(ctx, p, 'shared');
-      const [topic, dead] = await side!.topics(4, 'shared', 'dead');
-      const groupId = uniqueName('group');
-      const consumer = await createConsumer(ctx, p, { name: 'shared', kind: 'kafka', agent: 'shared', kafka: { brokers: side!.brokers, topic, group_id: groupId }, dead_letter: { topic: dead } });
-      // No idempotency keys: only the records' own identity keeps a redelivered job from running twice.
-      const wave = (label: string, n: number) => Array.from({ length: n }, (_, i) => job({ input: `${label} ${i}` }, `${label}-${i}`));
-      const responses = () => ctx().hub.api.responses.count(p.projectId, {});
+    test(
+      'a second Palai joining the group and leaving it again: the partitions are shared, no job is lost or run twice',
+      { skip: unavailable ?? false },
+      async () => {
+        const p = await freshProject(ctx);
+        await createAgent(ctx, p, 'shared');
+        const [topic, dead] = await side!.topics(4, 'shared', 'dead');
+        const groupId = uniqueName('group');
+        const consumer = await createConsumer(ctx, p, {
+          name: 'shared',
+          kind: 'kafka',
+          agent: 'shared',
+          kafka: { brokers: side!.brokers, topic, group_id: groupId },
+          dead_letter: { topic: dead },
+        });
+        // No idempotency keys: only the records' own identity keeps a redelivered job from running twice.
+        const wave = (label: string, n: number) => Array.from({ length: n }, (_, i) => job({ input: `${label} ${i}` }, `${label}-${i}`));
+        const responses = () => ctx().hub.api.responses.count(p.projectId, {});
 
-      await side!.produce(topic, wave('first', 40));
-      await eventually('the first wave is admitted', async () => (await responses()) === 40);
-      const second = await startHub({ config: testConfig(SETTINGS), db: ctx().hub.kernel.db, logger: createLogger('silent') });
-      let secondAdmitted = 0;
-      try {
-        await eventually('the second Palai holds partitions of the group', async () => (await side!.assignedMembers(groupId)) === 2);
-        await side!.produce(topic, wave('second', 60));
-        await eventually('the second wave is admitted', async () => (await responses()) === 100);
+        await side!.produce(topic, wave('first', 40));
+        await eventually('the first wave is admitted', async () => (await responses()) === 40);
+        const second = await startHub({ config: testConfig(SETTINGS), db: ctx().hub.kernel.db, logger: createLogger('silent') });
+        let secondAdmitted = 0;
+        try {
+          await eventually('the second Palai holds partitions of the group', async () => (await side!.assignedMembers(groupId)) === 2);
+          await side!.produce(topic, wave('second', 60));
+          await eventually('the second wave is admitted', async () => (await responses()) === 100);
+          await side!.waitCaughtUp(groupId, topic);
+          secondAdmitted = await consumerMetric(second, consumer.id, 'admitted');
+        } finally {
+          await second.close();
+        }
+        await side!.produce(topic, wave('third', 40));
+        await eventually('the third wave is admitted', async () => (await responses()) === 140);
         await side!.waitCaughtUp(groupId, topic);
-        secondAdmitted = await consumerMetric(second, consumer.id, 'admitted');
-      } finally {
-        await second.close();
-      }
-      await side!.produce(topic, wave('third', 40));
-      await eventually('the third wave is admitted', async () => (await responses()) === 140);
-      await side!.waitCaughtUp(groupId, topic);
-      assert.equal(await responses(), 140);
-      const firstAdmitted = await consumerMetric(ctx().hub, consumer.id, 'admitted');
-      assert.ok(secondAdmitted > 0 && firstAdmitted > 0, `both took jobs: ${firstAdmitted} and ${secondAdmitted}`);
-      assert.equal(firstAdmitted + secondAdmitted, 140);
-    });
+        assert.equal(await responses(), 140);
+        const firstAdmitted = await consumerMetric(ctx().hub, consumer.id, 'admitted');
+        assert.ok(secondAdmitted > 0 && firstAdmitted > 0, `both took jobs: ${firstAdmitted} and ${secondAdmitted}`);
+        assert.equal(firstAdmitted + secondAdmitted, 140);
+      },
+    );
   },
   SETTINGS,
 );

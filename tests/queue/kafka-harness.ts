@@ -28,7 +28,10 @@ export async function freshProject(ctx: () => TestHub): Promise<Project> {
 }
 
 export async function createAgent(ctx: () => TestHub, p: Project, name: string, script: unknown[] = [{ text: 'done' }]): Promise<void> {
-  const res = await ctx().http.post('/v1/agents').set(p.auth).send({ name, model: { provider: 'fake', script } });
+  const res = await ctx()
+    .http.post('/v1/agents')
+    .set(p.auth)
+    .send({ name, model: { provider: 'fake', script } });
   assert.equal(res.status, 201, res.text);
 }
 
@@ -128,14 +131,21 @@ export class KafkaSide {
   async waitCaughtUp(groupId: string, topic: string, timeoutMs = 60_000): Promise<void> {
     let last: string[] = [];
     try {
-      await eventually('the group has committed every record', async () => {
-        // The group's coordinator may still be loading ("not the correct coordinator"): ask again.
-        last = await this.progress(groupId, topic).catch(() => last);
-        return last.length > 0 && last.every((entry) => {
-          const [committed, end] = entry.split('/');
-          return committed === end || (end === '0' && Number(committed) < 0);
-        });
-      }, timeoutMs);
+      await eventually(
+        'the group has committed every record',
+        async () => {
+          // The group's coordinator may still be loading ("not the correct coordinator"): ask again.
+          last = await this.progress(groupId, topic).catch(() => last);
+          return (
+            last.length > 0 &&
+            last.every((entry) => {
+              const [committed, end] = entry.split('/');
+              return committed === end || (end === '0' && Number(committed) < 0);
+            })
+          );
+        },
+        timeoutMs,
+      );
     } catch (error) {
       throw new Error(`${(error as Error).message}; committed/end by partition: ${last.join(' ')}`);
     }

@@ -38,7 +38,9 @@ function harness(answers: Array<AdmissionOutcome | Error>, stopping = new AbortC
   const admitted: QueueMessage[] = [];
   const sent: Sent[] = [];
   const counted: string[] = [];
-  const producer = { send: async ({ topic, messages }: { topic: string; messages: Message[] }) => void sent.push({ topic, message: messages[0] }) } as unknown as Producer;
+  const producer = {
+    send: async ({ topic, messages }: { topic: string; messages: Message[] }) => void sent.push({ topic, message: messages[0] }),
+  } as unknown as Producer;
   const context: RecordContext = {
     api: {
       queues: {
@@ -62,15 +64,30 @@ function harness(answers: Array<AdmissionOutcome | Error>, stopping = new AbortC
 }
 
 const record = (value: string | null, headers: Record<string, string> = {}, offset = '7'): KafkaMessage =>
-  ({ key: Buffer.from('k'), value: value === null ? null : Buffer.from(value), headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])), offset, timestamp: '0', attributes: 0, size: 0 }) as unknown as KafkaMessage;
+  ({
+    key: Buffer.from('k'),
+    value: value === null ? null : Buffer.from(value),
+    headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])),
+    offset,
+    timestamp: '0',
+    attributes: 0,
+    size: 0,
+  }) as unknown as KafkaMessage;
 const here = { topic: 'jobs', partition: 2, offset: '7' };
 const text = (message: Message, name: string) => message.headers?.[name]?.toString();
 
 describe('a Kafka record before its commit', () => {
-  test('Palai\'s own outage: the same record is tried again until it goes through; nothing is passed on', async () => {
-    const { context, admitted, sent, counted } = harness([new PalaiError('store-unavailable'), atBoundaryError(new Error('Connection terminated unexpectedly')) as Error, { kind: 'admitted', responseId: 'resp_1' }]);
+  test("Palai's own outage: the same record is tried again until it goes through; nothing is passed on", async () => {
+    const { context, admitted, sent, counted } = harness([
+      new PalaiError('store-unavailable'),
+      atBoundaryError(new Error('Connection terminated unexpectedly')) as Error,
+      { kind: 'admitted', responseId: 'resp_1' },
+    ]);
     assert.equal(await takeRecord(context, here, record('{"input":"hi"}')), 'done');
-    assert.deepEqual(admitted.map((m) => m.messageId), ['jobs/2/7', 'jobs/2/7', 'jobs/2/7']);
+    assert.deepEqual(
+      admitted.map((m) => m.messageId),
+      ['jobs/2/7', 'jobs/2/7', 'jobs/2/7'],
+    );
     assert.deepEqual(sent, []);
     assert.deepEqual(counted, ['received', 'admitted']);
   });
@@ -101,7 +118,11 @@ describe('a Kafka record before its commit', () => {
 
   test('a retried record keeps its first identity, and is dead-lettered once max_attempts is reached', async () => {
     const { context, admitted, sent, counted } = harness([new Error('still broken')]);
-    const retried = record('{"input":"hi"}', { 'palai-attempts': '2', 'palai-source-topic': 'jobs', 'palai-source-partition': '1', 'palai-source-offset': '3' }, '40');
+    const retried = record(
+      '{"input":"hi"}',
+      { 'palai-attempts': '2', 'palai-source-topic': 'jobs', 'palai-source-partition': '1', 'palai-source-offset': '3' },
+      '40',
+    );
     assert.equal(await takeRecord(context, { topic: 'jobs', partition: 0, offset: '40' }, retried), 'done');
     assert.equal(admitted[0].messageId, 'jobs/1/3');
     assert.equal(sent[0].topic, 'jobs-dead');
@@ -114,10 +135,13 @@ describe('a Kafka record before its commit', () => {
     const { context, sent, counted } = harness([{ kind: 'invalid', reason: 'the message body is not JSON' }]);
     assert.equal(await takeRecord(context, here, record('nope')), 'done');
     assert.equal(await takeRecord(context, here, record(null)), 'done');
-    assert.deepEqual(sent.map((s) => [s.topic, text(s.message, 'palai-error-reason')?.slice(0, 28)]), [
-      ['jobs-dead', 'the message body is not JSON'],
-      ['jobs-dead', 'the record has no value (a t'],
-    ]);
+    assert.deepEqual(
+      sent.map((s) => [s.topic, text(s.message, 'palai-error-reason')?.slice(0, 28)]),
+      [
+        ['jobs-dead', 'the message body is not JSON'],
+        ['jobs-dead', 'the record has no value (a t'],
+      ],
+    );
     assert.equal(sent[1].message.value, null);
     assert.deepEqual(counted, ['received', 'dead_lettered', 'received', 'dead_lettered']);
   });

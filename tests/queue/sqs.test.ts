@@ -12,7 +12,14 @@ import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import request from 'supertest';
 import { startHub } from '../../cli/hub.js';
 import { createApiKey } from '../../core/auth/api-keys.js';
@@ -22,7 +29,15 @@ import type { QueueConsumerConfig } from '../../core/surfaces/queue/queue-port.j
 import { describeError } from '../../adapters/queue/health.js';
 import { QueueResult as validQueueResult } from '../../generated/protocol-validators.js';
 import type { QueueConsumer, QueueConsumerHealth } from '../../generated/schemas.js';
-import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpoint, startDedicatedElasticMq, type DedicatedElasticMq } from '../support/brokers.js';
+import {
+  brokerUnavailable,
+  createSqsQueue,
+  elasticmqSource,
+  sqsClient,
+  sqsEndpoint,
+  startDedicatedElasticMq,
+  type DedicatedElasticMq,
+} from '../support/brokers.js';
 import { describeEachStore, testConfig, withSlice, type TestHub } from '../support/hub.js';
 import { openTestDatabase, storeKinds } from '../support/stores.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
@@ -51,7 +66,10 @@ async function freshProject(ctx: () => TestHub): Promise<Project> {
 }
 
 async function createAgent(ctx: () => TestHub, p: Project, agentName: string, script: unknown[] = [{ text: 'done' }]) {
-  const res = await ctx().http.post('/v1/agents').set(p.auth).send({ name: agentName, model: { provider: 'fake', script } });
+  const res = await ctx()
+    .http.post('/v1/agents')
+    .set(p.auth)
+    .send({ name: agentName, model: { provider: 'fake', script } });
   assert.equal(res.status, 201, res.text);
 }
 
@@ -85,7 +103,9 @@ async function receive(url: string, count: number, timeoutMs = 30_000): Promise<
   const deadline = Date.now() + timeoutMs;
   while (got.length < count) {
     if (Date.now() > deadline) throw new Error(`received ${got.length} of ${count} messages from ${url}`);
-    const out = await producer.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 300, MessageAttributeNames: ['All'] }));
+    const out = await producer.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 300, MessageAttributeNames: ['All'] }),
+    );
     got.push(...(out.Messages ?? []));
   }
   return got;
@@ -174,7 +194,10 @@ describeEachStore(
       assertProblem(await post({ name: 'x', kind: 'rabbit', sqs }), 400, 'validation-failed');
       const noSource = await post({ name: 'x', kind: 'sqs' });
       assertProblem(noSource, 400, 'validation-failed');
-      assert.deepEqual(noSource.body.errors.map((e: { pointer: string }) => e.pointer), ['/sqs']);
+      assert.deepEqual(
+        noSource.body.errors.map((e: { pointer: string }) => e.pointer),
+        ['/sqs'],
+      );
       assertProblem(await post({ name: 'x', kind: 'sqs', sqs, kafka: { brokers: ['h:1'], topic: 't', group_id: 'g' } }), 400, 'validation-failed');
       assertProblem(await post({ name: 'x', kind: 'kafka', kafka: { brokers: ['h:1'], topic: 't', group_id: 'g' } }), 400, 'validation-failed');
       assertProblem(await post({ name: 'x', kind: 'sqs', sqs, reply: { topic: 'results' } }), 400, 'validation-failed');
@@ -183,7 +206,13 @@ describeEachStore(
       assertProblem(await post({ name: 'x', kind: 'sqs', sqs, credentials: { mechanism: 'plain', username: 'u', password: 'p' } }), 400, 'validation-failed');
 
       const secret = 'wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY';
-      const created = await post({ name: 'paused-one', kind: 'sqs', sqs, credentials: { access_key_id: 'AKIAEXAMPLE1234', secret_access_key: secret }, paused: true });
+      const created = await post({
+        name: 'paused-one',
+        kind: 'sqs',
+        sqs,
+        credentials: { access_key_id: 'AKIAEXAMPLE1234', secret_access_key: secret },
+        paused: true,
+      });
       assert.equal(created.status, 201, created.text);
       assert.deepEqual(created.body.credentials, { kind: 'sqs', last4: '1234' });
       assertProblem(await post({ name: 'paused-one', kind: 'sqs', sqs }), 409, 'conflict');
@@ -206,7 +235,11 @@ describeEachStore(
       ] as const) {
         const refused = await patch(body);
         assertProblem(refused, 400, 'validation-failed');
-        assert.deepEqual(refused.body.errors.map((e: { pointer: string }) => e.pointer), [pointer], refused.text);
+        assert.deepEqual(
+          refused.body.errors.map((e: { pointer: string }) => e.pointer),
+          [pointer],
+          refused.text,
+        );
       }
       const cleared = await patch({ credentials: null });
       assertMatchesSpec(cleared, 'updateQueueConsumer');
@@ -244,9 +277,17 @@ describeEachStore(
       const jobs = Array.from({ length: 150 }, (_, i) => ({ body: { input: `job ${i}`, idempotency_key: `bulk-${i}` } }));
       // A redelivery: a job admitted before (its process died before deleting the message) comes again.
       const config = await withSlice(ctx().hub, 'queue').queues.config(p.projectId, consumer.id);
-      for (const job of jobs.slice(0, 20)) assert.equal((await withSlice(ctx().hub, 'queue').queues.admit(config!, { body: JSON.stringify(job.body), messageId: `earlier-${job.body.idempotency_key}` })).kind, 'admitted');
+      for (const job of jobs.slice(0, 20))
+        assert.equal(
+          (await withSlice(ctx().hub, 'queue').queues.admit(config!, { body: JSON.stringify(job.body), messageId: `earlier-${job.body.idempotency_key}` }))
+            .kind,
+          'admitted',
+        );
       const duplicates = jobs.filter((_, i) => i % 5 === 0);
-      await sendJobs(source.url, [...jobs, ...duplicates].sort(() => Math.random() - 0.5));
+      await sendJobs(
+        source.url,
+        [...jobs, ...duplicates].sort(() => Math.random() - 0.5),
+      );
       await eventually(() => sourceDrained(source.url), 60_000);
       assert.equal(await responseCount(ctx, p), 150);
       assert.equal(await messagesTotal(ctx, consumer.id, 'admitted'), 130);
@@ -273,14 +314,38 @@ describeEachStore(
       const deadLettered = await receive(dead.url, 7);
       const reasons = deadLettered.map((m) => m.MessageAttributes?.['palai-error-reason']?.StringValue ?? '').sort();
       assert.equal(reasons.length, 7);
-      assert.ok(reasons.some((r) => /the job's \/input contains U\+0000 \(NUL\)/.test(r)), reasons.join(' | '));
-      assert.ok(reasons.some((r) => /the job's \/metadata\/half contains a lone UTF-16 surrogate/.test(r)), reasons.join(' | '));
-      assert.ok(reasons.some((r) => /not JSON/.test(r)), reasons.join(' | '));
-      assert.ok(reasons.some((r) => /input is required/.test(r)), reasons.join(' | '));
-      assert.ok(reasons.some((r) => /surprise is not a known field/.test(r)), reasons.join(' | '));
-      assert.ok(reasons.some((r) => /nobody-here/.test(r)), reasons.join(' | '));
-      assert.ok(reasons.some((r) => /names no agent/.test(r)), reasons.join(' | '));
-      assert.ok(deadLettered.some((m) => m.Body === 'this is not json'), 'the original body is kept');
+      assert.ok(
+        reasons.some((r) => /the job's \/input contains U\+0000 \(NUL\)/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        reasons.some((r) => /the job's \/metadata\/half contains a lone UTF-16 surrogate/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        reasons.some((r) => /not JSON/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        reasons.some((r) => /input is required/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        reasons.some((r) => /surprise is not a known field/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        reasons.some((r) => /nobody-here/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        reasons.some((r) => /names no agent/.test(r)),
+        reasons.join(' | '),
+      );
+      assert.ok(
+        deadLettered.some((m) => m.Body === 'this is not json'),
+        'the original body is kept',
+      );
       await eventually(async () => (await responseCount(ctx, p)) === 1);
       await eventually(() => sourceDrained(source.url));
     });
@@ -291,7 +356,9 @@ describeEachStore(
       const source = await createSqsQueue(endpoint, `${name('ordered')}.fifo`);
       await createConsumer(ctx, p, { name: 'ordered', kind: 'sqs', agent: 'ordered', ...from(source.url) });
       const groups = ['alpha', 'beta', 'gamma'];
-      const jobs = groups.flatMap((g) => Array.from({ length: 6 }, (_, i) => ({ group: g, body: { input: `${g} ${i}`, session_key: g, idempotency_key: `${g}-${i}` } })));
+      const jobs = groups.flatMap((g) =>
+        Array.from({ length: 6 }, (_, i) => ({ group: g, body: { input: `${g} ${i}`, session_key: g, idempotency_key: `${g}-${i}` } })),
+      );
       await sendJobs(source.url, jobs);
       await eventually(async () => (await ctx().hub.api.responses.count(p.projectId, { status: 'completed' })) === jobs.length);
       for (const g of groups) {
@@ -300,83 +367,120 @@ describeEachStore(
           .map(({ r, input }) => ({ session: r.session_id, text: JSON.stringify(input) }))
           .filter((x) => x.text.includes(`${g} `));
         assert.equal(new Set(inputs.map((x) => x.session)).size, 1, `group ${g} is one session: ${JSON.stringify(inputs)}`);
-        assert.deepEqual(inputs.map((x) => /\b(\d)\b/.exec(x.text)?.[1]), ['0', '1', '2', '3', '4', '5'], `group ${g} in order`);
+        assert.deepEqual(
+          inputs.map((x) => /\b(\d)\b/.exec(x.text)?.[1]),
+          ['0', '1', '2', '3', '4', '5'],
+          `group ${g} in order`,
+        );
       }
     });
 
-    test('a job whose admission keeps failing is dead-lettered with the reason after max_attempts receives, and its FIFO group goes on', { skip: unavailable ?? false }, async () => {
-      const p = await freshProject(ctx);
-      await createAgent(ctx, p, 'picky');
-      await refusePoisonJobs(ctx);
-      const source = await createSqsQueue(endpoint, `${name('poisoned')}.fifo`);
-      const dead = await createSqsQueue(endpoint, `${name('poisoned-dead')}.fifo`);
-      const consumer = await createConsumer(ctx, p, { name: 'poisoned', kind: 'sqs', agent: 'picky', ...elasticmqSource(source.url, endpoint, { max_attempts: 2, visibility_seconds: 5 }), dead_letter: { queue_url: dead.url } });
-      await sendJobs(source.url, ['poison-1', 'after-1', 'after-2'].map((key) => ({ group: 'one-group', body: { input: key, idempotency_key: key } })));
-      const [letter] = await receive(dead.url, 1, 60_000);
-      assert.equal(JSON.parse(letter.Body!).idempotency_key, 'poison-1', 'the original body is kept');
-      const reason = letter.MessageAttributes?.['palai-error-reason']?.StringValue ?? '';
-      assert.match(reason, /^admitting the job failed: the test database refuses job poison-1 \(after 2 attempts\)$/);
-      // Behind it in its group, the other two are admitted, in order.
-      await eventually(async () => (await responseCount(ctx, p)) === 2, 60_000);
-      const page = await ctx().hub.api.responses.list(p.projectId, {}, { limit: 10, order: 'asc' });
-      const inputs = await Promise.all(page.data.map(async (r) => JSON.stringify(await ctx().hub.api.responses.inputItems(p.projectId, r.id))));
-      assert.deepEqual(inputs.map((text) => /after-\d/.exec(text)?.[0]), ['after-1', 'after-2']);
-      await eventually(() => sourceDrained(source.url));
-      assert.equal(await messagesTotal(ctx, consumer.id, 'dead_lettered'), 1);
-    });
+    test(
+      'a job whose admission keeps failing is dead-lettered with the reason after max_attempts receives, and its FIFO group goes on',
+      { skip: unavailable ?? false },
+      async () => {
+        const p = await freshProject(ctx);
+        await createAgent(ctx, p, 'picky');
+        await refusePoisonJobs(ctx);
+        const source = await createSqsQueue(endpoint, `${name('poisoned')}.fifo`);
+        const dead = await createSqsQueue(endpoint, `${name('poisoned-dead')}.fifo`);
+        const consumer = await createConsumer(ctx, p, {
+          name: 'poisoned',
+          kind: 'sqs',
+          agent: 'picky',
+          ...elasticmqSource(source.url, endpoint, { max_attempts: 2, visibility_seconds: 5 }),
+          dead_letter: { queue_url: dead.url },
+        });
+        await sendJobs(
+          source.url,
+          ['poison-1', 'after-1', 'after-2'].map((key) => ({ group: 'one-group', body: { input: key, idempotency_key: key } })),
+        );
+        const [letter] = await receive(dead.url, 1, 60_000);
+        assert.equal(JSON.parse(letter.Body!).idempotency_key, 'poison-1', 'the original body is kept');
+        const reason = letter.MessageAttributes?.['palai-error-reason']?.StringValue ?? '';
+        assert.match(reason, /^admitting the job failed: the test database refuses job poison-1 \(after 2 attempts\)$/);
+        // Behind it in its group, the other two are admitted, in order.
+        await eventually(async () => (await responseCount(ctx, p)) === 2, 60_000);
+        const page = await ctx().hub.api.responses.list(p.projectId, {}, { limit: 10, order: 'asc' });
+        const inputs = await Promise.all(page.data.map(async (r) => JSON.stringify(await ctx().hub.api.responses.inputItems(p.projectId, r.id))));
+        assert.deepEqual(
+          inputs.map((text) => /after-\d/.exec(text)?.[0]),
+          ['after-1', 'after-2'],
+        );
+        await eventually(() => sourceDrained(source.url));
+        assert.equal(await messagesTotal(ctx, consumer.id, 'dead_lettered'), 1);
+      },
+    );
 
-    test("Palai's own outage does not count toward max_attempts: the message is tried again in place and admitted", { skip: unavailable ?? false }, async () => {
-      const p = await freshProject(ctx);
-      await createAgent(ctx, p, 'steadfast');
-      await flakyStore(ctx, 3);
-      const source = await createSqsQueue(endpoint, name('outage'));
-      const dead = await createSqsQueue(endpoint, name('outage-dead'));
-      const consumer = await createConsumer(ctx, p, { name: 'outage', kind: 'sqs', agent: 'steadfast', ...elasticmqSource(source.url, endpoint, { max_attempts: 2, visibility_seconds: 5 }), dead_letter: { queue_url: dead.url } });
-      await sendJobs(source.url, [{ body: { input: 'through the outage', idempotency_key: 'flaky-1' } }]);
-      await eventually(async () => (await responseCount(ctx, p)) === 1, 60_000);
-      await eventually(() => sourceDrained(source.url));
-      // Three outages on the first receive, held in place; one refusal sent it back; the second receive admitted it.
-      assert.equal(await messagesTotal(ctx, consumer.id, 'received'), 2);
-      assert.equal(await messagesTotal(ctx, consumer.id, 'dead_lettered'), 0);
-      assert.ok(await sourceDrained(dead.url), 'nothing was dead-lettered');
-    });
+    test(
+      "Palai's own outage does not count toward max_attempts: the message is tried again in place and admitted",
+      { skip: unavailable ?? false },
+      async () => {
+        const p = await freshProject(ctx);
+        await createAgent(ctx, p, 'steadfast');
+        await flakyStore(ctx, 3);
+        const source = await createSqsQueue(endpoint, name('outage'));
+        const dead = await createSqsQueue(endpoint, name('outage-dead'));
+        const consumer = await createConsumer(ctx, p, {
+          name: 'outage',
+          kind: 'sqs',
+          agent: 'steadfast',
+          ...elasticmqSource(source.url, endpoint, { max_attempts: 2, visibility_seconds: 5 }),
+          dead_letter: { queue_url: dead.url },
+        });
+        await sendJobs(source.url, [{ body: { input: 'through the outage', idempotency_key: 'flaky-1' } }]);
+        await eventually(async () => (await responseCount(ctx, p)) === 1, 60_000);
+        await eventually(() => sourceDrained(source.url));
+        // Three outages on the first receive, held in place; one refusal sent it back; the second receive admitted it.
+        assert.equal(await messagesTotal(ctx, consumer.id, 'received'), 2);
+        assert.equal(await messagesTotal(ctx, consumer.id, 'dead_lettered'), 0);
+        assert.ok(await sourceDrained(dead.url), 'nothing was dead-lettered');
+      },
+    );
 
-    test('a consumer pointed at a wrong endpoint shows failing health with the error and no secret; a PATCH to the right queue and credentials makes it run', { skip: unavailable ?? false }, async () => {
-      const p = await freshProject(ctx);
-      await createAgent(ctx, p, 'patient');
-      const wrong = `http://127.0.0.1:${await unusedPort()}`;
-      const secret = 'wrong-endpoint-secret-KEY-Kq93xZ';
-      const created = await createConsumer(ctx, p, {
-        name: 'unreachable',
-        kind: 'sqs',
-        agent: 'patient',
-        sqs: { queue_url: `${wrong}/000000000000/jobs`, endpoint: wrong, region: 'elasticmq', wait_seconds: 1 },
-        credentials: { access_key_id: 'AKIAWRONGKEY0001', secret_access_key: secret },
-      });
-      assert.equal(created.health.state, 'starting');
-      const failing = await healthOf(ctx().http, p, created.id, 'failing');
-      assertMatchesSpec(failing, 'getQueueConsumer');
-      const health = failing.body.health as QueueConsumerHealth;
-      assert.match(health.last_error!, new RegExp(`^starting the consumer of ${wrong}/000000000000/jobs failed: .*ECONNREFUSED ${wrong.slice('http://'.length)}`));
-      assert.equal(typeof health.last_error_at, 'number');
-      assert.ok(health.since >= created.updated_at);
-      const list = await ctx().http.get('/v1/queue_consumers').set(p.auth);
-      assert.equal(list.body.data.find((c: { id: string }) => c.id === created.id).health.state, 'failing');
-      for (const text of [failing.text, list.text]) assert.ok(!text.includes(secret), 'the secret key is never shown');
+    test(
+      'a consumer pointed at a wrong endpoint shows failing health with the error and no secret; a PATCH to the right queue and credentials makes it run',
+      { skip: unavailable ?? false },
+      async () => {
+        const p = await freshProject(ctx);
+        await createAgent(ctx, p, 'patient');
+        const wrong = `http://127.0.0.1:${await unusedPort()}`;
+        const secret = 'wrong-endpoint-secret-KEY-Kq93xZ';
+        const created = await createConsumer(ctx, p, {
+          name: 'unreachable',
+          kind: 'sqs',
+          agent: 'patient',
+          sqs: { queue_url: `${wrong}/000000000000/jobs`, endpoint: wrong, region: 'elasticmq', wait_seconds: 1 },
+          credentials: { access_key_id: 'AKIAWRONGKEY0001', secret_access_key: secret },
+        });
+        assert.equal(created.health.state, 'starting');
+        const failing = await healthOf(ctx().http, p, created.id, 'failing');
+        assertMatchesSpec(failing, 'getQueueConsumer');
+        const health = failing.body.health as QueueConsumerHealth;
+        assert.match(
+          health.last_error!,
+          new RegExp(`^starting the consumer of ${wrong}/000000000000/jobs failed: .*ECONNREFUSED ${wrong.slice('http://'.length)}`),
+        );
+        assert.equal(typeof health.last_error_at, 'number');
+        assert.ok(health.since >= created.updated_at);
+        const list = await ctx().http.get('/v1/queue_consumers').set(p.auth);
+        assert.equal(list.body.data.find((c: { id: string }) => c.id === created.id).health.state, 'failing');
+        for (const text of [failing.text, list.text]) assert.ok(!text.includes(secret), 'the secret key is never shown');
 
-      const source = await createSqsQueue(endpoint, name('reachable'));
-      const patched = await ctx().http.patch(`/v1/queue_consumers/${created.id}`).set(p.auth).send(from(source.url));
-      assertMatchesSpec(patched, 'updateQueueConsumer');
-      assert.equal(patched.status, 200, patched.text);
-      assert.deepEqual(patched.body.health, { state: 'starting', since: patched.body.updated_at, last_error: null, last_error_at: null });
-      assert.deepEqual(patched.body.credentials, { kind: 'sqs', last4: from(source.url).credentials.access_key_id.slice(-4) });
-      const { rows } = await ctx().hub.kernel.db.query<{ n: number }>('SELECT count(*)::integer AS n FROM secrets WHERE project_id = $1', [p.projectId]);
-      assert.equal(rows[0].n, 1, 'the replaced credentials are deleted');
-      const running = await healthOf(ctx().http, p, created.id, 'running');
-      assert.equal(running.body.health.last_error, null);
-      await sendJobs(source.url, [{ body: { input: 'at last' } }]);
-      await eventually(async () => (await responseCount(ctx, p)) === 1);
-    });
+        const source = await createSqsQueue(endpoint, name('reachable'));
+        const patched = await ctx().http.patch(`/v1/queue_consumers/${created.id}`).set(p.auth).send(from(source.url));
+        assertMatchesSpec(patched, 'updateQueueConsumer');
+        assert.equal(patched.status, 200, patched.text);
+        assert.deepEqual(patched.body.health, { state: 'starting', since: patched.body.updated_at, last_error: null, last_error_at: null });
+        assert.deepEqual(patched.body.credentials, { kind: 'sqs', last4: from(source.url).credentials.access_key_id.slice(-4) });
+        const { rows } = await ctx().hub.kernel.db.query<{ n: number }>('SELECT count(*)::integer AS n FROM secrets WHERE project_id = $1', [p.projectId]);
+        assert.equal(rows[0].n, 1, 'the replaced credentials are deleted');
+        const running = await healthOf(ctx().http, p, created.id, 'running');
+        assert.equal(running.body.health.last_error, null);
+        await sendJobs(source.url, [{ body: { input: 'at last' } }]);
+        await eventually(async () => (await responseCount(ctx, p)) === 1);
+      },
+    );
   },
   SETTINGS,
 );
@@ -389,7 +493,10 @@ describeEachStore(
       await createAgent(ctx, p, 'slowpoke', [{ text: 'slow', delay_ms: 150 }]);
       const source = await createSqsQueue(endpoint, name('deep'));
       await createConsumer(ctx, p, { name: 'deep', kind: 'sqs', agent: 'slowpoke', max_in_flight: 1, ...from(source.url) });
-      await sendJobs(source.url, Array.from({ length: 12 }, (_, i) => ({ body: { input: `deep ${i}` } })));
+      await sendJobs(
+        source.url,
+        Array.from({ length: 12 }, (_, i) => ({ body: { input: `deep ${i}` } })),
+      );
       // The backlog (queued responses) may pass the bound of 2 by what the one consumer holds (1).
       let deepest = 0;
       await eventually(async () => {
@@ -432,7 +539,14 @@ describeEachStore(
 
 test("an error's text keeps its name and message and never the consumer's secrets", () => {
   const config: QueueConsumerConfig = {
-    id: 'qc_x', projectId: 'proj_x', name: 'x', agent: null, reply: null, deadLetter: null, maxInFlight: 1, updatedAt: new Date(),
+    id: 'qc_x',
+    projectId: 'proj_x',
+    name: 'x',
+    agent: null,
+    reply: null,
+    deadLetter: null,
+    maxInFlight: 1,
+    updatedAt: new Date(),
     kind: 'sqs',
     sqs: { queue_url: 'http://127.0.0.1:1/000000000000/q', wait_seconds: 1, visibility_seconds: 30 },
     credentials: { access_key_id: 'AKIAEXAMPLE', secret_access_key: 'the-secret-half', session_token: 'the-session-token' },
@@ -440,47 +554,88 @@ test("an error's text keeps its name and message and never the consumer's secret
   const leaky = Object.assign(new Error('the request signed with the-secret-half and the-session-token was refused'), { name: 'SignatureDoesNotMatch' });
   assert.equal(describeError(leaky, config), 'SignatureDoesNotMatch: the request signed with [redacted] and [redacted] was refused');
   const refused = Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' });
-  assert.equal(describeError(new AggregateError([refused, new Error('connect ECONNREFUSED 127.0.0.1:1')]), config), 'AggregateError: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1');
+  assert.equal(
+    describeError(new AggregateError([refused, new Error('connect ECONNREFUSED 127.0.0.1:1')]), config),
+    'AggregateError: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1',
+  );
 });
 
-test('a consumer of a queue that does not exist shows failing health; the log warns once, and says once that it recovered when the queue appears', { skip: unavailable ?? false }, async () => {
-  const database = await openTestDatabase(storeKinds[0]);
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({ write: (chunk, _encoding, done) => void (lines.push(...String(chunk).trim().split('\n').map((l) => JSON.parse(l))), done()) });
-  const hub = await startHub({ config: testConfig(SETTINGS), db: database.db, logger: createLogger('debug', sink) });
-  try {
-    const project = await createProject(database.db, 'missing-queue');
-    const p = { auth: { Authorization: `Bearer ${(await createApiKey(database.db, project.id, 'test')).secret}` } };
-    const http = request(hub.app);
-    assert.equal((await http.post('/v1/agents').set(p.auth).send({ name: 'waiting', model: { provider: 'fake', script: [{ text: 'done' }] } })).status, 201);
-    const queueName = name('not-yet');
-    const queueUrl = `${endpoint}/000000000000/${queueName}`;
-    const created = await http.post('/v1/queue_consumers').set(p.auth).send({ name: 'not-yet', kind: 'sqs', agent: 'waiting', ...from(queueUrl) });
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.id as string;
-    const failing = await healthOf(http, p, id, 'failing');
-    assert.match(failing.body.health.last_error, new RegExp(`^starting the consumer of ${queueUrl} failed: QueueDoesNotExist: The specified queue does not exist`));
-    assert.ok(!failing.text.includes(from(queueUrl).credentials.secret_access_key), 'the secret key is never shown');
-    const mine = () => lines.filter((line) => line.consumer === id);
-    // The start is retried, and each retry that fails alike is a debug line only.
-    await eventually(async () => mine().some((line) => line.msg === 'the queue consumer still cannot reach its source'), 60_000);
+test(
+  'a consumer of a queue that does not exist shows failing health; the log warns once, and says once that it recovered when the queue appears',
+  { skip: unavailable ?? false },
+  async () => {
+    const database = await openTestDatabase(storeKinds[0]);
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write: (chunk, _encoding, done) =>
+        void (
+          lines.push(
+            ...String(chunk)
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l)),
+          ),
+          done()
+        ),
+    });
+    const hub = await startHub({ config: testConfig(SETTINGS), db: database.db, logger: createLogger('debug', sink) });
+    try {
+      const project = await createProject(database.db, 'missing-queue');
+      const p = { auth: { Authorization: `Bearer ${(await createApiKey(database.db, project.id, 'test')).secret}` } };
+      const http = request(hub.app);
+      assert.equal(
+        (
+          await http
+            .post('/v1/agents')
+            .set(p.auth)
+            .send({ name: 'waiting', model: { provider: 'fake', script: [{ text: 'done' }] } })
+        ).status,
+        201,
+      );
+      const queueName = name('not-yet');
+      const queueUrl = `${endpoint}/000000000000/${queueName}`;
+      const created = await http
+        .post('/v1/queue_consumers')
+        .set(p.auth)
+        .send({ name: 'not-yet', kind: 'sqs', agent: 'waiting', ...from(queueUrl) });
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.id as string;
+      const failing = await healthOf(http, p, id, 'failing');
+      assert.match(
+        failing.body.health.last_error,
+        new RegExp(`^starting the consumer of ${queueUrl} failed: QueueDoesNotExist: The specified queue does not exist`),
+      );
+      assert.ok(!failing.text.includes(from(queueUrl).credentials.secret_access_key), 'the secret key is never shown');
+      const mine = () => lines.filter((line) => line.consumer === id);
+      // The start is retried, and each retry that fails alike is a debug line only.
+      await eventually(async () => mine().some((line) => line.msg === 'the queue consumer still cannot reach its source'), 60_000);
 
-    await createSqsQueue(endpoint, queueName);
-    await healthOf(http, p, id, 'running');
-    assert.equal((await http.get(`/v1/queue_consumers/${id}`).set(p.auth)).body.health.last_error, failing.body.health.last_error, 'the last error stays on record');
-    const warnings = mine().filter((line) => (line.level as number) >= 40);
-    assert.deepEqual(warnings.map((line) => line.msg), ['the queue consumer cannot reach its source; it is tried again until it can']);
-    assert.equal(warnings[0].error, failing.body.health.last_error);
-    assert.equal(mine().filter((line) => line.msg === 'the queue consumer reaches its source again').length, 1);
-    for (const line of mine()) assert.ok(!JSON.stringify(line).includes('stack'), 'no stack trace is logged');
-  } finally {
-    await hub.close();
-    await database.drop();
-  }
-});
+      await createSqsQueue(endpoint, queueName);
+      await healthOf(http, p, id, 'running');
+      assert.equal(
+        (await http.get(`/v1/queue_consumers/${id}`).set(p.auth)).body.health.last_error,
+        failing.body.health.last_error,
+        'the last error stays on record',
+      );
+      const warnings = mine().filter((line) => (line.level as number) >= 40);
+      assert.deepEqual(
+        warnings.map((line) => line.msg),
+        ['the queue consumer cannot reach its source; it is tried again until it can'],
+      );
+      assert.equal(warnings[0].error, failing.body.health.last_error);
+      assert.equal(mine().filter((line) => line.msg === 'the queue consumer reaches its source again').length, 1);
+      for (const line of mine()) assert.ok(!JSON.stringify(line).includes('stack'), 'no stack trace is logged');
+    } finally {
+      await hub.close();
+      await database.drop();
+    }
+  },
+);
 
 /** True when the queue holds no message, visible or in flight. */
 async function sourceDrained(url: string): Promise<boolean> {
-  const { Attributes } = await producer.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  const { Attributes } = await producer.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
   return Attributes?.ApproximateNumberOfMessages === '0' && Attributes?.ApproximateNumberOfMessagesNotVisible === '0';
 }

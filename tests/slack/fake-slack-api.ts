@@ -138,8 +138,13 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
     refuse: (method, error) => void (error ? refused.set(method, error) : refused.delete(method)),
     answer: (method, body) => void (body ? answers.set(method, body) : answers.delete(method)),
     callsIn: (channel, threadTs) =>
-      calls.filter((c) => (c.args.channel ?? c.args.channel_id) === channel && (c.args.thread_ts === threadTs || (c.args.ts !== undefined && views.get(String(c.args.ts))?.threadTs === threadTs))),
-    messages: (channel, threadTs) => [...views.values()].filter((v) => v.channel === channel && (threadTs === undefined || v.threadTs === threadTs) && !v.deleted),
+      calls.filter(
+        (c) =>
+          (c.args.channel ?? c.args.channel_id) === channel &&
+          (c.args.thread_ts === threadTs || (c.args.ts !== undefined && views.get(String(c.args.ts))?.threadTs === threadTs)),
+      ),
+    messages: (channel, threadTs) =>
+      [...views.values()].filter((v) => v.channel === channel && (threadTs === undefined || v.threadTs === threadTs) && !v.deleted),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

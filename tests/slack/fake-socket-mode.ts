@@ -80,7 +80,9 @@ function accept(req: IncomingMessage, socket: Socket, head: Buffer, connections:
   const key = String(req.headers['sec-websocket-key'] ?? '');
   socket.write(
     'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-      `Sec-WebSocket-Accept: ${createHash('sha1').update(key + GUID).digest('base64')}\r\n\r\n`,
+      `Sec-WebSocket-Accept: ${createHash('sha1')
+        .update(key + GUID)
+        .digest('base64')}\r\n\r\n`,
   );
   let closed = false;
   const received: Record<string, unknown>[] = [];

@@ -24,11 +24,17 @@ for (const file of ['manifest.yaml', 'manifest-socket.yaml']) {
     const events: string[] = app.settings.event_subscriptions.bot_events;
     assert.deepEqual([...events].sort(), Object.keys(sample).sort());
     for (const name of events) {
-      const action = eventAction({ type: 'event_callback', team_id: 'T0', event_id: 'Ev1', event: { ...sample[name], user: 'U0HUMAN', ts: '2.000002', channel: 'C0' } });
+      const action = eventAction({
+        type: 'event_callback',
+        team_id: 'T0',
+        event_id: 'Ev1',
+        event: { ...sample[name], user: 'U0HUMAN', ts: '2.000002', channel: 'C0' },
+      });
       assert.notEqual(action.kind, 'ignore', `${name} is subscribed but ignored`);
     }
     const scopes: string[] = app.oauth_config.scopes.bot;
-    for (const scope of ['app_mentions:read', 'chat:write', 'im:history', 'channels:history', 'groups:history', 'assistant:write']) assert.ok(scopes.includes(scope), scope);
+    for (const scope of ['app_mentions:read', 'chat:write', 'im:history', 'channels:history', 'groups:history', 'assistant:write'])
+      assert.ok(scopes.includes(scope), scope);
     assert.equal(app.settings.interactivity.is_enabled, true, 'the approval buttons need interactivity');
     const socket = file.includes('socket');
     assert.equal(app.settings.socket_mode_enabled, socket);

@@ -40,7 +40,11 @@ describeEachStore(
       const bot = await freshBot(
         ctx,
         slack,
-        { script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'ship <v2> & tell @here' } }] }, { text: 'shipped' }], tools: [{ type: 'builtin', name: 'echo' }], approval: { tools: ['echo'] } },
+        {
+          script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'ship <v2> & tell @here' } }] }, { text: 'shipped' }],
+          tools: [{ type: 'builtin', name: 'echo' }],
+          approval: { tools: ['echo'] },
+        },
         { approvers: ['U0BOSS'] },
       );
       const event = mention({ text: 'ship it', channel: 'C0APPROVE' });
@@ -57,7 +61,9 @@ describeEachStore(
 
       // Someone else clicks: told privately, nothing decided.
       assert.equal((await postInteraction(ctx, bot, click('U0OTHER', 'C0APPROVE', prompt, approve))).status, 200);
-      const refusal = await eventually(() => slack.callsIn('C0APPROVE', event.event.ts).find((c) => c.method === 'chat.postEphemeral' && c.args.user === 'U0OTHER'));
+      const refusal = await eventually(() =>
+        slack.callsIn('C0APPROVE', event.event.ts).find((c) => c.method === 'chat.postEphemeral' && c.args.user === 'U0OTHER'),
+      );
       assert.match(String(refusal.args.text), /Only the approvers/);
       assert.equal((await ctx().hub.api.responses.get(bot.projectId, data[0].id)).status, 'waiting_for_approval');
 
@@ -95,7 +101,11 @@ describeEachStore(
       const bot = await freshBot(
         ctx,
         slack,
-        { script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'drop tables' } }] }, { text: 'understood' }], tools: [{ type: 'builtin', name: 'echo' }], approval: { tools: ['echo'] } },
+        {
+          script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'drop tables' } }] }, { text: 'understood' }],
+          tools: [{ type: 'builtin', name: 'echo' }],
+          approval: { tools: ['echo'] },
+        },
         { approvers: ['U0BOSS'] },
       );
       const event = mention({ text: 'clean up', channel: 'C0DENY' });
@@ -109,7 +119,10 @@ describeEachStore(
     });
 
     test('a question is asked in the thread and the next reply answers it, in the same response', async () => {
-      const bot = await freshBot(ctx, slack, { script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which city?' } }] }, { text: 'Booked.' }], tools: [{ type: 'builtin', name: 'ask_user' }] });
+      const bot = await freshBot(ctx, slack, {
+        script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which city?' } }] }, { text: 'Booked.' }],
+        tools: [{ type: 'builtin', name: 'ask_user' }],
+      });
       const event = mention({ text: 'book a trip', channel: 'C0ASK' });
       assert.equal((await postEvent(ctx, bot, event)).status, 200);
       await eventually(() => slack.messages('C0ASK', event.event.ts).find((m) => m.text === 'Which city?'));

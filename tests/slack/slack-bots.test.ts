@@ -16,7 +16,15 @@ describeEachStore(
   (ctx) => {
     test('bad input is answered with problems naming the field; secrets are never shown', async () => {
       const { http, auth } = ctx();
-      assert.equal((await http.post('/v1/agents').set(auth).send({ name: 'helper', model: { provider: 'fake' } })).status, 201);
+      assert.equal(
+        (
+          await http
+            .post('/v1/agents')
+            .set(auth)
+            .send({ name: 'helper', model: { provider: 'fake' } })
+        ).status,
+        201,
+      );
       const valid = { name: 'support', agent: 'helper', bot_token: BOT_TOKEN, signing_secret: SIGNING_SECRET };
       const post = (body: Record<string, unknown>) => http.post('/v1/slack_bots').set(auth).send(body);
       const pointers = (res: { body: { errors?: Array<{ pointer: string }> } }) => (res.body.errors ?? []).map((e) => e.pointer);

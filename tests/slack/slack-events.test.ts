@@ -30,7 +30,11 @@ describeEachStore(
   (ctx) => {
     test('url_verification is answered with its challenge', async () => {
       const bot = await freshBot(ctx, slack);
-      const res = await postEvent(ctx, bot, { type: 'url_verification', token: 'legacy', challenge: 'challenge-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
+      const res = await postEvent(ctx, bot, {
+        type: 'url_verification',
+        token: 'legacy',
+        challenge: 'challenge-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+      });
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.body, { challenge: 'challenge-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' });
     });
@@ -67,11 +71,18 @@ describeEachStore(
       const asMessage = threadMessage({ text: '<@U0BOT> once more', channel: 'C0FIRST', threadTs: first.event.ts, ts: again.event.ts });
       assert.equal((await postEvent(ctx, bot, asMessage)).status, 200);
       const all = await finished('C0FIRST', first.event.ts, 3);
-      assert.deepEqual(all.map((m) => m.text), Array(3).fill('Hello **there**, how can I help you today?'), 'each message answered once, in its own message');
+      assert.deepEqual(
+        all.map((m) => m.text),
+        Array(3).fill('Hello **there**, how can I help you today?'),
+        'each message answered once, in its own message',
+      );
       const { data: responses } = await ctx().hub.api.responses.list(bot.projectId, {}, { order: 'asc' });
       assert.equal(responses.length, 3, 'three messages, three responses');
       assert.ok(responses[0].session_id);
-      assert.ok(responses.every((r) => r.session_id === responses[0].session_id), 'the thread is one session');
+      assert.ok(
+        responses.every((r) => r.session_id === responses[0].session_id),
+        'the thread is one session',
+      );
 
       const threads = await ctx().http.get(`/v1/slack_bots/${bot.id}/threads`).set(bot.auth);
       assert.equal(threads.status, 200, threads.text);
@@ -125,9 +136,15 @@ describeEachStore(
       const body = JSON.stringify(mention({ text: 'let me in', channel: 'C0BAD' }));
       const wrong = await ctx().http.post(`/slack/${bot.id}/events`).set(slackHeaders('not-the-signing-secret', body)).send(body);
       assertProblem(wrong, 401, 'unauthorized');
-      const stale = await ctx().http.post(`/slack/${bot.id}/events`).set(slackHeaders(SIGNING_SECRET, body, Math.floor(Date.now() / 1000) - 6 * 60)).send(body);
+      const stale = await ctx()
+        .http.post(`/slack/${bot.id}/events`)
+        .set(slackHeaders(SIGNING_SECRET, body, Math.floor(Date.now() / 1000) - 6 * 60))
+        .send(body);
       assertProblem(stale, 401, 'unauthorized');
-      const future = await ctx().http.post(`/slack/${bot.id}/events`).set(slackHeaders(SIGNING_SECRET, body, Math.floor(Date.now() / 1000) + 6 * 60)).send(body);
+      const future = await ctx()
+        .http.post(`/slack/${bot.id}/events`)
+        .set(slackHeaders(SIGNING_SECRET, body, Math.floor(Date.now() / 1000) + 6 * 60))
+        .send(body);
       assertProblem(future, 401, 'unauthorized');
       const unsigned = await ctx().http.post(`/slack/${bot.id}/events`).set('content-type', 'application/json').send(body);
       assertProblem(unsigned, 401, 'unauthorized');
@@ -146,7 +163,11 @@ describeEachStore(
       const own = mention({ text: 'from a bot', channel: 'C0OWN' });
       (own.event as Record<string, unknown>).bot_id = 'B0BOT';
       assert.equal((await postEvent(ctx, bot, own)).status, 200);
-      assert.equal((await postEvent(ctx, bot, { type: 'event_callback', team_id: 'T0TEAM', event_id: 'Ev0REACT', event: { type: 'reaction_added', user: 'U0HUMAN' } })).status, 200);
+      assert.equal(
+        (await postEvent(ctx, bot, { type: 'event_callback', team_id: 'T0TEAM', event_id: 'Ev0REACT', event: { type: 'reaction_added', user: 'U0HUMAN' } }))
+          .status,
+        200,
+      );
       const edited = threadMessage({ text: 'edited', channel: 'C0OWN', threadTs: own.event.ts });
       Object.assign(edited.event, { subtype: 'message_changed' });
       assert.equal((await postEvent(ctx, bot, edited)).status, 200);

@@ -11,7 +11,11 @@ export const SLACK_SETTINGS = { secretKey: 'slack-tests-secret-key-0123456789', 
 export const SIGNING_SECRET = 'test-signing-secret-abcdef';
 export const BOT_TOKEN = 'xoxb-test-bot-token-0001';
 
-export async function eventually<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -33,22 +37,34 @@ export async function freshBot(ctx: () => TestHub, slack: FakeSlackApi, agent: R
   const auth = { Authorization: `Bearer ${key}` };
   const projectId = (await ctx().hub.api.authenticate(key))!.projectId;
   const { script, ...rest } = agent;
-  const created = await ctx().http.post('/v1/agents').set(auth).send({ name: 'helper', model: { provider: 'fake', ...(script ? { script } : {}) }, ...rest });
+  const created = await ctx()
+    .http.post('/v1/agents')
+    .set(auth)
+    .send({ name: 'helper', model: { provider: 'fake', ...(script ? { script } : {}) }, ...rest });
   assert.equal(created.status, 201, created.text);
-  const res = await ctx().http.post('/v1/slack_bots').set(auth).send({ name: 'helper-bot', agent: 'helper', bot_token: BOT_TOKEN, signing_secret: SIGNING_SECRET, api_url: slack.url, ...bot });
+  const res = await ctx()
+    .http.post('/v1/slack_bots')
+    .set(auth)
+    .send({ name: 'helper-bot', agent: 'helper', bot_token: BOT_TOKEN, signing_secret: SIGNING_SECRET, api_url: slack.url, ...bot });
   assert.equal(res.status, 201, res.text);
   return { id: res.body.id, projectId, auth };
 }
 
 export function postEvent(ctx: () => TestHub, bot: Bot, payload: unknown, headers: Record<string, string> = {}) {
   const body = JSON.stringify(payload);
-  return ctx().http.post(`/slack/${bot.id}/events`).set({ ...slackHeaders(SIGNING_SECRET, body), ...headers }).send(body);
+  return ctx()
+    .http.post(`/slack/${bot.id}/events`)
+    .set({ ...slackHeaders(SIGNING_SECRET, body), ...headers })
+    .send(body);
 }
 
 /** A click as Slack posts it: a form whose `payload` is the block_actions JSON, signed. */
 export function postInteraction(ctx: () => TestHub, bot: Bot, payload: unknown) {
   const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  return ctx().http.post(`/slack/${bot.id}/interactions`).set({ ...slackHeaders(SIGNING_SECRET, body), 'content-type': 'application/x-www-form-urlencoded' }).send(body);
+  return ctx()
+    .http.post(`/slack/${bot.id}/interactions`)
+    .set({ ...slackHeaders(SIGNING_SECRET, body), 'content-type': 'application/x-www-form-urlencoded' })
+    .send(body);
 }
 
 export const responseCount = (ctx: () => TestHub, bot: Bot) => ctx().hub.api.responses.count(bot.projectId, {});
@@ -63,6 +79,15 @@ export function threadMessage(options: { text: string; channel: string; threadTs
     event_id: `Ev${ts.replace('.', '')}`,
     event_time: Math.floor(Date.now() / 1000),
     authorizations: [{ team_id: 'T0TEAM', user_id: 'U0BOT', is_bot: true }],
-    event: { type: 'message', channel_type: 'channel', user: options.user ?? 'U0HUMAN', text: options.text, ts, thread_ts: options.threadTs, channel: options.channel, team: 'T0TEAM' },
+    event: {
+      type: 'message',
+      channel_type: 'channel',
+      user: options.user ?? 'U0HUMAN',
+      text: options.text,
+      ts,
+      thread_ts: options.threadTs,
+      channel: options.channel,
+      team: 'T0TEAM',
+    },
   };
 }

@@ -46,7 +46,7 @@ describeEachStore(
       }
     });
 
-    test("a 429 from the Web API is waited out for its Retry-After, and the answer posted once", async () => {
+    test('a 429 from the Web API is waited out for its Retry-After, and the answer posted once', async () => {
       const bot = await freshBot(ctx, slack, { script: [{ text: 'after the limit' }] });
       slack.rateLimitNext('chat.startStream', 1);
       const event = mention({ text: 'busy day', channel: 'C0LIMIT' });
@@ -54,11 +54,15 @@ describeEachStore(
       const [message] = await settled('C0LIMIT', event.event.ts);
       assert.equal(message.text, 'after the limit');
       const starts = slack.callsIn('C0LIMIT', event.event.ts).filter((c) => c.method === 'chat.startStream');
-      assert.deepEqual(starts.map((c) => c.status), [429, 200], 'refused once, then sent once');
+      assert.deepEqual(
+        starts.map((c) => c.status),
+        [429, 200],
+        'refused once, then sent once',
+      );
       assert.equal(slack.messages('C0LIMIT', event.event.ts).length, 1);
     });
 
-    test('a long answer is split into messages within Slack\'s limits, in order, nothing lost', async () => {
+    test("a long answer is split into messages within Slack's limits, in order, nothing lost", async () => {
       const words = Array.from({ length: 700 }, (_, i) => `word-${String(i).padStart(4, '0')}-abcdefgh`);
       const text = words.join(' ');
       const bot = await freshBot(ctx, slack, { script: [{ text }] });

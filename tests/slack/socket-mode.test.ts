@@ -74,13 +74,24 @@ interface Bot {
 async function socketBot(ctx: Ctx, options: { name?: string; appToken?: string } = {}): Promise<Bot> {
   const project = await createProject(ctx.hub.kernel.db, `socket-${Math.random().toString(36).slice(2)}`);
   const auth = { Authorization: `Bearer ${(await createApiKey(ctx.hub.kernel.db, project.id, 'test')).secret}` };
-  const agent = await ctx.http.post('/v1/agents').set(auth).send({ name: 'helper', model: { provider: 'fake' } });
+  const agent = await ctx.http
+    .post('/v1/agents')
+    .set(auth)
+    .send({ name: 'helper', model: { provider: 'fake' } });
   assert.equal(agent.status, 201, agent.text);
   const name = options.name ?? `bot-${Math.random().toString(36).slice(2, 8)}`;
   const bot = await ctx.http
     .post('/v1/slack_bots')
     .set(auth)
-    .send({ name, agent: 'helper', mode: 'socket', bot_token: BOT_TOKEN, signing_secret: 'unused-in-socket-mode', app_token: options.appToken ?? APP_TOKEN, api_url: slack.url });
+    .send({
+      name,
+      agent: 'helper',
+      mode: 'socket',
+      bot_token: BOT_TOKEN,
+      signing_secret: 'unused-in-socket-mode',
+      app_token: options.appToken ?? APP_TOKEN,
+      api_url: slack.url,
+    });
   assert.equal(bot.status, 201, bot.text);
   return { id: bot.body.id, name, projectId: project.id, auth };
 }
@@ -216,8 +227,14 @@ for (const kind of storeKinds) {
     test('a name several bots in socket mode share is refused; an unknown one too', async () => {
       await socketBot(ctx, { name: 'twin' });
       await socketBot(ctx, { name: 'twin' });
-      await assert.rejects(new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: 'twin', ...TIMING }).start(), (error) => error instanceof PalaiError && error.slug === 'invalid-request');
-      await assert.rejects(new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: 'nobody', ...TIMING }).start(), (error) => error instanceof PalaiError && error.slug === 'not-found');
+      await assert.rejects(
+        new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: 'twin', ...TIMING }).start(),
+        (error) => error instanceof PalaiError && error.slug === 'invalid-request',
+      );
+      await assert.rejects(
+        new SlackSocketSupervisor(withSlice(ctx.hub, 'slack'), { only: 'nobody', ...TIMING }).start(),
+        (error) => error instanceof PalaiError && error.slug === 'not-found',
+      );
     });
   });
 }

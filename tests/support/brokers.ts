@@ -262,7 +262,11 @@ function resolve(kind: BrokerKind): Promise<Resolved<string[] | string>> {
   if (kind === 'kafka') {
     kafkaResolved ??= shared(
       'PALAI_TEST_KAFKA_BROKERS',
-      (raw) => raw.split(',').map((s) => s.trim()).filter(Boolean),
+      (raw) =>
+        raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
       kafkaProblem,
       async () => (await startDedicatedKafka()).brokers,
       'Kafka',

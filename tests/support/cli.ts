@@ -50,10 +50,9 @@ export function freePort(): Promise<number> {
 /** Rejects when `promise` has not settled within `ms`. */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))),
-  ]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)))]).finally(
+    () => clearTimeout(timer),
+  );
 }
 
 export interface Running {

@@ -43,7 +43,10 @@ export function fullApp(kernel: Kernel): Express {
 }
 
 /** The kernel API with one wing's slice, as the hub bound it: what that surface is given. */
-export const withSlice = <W extends keyof Hub['surfaces']['slices']>(hub: Pick<Hub, 'api' | 'surfaces'>, wing: W): KernelApi & Hub['surfaces']['slices'][W] => ({
+export const withSlice = <W extends keyof Hub['surfaces']['slices']>(
+  hub: Pick<Hub, 'api' | 'surfaces'>,
+  wing: W,
+): KernelApi & Hub['surfaces']['slices'][W] => ({
   ...hub.api,
   ...hub.surfaces.slices[wing],
 });
@@ -68,7 +71,13 @@ export interface TestHubOptions {
 
 async function startTestHub(kind: StoreKind, database: TestDatabase, overrides: Partial<PalaiConfig>, options: TestHubOptions): Promise<TestHub> {
   const config = testConfig(overrides);
-  const hub = await startHub({ config, db: options.store ? options.store(database.db) : database.db, logger: createLogger('silent'), env: options.env ?? process.env, tools: options.tools });
+  const hub = await startHub({
+    config,
+    db: options.store ? options.store(database.db) : database.db,
+    logger: createLogger('silent'),
+    env: options.env ?? process.env,
+    tools: options.tools,
+  });
   const newProjectKey = async () => {
     const project = await createProject(database.db, `test-${Math.random().toString(36).slice(2)}`);
     return (await createApiKey(database.db, project.id, 'test')).secret;

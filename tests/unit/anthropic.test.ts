@@ -163,13 +163,21 @@ test('tool results open their user turn even when a user message came first', as
 
 test('tools map to name, description and input_schema; tool choice and parallelism map to tool_choice', async () => {
   const tools = [
-    { name: 'get_weather', description: 'Current weather of a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+    {
+      name: 'get_weather',
+      description: 'Current weather of a city.',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
     { name: 'get_time', parameters: {} },
   ];
   await run(requestFor('text', { tools, toolChoice: 'required', parallelToolCalls: false }));
   let body = lastRequest('text').body;
   assert.deepEqual(body.tools, [
-    { name: 'get_weather', description: 'Current weather of a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+    {
+      name: 'get_weather',
+      description: 'Current weather of a city.',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
     { name: 'get_time', input_schema: { type: 'object' } },
   ]);
   assert.deepEqual(body.tool_choice, { type: 'any', disable_parallel_tool_use: true });
@@ -472,7 +480,10 @@ test('without a key a placeholder is sent, never a key from the environment', as
     assert.equal(sent.path, '/v1/messages');
     assert.equal(sent.headers.authorization, 'Bearer no-key');
   } finally {
-    for (const [name, value] of [['ANTHROPIC_API_KEY', saved.key], ['ANTHROPIC_AUTH_TOKEN', saved.token]] as const) {
+    for (const [name, value] of [
+      ['ANTHROPIC_API_KEY', saved.key],
+      ['ANTHROPIC_AUTH_TOKEN', saved.token],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

@@ -15,11 +15,15 @@ test('PALAI_MAX_BODY_BYTES sets the request body limit', () => {
 
 test('a body limit that is not a positive integer is a configuration error naming the variable', () => {
   for (const value of ['0', '-1', '1.5', 'ten', '10MiB']) {
-    assert.throws(() => loadConfig({ PALAI_MAX_BODY_BYTES: value }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.match((error as Error).message, /PALAI_MAX_BODY_BYTES/);
-      return true;
-    }, value);
+    assert.throws(
+      () => loadConfig({ PALAI_MAX_BODY_BYTES: value }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match((error as Error).message, /PALAI_MAX_BODY_BYTES/);
+        return true;
+      },
+      value,
+    );
   }
 });
 
@@ -28,11 +32,15 @@ test('PORT is a TCP port: 0 to 65535, and anything above is a configuration erro
   assert.equal(loadConfig({ PORT: '0' }).port, 0);
   assert.equal(loadConfig({ PORT: '65535' }).port, 65535);
   for (const value of ['65536', '100000', '-1', '80.5', 'http']) {
-    assert.throws(() => loadConfig({ PORT: value }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.equal((error as Error).message, `PORT must be an integer from 0 to 65535, got ${JSON.stringify(value)}`);
-      return true;
-    }, value);
+    assert.throws(
+      () => loadConfig({ PORT: value }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal((error as Error).message, `PORT must be an integer from 0 to 65535, got ${JSON.stringify(value)}`);
+        return true;
+      },
+      value,
+    );
   }
 });
 
@@ -121,7 +129,10 @@ test('PALAI_DATABASE_URL is a postgres:// URL; anything else is refused without 
   for (const url of ['postgres://palai:pw@db:5432/palai', 'postgresql://palai@[::1]/palai', 'postgres:///palai?host=/var/run/postgresql']) {
     assert.equal(loadConfig({ PALAI_DATABASE_URL: url }).databaseUrl, url);
   }
-  assert.match(configError({ PALAI_DATABASE_URL: 'notaurl' }), /^PALAI_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL .*, got a value that is not a URL$/);
+  assert.match(
+    configError({ PALAI_DATABASE_URL: 'notaurl' }),
+    /^PALAI_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL .*, got a value that is not a URL$/,
+  );
   const mysql = configError({ PALAI_DATABASE_URL: 'mysql://palai:topsecret@db/palai' });
   assert.match(mysql, /, got a mysql: URL$/);
   assert.ok(!mysql.includes('topsecret'), mysql);
@@ -135,7 +146,13 @@ test('HOST and PALAI_HOST take an IP address or a host name, and a bad one is na
 });
 
 test('PALAI_EGRESS_ALLOW_HOSTS takes host names, IP literals (IPv6 with or without brackets) and CIDR blocks; a URL, a port or a bad block is refused', () => {
-  assert.deepEqual(loadConfig({ PALAI_EGRESS_ALLOW_HOSTS: ' kafka, 127.0.0.1 ,[::1],fd00::/8,10.1.0.0/16,' }).egressAllowHosts, ['kafka', '127.0.0.1', '[::1]', 'fd00::/8', '10.1.0.0/16']);
+  assert.deepEqual(loadConfig({ PALAI_EGRESS_ALLOW_HOSTS: ' kafka, 127.0.0.1 ,[::1],fd00::/8,10.1.0.0/16,' }).egressAllowHosts, [
+    'kafka',
+    '127.0.0.1',
+    '[::1]',
+    'fd00::/8',
+    '10.1.0.0/16',
+  ]);
   for (const entry of ['http://10.0.0.5/', '127.0.0.1:8000', '10.0.0.0/33', 'not a host']) {
     assert.equal(
       configError({ PALAI_EGRESS_ALLOW_HOSTS: `kafka,${entry}` }),

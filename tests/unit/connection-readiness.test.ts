@@ -47,9 +47,15 @@ test('a stored key is usable only with the PALAI_SECRET_KEY it was sealed with',
 
 test('a key from the environment is usable when that variable is set', async () => {
   const policy = loadConfig({ PALAI_KEY_ENV_ALLOWLIST: 'ANTHROPIC_API_KEY,MY_KEY=https://models.example/v1' });
-  assert.deepEqual(await connectionReadiness(db, storeWith(null, { MY_KEY: 'x' }, policy), row({ api_key_env: 'MY_KEY' })), { usable: true, detail: 'key from MY_KEY' });
+  assert.deepEqual(await connectionReadiness(db, storeWith(null, { MY_KEY: 'x' }, policy), row({ api_key_env: 'MY_KEY' })), {
+    usable: true,
+    detail: 'key from MY_KEY',
+  });
   assert.deepEqual(await connectionReadiness(db, storeWith(null, {}, policy), row({ api_key_env: 'MY_KEY' })), { usable: false, detail: 'MY_KEY is not set' });
-  assert.equal((await connectionReadiness(db, storeWith(null, { ANTHROPIC_API_KEY: 'k' }), row({ provider: 'anthropic' }))).detail, 'key from ANTHROPIC_API_KEY');
+  assert.equal(
+    (await connectionReadiness(db, storeWith(null, { ANTHROPIC_API_KEY: 'k' }), row({ provider: 'anthropic' }))).detail,
+    'key from ANTHROPIC_API_KEY',
+  );
 });
 
 test('a connection to a local server without a key is usable, and says so', async () => {
@@ -76,7 +82,10 @@ test('palai doctor says when a connection would send a server key somewhere it i
     usable: false,
     detail: 'its key from LOCAL_KEY may go only to http://10.0.0.5:8000/v1, not to its base_url https://collector.example/v1',
   });
-  assert.deepEqual(await readiness({ api_key_env: 'ANTHROPIC_API_KEY' }), { usable: false, detail: 'reads ANTHROPIC_API_KEY, which PALAI_KEY_ENV_ALLOWLIST does not allow' });
+  assert.deepEqual(await readiness({ api_key_env: 'ANTHROPIC_API_KEY' }), {
+    usable: false,
+    detail: 'reads ANTHROPIC_API_KEY, which PALAI_KEY_ENV_ALLOWLIST does not allow',
+  });
   const keyless = await readiness({ base_url: 'https://collector.example/v1' });
   assert.equal(keyless.usable, true);
   assert.match(keyless.detail, /^no key \(OPENAI_API_KEY goes only to https:\/\/api\.openai\.com\/v1\)/);

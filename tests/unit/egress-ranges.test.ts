@@ -128,7 +128,15 @@ test("this host's own interface addresses are refused, whatever block they are i
   const interfaces = {
     eth9: [
       { address: '8.8.4.4', netmask: '255.255.255.0', family: 'IPv4' as const, mac: '02:00:00:00:00:01', internal: false, cidr: '8.8.4.4/24' },
-      { address: '2001:4860:4860::8844', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6' as const, mac: '02:00:00:00:00:01', internal: false, cidr: null, scopeid: 0 },
+      {
+        address: '2001:4860:4860::8844',
+        netmask: 'ffff:ffff:ffff:ffff::',
+        family: 'IPv6' as const,
+        mac: '02:00:00:00:00:01',
+        internal: false,
+        cidr: null,
+        scopeid: 0,
+      },
     ],
   };
   assert.deepEqual(refusalOf('8.8.4.4', interfaces), { address: '8.8.4.4', range: 'interface eth9', name: "this host's own address" });

@@ -65,7 +65,10 @@ test('usage counts the words of the instructions and every item as input, and th
 test('with no user message the echo is empty', async () => {
   const events = await collect(requestOf([assistant('only me')]));
   assert.deepEqual(textOf(events), []);
-  assert.deepEqual(events.map((e) => e.type), ['usage', 'finish']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['usage', 'finish'],
+  );
 });
 
 test('the N-th model call plays step N of the script', async () => {
@@ -89,7 +92,10 @@ test('a json step streams the JSON text of its value', async () => {
 test('a tool_calls step yields each call with its JSON arguments, then finishes for tool calls', async () => {
   const events = await collect(
     // The generated type of a free-form object is Record<string, never>, hence the cast.
-    requestOf([user('x')], { stepIndex: 2, script: [{ text: 'a' }, { text: 'b' }, { tool_calls: [{ name: 'search', arguments: { q: 'cats' } as never }, { name: 'now' }] }] }),
+    requestOf([user('x')], {
+      stepIndex: 2,
+      script: [{ text: 'a' }, { text: 'b' }, { tool_calls: [{ name: 'search', arguments: { q: 'cats' } as never }, { name: 'now' }] }],
+    }),
   );
   assert.deepEqual(events.slice(0, 2), [
     { type: 'tool_call', callId: 'call_fake_2_0', name: 'search', arguments: '{"q":"cats"}' },
@@ -105,7 +111,8 @@ test('an error step throws a ModelProviderError with the scripted status and mes
   const seen: ModelEvent[] = [];
   await assert.rejects(
     async () => {
-      for await (const event of new FakeModel().stream(requestOf([user('x')], { script: [{ error: { status: 429, message: 'slow down' } }] }))) seen.push(event);
+      for await (const event of new FakeModel().stream(requestOf([user('x')], { script: [{ error: { status: 429, message: 'slow down' } }] })))
+        seen.push(event);
     },
     (error: unknown) => {
       assert.ok(error instanceof ModelProviderError);
@@ -146,10 +153,13 @@ test('an already aborted signal stops a delayed step at its first pause', async 
   abort.abort();
   const received: string[] = [];
   const started = Date.now();
-  await assert.rejects(async () => {
-    const request = requestOf([user('x')], { script: [{ text: 'a b c', delay_ms: 1000 }], signal: abort.signal });
-    for await (const event of new FakeModel().stream(request)) if (event.type === 'text_delta') received.push(event.text);
-  }, { name: 'AbortError' });
+  await assert.rejects(
+    async () => {
+      const request = requestOf([user('x')], { script: [{ text: 'a b c', delay_ms: 1000 }], signal: abort.signal });
+      for await (const event of new FakeModel().stream(request)) if (event.type === 'text_delta') received.push(event.text);
+    },
+    { name: 'AbortError' },
+  );
   assert.ok(received.length <= 1, `received ${received.length} words`);
   assert.ok(Date.now() - started < 500);
 });

@@ -42,8 +42,7 @@ test('ids minted back to back with the real clock sort in minting order and neve
   assert.equal(new Set(ids).size, ids.length);
 });
 
-const randomPart = (id: string): bigint =>
-  [...id.slice(-16)].reduce((value, ch) => value * 32n + BigInt('0123456789abcdefghjkmnpqrstvwxyz'.indexOf(ch)), 0n);
+const randomPart = (id: string): bigint => [...id.slice(-16)].reduce((value, ch) => value * 32n + BigInt('0123456789abcdefghjkmnpqrstvwxyz'.indexOf(ch)), 0n);
 
 test('a new millisecond starts a fresh random part instead of counting on', () => {
   const a = newId('ses', 1_700_000_000_000);

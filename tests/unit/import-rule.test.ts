@@ -122,10 +122,13 @@ function runChecker(root: string, ...flags: string[]): { code: number | null; st
 function markedViolations(files: Record<string, string>): Map<string, string> {
   const expected = new Map<string, string>();
   for (const [path, text] of Object.entries(files)) {
-    text.trimStart().split('\n').forEach((line, i) => {
-      const marker = /\/\/ breaks: (.+)$/.exec(line);
-      if (marker) expected.set(`${path}:${i + 1}`, marker[1]);
-    });
+    text
+      .trimStart()
+      .split('\n')
+      .forEach((line, i) => {
+        const marker = /\/\/ breaks: (.+)$/.exec(line);
+        if (marker) expected.set(`${path}:${i + 1}`, marker[1]);
+      });
   }
   return expected;
 }
@@ -142,7 +145,15 @@ test('each rule reports its violation, at its line, and the allowed imports pass
 test('a violation names the resolved repository path it imports, or the package', () => {
   const found = JSON.parse(runChecker(writeTree(fixture), '--json').stdout) as Violation[];
   const targets = new Set(found.map((v) => v.target));
-  for (const target of ['core/store/db.ts', 'core/responses/status.ts', 'adapters/models/shared/openai-client.ts', 'cli/hub.ts', '@slack/bolt', 'openai', 'pg']) {
+  for (const target of [
+    'core/store/db.ts',
+    'core/responses/status.ts',
+    'adapters/models/shared/openai-client.ts',
+    'cli/hub.ts',
+    '@slack/bolt',
+    'openai',
+    'pg',
+  ]) {
     assert.ok(targets.has(target), target);
   }
 });
@@ -154,7 +165,15 @@ test('without --json each violation is one line `file:line imports target — ru
 });
 
 test('a tree that keeps the rule passes with exit code 0', () => {
-  const clean = Object.fromEntries(Object.entries(fixture).map(([path, text]) => [path, text.split('\n').filter((l) => !l.includes('// breaks:')).join('\n')]));
+  const clean = Object.fromEntries(
+    Object.entries(fixture).map(([path, text]) => [
+      path,
+      text
+        .split('\n')
+        .filter((l) => !l.includes('// breaks:'))
+        .join('\n'),
+    ]),
+  );
   const { code, stdout } = runChecker(writeTree(clean), '--json');
   assert.deepEqual(JSON.parse(stdout), []);
   assert.equal(code, 0);
@@ -163,6 +182,9 @@ test('a tree that keeps the rule passes with exit code 0', () => {
 test('this repository keeps the dependency rule', () => {
   const { code, stdout } = runChecker(repoRoot, '--json');
   const found = JSON.parse(stdout) as Violation[];
-  assert.deepEqual(found.map((v) => `${v.file}:${v.line} imports ${v.target} — ${v.rule}`), []);
+  assert.deepEqual(
+    found.map((v) => `${v.file}:${v.line} imports ${v.target} — ${v.rule}`),
+    [],
+  );
   assert.equal(code, 0);
 });

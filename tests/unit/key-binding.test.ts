@@ -15,11 +15,14 @@ const ENV = { OPENAI_API_KEY: 'sk-server-openai-0123456789', ANTHROPIC_API_KEY: 
 const NO_STORE = { query: () => Promise.reject(new Error('the store was used')) } as unknown as Queryable;
 
 function configError(env: Record<string, string>, pattern: RegExp): void {
-  assert.throws(() => loadConfig(env), (error: unknown) => {
-    assert.ok(error instanceof ConfigError, String(error));
-    assert.match((error as Error).message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, String(error));
+      assert.match((error as Error).message, pattern);
+      return true;
+    },
+  );
 }
 
 test('by default each provider key is bound to its provider, and only those two variables are allowed', () => {
@@ -51,7 +54,10 @@ test('PALAI_KEY_ENV_ALLOWLIST: another variable is listed with the URL its key m
 
 test('a variable without a URL, a provider variable with one, a bad URL or a duplicate stops the start with a ConfigError saying so', () => {
   configError({ PALAI_KEY_ENV_ALLOWLIST: 'OPENAI_API_KEY,MY_KEY' }, /say where MY_KEY's key may be sent, as MY_KEY=https:\/\/host\/v1/);
-  configError({ PALAI_KEY_ENV_ALLOWLIST: 'OPENAI_API_KEY=https://elsewhere.example/v1' }, /list OPENAI_API_KEY without a URL; its base URL is set by OPENAI_BASE_URL/);
+  configError(
+    { PALAI_KEY_ENV_ALLOWLIST: 'OPENAI_API_KEY=https://elsewhere.example/v1' },
+    /list OPENAI_API_KEY without a URL; its base URL is set by OPENAI_BASE_URL/,
+  );
   configError({ PALAI_KEY_ENV_ALLOWLIST: 'MY_KEY=not a url' }, /MY_KEY=not a url.*must be an http or https URL/);
   configError({ PALAI_KEY_ENV_ALLOWLIST: 'MY_KEY=file:///etc/passwd' }, /must be an http or https URL/);
   configError({ PALAI_KEY_ENV_ALLOWLIST: 'MY_KEY=https://a.example,MY_KEY=https://b.example' }, /MY_KEY is listed twice/);
@@ -76,7 +82,11 @@ test("an agent's model block gets the server key only at the operator's base URL
   const config = loadConfig({});
   const secrets = createSecretStore({ box: null, env: ENV, policy: config });
   const resolve = (model: ModelSpec) => resolveModel(NO_STORE, secrets, 'proj_1', model, config);
-  for (const [provider, key] of [['openai', ENV.OPENAI_API_KEY], ['openai-chat', ENV.OPENAI_API_KEY], ['anthropic', ENV.ANTHROPIC_API_KEY]] as const) {
+  for (const [provider, key] of [
+    ['openai', ENV.OPENAI_API_KEY],
+    ['openai-chat', ENV.OPENAI_API_KEY],
+    ['anthropic', ENV.ANTHROPIC_API_KEY],
+  ] as const) {
     const bound = provider === 'anthropic' ? config.anthropicBaseUrl : config.openaiBaseUrl;
     assert.deepEqual((await resolve({ provider, name: 'm' })).credentials, { apiKey: key, baseUrl: bound }, provider);
     assert.equal((await resolve({ provider, name: 'm', base_url: `${bound}/` })).credentials.apiKey, key, provider);
@@ -91,6 +101,9 @@ test('with OPENAI_BASE_URL set, a model block without base_url goes there with t
   const config = loadConfig({ OPENAI_BASE_URL: 'http://vllm.internal:8000/v1' });
   const secrets = createSecretStore({ box: null, env: ENV, policy: config });
   const resolve = (model: ModelSpec) => resolveModel(NO_STORE, secrets, 'proj_1', model, config);
-  assert.deepEqual((await resolve({ provider: 'openai-chat', name: 'm' })).credentials, { apiKey: ENV.OPENAI_API_KEY, baseUrl: 'http://vllm.internal:8000/v1' });
+  assert.deepEqual((await resolve({ provider: 'openai-chat', name: 'm' })).credentials, {
+    apiKey: ENV.OPENAI_API_KEY,
+    baseUrl: 'http://vllm.internal:8000/v1',
+  });
   assert.equal((await resolve({ provider: 'openai', name: 'm', base_url: 'https://api.openai.com/v1' })).credentials.apiKey, null);
 });

@@ -163,7 +163,10 @@ test('lazyOnce: one load for concurrent first callers, a failed load forgotten, 
   assert.equal(await value.ifLoaded(), null, 'nothing loaded yet');
   assert.equal(loads, 0);
   const first = await Promise.allSettled([value(), value()]);
-  assert.deepEqual(first.map((r) => r.status), ['rejected', 'rejected']);
+  assert.deepEqual(
+    first.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   assert.equal(loads, 1, 'concurrent callers share the one load');
   assert.equal(await value.ifLoaded(), null, 'a failed load holds nothing');
   assert.deepEqual(await value(), { n: 2 }, 'the next call loads again');
@@ -177,7 +180,12 @@ test('a model adapter whose load failed loads again at the next call (it did not
   const model = lazyModel('openai', async () => {
     loads += 1;
     if (loads === 1) throw new Error('Cannot find module openai');
-    return { provider: 'openai', stream: async function* () { yield { type: 'finish', reason: 'stop' } as ModelEvent; } };
+    return {
+      provider: 'openai',
+      stream: async function* () {
+        yield { type: 'finish', reason: 'stop' } as ModelEvent;
+      },
+    };
   });
   const drain = async () => {
     const events: ModelEvent[] = [];
@@ -231,5 +239,6 @@ test('palai serve loads none of the SDKs and parsers that wait for first use (in
   // serve.js imports the hub when it starts it.
   const loaded = staticPackages('dist/cli/commands/serve.js', 'dist/cli/hub.js');
   assert.ok(loaded.has('commander') && loaded.has('express') && loaded.has('pino'), 'the walk follows the imports');
-  for (const deferred of ['@modelcontextprotocol/sdk', '@a2a-js/sdk', 'undici', 'yaml', 'zod']) assert.ok(!loaded.has(deferred), `${deferred} is imported at start`);
+  for (const deferred of ['@modelcontextprotocol/sdk', '@a2a-js/sdk', 'undici', 'yaml', 'zod'])
+    assert.ok(!loaded.has(deferred), `${deferred} is imported at start`);
 });

@@ -17,7 +17,8 @@ before(async () => {
 });
 after(() => server.close());
 
-const request = (scenario: string, overrides = {}) => modelRequest(server.baseUrl, scenario, { model: { provider: 'openai-chat', name: scenario }, ...overrides });
+const request = (scenario: string, overrides = {}) =>
+  modelRequest(server.baseUrl, scenario, { model: { provider: 'openai-chat', name: scenario }, ...overrides });
 
 const providerError = (error: unknown) => expectProviderError(error, 'openai-chat');
 
@@ -86,7 +87,13 @@ describe('streams', () => {
 
 describe('the request it sends', () => {
   test('maps instructions and items to chat messages, folding calls into the assistant turn, with tools and options', async () => {
-    const call = (id: string, city: string): Item => ({ id: `fc_${id}`, type: 'function_call', call_id: id, name: 'get_weather', arguments: `{"city":"${city}"}` });
+    const call = (id: string, city: string): Item => ({
+      id: `fc_${id}`,
+      type: 'function_call',
+      call_id: id,
+      name: 'get_weather',
+      arguments: `{"city":"${city}"}`,
+    });
     const result = (id: string, output: string): Item => ({ id: `fco_${id}`, type: 'function_call_output', call_id: id, output });
     const items: Item[] = [
       user('Weather in Paris and Tokyo?'),
@@ -103,7 +110,15 @@ describe('the request it sends', () => {
     ];
     const { error } = await drain(
       adapter,
-      request('scenario-text', { instructions: 'Be brief.', items, tools: [WEATHER_TOOL], toolChoice: 'required', parallelToolCalls: false, maxOutputTokens: 256, temperature: 0.2 }),
+      request('scenario-text', {
+        instructions: 'Be brief.',
+        items,
+        tools: [WEATHER_TOOL],
+        toolChoice: 'required',
+        parallelToolCalls: false,
+        maxOutputTokens: 256,
+        temperature: 0.2,
+      }),
     );
     assert.equal(error, null);
     const sent = server.lastRequest();

@@ -36,9 +36,18 @@ const SDK_STATUSES: OpenAI.Responses.ResponseStatus[] = ['completed', 'failed', 
 // here: the event types its `ResponseStreamEvent` union discriminates on among
 // those Palai sends, and the one `get_final_response()` needs to have seen.
 const PYTHON_SDK_EVENT_TYPES = new Set([
-  'response.created', 'response.queued', 'response.in_progress', 'response.completed', 'response.failed', 'response.incomplete',
-  'response.output_item.added', 'response.output_item.done', 'response.content_part.added', 'response.content_part.done',
-  'response.output_text.delta', 'response.output_text.done',
+  'response.created',
+  'response.queued',
+  'response.in_progress',
+  'response.completed',
+  'response.failed',
+  'response.incomplete',
+  'response.output_item.added',
+  'response.output_item.done',
+  'response.content_part.added',
+  'response.content_part.done',
+  'response.output_text.delta',
+  'response.output_text.done',
 ]);
 const PYTHON_FINAL_EVENT = 'response.completed';
 
@@ -46,13 +55,32 @@ const AGENT = { id: 'agt_1', name: 'a', revision: 1, revision_id: 'agtrev_1' };
 
 function stateWith(status: ResponseStatus, extra: Partial<ResponseState> = {}): ResponseState {
   return {
-    id: 'resp_1', status, agent: AGENT, session_id: null, previous_response_id: null, instructions: null, background: false, metadata: {},
-    output: [], usage: null, usage_by_step: [], error: null, pending_calls: [], created_at: 0, completed_at: null, ...extra,
+    id: 'resp_1',
+    status,
+    agent: AGENT,
+    session_id: null,
+    previous_response_id: null,
+    instructions: null,
+    background: false,
+    metadata: {},
+    output: [],
+    usage: null,
+    usage_by_step: [],
+    error: null,
+    pending_calls: [],
+    created_at: 0,
+    completed_at: null,
+    ...extra,
   };
 }
 
 const pending = (waiting_for: PendingToolCall['waiting_for'], extra: Partial<PendingToolCall> = {}): PendingToolCall => ({
-  call_id: `call_${waiting_for}`, name: waiting_for === 'input' ? 'ask_user' : 'deploy', arguments: '{}', risk: 'write', waiting_for, ...extra,
+  call_id: `call_${waiting_for}`,
+  name: waiting_for === 'input' ? 'ask_user' : 'deploy',
+  arguments: '{}',
+  risk: 'write',
+  waiting_for,
+  ...extra,
 });
 
 test('every kernel status has exactly the OpenAI status and events of the table', () => {
@@ -85,11 +113,23 @@ test('a response waiting for approval lists an mcp_approval_request per call awa
 });
 
 test('a question is an assistant message after the output, and is the output_text', () => {
-  const said = { id: 'msg_1', type: 'message' as const, role: 'assistant' as const, status: 'completed' as const, content: [{ type: 'output_text' as const, text: 'Hmm. ', annotations: [] }] };
+  const said = {
+    id: 'msg_1',
+    type: 'message' as const,
+    role: 'assistant' as const,
+    status: 'completed' as const,
+    content: [{ type: 'output_text' as const, text: 'Hmm. ', annotations: [] }],
+  };
   const object = openAiResponse(stateWith('waiting_for_input', { output: [said], pending_calls: [pending('input', { question: 'Which city?' })] }));
   assert.equal(object.status, 'completed');
   assert.equal(object.output.length, 2);
-  assert.deepEqual(object.output[1], { id: 'msg_call_input', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Which city?', annotations: [] }] });
+  assert.deepEqual(object.output[1], {
+    id: 'msg_call_input',
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text: 'Which city?', annotations: [] }],
+  });
   assert.equal(object.output_text, 'Hmm. Which city?');
 });
 
@@ -99,7 +139,7 @@ test('client function calls stand as they are: no item is added for them', () =>
   assert.deepEqual(object.output, [call]);
 });
 
-test('in Palai\'s vocabulary exactly the terminal statuses end a stream, one event each kind', () => {
+test("in Palai's vocabulary exactly the terminal statuses end a stream, one event each kind", () => {
   assert.deepEqual([...TERMINAL_EXTENDED_EVENTS].sort(), ['response.cancelled', 'response.completed', 'response.failed', 'response.incomplete']);
   for (const status of ALL) {
     const terminal = ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'].includes(status);
@@ -158,11 +198,14 @@ test('every event type the default stream can send is one the SDK handles (walke
   }
 });
 
-test('Palai\'s own events are not in the SDK\'s union: they are sent only to clients that ask', () => {
+test("Palai's own events are not in the SDK's union: they are sent only to clients that ask", () => {
   for (const status of ['waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'canceled'] as ResponseStatus[]) {
     const [created, ...rest] = journalEndingIn(status);
     const last = rest.at(-1)!;
     const snapshot = accumulateResponse(openAiStreamEvent(created, 'extended') as unknown as OpenAI.Responses.ResponseStreamEvent, undefined);
-    assert.throws(() => accumulateResponse(openAiStreamEvent(last, 'extended') as unknown as OpenAI.Responses.ResponseStreamEvent, snapshot), /Unhandled response stream event/);
+    assert.throws(
+      () => accumulateResponse(openAiStreamEvent(last, 'extended') as unknown as OpenAI.Responses.ResponseStreamEvent, snapshot),
+      /Unhandled response stream event/,
+    );
   }
 });

@@ -143,7 +143,10 @@ describe('the request it sends', () => {
         ['function_call_output', 'call_7HcJ2kN9sQ4wE6rT1yU3iO8p'],
       ],
     );
-    assert.ok(input.every((item) => !('id' in item)), 'Palai item ids are not sent');
+    assert.ok(
+      input.every((item) => !('id' in item)),
+      'Palai item ids are not sent',
+    );
   });
 
   test('without tools it sends no tool options, and without instructions no instructions', async () => {
@@ -165,7 +168,10 @@ describe('the request it sends', () => {
     try {
       await drain(adapter, request('scenario-text'));
     } finally {
-      for (const [name, value] of [['OPENAI_ORG_ID', saved.org], ['OPENAI_PROJECT_ID', saved.project]] as const) {
+      for (const [name, value] of [
+        ['OPENAI_ORG_ID', saved.org],
+        ['OPENAI_PROJECT_ID', saved.project],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }

@@ -170,7 +170,11 @@ test("every problem carries OpenAI's error member: detail as message, slug as co
     assert.equal((error as { message: string }).message, `about ${slug}`);
     assert.equal((error as { code: string }).code, slug);
     const type = (error as { type: string }).type;
-    const expected = status >= 500 ? 'server_error' : ({ 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error' } as Record<number, string>)[status] ?? 'invalid_request_error';
+    const expected =
+      status >= 500
+        ? 'server_error'
+        : (({ 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error' } as Record<number, string>)[status] ??
+          'invalid_request_error');
     assert.equal(type, expected, slug);
   }
 });

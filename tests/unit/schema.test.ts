@@ -98,7 +98,13 @@ test('every authenticated operation answers problems by default; public ones nee
   for (const op of operations) {
     if (op.authenticated) assert.equal(op.responses.default, 'Problem', op.operationId);
   }
-  assert.deepEqual(operations.filter((o) => !o.authenticated).map((o) => o.path).sort(), ['/healthz', '/metrics', '/openapi.json', '/readyz']);
+  assert.deepEqual(
+    operations
+      .filter((o) => !o.authenticated)
+      .map((o) => o.path)
+      .sort(),
+    ['/healthz', '/metrics', '/openapi.json', '/readyz'],
+  );
 });
 
 test('the HTTP app binds a handler to every operation without touching the store', () => {

@@ -17,7 +17,13 @@ test('the same text gets the same name, a different text another', () => {
 
 test('a statement whose result follows the table (SELECT *, RETURNING *, t.*) stays unnamed; count(*) does not count', () => {
   const names = new StatementNames();
-  for (const sql of ['SELECT * FROM agents WHERE id = $1', 'UPDATE agents SET name = $2 WHERE id = $1 RETURNING *', 'SELECT a.*, r.spec FROM agents a JOIN agent_revisions r ON r.id = $1', 'select distinct * from t where a = $1', 'SELECT id, r.* FROM r WHERE id = $1']) {
+  for (const sql of [
+    'SELECT * FROM agents WHERE id = $1',
+    'UPDATE agents SET name = $2 WHERE id = $1 RETURNING *',
+    'SELECT a.*, r.spec FROM agents a JOIN agent_revisions r ON r.id = $1',
+    'select distinct * from t where a = $1',
+    'SELECT id, r.* FROM r WHERE id = $1',
+  ]) {
     assert.equal(names.nameFor(sql), undefined, sql);
   }
   assert.ok(names.nameFor('SELECT count(*)::integer AS n FROM responses WHERE project_id = $1'));
@@ -39,9 +45,12 @@ test('PALAI_DATABASE_PREPARED_STATEMENTS: on by default, false turns it off, any
   assert.equal(loadConfig({ PALAI_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements, false);
   assert.equal(loadConfig({ PALAI_DATABASE_PREPARED_STATEMENTS: '0' }).databasePreparedStatements, false);
   assert.equal(loadConfig({ PALAI_DATABASE_PREPARED_STATEMENTS: 'TRUE' }).databasePreparedStatements, true);
-  assert.throws(() => loadConfig({ PALAI_DATABASE_PREPARED_STATEMENTS: 'maybe' }), (error: unknown) => {
-    assert.ok(error instanceof ConfigError);
-    assert.equal((error as Error).message, 'PALAI_DATABASE_PREPARED_STATEMENTS must be true or false, got "maybe"');
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ PALAI_DATABASE_PREPARED_STATEMENTS: 'maybe' }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal((error as Error).message, 'PALAI_DATABASE_PREPARED_STATEMENTS must be true or false, got "maybe"');
+      return true;
+    },
+  );
 });

@@ -3,15 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import {
-  TERMINAL_STATUSES,
-  TRANSITIONS,
-  WAITING_STATUSES,
-  canTransition,
-  isTerminal,
-  isWaiting,
-  type ResponseStatus,
-} from '../../core/response-status.js';
+import { TERMINAL_STATUSES, TRANSITIONS, WAITING_STATUSES, canTransition, isTerminal, isWaiting, type ResponseStatus } from '../../core/response-status.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
 import { CLAIMABLE_STATUSES } from '../../core/response-status.js';
 
@@ -95,5 +87,3 @@ test('isTerminal and isWaiting classify every status, and no status is both', ()
 test('a claim takes exactly the statuses that may become in_progress, and in_progress itself', () => {
   assert.deepEqual([...CLAIMABLE_STATUSES].sort(), ['in_progress', 'queued', ...WAITING].sort());
 });
-
-

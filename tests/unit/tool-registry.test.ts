@@ -49,17 +49,15 @@ function serverProvider(seen: { spec: ServerSpec; context: ToolResolveContext }[
     kind: 'server',
     async resolve(spec, context) {
       seen.push({ spec, context });
-      return spec.tools.map(
-        (name): ResolvedTool => ({
-          name,
-          kind: 'server',
-          description: `${name} on ${spec.name}`,
-          parameters: { type: 'object', properties: {} },
-          risk: 'write',
-          validateArguments: false,
-          run: async () => ({ kind: 'output', output: `${spec.name}:${name}` }),
-        }),
-      );
+      return spec.tools.map((name): ResolvedTool => ({
+        name,
+        kind: 'server',
+        description: `${name} on ${spec.name}`,
+        parameters: { type: 'object', properties: {} },
+        risk: 'write',
+        validateArguments: false,
+        run: async () => ({ kind: 'output', output: `${spec.name}:${name}` }),
+      }));
     },
   };
 }
@@ -95,7 +93,10 @@ test('one entry may yield several tools, kept in entry order beside the others',
     contextFor(),
   );
   assert.deepEqual([...tools.keys()], ['echo', 'read_file', 'write_file', 'list_dir', 'get_weather']);
-  assert.deepEqual([...tools.values()].map((t) => t.kind), ['builtin', 'server', 'server', 'server', 'function']);
+  assert.deepEqual(
+    [...tools.values()].map((t) => t.kind),
+    ['builtin', 'server', 'server', 'server', 'function'],
+  );
 });
 
 test('two tools of one name are refused, naming both entries', async () => {
@@ -122,11 +123,14 @@ test('two tools of one name are refused, naming both entries', async () => {
 
 test('an entry whose type no provider serves is refused with the registered kinds', async () => {
   const registry = defaultTools();
-  assert.throws(() => registry.get('mcp'), (error: unknown) => {
-    assert.ok(error instanceof ToolResolutionError);
-    assert.equal(error.message, 'No tool provider is registered for tool type "mcp"; registered: builtin, function.');
-    return true;
-  });
+  assert.throws(
+    () => registry.get('mcp'),
+    (error: unknown) => {
+      assert.ok(error instanceof ToolResolutionError);
+      assert.equal(error.message, 'No tool provider is registered for tool type "mcp"; registered: builtin, function.');
+      return true;
+    },
+  );
   await assert.rejects(registry.resolveAll([{ type: 'mcp', name: 'github' }], contextFor()), /No tool provider is registered for tool type "mcp"/);
   assert.throws(() => new ToolRegistry().get('builtin'), /registered: none\./);
 });
@@ -175,7 +179,14 @@ test('an unknown built-in is refused by the provider, at agent creation and at r
   await assert.rejects(defaultTools().resolveAll([{ type: 'builtin', name: 'teleport' }], contextFor()), new ToolResolutionError(detail));
 
   assert.throws(
-    () => checkAgentSpec({ model: { provider: 'fake' }, tools: [{ type: 'builtin', name: 'echo' }, { type: 'builtin', name: 'teleport' }] }),
+    () =>
+      checkAgentSpec({
+        model: { provider: 'fake' },
+        tools: [
+          { type: 'builtin', name: 'echo' },
+          { type: 'builtin', name: 'teleport' },
+        ],
+      }),
     (error: unknown) => {
       assert.ok(error instanceof PalaiError);
       assert.equal(error.slug, 'validation-failed');

@@ -43,10 +43,13 @@ async function streamChat(api: KernelApi, res: Response, projectId: string, stat
       res.write('data: [DONE]\n\n');
       return;
     }
-    if (!closed.signal.aborted) throw new PalaiError('shutting-down', `This process is shutting down; response ${state.id} goes on. Fetch it with GET /v1/responses/${state.id}.`);
+    if (!closed.signal.aborted)
+      throw new PalaiError('shutting-down', `This process is shutting down; response ${state.id} goes on. Fetch it with GET /v1/responses/${state.id}.`);
   } catch (error) {
     if (!isPalaiError(error)) api.logger.error({ err: error, response_id: state.id }, 'chat stream failed');
-    const problem = isPalaiError(error) ? error : new PalaiError('internal', `The stream stopped on an internal error; fetch response ${state.id} with GET /v1/responses/${state.id}.`);
+    const problem = isPalaiError(error)
+      ? error
+      : new PalaiError('internal', `The stream stopped on an internal error; fetch response ${state.id} with GET /v1/responses/${state.id}.`);
     if (!closed.signal.aborted) send({ error: problemBody(problem).error });
   } finally {
     res.end();

@@ -5,7 +5,12 @@ import type { KernelApi } from '../../../core/api/index.js';
 import type { Conversation, Session } from '../../../generated/schemas.js';
 import type { OperationHandlers } from '../operations.js';
 
-const conversationOf = (session: Session): Conversation => ({ id: session.id, object: 'conversation', created_at: session.created_at, metadata: session.metadata });
+const conversationOf = (session: Session): Conversation => ({
+  id: session.id,
+  object: 'conversation',
+  created_at: session.created_at,
+  metadata: session.metadata,
+});
 
 export function conversationHandlers({ sessions }: KernelApi): OperationHandlers {
   return {

@@ -4,7 +4,13 @@ import type { KernelApi } from '../../../core/api/index.js';
 import type { Agent, Model } from '../../../generated/schemas.js';
 import type { OperationHandlers } from '../operations.js';
 
-const modelOf = (agent: Agent, projectId: string): Model => ({ id: agent.name, object: 'model', created: agent.created_at, owned_by: projectId, agent_id: agent.id });
+const modelOf = (agent: Agent, projectId: string): Model => ({
+  id: agent.name,
+  object: 'model',
+  created: agent.created_at,
+  owned_by: projectId,
+  agent_id: agent.id,
+});
 
 /** Largest page the agents list serves. */
 const PAGE = 100;
@@ -13,7 +19,7 @@ export function modelHandlers({ agents }: KernelApi): OperationHandlers {
   return {
     listModels: async (_req, res, { projectId }) => {
       const data: Model[] = [];
-      for (let after: string | undefined; ; ) {
+      for (let after: string | undefined; ;) {
         const page = await agents.list(projectId, { limit: PAGE, after });
         data.push(...page.data.map((agent) => modelOf(agent, projectId)));
         if (!page.has_more || page.last_id === null) break;

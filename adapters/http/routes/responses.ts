@@ -19,7 +19,11 @@ function requestedVocabulary(req: Request, query: { palai_events?: EventVocabula
 }
 
 /** A waiting response the request continues from (and so answers), with the sequence its stream resumes after. */
-async function waitingPrevious(api: KernelApi, projectId: string, previousId: string | null | undefined): Promise<{ state: ResponseState; after: number } | null> {
+async function waitingPrevious(
+  api: KernelApi,
+  projectId: string,
+  previousId: string | null | undefined,
+): Promise<{ state: ResponseState; after: number } | null> {
   if (!previousId) return null;
   const state = await api.responses.get(projectId, previousId);
   return isWaiting(state.status) ? { state, after: await api.responses.lastSequence(projectId, previousId) } : null;

@@ -32,7 +32,8 @@ function blockText(block: Block): string {
 
 export const contentText = (content: CallToolResult['content']): string => content.map(blockText).join('\n\n');
 
-const cut = (text: string): string => (text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n[output cut at ${MAX_OUTPUT_CHARS} characters]` : text);
+const cut = (text: string): string =>
+  text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n[output cut at ${MAX_OUTPUT_CHARS} characters]` : text;
 
 export function callOutcome(result: CallToolResult, tool: string, outputSchema: PreparedSchema | null): ToolOutcome {
   const text = contentText(result.content ?? []);

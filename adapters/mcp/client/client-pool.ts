@@ -100,10 +100,7 @@ export class McpClientPool implements McpServerClient {
     let connection = this.connections.get(target.id);
     if (!connection) {
       const changed = (client: Client) => this.toolsChanged(target, client);
-      connection =
-        target.transport === 'stdio'
-          ? new StdioConnection(target, this.logger, changed)
-          : new HttpConnection(target, this.egress, changed);
+      connection = target.transport === 'stdio' ? new StdioConnection(target, this.logger, changed) : new HttpConnection(target, this.egress, changed);
       this.connections.set(target.id, connection);
     }
     return connection;

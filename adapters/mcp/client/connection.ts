@@ -69,7 +69,10 @@ export async function listAllTools(client: Client, signal?: AbortSignal): Promis
   const tools: McpToolDescription[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { signal, timeout: HANDSHAKE_TIMEOUT_MS });
+    const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, {
+      signal,
+      timeout: HANDSHAKE_TIMEOUT_MS,
+    });
     tools.push(...result.tools.map(describeTool));
     cursor = result.nextCursor;
     if (!cursor) break;

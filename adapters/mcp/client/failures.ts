@@ -26,7 +26,9 @@ export const isTimeout = (error: unknown): boolean => error instanceof McpError 
 
 /** The server does not know the tool: its list changed since Palai read it. */
 export const isUnknownTool = (error: unknown): boolean =>
-  error instanceof McpError && (error.code === ErrorCode.InvalidParams || error.code === ErrorCode.MethodNotFound) && /unknown tool|not found/i.test(error.message);
+  error instanceof McpError &&
+  (error.code === ErrorCode.InvalidParams || error.code === ErrorCode.MethodNotFound) &&
+  /unknown tool|not found/i.test(error.message);
 
 function networkCode(error: unknown): string | null {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
@@ -57,5 +59,8 @@ export function describeFailure(error: unknown): string {
 
 /** The problem a failure to reach a server is: the egress guard's own refusal, or `upstream-unavailable`. */
 export function unreachable(server: string, error: unknown): PalaiError {
-  return egressRefusalIn(error) ?? new PalaiError('upstream-unavailable', `The MCP server ${JSON.stringify(server)} could not be reached: ${describeFailure(error)}.`);
+  return (
+    egressRefusalIn(error) ??
+    new PalaiError('upstream-unavailable', `The MCP server ${JSON.stringify(server)} could not be reached: ${describeFailure(error)}.`)
+  );
 }

@@ -57,7 +57,10 @@ export class HttpConnection implements McpConnection {
     const current = this.current;
     this.current = null;
     if (!current) return;
-    await Promise.race([current.transport.terminateSession().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, TERMINATE_TIMEOUT_MS).unref())]);
+    await Promise.race([
+      current.transport.terminateSession().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, TERMINATE_TIMEOUT_MS).unref()),
+    ]);
     await current.client.close().catch(() => undefined);
   }
 }

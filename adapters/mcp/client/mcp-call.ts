@@ -47,7 +47,8 @@ export class McpCall {
       }
     } catch (error) {
       context.signal.throwIfAborted();
-      if (isConnectionLost(error)) throw mayRepeat(tool) ? this.failure(error) : interrupted(target.name, tool.name, 'the connection to the server closed while it ran');
+      if (isConnectionLost(error))
+        throw mayRepeat(tool) ? this.failure(error) : interrupted(target.name, tool.name, 'the connection to the server closed while it ran');
       if (isUnknownTool(error)) this.onUnknownTool();
       throw this.failure(error);
     } finally {
@@ -67,7 +68,10 @@ export class McpCall {
 
   private failure(error: unknown): ToolError {
     if (error instanceof ToolError) return error;
-    if (isTimeout(error)) return new ToolError(`The MCP server ${this.target.name} did not answer the call to ${this.tool.name} within ${CALL_IDLE_TIMEOUT_MS / 1000} s; it was cancelled.`);
+    if (isTimeout(error))
+      return new ToolError(
+        `The MCP server ${this.target.name} did not answer the call to ${this.tool.name} within ${CALL_IDLE_TIMEOUT_MS / 1000} s; it was cancelled.`,
+      );
     return new ToolError(`The call to ${this.tool.name} on the MCP server ${this.target.name} failed: ${describeFailure(error)}.`);
   }
 }

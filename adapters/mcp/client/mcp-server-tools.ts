@@ -90,7 +90,8 @@ export function mcpServerTools(api: McpSurfaceApi, pool: Pick<McpClientPool, 'ca
           ...(approval ? { approval } : {}),
           validateArguments: input.validate !== null,
           // The call (with the MCP SDK's errors it tells apart) is loaded with the first call.
-          run: async (args: Record<string, unknown> | undefined, context) => new (await import('./mcp-call.js')).McpCall(pool, target, tool, context, refresh).run(args ?? {}),
+          run: async (args: Record<string, unknown> | undefined, context) =>
+            new (await import('./mcp-call.js')).McpCall(pool, target, tool, context, refresh).run(args ?? {}),
         };
       });
     },

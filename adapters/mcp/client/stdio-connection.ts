@@ -90,7 +90,9 @@ export class StdioConnection implements McpConnection {
     const { name, command, args, env, cwd } = this.target;
     const transport = new StdioClientTransport({ command, args, env, ...(cwd ? { cwd } : {}), stderr: 'pipe' });
     // The server's own diagnostics, for an operator who turns on debug logs.
-    transport.stderr?.on('data', (chunk: Buffer) => this.logger.debug({ mcp_server: name, stderr: chunk.toString('utf8').slice(0, MAX_STDERR_LOG) }, 'stdio MCP server wrote to stderr'));
+    transport.stderr?.on('data', (chunk: Buffer) =>
+      this.logger.debug({ mcp_server: name, stderr: chunk.toString('utf8').slice(0, MAX_STDERR_LOG) }, 'stdio MCP server wrote to stderr'),
+    );
     const client = newClient(this.onToolsChanged);
     const startedAt = Date.now();
     client.onclose = () => this.exited(client);

@@ -73,7 +73,8 @@ function chainMessage(error: unknown): string {
  * not passed here: the caller rethrows its signal's reason for those.
  */
 export function toProviderError(error: unknown, secret: string | null, timeoutMs: number, phase: 'request' | 'stream'): ModelProviderError {
-  const make = (message: string, status?: number, retryAfter?: number) => new ModelProviderError(PROVIDER, redact(shorten(message), secret), status, retryAfter);
+  const make = (message: string, status?: number, retryAfter?: number) =>
+    new ModelProviderError(PROVIDER, redact(shorten(message), secret), status, retryAfter);
 
   if (error instanceof APIConnectionTimeoutError) return make(`request timed out after ${timeoutMs / 1000}s`);
   if (error instanceof APIConnectionError) return make(`connection failed: ${error.cause ? chainMessage(error.cause) : error.message}`);

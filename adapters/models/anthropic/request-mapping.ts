@@ -2,14 +2,7 @@
 // prompt out of the turns, wants user and assistant turns to alternate, carries tool
 // calls as `tool_use` blocks of the assistant and their outputs as `tool_result`
 // blocks of the next user turn, and requires `max_tokens`.
-import type {
-  ContentBlockParam,
-  MessageCreateParamsStreaming,
-  MessageParam,
-  OutputConfig,
-  Tool,
-  ToolChoice,
-} from '@anthropic-ai/sdk/resources/messages';
+import type { ContentBlockParam, MessageCreateParamsStreaming, MessageParam, OutputConfig, Tool, ToolChoice } from '@anthropic-ai/sdk/resources/messages';
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import type { Item } from '../../../generated/schemas.js';
 import type { ModelRequest, ToolDefinition } from '../../../core/models/model-port.js';

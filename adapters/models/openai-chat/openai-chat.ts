@@ -67,7 +67,9 @@ export function chatRequest(request: ModelRequest): ChatCompletionCreateParamsSt
     // Tool options only travel with tools: servers reject them alone, and some reject an empty list.
     ...(tools.length > 0 ? { tools } : {}),
     ...(tools.length > 0 && request.toolChoice
-      ? { tool_choice: typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, function: { name: request.toolChoice.name } } }
+      ? {
+          tool_choice: typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, function: { name: request.toolChoice.name } },
+        }
       : {}),
     ...(tools.length > 0 && request.parallelToolCalls !== undefined ? { parallel_tool_calls: request.parallelToolCalls } : {}),
     ...(request.outputSchema

@@ -62,7 +62,9 @@ export function responsesRequest(request: ModelRequest): ResponseCreateParamsStr
     ...(request.instructions ? { instructions: request.instructions } : {}),
     // Tool options only travel with tools: providers reject them alone.
     ...(tools.length > 0 ? { tools } : {}),
-    ...(tools.length > 0 && request.toolChoice ? { tool_choice: typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, name: request.toolChoice.name } } : {}),
+    ...(tools.length > 0 && request.toolChoice
+      ? { tool_choice: typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function' as const, name: request.toolChoice.name } }
+      : {}),
     ...(tools.length > 0 && request.parallelToolCalls !== undefined ? { parallel_tool_calls: request.parallelToolCalls } : {}),
     ...(request.outputSchema
       ? { text: { format: { type: 'json_schema', name: outputFormatName(request.outputSchema), schema: request.outputSchema, strict: false } } }

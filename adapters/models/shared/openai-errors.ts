@@ -62,7 +62,8 @@ export function toProviderError(provider: string, error: unknown, apiKey: string
   if (error instanceof APIConnectionError) return new ModelProviderError(provider, clean(`connection failed: ${networkCause(error.cause)}`));
   if (error instanceof APIError) {
     if (error.status === undefined) return new ModelProviderError(provider, clean(`stream error: ${causeOf(error)}`));
-    if (error.status >= 300 && error.status < 400) return new ModelProviderError(provider, clean(redirectNotFollowed(error.status, error.headers)), error.status);
+    if (error.status >= 300 && error.status < 400)
+      return new ModelProviderError(provider, clean(redirectNotFollowed(error.status, error.headers)), error.status);
     return new ModelProviderError(provider, clean(`${error.status} ${causeOf(error)}`), error.status, retryAfterMs(error.headers));
   }
   if (error instanceof SyntaxError) return new ModelProviderError(provider, clean(`malformed stream: ${error.message}`));

@@ -21,7 +21,9 @@ function logCreator(logger: Logger) {
 }
 
 export function kafkaClient(api: QueueSurfaceApi, config: KafkaConsumerConfig, logger: Logger, role: 'consumer' | 'producer'): Kafka {
-  const sasl: SASLOptions | undefined = config.sasl ? { mechanism: config.sasl.mechanism, username: config.sasl.username, password: config.sasl.password } : undefined;
+  const sasl: SASLOptions | undefined = config.sasl
+    ? { mechanism: config.sasl.mechanism, username: config.sasl.username, password: config.sasl.password }
+    : undefined;
   return new Kafka({
     clientId: `palai-${config.id}-${role}`,
     brokers: config.kafka.brokers,

@@ -80,7 +80,12 @@ async function untilItWorks<T>(ctx: RecordContext, what: string, attempt: () => 
 
 /** Produces `message` to `topic`, retrying until the broker takes it. */
 async function passOn(ctx: RecordContext, topic: string, message: Message): Promise<RecordOutcome> {
-  const sent = await untilItWorks(ctx, `producing a record to ${topic}`, async () => (await ctx.producer()).send({ topic, messages: [message] }), () => true);
+  const sent = await untilItWorks(
+    ctx,
+    `producing a record to ${topic}`,
+    async () => (await ctx.producer()).send({ topic, messages: [message] }),
+    () => true,
+  );
   return sent === 'later' ? 'later' : 'done';
 }
 
@@ -110,7 +115,12 @@ export async function takeRecord(ctx: RecordContext, here: RecordOrigin, message
   const origin = originOf(here, message);
   if (message.value === null) return deadLetter(ctx, message, origin, 'the record has no value (a tombstone), so it carries no job');
   const body = message.value.toString('utf8');
-  const attempted = await untilItWorks(ctx, 'admitting a queue record', () => ctx.api.queues.admit(ctx.config, { body, messageId: messageIdOf(origin) }), isOutage);
+  const attempted = await untilItWorks(
+    ctx,
+    'admitting a queue record',
+    () => ctx.api.queues.admit(ctx.config, { body, messageId: messageIdOf(origin) }),
+    isOutage,
+  );
   if (attempted === 'later') return 'later';
   if ('failed' in attempted) return failed(ctx, message, origin, attempted.failed);
   const outcome: AdmissionOutcome = attempted.ok;

@@ -67,10 +67,18 @@ class KafkaRunner implements QueueRunner {
     // kafkajs's disconnect waits for the batches being taken (each admits what it holds and commits), then leaves the group.
     const consumer = this.consumer;
     this.consumer = null;
-    if (consumer) await bounded(consumer.disconnect(), STOP_TIMEOUT_MS, () => this.logger.warn('the Kafka consumer did not leave its group in time; its uncommitted records come again'));
+    if (consumer)
+      await bounded(consumer.disconnect(), STOP_TIMEOUT_MS, () =>
+        this.logger.warn('the Kafka consumer did not leave its group in time; its uncommitted records come again'),
+      );
     const producer = this.producer;
     this.producer = null;
-    if (producer) await bounded(producer.then((p) => p.disconnect()), STOP_TIMEOUT_MS, () => undefined);
+    if (producer)
+      await bounded(
+        producer.then((p) => p.disconnect()),
+        STOP_TIMEOUT_MS,
+        () => undefined,
+      );
     this.metrics.forget();
   }
 

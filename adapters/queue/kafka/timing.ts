@@ -8,7 +8,13 @@ export async function bounded(promise: Promise<unknown>, ms: number, onTimeout: 
     timer = setTimeout(() => resolve('timeout'), ms);
   });
   try {
-    const winner = await Promise.race([promise.then(() => 'done' as const, () => 'done' as const), timeout]);
+    const winner = await Promise.race([
+      promise.then(
+        () => 'done' as const,
+        () => 'done' as const,
+      ),
+      timeout,
+    ]);
     if (winner === 'timeout') onTimeout();
   } finally {
     clearTimeout(timer);

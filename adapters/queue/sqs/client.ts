@@ -19,7 +19,13 @@ export function sqsClient(api: QueueSurfaceApi, config: SqsConfig, requestTimeou
     region: sqs.region ?? regionOf(sqs.queue_url) ?? process.env.AWS_REGION ?? 'us-east-1',
     ...(sqs.endpoint ? { endpoint: sqs.endpoint } : {}),
     ...(credentials
-      ? { credentials: { accessKeyId: credentials.access_key_id, secretAccessKey: credentials.secret_access_key, ...(credentials.session_token ? { sessionToken: credentials.session_token } : {}) } }
+      ? {
+          credentials: {
+            accessKeyId: credentials.access_key_id,
+            secretAccessKey: credentials.secret_access_key,
+            ...(credentials.session_token ? { sessionToken: credentials.session_token } : {}),
+          },
+        }
       : {}),
     // A long poll holds its request up to wait_seconds; the timeout must outlast it.
     requestHandler: { ...guardedAgents(api.egressSockets), requestTimeout: requestTimeoutMs, connectionTimeout: 5000 },

@@ -9,7 +9,15 @@
 // admitted one after another, and a failure stops the rest of its group in that
 // batch, so order per group holds (SQS itself hands out no more of a group
 // while some are out); a dead-lettered message lets its group go on.
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_REASON_ATTRIBUTE, type AdmissionOutcome, type QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
 import { isOutage } from '../../../core/errors/palai-error.js';
@@ -162,7 +170,7 @@ class SqsRunner implements QueueRunner {
             retried.push(message);
             // In a FIFO group, what follows a failed message must wait for it.
             if (this.fifo) {
-              for (const rest of group.slice(index + 1)) pending.delete(rest), retried.push(rest);
+              for (const rest of group.slice(index + 1)) (pending.delete(rest), retried.push(rest));
               return;
             }
           }
@@ -253,7 +261,9 @@ class SqsRunner implements QueueRunner {
             [ERROR_REASON_ATTRIBUTE]: { DataType: 'String', StringValue: reason.slice(0, 1000) },
             'palai-source-message-id': { DataType: 'String', StringValue: message.MessageId ?? '' },
           },
-          ...(target.endsWith('.fifo') ? { MessageGroupId: message.Attributes?.MessageGroupId ?? 'palai-dead-letter', MessageDeduplicationId: message.MessageId } : {}),
+          ...(target.endsWith('.fifo')
+            ? { MessageGroupId: message.Attributes?.MessageGroupId ?? 'palai-dead-letter', MessageDeduplicationId: message.MessageId }
+            : {}),
         }),
       );
     } catch (error) {
@@ -262,7 +272,10 @@ class SqsRunner implements QueueRunner {
       return 'retry';
     }
     this.metrics.count('dead_lettered');
-    this.deps.logger.info({ message_id: message.MessageId, reason }, cause === 'invalid' ? 'an SQS message is not a valid job; dead-lettered' : 'admitting an SQS message failed max_attempts times; dead-lettered');
+    this.deps.logger.info(
+      { message_id: message.MessageId, reason },
+      cause === 'invalid' ? 'an SQS message is not a valid job; dead-lettered' : 'admitting an SQS message failed max_attempts times; dead-lettered',
+    );
     return 'ack';
   }
 
@@ -270,9 +283,12 @@ class SqsRunner implements QueueRunner {
   private withoutDeadLetter(message: Message, reason: string, cause: DeadLetterCause): void {
     const fields = { message_id: message.MessageId, reason };
     if (cause === 'invalid') {
-      this.deps.logger.warn(fields, 'an SQS message is not a valid job and the consumer has no dead_letter queue; the queue\'s redrive policy must take it');
+      this.deps.logger.warn(fields, "an SQS message is not a valid job and the consumer has no dead_letter queue; the queue's redrive policy must take it");
     } else if (Number(message.Attributes?.ApproximateReceiveCount) === this.maxAttempts) {
-      this.deps.logger.warn(fields, 'admitting an SQS message failed max_attempts times and the consumer has no dead_letter queue; it stays in the queue, tried again on every receive, until the queue\'s redrive policy moves it');
+      this.deps.logger.warn(
+        fields,
+        "admitting an SQS message failed max_attempts times and the consumer has no dead_letter queue; it stays in the queue, tried again on every receive, until the queue's redrive policy moves it",
+      );
     } else {
       this.deps.logger.debug(fields, 'admitting an SQS message failed again; the consumer has no dead_letter queue');
     }
@@ -281,8 +297,11 @@ class SqsRunner implements QueueRunner {
   private async delete(messages: Message[]): Promise<void> {
     for (const chunk of chunks(messages, BATCH)) {
       try {
-        const out = await this.client.send(new DeleteMessageBatchCommand({ QueueUrl: this.source.queue_url, Entries: chunk.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
-        if (out.Failed?.length) this.deps.logger.warn({ failed: out.Failed.length }, 'SQS did not delete some admitted messages; they come back and are recognised as duplicates');
+        const out = await this.client.send(
+          new DeleteMessageBatchCommand({ QueueUrl: this.source.queue_url, Entries: chunk.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+        );
+        if (out.Failed?.length)
+          this.deps.logger.warn({ failed: out.Failed.length }, 'SQS did not delete some admitted messages; they come back and are recognised as duplicates');
       } catch (error) {
         this.deps.logger.warn({ err: error }, 'deleting admitted SQS messages failed; they come back and are recognised as duplicates');
       }
@@ -296,7 +315,12 @@ class SqsRunner implements QueueRunner {
   private async changeVisibility(messages: Message[], seconds: number): Promise<void> {
     for (const chunk of chunks(messages, BATCH)) {
       await this.client
-        .send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: this.source.queue_url, Entries: chunk.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: seconds })) }))
+        .send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: this.source.queue_url,
+            Entries: chunk.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: seconds })),
+          }),
+        )
         .catch((error) => this.deps.logger.warn({ err: error }, 'changing SQS message visibility failed'));
     }
   }

@@ -84,7 +84,7 @@ export class SocketConnection {
       if (changed) this.failures = this.retryAt = 0;
       return;
     }
-    this.logger.info({ bot: bot.id }, 'the bot\'s app token or api_url changed; reconnecting');
+    this.logger.info({ bot: bot.id }, "the bot's app token or api_url changed; reconnecting");
     const client = this.client;
     this.client = null;
     await this.end(client, this.dispatcher);
@@ -232,7 +232,7 @@ function failureOf(error: unknown, dispatcher: GuardedWebSocketDispatcher): stri
   const failure = (error ?? {}) as { code?: string; data?: { error?: string }; statusCode?: number; original?: unknown };
   switch (failure.code) {
     case 'slack_webapi_platform_error':
-      return `apps.connections.open answered ${failure.data?.error ?? 'an error'}${/auth|inactive|disabled|removed/.test(failure.data?.error ?? '') ? ' (check the bot\'s app token)' : ''}`;
+      return `apps.connections.open answered ${failure.data?.error ?? 'an error'}${/auth|inactive|disabled|removed/.test(failure.data?.error ?? '') ? " (check the bot's app token)" : ''}`;
     case 'slack_webapi_rate_limited_error':
       return 'apps.connections.open is rate limited';
     case 'slack_webapi_http_error':

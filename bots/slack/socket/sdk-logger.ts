@@ -11,7 +11,10 @@ export function scrubbed(text: string): string {
 }
 
 export function sdkLogger(logger: Logger): SlackLogger {
-  const say = (level: 'warn' | 'error') => (...parts: unknown[]) => logger.debug({ sdk: level }, scrubbed(parts.map(String).join(' ')));
+  const say =
+    (level: 'warn' | 'error') =>
+    (...parts: unknown[]) =>
+      logger.debug({ sdk: level }, scrubbed(parts.map(String).join(' ')));
   return {
     debug: () => undefined,
     info: () => undefined,

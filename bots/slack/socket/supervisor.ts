@@ -105,7 +105,10 @@ export class SlackSocketSupervisor {
     const named = (await Promise.all(ids.map((id) => this.api.slackBots.config(id)))).filter((bot): bot is SlackBotConfig => bot?.name === only);
     if (named.length === 1) return named[0].id;
     if (named.length === 0) throw new PalaiError('not-found', `No Slack bot in socket mode has the id or name ${JSON.stringify(only)}.`);
-    throw new PalaiError('invalid-request', `${named.length} Slack bots in socket mode are named ${JSON.stringify(only)} (${named.map((b) => b.id).join(', ')}); name one by its id.`);
+    throw new PalaiError(
+      'invalid-request',
+      `${named.length} Slack bots in socket mode are named ${JSON.stringify(only)} (${named.map((b) => b.id).join(', ')}); name one by its id.`,
+    );
   }
 
   private async tick(): Promise<void> {
@@ -125,7 +128,7 @@ export class SlackSocketSupervisor {
     for (const id of wanted) {
       if (this.stopped) return;
       await this.step(id).catch(async (error) => {
-        this.logger.warn({ err: error, bot: id }, 'renewing a Slack bot\'s Socket Mode lease failed; retrying');
+        this.logger.warn({ err: error, bot: id }, "renewing a Slack bot's Socket Mode lease failed; retrying");
         await this.dropExpired();
       });
     }
@@ -141,7 +144,7 @@ export class SlackSocketSupervisor {
     }
     const lease = await this.api.slackBots.leaseSocket(id, this.owner, this.leaseMs, held?.lease);
     if (!lease) {
-      if (held) await this.drop(id, { release: false, why: 'another process holds the bot\'s lease now' });
+      if (held) await this.drop(id, { release: false, why: "another process holds the bot's lease now" });
       return;
     }
     const bot = await this.api.slackBots.config(id);
@@ -160,7 +163,7 @@ export class SlackSocketSupervisor {
     const { SocketConnection } = await import('./connection.js');
     const connection = new SocketConnection(this.api, bot, this.logger, { retryMs: this.pollMs, maxRetryMs: this.options.maxRetryMs ?? 5 * 60_000 });
     this.held.set(id, { connection, lease, leasedAt: now });
-    this.logger.info({ bot: id, owner: this.owner }, 'this process holds the bot\'s Socket Mode connection');
+    this.logger.info({ bot: id, owner: this.owner }, "this process holds the bot's Socket Mode connection");
     connection.poll();
   }
 
@@ -168,7 +171,7 @@ export class SlackSocketSupervisor {
   private async dropExpired(): Promise<void> {
     const now = Date.now();
     for (const [id, held] of this.held) {
-      if (now - held.leasedAt >= this.leaseMs) await this.drop(id, { release: false, why: 'the bot\'s lease could not be renewed in time' });
+      if (now - held.leasedAt >= this.leaseMs) await this.drop(id, { release: false, why: "the bot's lease could not be renewed in time" });
     }
   }
 
@@ -178,6 +181,9 @@ export class SlackSocketSupervisor {
     this.held.delete(id);
     if (options.why) this.logger.info({ bot: id }, `disconnecting the bot's Socket Mode connection: ${options.why}`);
     await held.connection.close();
-    if (options.release) await this.api.slackBots.releaseSocket(id, held.lease).catch((error) => this.logger.warn({ err: error, bot: id }, 'handing back a Slack bot\'s Socket Mode lease failed; it runs out by itself'));
+    if (options.release)
+      await this.api.slackBots
+        .releaseSocket(id, held.lease)
+        .catch((error) => this.logger.warn({ err: error, bot: id }, "handing back a Slack bot's Socket Mode lease failed; it runs out by itself"));
   }
 }

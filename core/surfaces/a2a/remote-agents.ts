@@ -72,7 +72,10 @@ const cardProblem = (url: string, detail: string) =>
 async function fetchCard(egress: EgressFetch, url: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
   let response: Response;
   try {
-    response = await egress(url, { headers: { accept: 'application/json', 'a2a-version': '1.0', ...headers }, signal: AbortSignal.timeout(CARD_FETCH_TIMEOUT_MS) });
+    response = await egress(url, {
+      headers: { accept: 'application/json', 'a2a-version': '1.0', ...headers },
+      signal: AbortSignal.timeout(CARD_FETCH_TIMEOUT_MS),
+    });
   } catch (error) {
     if (error instanceof PalaiError) throw error;
     const cause = error instanceof Error && error.cause instanceof PalaiError ? error.cause : null;
@@ -144,7 +147,12 @@ export async function deleteRemoteAgent(db: Db, secrets: SecretStore, projectId:
   return db.transaction(async (tx) => {
     const row = await requireRemoteAgent(tx, projectId, ref);
     await tx.query('DELETE FROM remote_agents WHERE id = $1', [row.id]);
-    await removeSealed(tx, secrets, projectId, row.headers.map((h) => h.secret_id));
+    await removeSealed(
+      tx,
+      secrets,
+      projectId,
+      row.headers.map((h) => h.secret_id),
+    );
     return row.id;
   });
 }

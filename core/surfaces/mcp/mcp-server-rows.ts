@@ -56,11 +56,18 @@ export function urlProblem(raw: string): string | null {
 const SERVERS: ResourceTable = { table: 'mcp_servers', idPrefix: 'mcps_' };
 
 /** The registered server named by id (`mcps_…`) or name, or null (the operator's stdio servers are not rows). */
-export const findServerRow = (db: Queryable, projectId: string, ref: string): Promise<McpServerRow | null> => findByRef<McpServerRow>(db, SERVERS, projectId, ref);
+export const findServerRow = (db: Queryable, projectId: string, ref: string): Promise<McpServerRow | null> =>
+  findByRef<McpServerRow>(db, SERVERS, projectId, ref);
 
 const nameTaken = (name: string) => new PalaiError('conflict', `An MCP server named ${JSON.stringify(name)} already exists.`);
 
-export async function insertServer(db: Db, secrets: SecretStore, projectId: string, request: CreateMcpServerRequest, idem?: IdempotencyClaim): Promise<McpServer> {
+export async function insertServer(
+  db: Db,
+  secrets: SecretStore,
+  projectId: string,
+  request: CreateMcpServerRequest,
+  idem?: IdempotencyClaim,
+): Promise<McpServer> {
   const problem = urlProblem(request.url);
   if (problem) throw new PalaiError('validation-failed', `url ${problem}.`, { errors: [{ pointer: '/url', detail: problem }] });
   if (await findServerRow(db, projectId, request.name)) throw nameTaken(request.name);
@@ -101,17 +108,23 @@ export async function listServerRows(db: Queryable, projectId: string, page: Pag
 export async function deleteServerRow(db: Db, secrets: SecretStore, row: McpServerRow): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM mcp_servers WHERE id = $1', [row.id]);
-    await removeSealed(tx, secrets, row.project_id, row.headers.map((h) => h.secret_id));
+    await removeSealed(
+      tx,
+      secrets,
+      row.project_id,
+      row.headers.map((h) => h.secret_id),
+    );
   });
 }
 
 /** The header values, for the one call that sends them. */
-export const revealHeaders = (db: Queryable, secrets: SecretStore, row: McpServerRow): Promise<Record<string, string>> => revealNamed(db, secrets, row.project_id, row.headers);
+export const revealHeaders = (db: Queryable, secrets: SecretStore, row: McpServerRow): Promise<Record<string, string>> =>
+  revealNamed(db, secrets, row.project_id, row.headers);
 
 export async function saveServerTools(db: Queryable, serverId: string, tools: McpToolDescription[]): Promise<Date> {
-  const { rows } = await db.query<{ tools_listed_at: Date }>('UPDATE mcp_servers SET tools = $2, tools_listed_at = now() WHERE id = $1 RETURNING tools_listed_at', [
-    serverId,
-    JSON.stringify(tools),
-  ]);
+  const { rows } = await db.query<{ tools_listed_at: Date }>(
+    'UPDATE mcp_servers SET tools = $2, tools_listed_at = now() WHERE id = $1 RETURNING tools_listed_at',
+    [serverId, JSON.stringify(tools)],
+  );
   return rows[0]?.tools_listed_at ?? new Date();
 }

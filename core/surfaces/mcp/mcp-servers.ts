@@ -91,7 +91,14 @@ export function createMcpServers({ db, secrets, stdioServers, logger }: McpServe
   async function targetOf(server: Server): Promise<McpServerTarget> {
     if (server.kind === 'stdio') return { transport: 'stdio', id: OPERATOR_ID_PREFIX + server.declaration.name, ...server.declaration };
     const { row } = server;
-    return { transport: 'streamable_http', id: row.id, projectId: row.project_id, name: row.name, url: row.url, headers: await revealHeaders(db, secrets, row) };
+    return {
+      transport: 'streamable_http',
+      id: row.id,
+      projectId: row.project_id,
+      name: row.name,
+      url: row.url,
+      headers: await revealHeaders(db, secrets, row),
+    };
   }
 
   function cachedTools(server: Server): ListedTools | null {
@@ -120,7 +127,10 @@ export function createMcpServers({ db, secrets, stdioServers, logger }: McpServe
       return await remember(target, await client.listTools(target, signal));
     } catch (error) {
       if (cached && !refresh && !signal?.aborted) {
-        logger.warn({ mcp_server: target.name, err: isPalaiError(error) ? error.message : error }, 'listing the tools of an MCP server failed; using the last list');
+        logger.warn(
+          { mcp_server: target.name, err: isPalaiError(error) ? error.message : error },
+          'listing the tools of an MCP server failed; using the last list',
+        );
         return cached;
       }
       if (isPalaiError(error)) throw error;
@@ -128,7 +138,11 @@ export function createMcpServers({ db, secrets, stdioServers, logger }: McpServe
     }
   }
 
-  async function connection(projectId: string, ref: string, options: { refresh?: boolean; signal?: AbortSignal } = {}): Promise<McpServerConnection & { listedAt: Date }> {
+  async function connection(
+    projectId: string,
+    ref: string,
+    options: { refresh?: boolean; signal?: AbortSignal } = {},
+  ): Promise<McpServerConnection & { listedAt: Date }> {
     const server = await find(projectId, ref);
     const target = await targetOf(server);
     const { tools, listedAt } = await loadTools(server, target, options.refresh === true, options.signal);
@@ -164,7 +178,11 @@ export function createMcpServers({ db, secrets, stdioServers, logger }: McpServe
 
     async delete(projectId, ref) {
       const server = await find(projectId, ref);
-      if (server.kind === 'stdio') throw new PalaiError('forbidden', `The MCP server ${JSON.stringify(server.declaration.name)} is declared by the operator; it cannot be deleted through the API.`);
+      if (server.kind === 'stdio')
+        throw new PalaiError(
+          'forbidden',
+          `The MCP server ${JSON.stringify(server.declaration.name)} is declared by the operator; it cannot be deleted through the API.`,
+        );
       await deleteServerRow(db, secrets, server.row);
       return server.row.id;
     },
@@ -182,7 +200,9 @@ export function createMcpServers({ db, secrets, stdioServers, logger }: McpServe
     useClient(given) {
       client = given;
       given.onToolsChanged((target, tools) => {
-        remember(target, tools).catch((error: unknown) => logger.warn({ mcp_server: target.name, err: error }, 'caching the changed tools of an MCP server failed'));
+        remember(target, tools).catch((error: unknown) =>
+          logger.warn({ mcp_server: target.name, err: error }, 'caching the changed tools of an MCP server failed'),
+        );
       });
     },
   };

@@ -77,7 +77,10 @@ export function createMcpSessions(db: Queryable): McpSessions {
     },
 
     async end(projectId, sessionId) {
-      const { rowCount } = await db.query('UPDATE mcp_sessions SET ended_at = now() WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [sessionId, projectId]);
+      const { rowCount } = await db.query('UPDATE mcp_sessions SET ended_at = now() WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [
+        sessionId,
+        projectId,
+      ]);
       return rowCount > 0;
     },
 

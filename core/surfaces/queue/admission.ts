@@ -13,10 +13,27 @@ import { subscribe } from '../../outbox/subscriptions.js';
 import { admitWithin, type AdmissionCommand } from '../../responses/admission.js';
 import type { ResponseStatus } from '../../response-status.js';
 import type { Db } from '../../store/db.js';
-import { JOB_DEDUPE_HOURS, QUEUE_INBOX_SOURCE, QUEUE_REPLY_CONSUMER, QUEUE_SESSION_KEYS, type AdmissionOutcome, type QueueConsumerConfig, type QueueMessage } from './queue-port.js';
+import {
+  JOB_DEDUPE_HOURS,
+  QUEUE_INBOX_SOURCE,
+  QUEUE_REPLY_CONSUMER,
+  QUEUE_SESSION_KEYS,
+  type AdmissionOutcome,
+  type QueueConsumerConfig,
+  type QueueMessage,
+} from './queue-port.js';
 
 /** The statuses a job's result is sent on: every end, and every wait for someone. */
-export const RESULT_STATUSES: ResponseStatus[] = ['completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded', 'waiting_for_approval', 'waiting_for_input', 'waiting_for_tool'];
+export const RESULT_STATUSES: ResponseStatus[] = [
+  'completed',
+  'failed',
+  'canceled',
+  'timed_out',
+  'budget_exceeded',
+  'waiting_for_approval',
+  'waiting_for_input',
+  'waiting_for_tool',
+];
 
 const MAX_BODY_CHARS = 2 * 1024 * 1024;
 
@@ -31,11 +48,14 @@ function schemaReason(errors: ErrorObject[] | null | undefined): string {
 }
 
 /** The generated protocol validators, loaded with the first message (a process without queue consumers never needs them). */
-let jobValidator: Promise<typeof import('../../../generated/protocol-validators.js')['QueueJob']> | null = null;
-const loadJobValidator = () => (jobValidator ??= import('../../../generated/protocol-validators.js').then((m) => m.QueueJob).catch((error: unknown) => {
-  jobValidator = null;
-  throw error;
-}));
+let jobValidator: Promise<(typeof import('../../../generated/protocol-validators.js'))['QueueJob']> | null = null;
+const loadJobValidator = () =>
+  (jobValidator ??= import('../../../generated/protocol-validators.js')
+    .then((m) => m.QueueJob)
+    .catch((error: unknown) => {
+      jobValidator = null;
+      throw error;
+    }));
 
 /** The job in a message body, or why there is none. */
 export async function parseJob(body: string): Promise<{ job: QueueJob } | { reason: string }> {
@@ -70,7 +90,7 @@ export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConf
   const { job } = parsed;
   const agentRef = job.agent ?? consumer.agent;
   if (!agentRef) return { kind: 'invalid', reason: 'the job names no agent, and the consumer has none' };
-  const replyTo = job.reply_to ?? (consumer.reply ? (consumer.kind === 'sqs' ? consumer.reply.queue_url : consumer.reply.topic) ?? null : null);
+  const replyTo = job.reply_to ?? (consumer.reply ? ((consumer.kind === 'sqs' ? consumer.reply.queue_url : consumer.reply.topic) ?? null) : null);
   const identity: InboxIdentity = {
     projectId: consumer.projectId,
     source: QUEUE_INBOX_SOURCE,
@@ -94,7 +114,13 @@ export async function admitJob(db: Db, inbox: Inbox, consumer: QueueConsumerConf
             [row.id, consumer.projectId, consumer.id, job.idempotency_key ?? null, message.messageId, replyTo],
           );
           if (replyTo !== null) {
-            await subscribe(tx, { projectId: consumer.projectId, consumer: QUEUE_REPLY_CONSUMER, target: consumer.id, statuses: RESULT_STATUSES, responseId: row.id });
+            await subscribe(tx, {
+              projectId: consumer.projectId,
+              consumer: QUEUE_REPLY_CONSUMER,
+              target: consumer.id,
+              statuses: RESULT_STATUSES,
+              responseId: row.id,
+            });
           }
           return { kind: 'admitted', responseId: row.id };
         }),

@@ -3,7 +3,16 @@
 // its results and invalid jobs go, and its credentials by reference in the
 // secret store; the queue surface (adapters/queue) runs them. A change NOTIFYs
 // the processes running consumers, so a pause or a deletion takes effect at once.
-import type { CreateQueueConsumerRequest, KafkaSasl, KafkaSource, QueueConsumer, QueueDestination, SqsCredentials, SqsSource, UpdateQueueConsumerRequest } from '../../../generated/schemas.js';
+import type {
+  CreateQueueConsumerRequest,
+  KafkaSasl,
+  KafkaSource,
+  QueueConsumer,
+  QueueDestination,
+  SqsCredentials,
+  SqsSource,
+  UpdateQueueConsumerRequest,
+} from '../../../generated/schemas.js';
 import { requireAgent } from '../../agents/agents.js';
 import { PalaiError } from '../../errors/palai-error.js';
 import { newId } from '../../ids.js';
@@ -56,10 +65,14 @@ export function queueConsumerView(row: QueueConsumerRow): QueueConsumer {
   };
 }
 
-const invalid = (pointer: string, detail: string) => new PalaiError('validation-failed', `Queue consumer ${pointer.slice(1)} ${detail}.`, { errors: [{ pointer, detail }] });
+const invalid = (pointer: string, detail: string) =>
+  new PalaiError('validation-failed', `Queue consumer ${pointer.slice(1)} ${detail}.`, { errors: [{ pointer, detail }] });
 
 /** What a consumer reads, where it sends, and its credentials: as created, or after a change. */
-type ConsumerShape = Pick<CreateQueueConsumerRequest, 'kind' | 'sqs' | 'kafka' | 'credentials'> & { reply?: QueueDestination | null; dead_letter?: QueueDestination | null };
+type ConsumerShape = Pick<CreateQueueConsumerRequest, 'kind' | 'sqs' | 'kafka' | 'credentials'> & {
+  reply?: QueueDestination | null;
+  dead_letter?: QueueDestination | null;
+};
 
 /** What the schema cannot say: the source must match the kind, and destinations the broker. */
 function checkShape(request: ConsumerShape): void {
@@ -72,7 +85,8 @@ function checkShape(request: ConsumerShape): void {
     const destination = request[key];
     if (destination && !(field in destination)) throw invalid(`/${key}`, `must name a ${field} for a ${request.kind} consumer`);
   }
-  if (request.kind === 'kafka' && !request.dead_letter) throw invalid('/dead_letter', 'is required for a kafka consumer (invalid jobs must go somewhere without blocking the partition)');
+  if (request.kind === 'kafka' && !request.dead_letter)
+    throw invalid('/dead_letter', 'is required for a kafka consumer (invalid jobs must go somewhere without blocking the partition)');
   const credentials = request.credentials;
   if (credentials && (request.kind === 'sqs') !== 'access_key_id' in credentials) {
     throw invalid('/credentials', request.kind === 'sqs' ? 'must be SQS access keys' : 'must be Kafka SASL credentials');
@@ -89,7 +103,13 @@ const changed = (tx: Queryable, id: string) => tx.query('SELECT pg_notify($1, $2
 
 const conflict = (name: string) => new PalaiError('conflict', `A queue consumer named ${JSON.stringify(name)} already exists.`);
 
-export async function createQueueConsumer(db: Db, secrets: SecretStore, projectId: string, request: CreateQueueConsumerRequest, idem?: IdempotencyClaim): Promise<QueueConsumer> {
+export async function createQueueConsumer(
+  db: Db,
+  secrets: SecretStore,
+  projectId: string,
+  request: CreateQueueConsumerRequest,
+  idem?: IdempotencyClaim,
+): Promise<QueueConsumer> {
   checkShape(request);
   if (await findConsumer(db, projectId, request.name)) throw conflict(request.name);
   const id = newId('qc');
@@ -138,11 +158,10 @@ async function storeCredentials(tx: Queryable, secrets: SecretStore, projectId: 
 }
 
 export async function listQueueConsumers(db: Db, projectId: string, page: PageRequest): Promise<Page<QueueConsumer>> {
-  const { rows } = await db.query<QueueConsumerRow>(`SELECT c.*, ${HEALTH_COLUMNS} FROM queue_consumers c ${HEALTH_JOIN} WHERE c.project_id = $1 AND ($2::text IS NULL OR c.id > $2) ORDER BY c.id LIMIT $3`, [
-    projectId,
-    page.after ?? null,
-    fetchSize(page),
-  ]);
+  const { rows } = await db.query<QueueConsumerRow>(
+    `SELECT c.*, ${HEALTH_COLUMNS} FROM queue_consumers c ${HEALTH_JOIN} WHERE c.project_id = $1 AND ($2::text IS NULL OR c.id > $2) ORDER BY c.id LIMIT $3`,
+    [projectId, page.after ?? null, fetchSize(page)],
+  );
   return toPage(rows, page, queueConsumerView);
 }
 
@@ -155,7 +174,13 @@ export async function getQueueConsumer(db: Db, projectId: string, ref: string): 
  * at creation. Replaced credentials are deleted from the secret store in the
  * same transaction. Every process running the consumer restarts it (NOTIFY).
  */
-export async function updateQueueConsumer(db: Db, secrets: SecretStore, projectId: string, ref: string, request: UpdateQueueConsumerRequest): Promise<QueueConsumer> {
+export async function updateQueueConsumer(
+  db: Db,
+  secrets: SecretStore,
+  projectId: string,
+  ref: string,
+  request: UpdateQueueConsumerRequest,
+): Promise<QueueConsumer> {
   return db.transaction(async (tx) => {
     const row = await requireConsumer(tx, projectId, ref, true);
     if (request.agent != null) await requireAgent(tx, projectId, request.agent);
@@ -225,7 +250,16 @@ export async function queueConsumerConfig(db: Db, secrets: SecretStore, projectI
 async function consumerConfig(db: Db, secrets: SecretStore, row: QueueConsumerRow): Promise<QueueConsumerConfig> {
   const sealed = await revealValues(db, secrets, row.project_id, { credentials: row.credentials_secret_id });
   const credentials = sealed.credentials === null ? null : (JSON.parse(sealed.credentials) as SqsCredentials | KafkaSasl);
-  const base = { id: row.id, projectId: row.project_id, name: row.name, agent: row.agent, reply: row.reply, deadLetter: row.dead_letter, maxInFlight: row.max_in_flight, updatedAt: row.updated_at };
+  const base = {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    agent: row.agent,
+    reply: row.reply,
+    deadLetter: row.dead_letter,
+    maxInFlight: row.max_in_flight,
+    updatedAt: row.updated_at,
+  };
   return row.kind === 'sqs'
     ? { ...base, kind: 'sqs', sqs: row.source as SqsSource, credentials: credentials as SqsCredentials | null }
     : { ...base, kind: 'kafka', kafka: row.source as KafkaSource, sasl: credentials as KafkaSasl | null };

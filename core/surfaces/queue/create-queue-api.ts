@@ -2,7 +2,15 @@
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { admitJob } from './admission.js';
-import { createQueueConsumer, deleteQueueConsumer, getQueueConsumer, listQueueConsumers, queueConsumerConfig, runnableQueueConsumers, updateQueueConsumer } from './consumers.js';
+import {
+  createQueueConsumer,
+  deleteQueueConsumer,
+  getQueueConsumer,
+  listQueueConsumers,
+  queueConsumerConfig,
+  runnableQueueConsumers,
+  updateQueueConsumer,
+} from './consumers.js';
 import type { QueueApi } from './queue-api.js';
 import { reportHealth } from './health.js';
 import { QUEUE_CONSUMERS_CHANNEL } from './queue-port.js';

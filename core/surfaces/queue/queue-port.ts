@@ -65,10 +65,7 @@ export interface QueueMessage {
  * `invalid`: the message can never become a job (dead-letter it with `reason`).
  * Either of the first two means the message may be acknowledged.
  */
-export type AdmissionOutcome =
-  | { kind: 'admitted'; responseId: string }
-  | { kind: 'duplicate'; responseId: string }
-  | { kind: 'invalid'; reason: string };
+export type AdmissionOutcome = { kind: 'admitted'; responseId: string } | { kind: 'duplicate'; responseId: string } | { kind: 'invalid'; reason: string };
 
 /**
  * What a process running a consumer found, reported when it changes:

@@ -13,7 +13,8 @@ import type { Db, Queryable } from '../../store/db.js';
 import { EVENT_DEDUPE_HOURS, SLACK_INBOX_SOURCE, SLACK_SESSION_KEYS, type SlackAdmission, type SlackBotConfig, type SlackMessage } from './slack-bots-port.js';
 
 /** The session key of a thread: per bot, so two bots in one thread keep their own conversations. */
-export const threadKey = (botId: string, message: Pick<SlackMessage, 'team' | 'channel' | 'threadTs'>) => `${botId}:${message.team}:${message.channel}:${message.threadTs}`;
+export const threadKey = (botId: string, message: Pick<SlackMessage, 'team' | 'channel' | 'threadTs'>) =>
+  `${botId}:${message.team}:${message.channel}:${message.threadTs}`;
 
 /** The thread's latest response, when it waits for an answer to a question. */
 async function waitingForInput(tx: Queryable, botId: string, message: SlackMessage): Promise<string | null> {
@@ -28,7 +29,12 @@ async function waitingForInput(tx: Queryable, botId: string, message: SlackMessa
 
 /** True when the bot has answered in this thread: only then does a message without a mention concern it. */
 export async function isKnownThread(db: Queryable, botId: string, message: Pick<SlackMessage, 'team' | 'channel' | 'threadTs'>): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM slack_threads WHERE bot_id = $1 AND team = $2 AND channel = $3 AND thread_ts = $4', [botId, message.team, message.channel, message.threadTs]);
+  const { rows } = await db.query('SELECT 1 FROM slack_threads WHERE bot_id = $1 AND team = $2 AND channel = $3 AND thread_ts = $4', [
+    botId,
+    message.team,
+    message.channel,
+    message.threadTs,
+  ]);
   return rows.length > 0;
 }
 
@@ -50,16 +56,10 @@ async function admitNew(tx: Queryable, bot: SlackBotConfig, message: SlackMessag
      ON CONFLICT (bot_id, team, channel, thread_ts) DO NOTHING`,
     [bot.id, bot.projectId, message.team, message.channel, message.threadTs, sessionId],
   );
-  await tx.query('INSERT INTO slack_replies (response_id, project_id, bot_id, team, channel, thread_ts, event_id, user_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-    row.id,
-    bot.projectId,
-    bot.id,
-    message.team,
-    message.channel,
-    message.threadTs,
-    message.eventId,
-    message.user,
-  ]);
+  await tx.query(
+    'INSERT INTO slack_replies (response_id, project_id, bot_id, team, channel, thread_ts, event_id, user_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+    [row.id, bot.projectId, bot.id, message.team, message.channel, message.threadTs, message.eventId, message.user],
+  );
   return { kind: 'admitted', responseId: row.id, sessionId };
 }
 

@@ -54,7 +54,8 @@ export function slackBotView(row: SlackBotRow): SlackBot {
   };
 }
 
-const invalid = (field: string, detail: string) => new PalaiError('validation-failed', `Slack bot ${field} ${detail}.`, { errors: [{ pointer: `/${field}`, detail }] });
+const invalid = (field: string, detail: string) =>
+  new PalaiError('validation-failed', `Slack bot ${field} ${detail}.`, { errors: [{ pointer: `/${field}`, detail }] });
 
 /** The schema checks the scheme's spelling; this checks the URL parses and carries no credentials. */
 function checkApiUrl(url: string | undefined): string {
@@ -75,7 +76,6 @@ function checkMode(mode: string | undefined, appToken: string | null | undefined
   if (mode === 'socket' && !appToken) throw invalid('app_token', 'is required for a bot in socket mode');
 }
 
-
 /** The bot named by id (`sbot_…`) or name. */
 const { find: findBot, require: requireBot } = resourceLookup<SlackBotRow>(
   { table: 'slack_bots', idPrefix: 'sbot_' },
@@ -86,7 +86,13 @@ const conflict = (name: string) => new PalaiError('conflict', `A Slack bot named
 
 const last4 = (token: string) => token.slice(-4);
 
-export async function createSlackBot(db: Db, secrets: SecretStore, projectId: string, request: CreateSlackBotRequest, idem?: IdempotencyClaim): Promise<SlackBot> {
+export async function createSlackBot(
+  db: Db,
+  secrets: SecretStore,
+  projectId: string,
+  request: CreateSlackBotRequest,
+  idem?: IdempotencyClaim,
+): Promise<SlackBot> {
   const apiUrl = checkApiUrl(request.api_url);
   checkMode(request.mode, request.app_token);
   if (await findBot(db, projectId, request.name)) throw conflict(request.name);
@@ -95,11 +101,27 @@ export async function createSlackBot(db: Db, secrets: SecretStore, projectId: st
     return await db.transaction(async (tx) => {
       await reserveKey(tx, projectId, idem, id);
       const agent = await requireAgent(tx, projectId, request.agent);
-      const sealed = await sealValues(tx, secrets, projectId, TOKENS, { bot_token: request.bot_token, signing_secret: request.signing_secret, app_token: request.app_token || null });
+      const sealed = await sealValues(tx, secrets, projectId, TOKENS, {
+        bot_token: request.bot_token,
+        signing_secret: request.signing_secret,
+        app_token: request.app_token || null,
+      });
       const { rows } = await tx.query<SlackBotRow>(
         `INSERT INTO slack_bots (id, project_id, name, agent_id, mode, approvers, api_url, bot_token_secret_id, bot_token_last4, signing_secret_secret_id, app_token_secret_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-        [id, projectId, request.name, agent.id, request.mode ?? 'http', JSON.stringify(request.approvers ?? []), apiUrl, sealed.bot_token.id, last4(request.bot_token), sealed.signing_secret.id, sealed.app_token?.id ?? null],
+        [
+          id,
+          projectId,
+          request.name,
+          agent.id,
+          request.mode ?? 'http',
+          JSON.stringify(request.approvers ?? []),
+          apiUrl,
+          sealed.bot_token.id,
+          last4(request.bot_token),
+          sealed.signing_secret.id,
+          sealed.app_token?.id ?? null,
+        ],
       );
       const view = slackBotView(rows[0]);
       await recordAnswer(tx, projectId, idem, 201, view, id);
@@ -116,7 +138,11 @@ export async function getSlackBot(db: Db, projectId: string, ref: string): Promi
 }
 
 export async function listSlackBots(db: Db, projectId: string, page: PageRequest): Promise<Page<SlackBot>> {
-  const { rows } = await db.query<SlackBotRow>('SELECT * FROM slack_bots WHERE project_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3', [projectId, page.after ?? null, fetchSize(page)]);
+  const { rows } = await db.query<SlackBotRow>('SELECT * FROM slack_bots WHERE project_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3', [
+    projectId,
+    page.after ?? null,
+    fetchSize(page),
+  ]);
   return toPage(rows, page, slackBotView);
 }
 
@@ -128,7 +154,11 @@ export async function updateSlackBot(db: Db, secrets: SecretStore, projectId: st
     const appTokenAfter = request.app_token === undefined ? row.app_token_secret_id : request.app_token;
     checkMode(row.mode, appTokenAfter);
     const agentId = request.agent === undefined ? row.agent_id : (await requireAgent(tx, projectId, request.agent)).id;
-    const sealed = await sealValues(tx, secrets, projectId, TOKENS, { bot_token: request.bot_token, signing_secret: request.signing_secret, app_token: request.app_token });
+    const sealed = await sealValues(tx, secrets, projectId, TOKENS, {
+      bot_token: request.bot_token,
+      signing_secret: request.signing_secret,
+      app_token: request.app_token,
+    });
     const next = {
       bot: sealed.bot_token?.id ?? row.bot_token_secret_id,
       botLast4: request.bot_token === undefined ? row.bot_token_last4 : last4(request.bot_token),
@@ -177,7 +207,15 @@ export async function listSlackThreads(db: Db, projectId: string, ref: string, p
      WHERE $2::text IS NULL OR id > $2 ORDER BY id LIMIT $3`,
     [bot.id, page.after ?? null, fetchSize(page)],
   );
-  return toPage(rows, page, (r) => ({ id: r.id, object: 'slack_thread' as const, team: r.team, channel: r.channel, thread_ts: r.thread_ts, session_id: r.session_id, created_at: unixSeconds(r.created_at)! }));
+  return toPage(rows, page, (r) => ({
+    id: r.id,
+    object: 'slack_thread' as const,
+    team: r.team,
+    channel: r.channel,
+    thread_ts: r.thread_ts,
+    session_id: r.session_id,
+    created_at: unixSeconds(r.created_at)!,
+  }));
 }
 
 /**
@@ -190,7 +228,11 @@ export async function slackBotConfig(db: Db, secrets: SecretStore, botId: string
   const { rows } = await db.query<SlackBotRow>('SELECT * FROM slack_bots WHERE id = $1', [botId]);
   const row = rows[0];
   if (!row) return null;
-  const tokens = await revealValues(db, secrets, row.project_id, { bot: row.bot_token_secret_id, signing: row.signing_secret_secret_id, app: row.app_token_secret_id });
+  const tokens = await revealValues(db, secrets, row.project_id, {
+    bot: row.bot_token_secret_id,
+    signing: row.signing_secret_secret_id,
+    app: row.app_token_secret_id,
+  });
   return {
     id: row.id,
     projectId: row.project_id,

@@ -62,7 +62,8 @@ export interface SlackMessage {
  * `admitted`: a new response; `answered`: the message answered the thread's response that waited
  * for input, which resumes; `duplicate`: the message was admitted before (Slack retried it).
  */
-export type SlackAdmission = { kind: 'admitted'; responseId: string; sessionId: string } | { kind: 'answered'; responseId: string } | { kind: 'duplicate'; responseId: string };
+export type SlackAdmission =
+  { kind: 'admitted'; responseId: string; sessionId: string } | { kind: 'answered'; responseId: string } | { kind: 'duplicate'; responseId: string };
 
 /** How far a reply's projection into its thread has got: saved after every Slack call. */
 export interface SlackReplyProgress {

@@ -54,7 +54,16 @@ export async function saveSlackReply(db: Db, responseId: string, owner: string, 
          lease_until = CASE WHEN $5 THEN NULL ELSE now() + $6 * interval '1 millisecond' END,
          finished_at = CASE WHEN $7 THEN now() ELSE NULL END, last_error = coalesce($8, last_error)
        WHERE response_id = $1 AND lease_owner = $2 RETURNING project_id, bot_id`,
-      [responseId, owner, save.progress ? JSON.stringify(save.progress) : null, save.projectedSequence ?? null, Boolean(save.release || save.finished), leaseMs, Boolean(save.finished), save.error ?? null],
+      [
+        responseId,
+        owner,
+        save.progress ? JSON.stringify(save.progress) : null,
+        save.projectedSequence ?? null,
+        Boolean(save.release || save.finished),
+        leaseMs,
+        Boolean(save.finished),
+        save.error ?? null,
+      ],
     );
     const row = rows[0];
     if (!row) return false;

@@ -2,7 +2,17 @@
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { getEndpointDelivery, listEndpointDeliveries, recordAttempt, replayDeliveries, resendDelivery, testEndpoint } from './deliveries.js';
-import { createEndpoint, deleteEndpoint, disableEndpoint, endpointView, listEndpoints, requireEndpoint, rotateSecret, signingTarget, updateEndpoint } from './endpoints.js';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  disableEndpoint,
+  endpointView,
+  listEndpoints,
+  requireEndpoint,
+  rotateSecret,
+  signingTarget,
+  updateEndpoint,
+} from './endpoints.js';
 import type { WebhooksApi } from './webhooks-api.js';
 
 export function createWebhooksApi({ db, secrets, config }: Kernel): WebhooksApi {

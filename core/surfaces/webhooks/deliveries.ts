@@ -74,9 +74,19 @@ export interface DeliveryPageRequest {
 export async function listEndpointDeliveries(db: Db, projectId: string, endpointId: string, page: DeliveryPageRequest): Promise<Page<WebhookDelivery>> {
   await requireEndpoint(db, projectId, endpointId);
   const size = page.limit ?? DEFAULT_PAGE_SIZE;
-  const records = await listDeliveries(db, { projectId, consumer: WEBHOOK_CONSUMER, target: endpointId, status: page.status, before: page.after, limit: size + 1 });
+  const records = await listDeliveries(db, {
+    projectId,
+    consumer: WEBHOOK_CONSUMER,
+    target: endpointId,
+    status: page.status,
+    before: page.after,
+    limit: size + 1,
+  });
   const shown = records.slice(0, size);
-  const attempts = await attemptsOf(db, shown.map((r) => r.id));
+  const attempts = await attemptsOf(
+    db,
+    shown.map((r) => r.id),
+  );
   return {
     object: 'list',
     data: shown.map((r) => deliveryView(r, attempts.get(r.id) ?? [])),

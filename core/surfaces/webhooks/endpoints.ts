@@ -45,13 +45,15 @@ export interface EndpointRow {
 /** An endpoint's signing secrets, in the secret store. */
 const SIGNING_SECRET: Sealing = {
   purpose: 'webhook-secret',
-  noSecretKey: () => new PalaiError('invalid-request', 'Webhook endpoints need PALAI_SECRET_KEY to be set on the server: their signing secrets are stored encrypted.'),
+  noSecretKey: () =>
+    new PalaiError('invalid-request', 'Webhook endpoints need PALAI_SECRET_KEY to be set on the server: their signing secrets are stored encrypted.'),
 };
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 const EVENT_TYPES = new Set<string>([...Object.keys(WEBHOOK_EVENT_STATUSES), '*']);
 
 export const endpointView = (row: EndpointRow, secret?: string): WebhookEndpoint => {
-  const overlap = row.previous_secret_id && row.previous_secret_expires_at && row.previous_secret_expires_at > new Date() ? row.previous_secret_expires_at : null;
+  const overlap =
+    row.previous_secret_id && row.previous_secret_expires_at && row.previous_secret_expires_at > new Date() ? row.previous_secret_expires_at : null;
   return {
     id: row.id,
     object: 'webhook_endpoint',
@@ -96,9 +98,13 @@ export function checkEndpointUrl(url: string, pointer = '/url'): string {
 function checkEvents(events: string[], pointer = '/events'): WebhookEventType[] {
   const unknown = events.map((event, index) => ({ event, index })).filter(({ event }) => !EVENT_TYPES.has(event));
   if (unknown.length > 0) {
-    throw new PalaiError('invalid-request', `Unknown webhook event type(s) ${unknown.map((u) => JSON.stringify(u.event)).join(', ')}; use some of: ${[...EVENT_TYPES].join(', ')}.`, {
-      errors: unknown.map(({ index }) => ({ pointer: `${pointer}/${index}`, detail: 'is not a webhook event type' })),
-    });
+    throw new PalaiError(
+      'invalid-request',
+      `Unknown webhook event type(s) ${unknown.map((u) => JSON.stringify(u.event)).join(', ')}; use some of: ${[...EVENT_TYPES].join(', ')}.`,
+      {
+        errors: unknown.map(({ index }) => ({ pointer: `${pointer}/${index}`, detail: 'is not a webhook event type' })),
+      },
+    );
   }
   return [...new Set(events)] as WebhookEventType[];
 }
@@ -127,10 +133,14 @@ async function syncSubscriptions(tx: Queryable, row: EndpointRow): Promise<void>
   }
 }
 
-const putSecret = async (tx: Queryable, secrets: SecretStore, projectId: string, value: string) => (await sealValues(tx, secrets, projectId, SIGNING_SECRET, { value })).value;
+const putSecret = async (tx: Queryable, secrets: SecretStore, projectId: string, value: string) =>
+  (await sealValues(tx, secrets, projectId, SIGNING_SECRET, { value })).value;
 
 export async function findEndpoint(q: Queryable, projectId: string, id: string, forUpdate = false): Promise<EndpointRow | null> {
-  const { rows } = await q.query<EndpointRow>(`SELECT * FROM webhook_endpoints WHERE project_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, id]);
+  const { rows } = await q.query<EndpointRow>(`SELECT * FROM webhook_endpoints WHERE project_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
+    projectId,
+    id,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -190,7 +200,17 @@ export async function updateEndpoint(db: Db, projectId: string, id: string, requ
          disabled_at = CASE WHEN $7 THEN NULL WHEN $8 THEN disabled_at ELSE coalesce(disabled_at, now()) END,
          failing_since = CASE WHEN $9 THEN NULL ELSE failing_since END, updated_at = now()
        WHERE project_id = $1 AND id = $2 RETURNING *`,
-      [projectId, id, url ?? row.url, request.description === undefined ? row.description : request.description, events ?? row.events, agents, enabled, !row.enabled, reenabled],
+      [
+        projectId,
+        id,
+        url ?? row.url,
+        request.description === undefined ? row.description : request.description,
+        events ?? row.events,
+        agents,
+        enabled,
+        !row.enabled,
+        reenabled,
+      ],
     );
     await syncSubscriptions(tx, rows[0]);
     return endpointView(rows[0]);
@@ -212,7 +232,13 @@ export async function deleteEndpoint(db: Db, secrets: SecretStore, projectId: st
  * A new secret; the current one becomes the previous one and keeps signing
  * beside it until the overlap ends (0: at once). A previous one still kept is dropped.
  */
-export async function rotateSecret(db: Db, secrets: SecretStore, projectId: string, id: string, request: Partial<RotateWebhookSecretRequest> = {}): Promise<WebhookEndpoint> {
+export async function rotateSecret(
+  db: Db,
+  secrets: SecretStore,
+  projectId: string,
+  id: string,
+  request: Partial<RotateWebhookSecretRequest> = {},
+): Promise<WebhookEndpoint> {
   const overlapSeconds = request.expire_in_seconds ?? DEFAULT_OVERLAP_SECONDS;
   return db.transaction(async (tx) => {
     const row = await requireEndpoint(tx, projectId, id, true);

@@ -38,7 +38,11 @@ const KINDS = {
   'apps/v1/Deployment': ['kubernetes', '_schemas/IoK8sApiAppsV1Deployment.js', 'io.k8s.api.apps.v1.Deployment'],
   'batch/v1/Job': ['kubernetes', '_schemas/IoK8sApiBatchV1Job.js', 'io.k8s.api.batch.v1.Job'],
   'policy/v1/PodDisruptionBudget': ['kubernetes', '_schemas/IoK8sApiPolicyV1PodDisruptionBudget.js', 'io.k8s.api.policy.v1.PodDisruptionBudget'],
-  'autoscaling/v2/HorizontalPodAutoscaler': ['kubernetes', '_schemas/IoK8sApiAutoscalingV2HorizontalPodAutoscaler.js', 'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler'],
+  'autoscaling/v2/HorizontalPodAutoscaler': [
+    'kubernetes',
+    '_schemas/IoK8sApiAutoscalingV2HorizontalPodAutoscaler.js',
+    'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler',
+  ],
   'monitoring.coreos.com/v1/ServiceMonitor': ['prometheusOperator', 'monitoring.coreos.com/v1/ServiceMonitor.js', 'monitoring.coreos.com.v1.ServiceMonitor'],
 };
 
@@ -67,7 +71,10 @@ try {
     writeFileSync(join(dir, 'index.js'), source);
   };
   stub('@kubernetes-models/validate', 'exports.register = (id, schema) => globalThis.collected.set(id, schema); exports.validate = () => {};');
-  stub('@kubernetes-models/base', 'exports.Model = class {}; exports.setSchema = (_model, _id, add) => add(); exports.createTypeMetaGuard = () => () => false;');
+  stub(
+    '@kubernetes-models/base',
+    'exports.Model = class {}; exports.setSchema = (_model, _id, add) => add(); exports.createTypeMetaGuard = () => () => false;',
+  );
   stub('tslib', 'exports.__importDefault = (m) => (m && m.__esModule ? m : { default: m });');
   globalThis.collected = new Map();
   const require = createRequire(join(work, 'loader.js'));
@@ -86,7 +93,11 @@ try {
   };
   for (const [, , id] of Object.values(KINDS)) visit(id);
 
-  const sorted = Object.fromEntries(Object.keys(definitions).sort().map((id) => [id, definitions[id]]));
+  const sorted = Object.fromEntries(
+    Object.keys(definitions)
+      .sort()
+      .map((id) => [id, definitions[id]]),
+  );
   const document = {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: 'kubernetes-strict.json',

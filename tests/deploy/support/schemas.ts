@@ -66,5 +66,7 @@ function withoutRequired(node: unknown): AnySchemaObject {
 
 /** One line per error: where in the document, and what is wrong. */
 export function explain(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? []).map((e) => `  ${e.instancePath || '/'}: ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${e.params.additionalProperty})` : ''}`).join('\n');
+  return (errors ?? [])
+    .map((e) => `  ${e.instancePath || '/'}: ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${e.params.additionalProperty})` : ''}`)
+    .join('\n');
 }

@@ -17,11 +17,18 @@ const STACK_TRACE = /\bat \S+ \((?:\/|file:|node:)|node:internal|\.[cm]?[jt]s:\d
 
 /** A refused request's answer: a problem of the registry, at its own status. */
 export function assertProblemAnswer(answer: Pick<Answer, 'status' | 'headers' | 'text' | 'body'>, what: string): void {
-  assert.match(String(answer.headers['content-type']), /^application\/problem\+json/, `${what}: a ${answer.status} that is not a problem: ${answer.text.slice(0, 300)}`);
+  assert.match(
+    String(answer.headers['content-type']),
+    /^application\/problem\+json/,
+    `${what}: a ${answer.status} that is not a problem: ${answer.text.slice(0, 300)}`,
+  );
   const shape = matchesSchema('Problem', answer.body);
   assert.ok(shape.ok, `${what}: problem body does not match the schema: ${JSON.stringify(shape.errors)}\n${answer.text.slice(0, 300)}`);
   const slug = String(answer.body.type).slice(PROBLEM_TYPE_PREFIX.length) as keyof typeof problemTypes;
-  assert.ok(String(answer.body.type).startsWith(PROBLEM_TYPE_PREFIX) && slug in problemTypes, `${what}: problem type ${answer.body.type} is not in the registry`);
+  assert.ok(
+    String(answer.body.type).startsWith(PROBLEM_TYPE_PREFIX) && slug in problemTypes,
+    `${what}: problem type ${answer.body.type} is not in the registry`,
+  );
   assert.equal(answer.body.status, answer.status, `${what}: the problem's status differs from the HTTP status`);
   assert.equal(httpStatusOf(slug), answer.status, `${what}: ${slug} is mapped to HTTP status ${httpStatusOf(slug)}`);
   assert.ok(!STACK_TRACE.test(answer.text), `${what}: a stack trace leaked: ${answer.text.slice(0, 300)}`);
@@ -35,13 +42,24 @@ export function assertAnswer(op: OperationDescriptor, answer: Answer): void {
   if (String(answer.headers['content-type']).startsWith('text/event-stream')) {
     assert.equal(answer.status, 200, `${what}: an event stream with status ${answer.status}`);
     // Every frame that arrived is whole JSON (parseSse throws otherwise), and carries a type.
-    for (const frame of parseSse(answer.text.slice(0, answer.text.lastIndexOf('\n\n') + 2))) assert.equal(typeof frame.data.type, 'string', `${what}: ${JSON.stringify(frame)}`);
+    for (const frame of parseSse(answer.text.slice(0, answer.text.lastIndexOf('\n\n') + 2)))
+      assert.equal(typeof frame.data.type, 'string', `${what}: ${JSON.stringify(frame)}`);
     return;
   }
   assertMatchesSpec(answer as unknown as Response, op.operationId);
 }
 
-const TABLES = ['agents', 'agent_revisions', 'sessions', 'session_items', 'responses', 'response_events', 'tool_calls', 'idempotency_keys', 'model_connections'];
+const TABLES = [
+  'agents',
+  'agent_revisions',
+  'sessions',
+  'session_items',
+  'responses',
+  'response_events',
+  'tool_calls',
+  'idempotency_keys',
+  'model_connections',
+];
 
 /**
  * The project's rows, summarised: counts per table, and digests of the columns an
@@ -62,7 +80,9 @@ export async function snapshot(db: Db, projectId: string): Promise<Record<string
 /** Waits until no response of the project is queued or running, so only the request under test can write. */
 export async function settle(db: Db, projectId: string): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM responses WHERE project_id = $1 AND status IN ('queued', 'in_progress')`, [projectId]);
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM responses WHERE project_id = $1 AND status IN ('queued', 'in_progress')`, [
+      projectId,
+    ]);
     if (rows[0].n === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

@@ -10,7 +10,13 @@ export const SEED = testSeed();
  * Runs `predicate` on `numRuns` values of `arbitrary` from seed `SEED + offset`
  * (each property its own stream, all replayed by one PALAI_TEST_SEED).
  */
-export async function checkProperty<T>(t: TestContext, offset: number, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>, numRuns: number): Promise<void> {
+export async function checkProperty<T>(
+  t: TestContext,
+  offset: number,
+  arbitrary: fc.Arbitrary<T>,
+  predicate: (value: T) => Promise<void>,
+  numRuns: number,
+): Promise<void> {
   const seed = SEED + offset;
   t.diagnostic(`seed ${SEED} (PALAI_TEST_SEED=${SEED} replays it), ${numRuns} runs`);
   try {

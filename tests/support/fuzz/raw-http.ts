@@ -28,10 +28,28 @@ const requestLines = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(fc.constantFrom('GET', 'POST', 'DELETE'), fc.constantFrom('/v1/agents/', '/v1/responses/', '/v1/sessions/', '/v1/agents?after='), fc.constantFrom('%00', '\x00', '\xff\xfe', '%E0%A4%A', 'a b', '#frag', '%', '\x7f', 'é'))
+      .tuple(
+        fc.constantFrom('GET', 'POST', 'DELETE'),
+        fc.constantFrom('/v1/agents/', '/v1/responses/', '/v1/sessions/', '/v1/agents?after='),
+        fc.constantFrom('%00', '\x00', '\xff\xfe', '%E0%A4%A', 'a b', '#frag', '%', '\x7f', 'é'),
+      )
       .map(([m, p, s]) => `${m} ${p}${s} HTTP/1.1`),
   },
-  { weight: 1, arbitrary: fc.constantFrom('FOO /v1/agents HTTP/1.1', 'GET * HTTP/1.1', 'GET http://elsewhere.example/v1/agents HTTP/1.1', 'GET /v1/agents HTTP/9.9', 'GET /v1/agents', 'GET /v1/agents HTTP/1.0', 'get /v1/agents HTTP/1.1', '\x00\x01\x02', 'GET //v1//agents HTTP/1.1', `GET /${'a'.repeat(20_000)} HTTP/1.1`) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'FOO /v1/agents HTTP/1.1',
+      'GET * HTTP/1.1',
+      'GET http://elsewhere.example/v1/agents HTTP/1.1',
+      'GET /v1/agents HTTP/9.9',
+      'GET /v1/agents',
+      'GET /v1/agents HTTP/1.0',
+      'get /v1/agents HTTP/1.1',
+      '\x00\x01\x02',
+      'GET //v1//agents HTTP/1.1',
+      `GET /${'a'.repeat(20_000)} HTTP/1.1`,
+    ),
+  },
 );
 
 /** One hostile header line (or several), raw. */
@@ -69,7 +87,11 @@ const framings = fc.constantFrom(
   { headers: ['Transfer-Encoding: gzip, chunked'], body: '2\r\n{}\r\n0\r\n\r\n', note: 'a transfer coding Node does not decode' },
   { headers: ['Content-Length: 20'], body: '{}', note: 'a body shorter than its Content-Length' },
   { headers: ['Content-Encoding: gzip', 'Content-Length: 9'], body: 'not gzip!', note: 'a corrupt gzip body' },
-  { headers: ['Content-Encoding: gzip', `Content-Length: ${gzipSync(JSON_BODY).subarray(0, 12).length}`], body: gzipSync(JSON_BODY).subarray(0, 12).toString('latin1'), note: 'a truncated gzip body' },
+  {
+    headers: ['Content-Encoding: gzip', `Content-Length: ${gzipSync(JSON_BODY).subarray(0, 12).length}`],
+    body: gzipSync(JSON_BODY).subarray(0, 12).toString('latin1'),
+    note: 'a truncated gzip body',
+  },
   { headers: ['Content-Encoding: br', 'Content-Length: 7'], body: 'not br!', note: 'a corrupt br body' },
   { headers: ['Content-Encoding: zstd', 'Content-Length: 2'], body: '{}', note: 'an unknown Content-Encoding' },
   { headers: ['Expect: 100-continue', `Content-Length: ${JSON_BODY.length}`], body: JSON_BODY, note: 'Expect: 100-continue' },
@@ -77,14 +99,19 @@ const framings = fc.constantFrom(
 );
 
 export function rawCases(apiKey: string): fc.Arbitrary<RawCase> {
-  return fc
-    .tuple(requestLines, fc.oneof(fc.constant([] as string[]), hostileHeaders), framings, fc.boolean())
-    .map(([requestLine, extra, framing, json]) => ({
-      requestLine,
-      headers: ['Host: 127.0.0.1', `Authorization: Bearer ${apiKey}`, ...(json ? ['Content-Type: application/json'] : []), ...framing.headers, ...extra, 'Connection: close'],
-      body: framing.body,
-      note: framing.note,
-    }));
+  return fc.tuple(requestLines, fc.oneof(fc.constant([] as string[]), hostileHeaders), framings, fc.boolean()).map(([requestLine, extra, framing, json]) => ({
+    requestLine,
+    headers: [
+      'Host: 127.0.0.1',
+      `Authorization: Bearer ${apiKey}`,
+      ...(json ? ['Content-Type: application/json'] : []),
+      ...framing.headers,
+      ...extra,
+      'Connection: close',
+    ],
+    body: framing.body,
+    note: framing.note,
+  }));
 }
 
 /** Bytes of `raw`, each character one byte (latin1), as a naive client would write them. */

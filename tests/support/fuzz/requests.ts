@@ -18,9 +18,7 @@ export type BodyCase =
   | { kind: 'bytes'; bytes: number[]; mutation: string }
   | { kind: 'oversized'; size: number };
 
-export type EncodingCase =
-  | { name: 'gzip' | 'deflate' | 'br' | 'identity'; corrupt?: 'garbage' | 'truncated' }
-  | { name: string; unknown: true };
+export type EncodingCase = { name: 'gzip' | 'deflate' | 'br' | 'identity'; corrupt?: 'garbage' | 'truncated' } | { name: string; unknown: true };
 
 export interface FuzzCase {
   operation: OperationId;
@@ -155,7 +153,10 @@ const NOT_JSON = [
 function bodyCases(op: OperationDescriptor, world: World): fc.Arbitrary<BodyCase | null> {
   if (!op.bodySchema) {
     // Operations without a body ignore one; send junk now and then anyway.
-    return fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...NOT_JSON).map((text): BodyCase => ({ kind: 'text', text, mutation: 'a body this operation does not take' })) });
+    return fc.oneof(
+      { weight: 6, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constantFrom(...NOT_JSON).map((text): BodyCase => ({ kind: 'text', text, mutation: 'a body this operation does not take' })) },
+    );
   }
   const scope = { hints: world.hints, component: op.bodySchema, depth: 0 };
   const schema = component(op.bodySchema);
@@ -167,13 +168,25 @@ function bodyCases(op: OperationDescriptor, world: World): fc.Arbitrary<BodyCase
     { weight: 4, arbitrary: invalid.map((m): BodyCase => ({ kind: 'json', ...m })) },
     {
       weight: 2,
-      arbitrary: fc.tuple(either, fc.nat(), unstorableText, fc.boolean()).map(([m, pick, text, inName]): BodyCase => ({ kind: 'json', ...withUnstorable(m, pick, text, inName) })),
+      arbitrary: fc
+        .tuple(either, fc.nat(), unstorableText, fc.boolean())
+        .map(([m, pick, text, inName]): BodyCase => ({ kind: 'json', ...withUnstorable(m, pick, text, inName) })),
     },
     {
       weight: 2,
       arbitrary: fc
-        .tuple(either, fc.nat(), fc.oneof(fc.integer({ min: MAX_JSON_DEPTH - 3, max: MAX_JSON_DEPTH + 3 }), fc.integer({ min: MAX_JSON_DEPTH + 1, max: 6000 })), fc.constantFrom('object' as const, 'array' as const))
-        .map(([m, pick, depth, shape]): BodyCase => ({ kind: 'json', value: withDeepMarker(m, pick), mutation: `${m.mutation}; ${depth} levels of ${shape}s nested in`, deep: { depth, shape } })),
+        .tuple(
+          either,
+          fc.nat(),
+          fc.oneof(fc.integer({ min: MAX_JSON_DEPTH - 3, max: MAX_JSON_DEPTH + 3 }), fc.integer({ min: MAX_JSON_DEPTH + 1, max: 6000 })),
+          fc.constantFrom('object' as const, 'array' as const),
+        )
+        .map(([m, pick, depth, shape]): BodyCase => ({
+          kind: 'json',
+          value: withDeepMarker(m, pick),
+          mutation: `${m.mutation}; ${depth} levels of ${shape}s nested in`,
+          deep: { depth, shape },
+        })),
     },
     {
       weight: 1,
@@ -181,10 +194,18 @@ function bodyCases(op: OperationDescriptor, world: World): fc.Arbitrary<BodyCase
         fc.constantFrom(...NOT_JSON).map((text): BodyCase => ({ kind: 'text', text, mutation: 'not JSON, or not an object or array' })),
         valid.chain((m) => {
           const text = JSON.stringify(m.value);
-          return fc.integer({ min: 0, max: Math.max(0, text.length - 1) }).map((n): BodyCase => ({ kind: 'text', text: text.slice(0, n), mutation: 'valid JSON cut short' }));
+          return fc
+            .integer({ min: 0, max: Math.max(0, text.length - 1) })
+            .map((n): BodyCase => ({ kind: 'text', text: text.slice(0, n), mutation: 'valid JSON cut short' }));
         }),
         fc.uint8Array({ minLength: 1, maxLength: 48 }).map((bytes): BodyCase => ({ kind: 'bytes', bytes: [...bytes], mutation: 'random bytes' })),
-        fc.constantFrom([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d], [0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d], [0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00]).map((bytes): BodyCase => ({ kind: 'bytes', bytes: [...bytes], mutation: 'JSON with invalid UTF-8, or UTF-16' })),
+        fc
+          .constantFrom(
+            [0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d],
+            [0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d],
+            [0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00],
+          )
+          .map((bytes): BodyCase => ({ kind: 'bytes', bytes: [...bytes], mutation: 'JSON with invalid UTF-8, or UTF-16' })),
       ),
     },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 2048 }).map((extra): BodyCase => ({ kind: 'oversized', size: world.maxBodyBytes + extra })) },
@@ -198,12 +219,33 @@ function pathCases(op: OperationDescriptor, world: World): fc.Arbitrary<Record<s
   const model: Record<string, fc.Arbitrary<string>> = {};
   for (const param of parametersOf(op, 'path')) {
     const known = world.pathValues[op.operationId]?.[param.name] ?? [];
-    model[param.name] = known.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...known).map(encodeSegment) }, { weight: 2, arbitrary: hostileSegment }) : hostileSegment;
+    model[param.name] =
+      known.length > 0
+        ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...known).map(encodeSegment) }, { weight: 2, arbitrary: hostileSegment })
+        : hostileSegment;
   }
   return fc.record(model);
 }
 
-const hostileQueryValue = fc.constantFrom('%00', 'a%00', '', '%', '%zz', '1e309', '-2', '-1', '0x10', '%201', 'NaN', 'Infinity', '1.5', '99999999999999999999', '2147483648', 'true', '%ED%A0%80');
+const hostileQueryValue = fc.constantFrom(
+  '%00',
+  'a%00',
+  '',
+  '%',
+  '%zz',
+  '1e309',
+  '-2',
+  '-1',
+  '0x10',
+  '%201',
+  'NaN',
+  'Infinity',
+  '1.5',
+  '99999999999999999999',
+  '2147483648',
+  'true',
+  '%ED%A0%80',
+);
 
 function queryCases(op: OperationDescriptor, world: World): fc.Arbitrary<string> {
   const pairs: fc.Arbitrary<[string, string][]>[] = [];
@@ -212,18 +254,35 @@ function queryCases(op: OperationDescriptor, world: World): fc.Arbitrary<string>
     let valid: fc.Arbitrary<string> = validValue(param.schema, scope).map((v) => encodeSegment(String(v)));
     if (param.name === 'starting_after') valid = fc.integer({ min: -1, max: world.lastSequence }).map(String);
     if (param.name === 'after' && world.cursors.length > 0) valid = fc.oneof(valid, fc.constantFrom(...world.cursors));
-    const invalid = fc.oneof(invalidValue(param.schema, scope).map((m) => encodeSegment(String(m.value))), hostileQueryValue);
+    const invalid = fc.oneof(
+      invalidValue(param.schema, scope).map((m) => encodeSegment(String(m.value))),
+      hostileQueryValue,
+    );
     pairs.push(
       fc.oneof(
         { weight: 3, arbitrary: fc.constant<[string, string][]>([]) },
         { weight: 3, arbitrary: valid.map((v): [string, string][] => [[param.name, v]]) },
         { weight: 3, arbitrary: invalid.map((v): [string, string][] => [[param.name, v]]) },
-        { weight: 1, arbitrary: fc.tuple(valid, invalid).map(([a, b]): [string, string][] => [[param.name, a], [param.name, b]]) },
+        {
+          weight: 1,
+          arbitrary: fc.tuple(valid, invalid).map(([a, b]): [string, string][] => [
+            [param.name, a],
+            [param.name, b],
+          ]),
+        },
       ),
     );
   }
-  const unknown = fc.oneof({ weight: 4, arbitrary: fc.constant<[string, string][]>([]) }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom('x', '%00', 'limit[]', '__proto__'), hostileQueryValue).map((p): [string, string][] => [p]) });
-  return fc.tuple(...pairs, unknown).map((groups) => groups.flat().map(([k, v]) => `${k}=${v}`).join('&'));
+  const unknown = fc.oneof(
+    { weight: 4, arbitrary: fc.constant<[string, string][]>([]) },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('x', '%00', 'limit[]', '__proto__'), hostileQueryValue).map((p): [string, string][] => [p]) },
+  );
+  return fc.tuple(...pairs, unknown).map((groups) =>
+    groups
+      .flat()
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&'),
+  );
 }
 
 // ---- headers ------------------------------------------------------------------
@@ -236,7 +295,19 @@ function headerCases(op: OperationDescriptor, world: World): fc.Arbitrary<[Recor
   const valid = `Bearer ${world.apiKey}`;
   const authorization = header(
     fc.constant(valid),
-    fc.constantFrom(OMIT, 'Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', `${valid}x`, `bearer ${world.apiKey}`, `${valid} extra`, `Bearer\t${world.apiKey}`, `Bearer ${'k'.repeat(8000)}`, 'Bearer \xe9\xff\x80', `Bearer ${world.apiKey}\xa0`),
+    fc.constantFrom(
+      OMIT,
+      'Basic dXNlcjpwYXNz',
+      'Bearer',
+      'Bearer ',
+      `${valid}x`,
+      `bearer ${world.apiKey}`,
+      `${valid} extra`,
+      `Bearer\t${world.apiKey}`,
+      `Bearer ${'k'.repeat(8000)}`,
+      'Bearer \xe9\xff\x80',
+      `Bearer ${world.apiKey}\xa0`,
+    ),
   );
   const idempotencyKey = header(
     fc.constant(OMIT),
@@ -245,7 +316,10 @@ function headerCases(op: OperationDescriptor, world: World): fc.Arbitrary<[Recor
   );
   const lastEventId = header(
     fc.constant(OMIT),
-    fc.oneof(fc.integer({ min: -1, max: world.lastSequence }).map(String), fc.constantFrom('-2', 'abc', '1.5', '1e3', '99999999999', '2147483648', '', ' 3', '0x1', '\xe9', String(world.lastSequence + 1))),
+    fc.oneof(
+      fc.integer({ min: -1, max: world.lastSequence }).map(String),
+      fc.constantFrom('-2', 'abc', '1.5', '1e3', '99999999999', '2147483648', '', ' 3', '0x1', '\xe9', String(world.lastSequence + 1)),
+    ),
     3,
   );
   const contentType = header(
@@ -277,23 +351,37 @@ function headerCases(op: OperationDescriptor, world: World): fc.Arbitrary<[Recor
     { weight: 2, arbitrary: fc.constantFrom('gzip' as const, 'deflate' as const, 'br' as const, 'identity' as const).map((name): EncodingCase => ({ name })) },
     {
       weight: 2,
-      arbitrary: fc.tuple(fc.constantFrom('gzip' as const, 'deflate' as const, 'br' as const), fc.constantFrom('garbage' as const, 'truncated' as const)).map(([name, corrupt]): EncodingCase => ({ name, corrupt })),
+      arbitrary: fc
+        .tuple(fc.constantFrom('gzip' as const, 'deflate' as const, 'br' as const), fc.constantFrom('garbage' as const, 'truncated' as const))
+        .map(([name, corrupt]): EncodingCase => ({ name, corrupt })),
     },
-    { weight: 1, arbitrary: fc.constantFrom('zstd', 'compress', 'x-gzip', 'gzip, gzip', 'GZIP', 'identity, gzip', '').map((name): EncodingCase => ({ name, unknown: true })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('zstd', 'compress', 'x-gzip', 'gzip, gzip', 'GZIP', 'identity, gzip', '')
+        .map((name): EncodingCase => ({ name, unknown: true })),
+    },
   );
   const accept = header(fc.constant(OMIT), fc.constantFrom('text/event-stream', 'application/xml', '*/*', 'application/problem+json'));
   const model: Record<string, fc.Arbitrary<string | typeof OMIT>> = { accept, 'last-event-id': lastEventId };
   if (op.authenticated) model.authorization = authorization;
   if (op.method === 'POST') Object.assign(model, { 'idempotency-key': idempotencyKey, 'content-type': contentType });
-  return fc.tuple(fc.record(model), op.method === 'POST' ? encoding : fc.constant(null)).map(([headers, enc]) => [
-    Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== OMIT)) as Record<string, string>,
-    enc,
-  ]);
+  return fc
+    .tuple(fc.record(model), op.method === 'POST' ? encoding : fc.constant(null))
+    .map(([headers, enc]) => [Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== OMIT)) as Record<string, string>, enc]);
 }
 
 /** Requests to `op`, mostly hostile in one or more of path, query, headers and body. */
 export function fuzzCases(op: OperationDescriptor, world: World): fc.Arbitrary<FuzzCase> {
-  return fc.record({ path: pathCases(op, world), query: queryCases(op, world), headers: headerCases(op, world), body: bodyCases(op, world) }).map(
-    ({ path, query, headers: [headers, encoding], body }): FuzzCase => ({ operation: op.operationId, method: op.method, path, query, headers, body, encoding }),
-  );
+  return fc
+    .record({ path: pathCases(op, world), query: queryCases(op, world), headers: headerCases(op, world), body: bodyCases(op, world) })
+    .map(({ path, query, headers: [headers, encoding], body }): FuzzCase => ({
+      operation: op.operationId,
+      method: op.method,
+      path,
+      query,
+      headers,
+      body,
+      encoding,
+    }));
 }

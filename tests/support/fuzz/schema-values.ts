@@ -83,8 +83,7 @@ function objectView(schema: Schema, scope: Scope): ObjectView {
   return view;
 }
 
-const dropOmitted = (record: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== OMIT));
+const dropOmitted = (record: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== OMIT));
 
 function stripLookaheads(pattern: string): string {
   return pattern.replace(/\(\?!.*?\)/g, '');
@@ -105,7 +104,10 @@ function validInteger(schema: Schema): fc.Arbitrary<number> {
     return fc.oneof(fc.integer({ min, max: Math.min(schema.maximum, min + 50) }), fc.constantFrom(min, schema.maximum));
   }
   // No maximum in the document: every integer is valid, including those no column can hold.
-  return fc.oneof({ weight: 4, arbitrary: fc.integer({ min, max: min + 50 }) }, { weight: 1, arbitrary: fc.constantFrom(2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER) });
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min, max: min + 50 }) },
+    { weight: 1, arbitrary: fc.constantFrom(2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER) },
+  );
 }
 
 function validObject(schema: Schema, scope: Scope): fc.Arbitrary<Record<string, unknown>> {
@@ -219,7 +221,11 @@ export function invalidValue(schema: Schema, scope: Scope, pointer = ''): fc.Arb
 function invalidStrings(schema: Schema, pointer: string): fc.Arbitrary<Mutant>[] {
   const out: fc.Arbitrary<Mutant>[] = [];
   if (schema.maxLength !== undefined) {
-    out.push(fc.integer({ min: 1, max: 8 }).map((extra) => ({ value: 'x'.repeat(schema.maxLength + extra), mutation: at(pointer, `longer than maxLength ${schema.maxLength}`) })));
+    out.push(
+      fc
+        .integer({ min: 1, max: 8 })
+        .map((extra) => ({ value: 'x'.repeat(schema.maxLength + extra), mutation: at(pointer, `longer than maxLength ${schema.maxLength}`) })),
+    );
   }
   if (schema.minLength) out.push(fc.constant({ value: '', mutation: at(pointer, `shorter than minLength ${schema.minLength}`) }));
   if (schema.pattern) {
@@ -248,7 +254,12 @@ function invalidArrays(schema: Schema, scope: Scope, pointer: string, deeper: bo
   const out: fc.Arbitrary<Mutant>[] = [];
   if (schema.minItems) out.push(fc.constant({ value: [], mutation: at(pointer, `fewer than minItems ${schema.minItems}`) }));
   if (schema.maxItems !== undefined) {
-    out.push(validValue(items, inner).map((item) => ({ value: Array(schema.maxItems + 1).fill(item), mutation: at(pointer, `more than maxItems ${schema.maxItems}`) })));
+    out.push(
+      validValue(items, inner).map((item) => ({
+        value: Array(schema.maxItems + 1).fill(item),
+        mutation: at(pointer, `more than maxItems ${schema.maxItems}`),
+      })),
+    );
   }
   if (deeper) {
     const min = Math.max(schema.minItems ?? 0, 1);
@@ -298,13 +309,11 @@ function invalidObjects(schema: Schema, scope: Scope, pointer: string, deeper: b
   const names = Object.keys(view.properties);
   if (deeper && names.length > 0) {
     out.push(
-      fc
-        .constantFrom(...names)
-        .chain((name) => {
-          const { schema: property, scope: declared } = view.properties[name];
-          const bad = invalidValue(property, { ...declared, depth: scope.depth + 1 }, `${pointer}/${escapeSegment(name)}`);
-          return fc.tuple(valid, bad).map(([value, mutant]) => ({ value: { ...value, [name]: mutant.value }, mutation: mutant.mutation }));
-        }),
+      fc.constantFrom(...names).chain((name) => {
+        const { schema: property, scope: declared } = view.properties[name];
+        const bad = invalidValue(property, { ...declared, depth: scope.depth + 1 }, `${pointer}/${escapeSegment(name)}`);
+        return fc.tuple(valid, bad).map(([value, mutant]) => ({ value: { ...value, [name]: mutant.value }, mutation: mutant.mutation }));
+      }),
     );
   }
   return out;

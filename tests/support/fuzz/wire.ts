@@ -41,7 +41,8 @@ export function bodyBytes(body: BodyCase): Buffer {
 function encode(bytes: Buffer, encoding: EncodingCase): Buffer {
   if ('unknown' in encoding) return bytes;
   if (encoding.corrupt === 'garbage') return Buffer.from('this is not compressed data at all');
-  const compressed = encoding.name === 'gzip' ? gzipSync(bytes) : encoding.name === 'deflate' ? deflateSync(bytes) : encoding.name === 'br' ? brotliCompressSync(bytes) : bytes;
+  const compressed =
+    encoding.name === 'gzip' ? gzipSync(bytes) : encoding.name === 'deflate' ? deflateSync(bytes) : encoding.name === 'br' ? brotliCompressSync(bytes) : bytes;
   return encoding.corrupt === 'truncated' ? compressed.subarray(0, Math.max(1, Math.floor(compressed.length / 2))) : compressed;
 }
 

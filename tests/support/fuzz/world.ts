@@ -10,7 +10,10 @@ import type { World } from './requests.js';
 type Ctx = () => TestHub;
 
 async function post(ctx: Ctx, path: string, body: unknown, status: number): Promise<any> {
-  const res = await ctx().http.post(path).set(ctx().auth).send(body as object);
+  const res = await ctx()
+    .http.post(path)
+    .set(ctx().auth)
+    .send(body as object);
   assert.equal(res.status, status, `${path}: ${res.text}`);
   return res.body;
 }
@@ -34,7 +37,13 @@ const WAITS_FOR_INPUT = {
 };
 
 /** JSON Schemas a tool's `parameters` or an agent's `output_schema` might really be. */
-const jsonSchemas = fc.constantFrom({}, { type: 'object' }, { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, { type: 'string' }, { type: 'object', additionalProperties: false });
+const jsonSchemas = fc.constantFrom(
+  {},
+  { type: 'object' },
+  { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  { type: 'string' },
+  { type: 'object', additionalProperties: false },
+);
 
 /**
  * A limit in seconds: left out, a day, the document's maximum (a PostgreSQL
@@ -69,19 +78,27 @@ export async function createWorld(ctx: Ctx, maxBodyBytes: number): Promise<World
   const forInput = await waiting(agents.input.name, 3);
   const callIds = [...forTool, ...forApproval, ...forInput].map((r) => r.required_action.calls[0].call_id as string);
 
-  const { rows } = await ctx().hub.kernel.db.query<{ last: number }>('SELECT max(sequence)::int AS last FROM response_events WHERE response_id = $1', [completed.id]);
+  const { rows } = await ctx().hub.kernel.db.query<{ last: number }>('SELECT max(sequence)::int AS last FROM response_events WHERE response_id = $1', [
+    completed.id,
+  ]);
   const ids = (list: { id: string }[]) => list.map((r) => r.id);
   const names = [agents.echo.name, agents.echo.id, agents.tool.name, agents.approval.name, agents.input.name];
 
   const hints: Hints = {
     'CreateResponseRequest.model': fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.constant(OMIT) }),
     'CreateResponseRequest.session_id': fc.oneof({ weight: 3, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: fc.constant(session.id) }),
-    'CreateResponseRequest.previous_response_id': fc.oneof({ weight: 3, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: fc.constantFrom(completed.id, forTool[0].id, null) }),
+    'CreateResponseRequest.previous_response_id': fc.oneof(
+      { weight: 3, arbitrary: fc.constant(OMIT) },
+      { weight: 1, arbitrary: fc.constantFrom(completed.id, forTool[0].id, null) },
+    ),
     // Renaming is refused; the path names the scratch agent.
     'UpdateAgentRequest.name': fc.constantFrom(OMIT, agents.scratch.name),
     'CreateSessionRequest.agent': fc.constantFrom(...names),
     // A script is for the fake provider only: mostly that one, so more specs are usable.
-    'ModelSpec.provider': fc.oneof({ weight: 3, arbitrary: fc.constant('fake') }, { weight: 1, arbitrary: fc.constantFrom('openai', 'openai-chat', 'anthropic') }),
+    'ModelSpec.provider': fc.oneof(
+      { weight: 3, arbitrary: fc.constant('fake') },
+      { weight: 1, arbitrary: fc.constantFrom('openai', 'openai-chat', 'anthropic') },
+    ),
     'ModelSpec.connection': fc.oneof({ weight: 3, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: fc.constant(connection.name) }),
     'ModelSpec.base_url': fc.constantFrom(OMIT, 'http://127.0.0.1:9/v1', 'not a url'),
     'AgentSpecFields.output_schema': jsonSchemas,
