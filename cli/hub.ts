@@ -3,11 +3,10 @@
 // WebSocket upgrades and REST operations on the API's port, their outbox
 // consumers and tool providers, and their background loops in the roles they
 // run in. It stops them in reverse order.
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { RequestTracker } from '../adapters/http/request-tracker.js';
 import { restHost } from '../adapters/http/surface.js';
+import type { UpgradeListener } from '../adapters/http/upgrade.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
 import { lazyModel } from '../adapters/models/lazy-model.js';
 import { createKernelApi, runsIn, WORK_ROLES, type KernelApi, type Role, type SurfaceModule } from '../core/api/index.js';
@@ -47,8 +46,8 @@ export interface Hub {
   app: Express;
   /** /metrics, /healthz and /readyz alone: the operator port, and the only listener of a worker. */
   adminApp: Express;
-  /** The API listener's `upgrade` handler: a WebSocket upgrade goes to the surface serving its path. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The API listener's `upgrade` handler: a WebSocket upgrade goes to the surface serving its path. Null when no surface serves upgrades. */
+  upgrade: UpgradeListener | null;
   /** Requests the API is answering, so a shutdown can wait for them. */
   requests: RequestTracker;
   worker: Worker | null;

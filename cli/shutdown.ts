@@ -34,7 +34,8 @@ async function until(done: () => boolean, ms: number): Promise<boolean> {
 
 const closed = (server: Server | null): Promise<void> => (server ? new Promise((resolve) => server.close(() => resolve())) : Promise.resolve());
 
-export async function shutDown(hub: Hub, listeners: Listeners, graceMs: number, say: (line: string) => void): Promise<void> {
+/** `before` (the operator socket's commands) is waited for before the store closes. */
+export async function shutDown(hub: Hub, listeners: Listeners, graceMs: number, say: (line: string) => void, before?: Promise<void>): Promise<void> {
   const { lifecycle } = hub.kernel;
   lifecycle.beginDrain();
   hub.worker?.stopClaiming();
@@ -53,6 +54,7 @@ export async function shutDown(hub: Hub, listeners: Listeners, graceMs: number, 
   await until(() => hub.requests.busy === 0 && hub.requests.streams === 0, FAREWELL_MS);
   listeners.api?.closeAllConnections();
   await apiClosed;
+  await before;
   await hub.close();
   const adminClosed = closed(listeners.admin);
   listeners.admin?.closeAllConnections();

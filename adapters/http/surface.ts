@@ -3,21 +3,19 @@
 // (its resources), serves each module's mounts before the REST routes, and
 // the API listener's upgrade requests go to the module serving their path.
 // The operator app (/metrics, /healthz, /readyz) stands apart, for its own port.
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { HttpMount, KernelApi, SurfaceModule, SurfaceOperations } from '../../core/api/index.js';
 import { createAdminApp, createHttpApp } from './app.js';
 import type { RequestTracker } from './request-tracker.js';
-import { upgradeDispatcher } from './upgrade.js';
+import { upgradeDispatcher, type UpgradeListener } from './upgrade.js';
 
 export interface RestHost {
   /** The API. Without an operator port it serves /metrics, /healthz and /readyz too. */
   app: Express;
   /** /metrics, /healthz and /readyz alone. */
   adminApp: Express;
-  /** For the API listener's `upgrade` event. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** For the API listener's `upgrade` event; null when no module serves upgrades (then none is attached). */
+  upgrade: UpgradeListener | null;
 }
 
 export interface RestHostOptions {
@@ -39,11 +37,13 @@ export function restOptions(modules: readonly SurfaceModule[]): { mounts: HttpMo
 }
 
 export function restHost(api: KernelApi, modules: readonly SurfaceModule[], options: RestHostOptions): RestHost {
+  const app = createHttpApp(api, { metrics: options.metrics, tracker: options.tracker, ...restOptions(modules) });
   return {
-    app: createHttpApp(api, { metrics: options.metrics, tracker: options.tracker, ...restOptions(modules) }),
+    app,
     adminApp: createAdminApp(api),
     upgrade: upgradeDispatcher(
       api,
+      app,
       modules.flatMap((m) => m.upgrade ?? []),
     ),
   };

@@ -74,9 +74,10 @@ async function serve(options: { port?: number; role: Role }): Promise<void> {
   }
   const signal = await stop;
   console.error(`Received ${signal}; finishing running work for up to ${config.shutdownGraceSeconds}s (send it again to stop at once).`);
-  // First, so that a command line arriving from now on opens the store itself once it is free.
-  await operatorSocket?.close(config.shutdownGraceSeconds * 1000);
-  await shutDown(hub, listeners, config.shutdownGraceSeconds * 1000, (line) => console.error(line));
+  // The socket goes at once, so that a command line arriving from now on opens the store itself once it is free; the
+  // commands it runs finish beside the drain, within the same grace, and before the store closes.
+  const commandsDone = operatorSocket?.close(config.shutdownGraceSeconds * 1000);
+  await shutDown(hub, listeners, config.shutdownGraceSeconds * 1000, (line) => console.error(line), commandsDone);
   console.error('Palai stopped.');
 }
 
@@ -92,8 +93,8 @@ async function openListeners(hub: Hub, config: PalaiConfig, role: Role, listener
     return;
   }
   listeners.api = await listen(hub.app, config.host, config.port);
-  // WebSocket upgrades go to the surface module serving their path.
-  listeners.api.on('upgrade', hub.upgrade);
+  // WebSocket upgrades go to the surface module serving their path (no listener when none does: Node then answers every request itself).
+  if (hub.upgrade) listeners.api.on('upgrade', hub.upgrade);
   if (config.adminPort !== null) {
     listeners.admin = await listen(hub.adminApp, config.host, config.adminPort);
     console.log(`Operator endpoints (/metrics, /healthz, /readyz) on ${urlOf(config.host, listeners.admin)}`);

@@ -13,7 +13,11 @@ import { foreignHome, readMessages, send, socketAddress, socketPath, type HubHel
 
 export interface OperatorSocket {
   path: string;
-  /** Takes no more commands at once and removes the socket; waits up to `graceMs` for the running ones, then cuts them off. */
+  /**
+   * Takes no more commands at once and removes the socket; a connection whose
+   * command has not started is closed at once; waits up to `graceMs` for the
+   * running ones, then cuts them off.
+   */
   close(graceMs: number): Promise<void>;
 }
 
@@ -36,16 +40,23 @@ export async function openOperatorSocket({ home, hub, apiUrl }: OperatorSocketOp
     rmSync(path, { force: true });
   }
   const running = new Set<Socket>();
+  /** Connections that have not sent their command yet. */
+  const idle = new Set<Socket>();
   const server = createServer((socket) => {
     running.add(socket);
-    socket.once('close', () => running.delete(socket));
-    serveConnection(socket, hub, apiUrl);
+    idle.add(socket);
+    socket.once('close', () => {
+      running.delete(socket);
+      idle.delete(socket);
+    });
+    serveConnection(socket, hub, apiUrl, () => idle.delete(socket));
   });
   await listenPrivately(server, address);
   return {
     path,
     async close(graceMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of idle) socket.destroy();
       const deadline = Date.now() + graceMs;
       while (running.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       for (const socket of running) socket.destroy();
@@ -84,7 +95,7 @@ function answers(address: string): Promise<boolean> {
   });
 }
 
-function serveConnection(socket: Socket, hub: Hub, apiUrl: () => string | null): void {
+function serveConnection(socket: Socket, hub: Hub, apiUrl: () => string | null, onStart: () => void): void {
   const logger = hub.kernel.logger.child({ component: 'operator-socket' });
   socket.on('error', () => undefined);
   let stdinWanted: ((text: string) => void) | null = null;
@@ -98,6 +109,7 @@ function serveConnection(socket: Socket, hub: Hub, apiUrl: () => string | null):
     }
     if (started) return void socket.destroy();
     started = true;
+    onStart();
     if (request.op === 'hello') {
       const hello: HubHello = { pid: process.pid, api: apiUrl() };
       send(socket, { hub: hello });

@@ -5,6 +5,7 @@
 // have planted, is never used.
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, lstatSync, readFileSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -34,8 +35,8 @@ before(() => {
   env = userEnv({ PALAI_HOME: home, PALAI_BOOTSTRAP_API_KEY: API_KEY });
 });
 
-async function startHub(): Promise<Running> {
-  const serve = startPalai(['serve', '--port', '0'], env);
+async function startHub(extra: NodeJS.ProcessEnv = {}): Promise<Running> {
+  const serve = startPalai(['serve', '--port', '0'], { ...env, ...extra });
   [, api] = await serve.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
   assert.match(serve.stdout(), new RegExp(`^Operator socket: ${socket} \\(palai commands on this store run through it\\)$`, 'm'));
   return serve;
@@ -186,7 +187,7 @@ describe('palai commands while palai serve holds the embedded store', { timeout:
     assert.equal(used.code, 0, used.stderr);
   });
 
-  test('a killed hub’s socket does not stop the CLI from opening the store, and the next hub replaces it', async () => {
+  test('a killed hub’s socket does not stop the CLI from opening the store, and the next hub replaces it; a client that never sends its command does not hold its shutdown', async () => {
     hub!.child.kill('SIGKILL');
     await hub!.exited;
     assert.ok(lstatSync(socket).isSocket(), 'the killed hub left its socket');
@@ -194,10 +195,16 @@ describe('palai commands while palai serve holds the embedded store', { timeout:
     assert.equal(direct.code, 0, direct.stderr);
     assert.deepEqual(direct, throughHub[0]);
 
-    hub = await startHub();
+    // A grace far longer than the wait below: only a client that is let go at once lets the hub stop in time.
+    hub = await startHub({ PALAI_SHUTDOWN_GRACE_SECONDS: '600' });
     const through = await palai(['projects', 'list']);
     assert.deepEqual(through, throughHub[0]);
+    const idle = netConnect(socket);
+    await new Promise<void>((resolve, reject) => idle.once('connect', resolve).once('error', reject));
+    const dropped = new Promise<void>((resolve) => idle.once('close', () => resolve()));
+    idle.on('error', () => undefined);
     hub.child.kill('SIGTERM');
+    await dropped;
     assert.equal(await within(hub.exited, 30_000, 'shutdown after SIGTERM'), 0, hub.stderr());
   });
 });

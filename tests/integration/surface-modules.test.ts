@@ -6,7 +6,7 @@
 // consumers and tool providers are proven by their own surfaces' suites.)
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as netConnect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import request from 'supertest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -54,6 +54,17 @@ function connect(url: string): Promise<WebSocket> {
   });
 }
 
+/** The whole answer to `request`, written as raw bytes on a fresh connection. */
+function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect(port, '127.0.0.1', () => socket.write(request));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.once('end', () => resolve(answer));
+    socket.once('error', reject);
+  });
+}
+
 /** The status line an upgrade request is answered with when it is refused. */
 function refusal(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -75,10 +86,13 @@ for (const kind of storeKinds.slice(0, 1)) {
     let port: number;
     const seen: Seen = [];
     let closed = false;
+    /** A connection the echo surface never ends itself. */
+    let openBeforeDrain: Promise<WebSocket>;
 
     before(async () => {
       database = await openTestDatabase(kind);
       hub = await startHub({ config: testConfig(), db: database.db, logger: createLogger('silent'), role: 'all', surfaces: (api) => [echoModule(seen, api)] });
+      assert.ok(hub.upgrade, 'a module serves upgrades, so the hub has an upgrade listener');
       server = createServer(hub.app).on('upgrade', hub.upgrade);
       port = await listen(server);
     });
@@ -111,16 +125,38 @@ for (const kind of storeKinds.slice(0, 1)) {
       await request(hub.app).get('/healthz').expect(200);
     });
 
+    test('another upgrade (a client offering h2c) is served as the ordinary request it also is; with a body it is refused', async () => {
+      const plain = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n');
+      assert.match(plain, /^HTTP\/1\.1 200 /);
+      assert.match(plain, /"status":"ok"/);
+      const withBody = await rawRequest(port, 'POST /v1/agents HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+      assert.match(withBody, /^HTTP\/1\.1 400 /);
+    });
+
+    test('a hub whose modules serve no upgrades has no upgrade listener, so Node answers every request itself', async () => {
+      const plain = await startHub({ config: testConfig(), db: database.db, logger: createLogger('silent'), role: 'api' });
+      try {
+        assert.equal(plain.upgrade, null);
+      } finally {
+        await plain.close();
+      }
+    });
+
     test('while the process drains, an upgrade is refused with 503', async () => {
+      openBeforeDrain = connect(`ws://127.0.0.1:${port}/v1/echo/connect?node=stays`);
+      await openBeforeDrain;
       hub.kernel.lifecycle.beginDrain();
       assert.equal(await refusal(`ws://127.0.0.1:${port}/v1/echo/connect`), 503);
     });
 
-    test('closing stops intakes first while streams are open, then the other loops in reverse, then the module', async () => {
+    test('closing stops intakes first while streams are open, then the other loops in reverse, then the module; a socket its surface left open is destroyed', async () => {
+      const lingering = await openBeforeDrain;
+      const ended = new Promise<void>((resolve) => lingering.once('close', () => resolve()));
       seen.length = 0;
       await hub.close();
       closed = true;
       assert.deepEqual(seen, ['stop intake', 'stop last (closing)', 'stop first (closing)', 'close']);
+      await ended;
     });
   });
 }

@@ -131,6 +131,17 @@ describe('a Kafka record before its commit', () => {
     assert.deepEqual(counted, ['received', 'failed', 'dead_lettered']);
   });
 
+  test('a record the kernel refuses as it is (a raw U+0000 in its value) is dead-lettered at once with the reason, never retried', async () => {
+    const refusal = new PalaiError('validation-failed', 'Text in the request contains U+0000 (NUL), which cannot be stored.');
+    const { context, sent, counted } = harness([refusal]);
+    assert.equal(await takeRecord(context, here, record('{"input":"a\u0000b"}')), 'done');
+    assert.deepEqual(
+      sent.map((s) => [s.topic, text(s.message, 'palai-error-reason')]),
+      [['jobs-dead', 'Text in the request contains U+0000 (NUL), which cannot be stored.']],
+    );
+    assert.deepEqual(counted, ['received', 'failed', 'dead_lettered']);
+  });
+
   test('an invalid job and a tombstone are dead-lettered with the reason, never retried', async () => {
     const { context, sent, counted } = harness([{ kind: 'invalid', reason: 'the message body is not JSON' }]);
     assert.equal(await takeRecord(context, here, record('nope')), 'done');

@@ -8,7 +8,7 @@ import type { KafkaMessage, Message, Producer } from 'kafkajs';
 import type { QueueSurfaceApi } from '../../../core/surfaces/queue/queue-api.js';
 import type { Logger } from '../../../core/logger.js';
 import type { AdmissionOutcome } from '../../../core/surfaces/queue/queue-port.js';
-import { isOutage } from '../../../core/errors/palai-error.js';
+import { isOutage, retryOf } from '../../../core/errors/palai-error.js';
 import { DEFAULT_MAX_ATTEMPTS, failedReason } from '../failed-admission.js';
 import type { consumerMetrics } from '../runner.js';
 import type { KafkaConsumerConfig } from './client.js';
@@ -101,6 +101,8 @@ async function deadLetter(ctx: RecordContext, message: KafkaMessage, origin: Rec
 /** Admission failed, not for our own outage: try again later through the retry topic, or give up after max_attempts. */
 async function failed(ctx: RecordContext, message: KafkaMessage, origin: RecordOrigin, error: unknown): Promise<RecordOutcome> {
   ctx.metrics.count('failed');
+  // Refused as it is (the kernel's boundary found text no store can hold in it): no retry can help.
+  if (retryOf(error) !== 'later') return deadLetter(ctx, message, origin, (error as Error).message);
   const attempts = attemptsOf(message) + 1;
   const maxAttempts = ctx.config.kafka.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
   if (attempts >= maxAttempts) return deadLetter(ctx, message, origin, failedReason(error, attempts));

@@ -20,7 +20,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_REASON_ATTRIBUTE, type AdmissionOutcome, type QueueConsumerConfig } from '../../../core/surfaces/queue/queue-port.js';
-import { isOutage } from '../../../core/errors/palai-error.js';
+import { isOutage, retryOf } from '../../../core/errors/palai-error.js';
 import { DEFAULT_MAX_ATTEMPTS, failedReason } from '../failed-admission.js';
 import { describeError } from '../health.js';
 import { consumerMetrics, type QueueRunner, type RunnerDeps, type RunnerFactory } from '../runner.js';
@@ -234,6 +234,8 @@ class SqsRunner implements QueueRunner {
   /** Admission failed for a reason of the job's own: it comes back, or is dead-lettered once SQS has handed it out max_attempts times. */
   private failed(message: Message, error: unknown): Promise<Verdict> | Verdict {
     this.metrics.count('failed');
+    // Refused as it is (the kernel's boundary found text no store can hold in it): no retry can help.
+    if (retryOf(error) !== 'later') return this.deadLetter(message, (error as Error).message, 'invalid');
     const attempts = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
     if (attempts >= this.maxAttempts) return this.deadLetter(message, failedReason(error, attempts), 'exhausted');
     this.deps.logger.warn({ err: error, message_id: message.MessageId, attempts }, 'admitting an SQS message failed; it comes back to be tried again');
