@@ -139,15 +139,23 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const stopLoops = async (which: (loop: (typeof loops)[number]) => boolean) => {
       for (const loop of [...started].reverse().filter(which)) await loop.stop();
     };
+    /** What every start leaves behind, released in reverse: on close, or when a start fails half-way. */
+    const release = async () => {
+      await worker?.stop();
+      await outbox?.stop();
+      for (const module of [...modules].reverse()) await module.close?.();
+      await wakeups.stop();
+      await egress.close().catch(() => undefined);
+    };
     try {
       for (const loop of loops) {
-        await loop.start();
+        // Counted before it starts: a start that throws half-way is stopped like the others.
         started.push(loop);
+        await loop.start();
       }
     } catch (error) {
       await stopLoops(() => true).catch(() => undefined);
-      await outbox?.stop();
-      await worker?.stop();
+      await release().catch(() => undefined);
       throw error;
     }
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
@@ -173,11 +181,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
         await stopLoops((loop) => loop.intake === true);
         lifecycle.beginClose();
         await stopLoops((loop) => loop.intake !== true);
-        await worker?.stop();
-        await outbox?.stop();
-        for (const module of [...modules].reverse()) await module.close?.();
-        await wakeups.stop();
-        await egress.close().catch(() => undefined);
+        await release();
         if (!options.db) await db.close();
       },
     };

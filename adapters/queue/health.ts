@@ -4,6 +4,7 @@
 // logged (a warning when failing starts, an info on recovery); a retry that
 // fails the same way is a debug line. The error text is the error's name and
 // message with the consumer's secrets taken out: never a stack, never a key.
+import { storableText } from '../../core/api/index.js';
 import type { QueueSurfaceApi } from '../../core/surfaces/queue/queue-api.js';
 import type { Logger } from '../../core/logger.js';
 import type { QueueConsumerConfig, QueueHealthReport } from '../../core/surfaces/queue/queue-port.js';
@@ -31,7 +32,8 @@ export function describeError(error: unknown, config: QueueConsumerConfig): stri
   const name = error instanceof Error ? error.name : 'Error';
   let text = `${name}: ${messageOf(error)}`;
   for (const secret of secretsOf(config)) text = text.split(secret).join('[redacted]');
-  return text;
+  // A broker's text may hold what no store keeps (U+0000, half a surrogate pair): made storable, so the report is not refused.
+  return storableText(text);
 }
 
 export class ConsumerHealth {

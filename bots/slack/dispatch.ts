@@ -16,8 +16,24 @@ export type DispatchOutcome = { kind: 'ack'; body?: unknown } | { kind: 'retry';
 /** Slack's redelivery (or the next click) may succeed only where the registry says a retry can help. */
 const retryable = (error: unknown) => retryOf(error) === 'later';
 
+/** Messages lately told why they were not taken: a mention in a thread arrives as two events, and the thread hears it once. */
+const told = new Map<string, number>();
+const TOLD_FOR_MS = 10 * 60 * 1000;
+const TOLD_AT_MOST = 1000;
+
+/** Whether this message was told already (in this process); remembers it if not. */
+function toldBefore(bot: SlackBotConfig, message: SlackMessage): boolean {
+  const key = `${bot.id}:${message.channel}:${message.ts}`;
+  const now = Date.now();
+  for (const [earlier, at] of told) if (now - at > TOLD_FOR_MS || told.size > TOLD_AT_MOST) told.delete(earlier);
+  if (told.has(key)) return true;
+  told.set(key, now);
+  return false;
+}
+
 /** Posts why a message was not taken into its thread; best effort, after the acknowledgement is decided. */
 function tellThread(api: SlackSurfaceApi, bot: SlackBotConfig, message: SlackMessage, reason: string, logger: Logger): void {
+  if (toldBefore(bot, message)) return;
   void (async () => {
     // Loaded here: the Web API client is not needed until a message is answered.
     const { slackWebClient } = await import('./web-client.js');

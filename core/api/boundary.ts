@@ -16,6 +16,10 @@ import { isTransientStoreError } from '../store/transient.js';
 /** Members that are services or values, not commands: handed out as they are. */
 const OPEN_MEMBERS: ReadonlySet<PropertyKey> = new Set(['config', 'logger', 'metrics', 'lifecycle', 'egress', 'egressSockets']);
 
+/** The few commands that answer at once rather than with a promise, and those that answer with a stream of events. */
+const SYNC_COMMANDS: ReadonlySet<PropertyKey> = new Set(['fingerprint', 'useClient']);
+const STREAM_COMMANDS: ReadonlySet<PropertyKey> = new Set(['follow']);
+
 const STORE_UNAVAILABLE =
   'The database cannot be reached right now; retry shortly (with the same idempotency key, a request that did go through is not carried out twice).';
 
@@ -54,9 +58,24 @@ const isAsyncGenerator = (value: unknown): value is AsyncGenerator<unknown> =>
   typeof (value as AsyncGenerator<unknown>)[Symbol.asyncIterator] === 'function' &&
   typeof (value as AsyncGenerator<unknown>).next === 'function';
 
-function guardedCommand(name: string, command: (...args: unknown[]) => unknown, self: object): (...args: unknown[]) => unknown {
+/** A refusal in the command's own form: thrown, as a rejected promise, or as a stream that fails when read. */
+function refused(key: PropertyKey, refusal: unknown): unknown {
+  if (SYNC_COMMANDS.has(key)) throw refusal;
+  if (STREAM_COMMANDS.has(key)) {
+    return (async function* () {
+      throw refusal;
+    })();
+  }
+  return Promise.reject(refusal);
+}
+
+function guardedCommand(key: PropertyKey, name: string, command: (...args: unknown[]) => unknown, self: object): (...args: unknown[]) => unknown {
   return (...args) => {
-    assertStorableArguments(name, args);
+    try {
+      assertStorableArguments(name, args);
+    } catch (refusal) {
+      return refused(key, refusal);
+    }
     let result: unknown;
     try {
       result = command.apply(self, args);
@@ -83,7 +102,7 @@ export function atBoundary<T extends object>(api: T, path = ''): T {
       if (made.has(key)) return made.get(key);
       const name = path ? `${path}.${key}` : key;
       let guarded: unknown = value;
-      if (typeof value === 'function') guarded = guardedCommand(name, value as (...args: unknown[]) => unknown, target);
+      if (typeof value === 'function') guarded = guardedCommand(key, name, value as (...args: unknown[]) => unknown, target);
       else if (value !== null && typeof value === 'object') guarded = atBoundary(value, name);
       made.set(key, guarded);
       return guarded;

@@ -4,7 +4,7 @@ export type * from './kernel-api.js';
 export { createKernelApi } from './create-kernel-api.js';
 export { isTerminalEvent, isWaitingEvent } from '../journal/journal-port.js';
 export { FEED_START } from '../journal/project-feed.js';
-export { firstUnstorable } from '../json.js';
+export { firstUnstorable, storableText } from '../json.js';
 export { inspectJson, MAX_JSON_DEPTH, unstorableText } from '../json-guard.js';
 export { outputText } from '../responses/items.js';
 export {

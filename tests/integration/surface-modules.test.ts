@@ -126,10 +126,16 @@ for (const kind of storeKinds.slice(0, 1)) {
     });
 
     test('another upgrade (a client offering h2c) is served as the ordinary request it also is; with a body it is refused', async () => {
-      const plain = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n');
+      const plain = await rawRequest(
+        port,
+        'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n',
+      );
       assert.match(plain, /^HTTP\/1\.1 200 /);
       assert.match(plain, /"status":"ok"/);
-      const withBody = await rawRequest(port, 'POST /v1/agents HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+      const withBody = await rawRequest(
+        port,
+        'POST /v1/agents HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+      );
       assert.match(withBody, /^HTTP\/1\.1 400 /);
     });
 

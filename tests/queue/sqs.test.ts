@@ -537,7 +537,7 @@ describeEachStore(
   { stores: ['postgres'] },
 );
 
-test("an error's text keeps its name and message and never the consumer's secrets", () => {
+test("an error's text keeps its name and message, in text the store can hold, and never the consumer's secrets", () => {
   const config: QueueConsumerConfig = {
     id: 'qc_x',
     projectId: 'proj_x',
@@ -558,6 +558,8 @@ test("an error's text keeps its name and message and never the consumer's secret
     describeError(new AggregateError([refused, new Error('connect ECONNREFUSED 127.0.0.1:1')]), config),
     'AggregateError: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1',
   );
+  // Text no store can hold (a broker's NUL, half a surrogate pair) is made storable, so the health report is kept.
+  assert.equal(describeError(new Error('bad\u0000byte and half \ud800 pair'), config), 'Error: bad\ufffdbyte and half \ufffd pair');
 });
 
 test(

@@ -20,4 +20,8 @@ ALTER TABLE tool_calls
   ADD COLUMN park_deadline        timestamptz,
   ADD COLUMN park_timeout_output  text,
   ADD COLUMN park_answer          text,
-  ADD COLUMN park_ended           text CHECK (park_ended IN ('answered', 'timed_out'));
+  ADD COLUMN park_ended           text;
+
+-- NOT VALID: no scan of every call under the ALTER's exclusive lock (every
+-- existing row is NULL, so none can break it); new rows are checked at once.
+ALTER TABLE tool_calls ADD CONSTRAINT tool_calls_park_ended_check CHECK (park_ended IN ('answered', 'timed_out')) NOT VALID;
