@@ -9,7 +9,7 @@ import { restHost } from '../adapters/http/surface.js';
 import type { UpgradeListener } from '../adapters/http/upgrade.js';
 import { FakeModel } from '../adapters/models/fake/fake-model.js';
 import { lazyModel } from '../adapters/models/lazy-model.js';
-import { createKernelApi, runsIn, WORK_ROLES, type KernelApi, type Role, type SurfaceModule } from '../core/api/index.js';
+import { createKernelApi, INTAKE_ROLES, runsIn, WORK_ROLES, type KernelApi, type Role, type SurfaceModule } from '../core/api/index.js';
 import type { PalaiConfig } from '../core/config.js';
 import { createEgressFetch } from '../core/egress/guarded-fetch.js';
 import { Wakeups } from '../core/journal/wakeups.js';
@@ -162,7 +162,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
     }, HOUSEKEEPING_INTERVAL_MS).unref();
-    const takes = (loop: { roles?: readonly Role[] }) => runsIn(loop, role);
+    const takesIntake = INTAKE_ROLES.includes(role);
     return {
       kernel,
       api,
@@ -173,8 +173,8 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       worker,
       outbox,
       surfaces,
-      queues: surfaces.modules.includes(surfaces.queue) && takes(surfaces.queue.loops![0]) ? surfaces.queue.supervisor : null,
-      slackSockets: takes(surfaces.slack.loops![0]) ? surfaces.slack.sockets : null,
+      queues: takesIntake ? surfaces.queue.supervisor : null,
+      slackSockets: takesIntake ? surfaces.slack.sockets : null,
       async close() {
         clearInterval(housekeeping);
         // First: what the intakes hold is admitted and acknowledged while the store is still open.

@@ -4,7 +4,6 @@
 // within what a Palai input holds.
 import type { Message, Part } from '@a2a-js/sdk';
 import { ContentTypeNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
-import { firstUnstorable } from '../../core/api/index.js';
 
 /** The longest text one part may carry (and a whole message, joined): Palai's input limit. */
 export const MAX_PART_CHARS = 1_048_576;
@@ -66,10 +65,6 @@ export function readMessage(message: Message): MessageContent {
   }
   const text = pieces.join('\n\n');
   if (text.length > MAX_PART_CHARS) throw new RequestMalformedError(`The message holds ${text.length} characters; at most ${MAX_PART_CHARS} are accepted.`);
-  const unstorable = firstUnstorable(text);
-  if (unstorable !== null)
-    throw new RequestMalformedError(
-      `The message holds a character the store cannot keep (U+${unstorable.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}).`,
-    );
+  // Text the store cannot keep is refused at the kernel's boundary (validation-failed: InvalidParams), like every argument.
   return { text, data, texts };
 }
