@@ -1,21 +1,14 @@
 // Checks on an agent spec that a JSON Schema cannot express: the shape itself
 // was already validated against the OpenAPI document at the edge.
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AgentSpecFields } from '../../generated/schemas.js';
 import { PalaiError, type FieldError } from '../errors/palai-error.js';
+import { schemaFieldError } from '../schemas/json-schema-drafts.js';
 import { builtinTools } from '../tools/builtin/builtin-provider.js';
-
-const schemaCompiler = new Ajv2020({ strict: false, allErrors: true });
 
 export function checkAgentSpec(spec: AgentSpecFields): void {
   const errors: FieldError[] = [];
-  if (spec.output_schema) {
-    try {
-      schemaCompiler.compile(spec.output_schema);
-    } catch (error) {
-      errors.push({ pointer: '/output_schema', detail: `is not a usable JSON Schema: ${(error as Error).message}` });
-    }
-  }
+  const unusable = spec.output_schema ? schemaFieldError(spec.output_schema, '/output_schema') : null;
+  if (unusable) errors.push(unusable);
   const model = spec.model;
   if (model && model.provider !== 'fake' && model.script) {
     errors.push({ pointer: '/model/script', detail: 'is only for the fake provider' });
@@ -35,6 +28,8 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
     // Built-ins are known without the kernel's tool registry, which is not reachable here.
     const problem = tool.type === 'builtin' ? builtinTools.validateSpec(tool) : null;
     if (problem) errors.push({ pointer: `/tools/${index}/name`, detail: problem });
+    const parameters = tool.type === 'function' && tool.parameters ? schemaFieldError(tool.parameters, `/tools/${index}/parameters`) : null;
+    if (parameters) errors.push(parameters);
   });
   if (errors.length > 0) throw new PalaiError('validation-failed', 'The agent spec is not usable.', { errors });
 }

@@ -7,6 +7,7 @@ export { FEED_START } from '../journal/project-feed.js';
 export { firstUnstorable, storableText } from '../json.js';
 export { inspectJson, MAX_JSON_DEPTH, unstorableText } from '../json-guard.js';
 export { outputText } from '../responses/items.js';
+export { compileSchema, type CompiledSchema, type SchemaDraft } from '../schemas/json-schema-drafts.js';
 export {
   isTerminal,
   isWaiting,

@@ -8,6 +8,7 @@ import type { ErrorObject } from 'ajv';
 import type { AdmissionCommand } from '../../generated/protocol-schemas.js';
 import { PalaiError, type FieldError } from '../errors/palai-error.js';
 import { lazyOnce } from '../lazy.js';
+import { schemaFieldError } from '../schemas/json-schema-drafts.js';
 import { isSessionKeySource, sessionKeySources } from '../sessions/session-keys.js';
 
 export type { AdmissionCommand };
@@ -42,10 +43,23 @@ function undeclaredSource(command: AdmissionCommand): FieldError[] {
   return [{ pointer: '/session/source', detail: `names no declared session-key source (declared: ${sessionKeySources().join(', ')})` }];
 }
 
-/** Refuses a command that does not match its schema, or names a session-key source nobody declared, naming the fields. */
+/** The caller's JSON Schemas (the text format's, each client function's parameters) that no draft's compiler takes. */
+function unusableSchemas(command: AdmissionCommand): FieldError[] {
+  const { text_format: format, tools = [] } = command.options ?? {};
+  const errors = tools.map((tool, index) => (tool.parameters == null ? null : schemaFieldError(tool.parameters, `/options/tools/${index}/parameters`)));
+  if (format?.type === 'json_schema') errors.unshift(schemaFieldError(format.schema, '/options/text_format/schema'));
+  return errors.filter((error) => error !== null);
+}
+
+/**
+ * Refuses a command that does not match its schema, names a session-key source
+ * nobody declared, or carries a JSON Schema no draft's compiler takes, naming the fields.
+ */
 export async function assertAdmissionCommand(command: unknown): Promise<void> {
   const validate = await validator();
-  const errors = validate(command) ? undeclaredSource(command as AdmissionCommand) : fieldErrors(validate.errors ?? []);
+  const errors = validate(command)
+    ? [...undeclaredSource(command as AdmissionCommand), ...unusableSchemas(command as AdmissionCommand)]
+    : fieldErrors(validate.errors ?? []);
   if (errors.length === 0) return;
   const first = errors[0] ?? { pointer: '', detail: 'is invalid' };
   throw new PalaiError('validation-failed', `The admission command's ${first.pointer || 'body'} ${first.detail}.`, { errors });

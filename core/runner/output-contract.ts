@@ -1,8 +1,8 @@
 // The output contract: an agent with `output_schema` must answer with JSON that
 // satisfies it. A violation earns one repair turn carrying the validation errors.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { AgentSpecFields, FunctionToolSpec, MessageItem } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
+import { compileUserSchema } from '../schemas/json-schema-drafts.js';
 import type { StoredRunOptions } from '../responses/responses.js';
 
 /** The run's output contract: its own text format (json_schema, or json_object: any object) over the agent's output_schema. */
@@ -25,19 +25,6 @@ export function runToolSpecs(spec: AgentSpecFields, options: StoredRunOptions): 
   return [...(spec.tools ?? []), ...own];
 }
 
-const compiler = new Ajv2020({ strict: false, allErrors: true });
-const compiled = new Map<string, ValidateFunction>();
-
-function validatorFor(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
-  if (!validate) {
-    validate = compiler.compile(schema);
-    compiled.set(key, validate);
-  }
-  return validate;
-}
-
 /** The violations of `text` against `schema` (empty when it satisfies it). */
 export function outputViolations(schema: Record<string, unknown>, text: string): string[] {
   let value: unknown;
@@ -46,7 +33,8 @@ export function outputViolations(schema: Record<string, unknown>, text: string):
   } catch (error) {
     return [`the answer is not valid JSON (${(error as Error).message})`];
   }
-  const validate = validatorFor(schema);
+  // Admission refused a schema no draft's compiler takes, so this one compiles (under its own `$schema`).
+  const validate = compileUserSchema(schema, '');
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`);
 }

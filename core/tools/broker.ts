@@ -1,22 +1,17 @@
 // The tool broker's rules for a call the model made: whether its arguments fit
 // the tool's schema, and whether it waits for a human (the agent's approval
 // policy). Which tools an agent has is the ToolRegistry's answer.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { AgentSpecFields } from '../../generated/schemas.js';
+import { compileSchema } from '../schemas/json-schema-drafts.js';
 import type { ResolvedTool } from './tool-port.js';
 
-const argumentCompiler = new Ajv2020({ strict: false, allErrors: true });
-// Keyed by the schema object: a built-in's schema is compiled once per process.
-const validators = new WeakMap<object, ValidateFunction>();
-
-/** Null when the arguments satisfy the tool's schema, else what is wrong. */
+/** Null when the arguments satisfy the tool's schema (under its own draft), else what is wrong. */
 export function argumentProblems(tool: ResolvedTool, args: unknown): string | null {
   if (!tool.validateArguments) return null;
-  let validate = validators.get(tool.parameters);
-  if (!validate) {
-    validate = argumentCompiler.compile(tool.parameters);
-    validators.set(tool.parameters, validate);
-  }
+  const compiled = compileSchema(tool.argumentSchema ?? tool.parameters);
+  // Refused when the agent or the request was written; only a schema stored before that can get here.
+  if ('problem' in compiled) return `the tool's parameters schema ${compiled.problem}`;
+  const { validate } = compiled;
   if (validate(args)) return null;
   return (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ');
 }

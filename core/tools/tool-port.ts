@@ -94,6 +94,8 @@ export interface ResolvedTool {
   description: string;
   /** JSON Schema of the arguments, as shown to the model. */
   parameters: Record<string, unknown>;
+  /** The schema arguments are checked against when it is not `parameters` (an MCP tool's own, under its `$schema`). */
+  argumentSchema?: Record<string, unknown>;
   risk: ToolRisk;
   /**
    * The tool entry's own approval rule, over the agent's policy: 'always' asks a

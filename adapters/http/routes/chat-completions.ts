@@ -3,6 +3,7 @@ import { isPalaiError, PalaiError } from '../../../core/errors/palai-error.js';
 import { isTerminal, isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
 import type { ChatCompletionRequest } from '../../../generated/schemas.js';
 import { chatChunk, chatCompletion, chatEnding, chatToolCalls, chatUsage, segmentAfter, WHOLE_RESPONSE, type ChatSegment } from '../chat-completions.js';
+import { inChatTerms } from '../chat-pointers.js';
 import { chatPlan } from '../chat-request.js';
 import { admissionCommand, admitRequest } from '../openai-request.js';
 import type { OperationHandlers } from '../operations.js';
@@ -70,7 +71,9 @@ export function chatHandlers(api: KernelApi): OperationHandlers {
       }
       const plan = await chatPlan(api, projectId, chat);
       const after = plan.answering ? await api.responses.lastSequence(projectId, plan.answering.id) : -1;
-      const state = await admitRequest(api, projectId, plan.request, admissionCommand(plan.request), { idempotency });
+      const state = await admitRequest(api, projectId, plan.request, admissionCommand(plan.request), { idempotency }).catch((error: unknown) => {
+        throw inChatTerms(error);
+      });
       const segment = segmentAfter(plan.answering);
       if (chat.stream) return streamChat(api, res, projectId, state, { after, segment, includeUsage });
       res.json(chatCompletion(await settled(api, res, projectId, state.id, syncWaitMs), segment));

@@ -86,6 +86,7 @@ export function mcpServerTools(api: McpSurfaceApi, pool: Pick<McpClientPool, 'ca
           kind: 'mcp',
           description: tool.description ?? tool.title ?? `The tool ${tool.name} of the MCP server ${target.name}.`,
           parameters: input.schema,
+          argumentSchema: input.raw,
           risk: riskOf(tool),
           ...(approval ? { approval } : {}),
           validateArguments: input.validate !== null,
