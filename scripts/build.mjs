@@ -105,7 +105,7 @@ async function compile(sources, digest, build) {
     bundle: false,
     format: 'esm',
     platform: 'node',
-    target: 'node20',
+    target: 'node22',
     sourcemap: 'linked',
     // The maps point at the sources in the repository; their text need not be copied too.
     sourcesContent: false,
