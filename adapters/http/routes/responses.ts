@@ -64,8 +64,8 @@ function inputItemsPage(items: Item[], query: { limit?: number; after?: string; 
 export function responseHandlers(api: KernelApi): OperationHandlers {
   const { responses } = api;
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
-  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, snapshot?: ResponseState) =>
-    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot });
+  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, snapshot?: ResponseState, owned = false) =>
+    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot, cancelOnDisconnect: owned });
   return {
     createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
       const request = body as CreateResponseRequest;
@@ -76,12 +76,14 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const runHere = request.background !== true;
       const state = replay ? await responses.get(projectId, replay.resourceId) : await admitRequest(api, projectId, request, command, { idempotency, runHere });
       const answered = waiting !== null && state.id === waiting.state.id;
+      // A streamed run that is not background lasts as long as its caller's connection (see sse.ts).
+      const owned = request.background !== true;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
         // The resumed run's events, after the snapshot an SDK's stream helper starts from.
-        return stream(res, projectId, state.id, waiting.after, vocabulary, waiting.state);
+        return stream(res, projectId, state.id, waiting.after, vocabulary, waiting.state, owned);
       }
-      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary);
+      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, owned);
       if (request.background) return void res.json(openAiResponse(state));
       await answerWhenSettled(api, res, projectId, state.id, syncWaitMs);
     },
