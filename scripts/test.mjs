@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: every tests/**/*.test.ts through Node's own runner (TypeScript via
-// tsx). Node 20's runner takes no globs, so the files are listed here.
+// tsx). The files are listed here (in a stable order), not globbed by the runner.
 // The store matrix is PALAI_TEST_STORES (default "pglite,postgres").
 // dist/ is brought up to date first: the tests that spawn `palai` run the
 // compiled CLI, which must be the code under test, never an older build.

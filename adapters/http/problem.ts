@@ -4,6 +4,7 @@
 // — no message or stack of theirs reaches the client.
 import type { OpenAIErrorMember } from '../../generated/schemas.js';
 import type { Request, Response } from 'express';
+import * as zlib from 'node:zlib';
 import { PalaiError, isPalaiError } from '../../core/errors/palai-error.js';
 import { problemTypeUri, type ProblemSlug } from '../../core/errors/problem-types.js';
 import type { Logger } from '../../core/logger.js';
@@ -105,9 +106,12 @@ interface BodyReadError {
   errno?: number;
 }
 
-/** A decompression stream's failure (zlib's codes are Z_*, brotli's ERR__*); body-parser marks it a 400. */
+/** A decompression stream's failure (zlib's codes are Z_*, brotli's ERR__*, zstd's ZSTD_error_*); body-parser marks it a 400. */
 const isDecompressionError = (error: BodyReadError): boolean =>
-  error.type === undefined && error.status === 400 && typeof error.errno === 'number' && /^(Z_|ERR__)/.test(error.code ?? '');
+  error.type === undefined && error.status === 400 && typeof error.errno === 'number' && /^(Z_|ERR__|ZSTD_)/.test(error.code ?? '');
+
+/** The encodings body-parser decodes: zstd where this Node.js has it (22.15 and later). */
+const DECODED = 'createZstdDecompress' in zlib ? 'gzip, deflate, br or zstd' : 'gzip, deflate or br';
 
 /** Errors reading a request body raises: by body-parser's `type` field, else a corrupt compressed body. */
 function fromBodyParser(error: BodyReadError): PalaiError | null {
@@ -119,7 +123,7 @@ function fromBodyParser(error: BodyReadError): PalaiError | null {
     case 'encoding.unsupported':
       return new PalaiError(
         'unsupported-media-type',
-        `Content-Encoding ${JSON.stringify(String(error.encoding ?? '').slice(0, 64))} is not supported; send the body uncompressed, or as gzip, deflate or br.`,
+        `Content-Encoding ${JSON.stringify(String(error.encoding ?? '').slice(0, 64))} is not supported; send the body uncompressed, or as ${DECODED}.`,
       );
     case 'charset.unsupported':
       return new PalaiError('unsupported-media-type', 'The request body must be UTF-8 encoded JSON.');

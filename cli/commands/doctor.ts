@@ -20,7 +20,7 @@ import { messageOf } from './errors.js';
 import { modelAccess, storeLabel } from './store.js';
 
 /** The oldest Node.js Palai supports (package.json "engines"). */
-const MIN_NODE: [number, number] = [20, 19];
+const MIN_NODE: [number, number] = [22, 12];
 /** A database that has not answered by then is reported unreachable rather than waited for. */
 const DATABASE_TIMEOUT_MS = 5_000;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds deploy/Dockerfile, unchanged, and runs the image, on a machine with no
 # Docker engine and no Docker Hub: Debian's podman builds it on a stand-in for
-# the base image (node:20.20-bookworm-slim), made with debootstrap and this
+# the base image (node:24-bookworm-slim), made with debootstrap and this
 # machine's Node.js. Then it checks the running image: /healthz, /readyz, the
 # image's HEALTHCHECK command, the non-root user, one response from the fake
 # model, on the embedded store and (when it answers) on the local PostgreSQL;
@@ -15,7 +15,7 @@
 #   PALAI_IMAGE_BASE_CACHE  where the base's root filesystem tarball is kept
 #                           (default /var/cache/palai-image-base)
 #   PALAI_IMAGE_TAG         the built image (default localhost/palai:image-check)
-#   PALAI_IMAGE_NPM         npm in the base (default 10.8.2, the one Node.js 20.20 bundles)
+#   PALAI_IMAGE_NPM         npm in the base (default: the npm this machine runs, 11.x beside Node.js 24)
 #   PALAI_IMAGE_MIRROR      Debian mirror for debootstrap (default: this machine's apt source)
 #   PALAI_IMAGE_POSTGRES    auto (default: when PostgreSQL answers), 1 (must), 0 (skip)
 #   PALAI_IMAGE_NO_CACHE=1  build without podman's layer cache
@@ -29,7 +29,7 @@ die() { say "FAILED: $*"; exit 1; }
 
 cache=${PALAI_IMAGE_BASE_CACHE:-/var/cache/palai-image-base}
 tag=${PALAI_IMAGE_TAG:-localhost/palai:image-check}
-npm_version=${PALAI_IMAGE_NPM:-10.8.2}
+npm_version=${PALAI_IMAGE_NPM:-$(npm -v)}
 pg_mode=${PALAI_IMAGE_POSTGRES:-auto}
 pg_host=${PGHOST:-127.0.0.1}
 pg_port=${PGPORT:-5432}
@@ -37,13 +37,13 @@ pg_user=${PGUSER:-postgres}
 # The README's demo key: the containers below listen on 127.0.0.1 only.
 demo_key=palai_sk_local_demo_key
 
-# The base the Dockerfile names (ARG NODE_IMAGE=node:20.20-bookworm-slim):
-# its Node.js line (20.20) and Debian suite (bookworm) drive the stand-in.
+# The base the Dockerfile names (ARG NODE_IMAGE=node:24-bookworm-slim):
+# its Node.js line (24, or a minor such as 24.22) and Debian suite (bookworm) drive the stand-in.
 node_image=$(sed -n 's/^ARG NODE_IMAGE=//p' deploy/Dockerfile)
-[[ $node_image =~ ^node:([0-9]+\.[0-9]+)-([a-z]+)-slim$ ]] ||
-  die "deploy/Dockerfile's NODE_IMAGE ($node_image) is not node:X.Y-SUITE-slim"
+[[ $node_image =~ ^node:([0-9]+(\.[0-9]+)?)-([a-z]+)-slim$ ]] ||
+  die "deploy/Dockerfile's NODE_IMAGE ($node_image) is not node:X[.Y]-SUITE-slim"
 node_line=${BASH_REMATCH[1]}
-suite=${BASH_REMATCH[2]}
+suite=${BASH_REMATCH[3]}
 base_ref=docker.io/library/$node_image
 
 t_start=$SECONDS

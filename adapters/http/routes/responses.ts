@@ -80,8 +80,10 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const owned = request.background !== true;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
-        // The resumed run's events, after the snapshot an SDK's stream helper starts from.
-        return stream(res, projectId, state.id, waiting.after, vocabulary, waiting.state, owned);
+        // The resumed run's events, after the snapshot an SDK's stream helper starts from. The snapshot leaves out
+        // the asks just answered (approval requests, questions): they are not output, and an SDK (openai 7) that saw
+        // one at an output index refuses the next item the run adds there.
+        return stream(res, projectId, state.id, waiting.after, vocabulary, { ...waiting.state, pending_calls: [] }, owned);
       }
       if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, owned);
       if (request.background) return void res.json(openAiResponse(state));

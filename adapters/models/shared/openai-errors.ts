@@ -61,7 +61,12 @@ export function toProviderError(provider: string, error: unknown, apiKey: string
   if (error instanceof APIConnectionTimeoutError) return new ModelProviderError(provider, 'the request timed out');
   if (error instanceof APIConnectionError) return new ModelProviderError(provider, clean(`connection failed: ${networkCause(error.cause)}`));
   if (error instanceof APIError) {
-    if (error.status === undefined) return new ModelProviderError(provider, clean(`stream error: ${causeOf(error)}`));
+    // An `error` event mid-stream (openai 7 throws it as an APIError without a status): its code (OpenAI's are
+    // words such as rate_limit_exceeded; vLLM's a bare HTTP status, left out) leads, as the event's did.
+    if (error.status === undefined) {
+      const code = typeof error.code === 'string' && !/^\d+$/.test(error.code) ? `${error.code}: ` : '';
+      return new ModelProviderError(provider, clean(`stream error: ${code}${causeOf(error)}`));
+    }
     if (error.status >= 300 && error.status < 400)
       return new ModelProviderError(provider, clean(redirectNotFollowed(error.status, error.headers)), error.status);
     return new ModelProviderError(provider, clean(`${error.status} ${causeOf(error)}`), error.status, retryAfterMs(error.headers));
