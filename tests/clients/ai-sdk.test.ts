@@ -85,6 +85,21 @@ await describeClient('AI SDK', (ctx) => {
         assert.equal(second.usage.inputTokens, 12, 'every message of the history reached the model');
       });
 
+      if (api === 'responses') {
+        test('multi-turn: previousResponseId continues the stored conversation', async () => {
+          const name = await fakeAgent(ctx);
+          const first = await generateText({ model: model(name), prompt: 'my name is Ada', maxRetries: 0 });
+          const second = await generateText({
+            model: model(name),
+            prompt: 'what is my name',
+            providerOptions: { openai: { previousResponseId: first.response.id } },
+            maxRetries: 0,
+          });
+          assert.equal(second.text, 'what is my name');
+          assert.equal(second.usage.inputTokens, 12, 'the model saw the first turn too');
+        });
+      }
+
       test('an aborted stream (abortSignal: the client went away) cancels its run, journaled', async () => {
         const name = await fakeAgent(ctx, slowScript());
         const controller = new AbortController();

@@ -72,20 +72,19 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const command = admissionCommand(request);
       const vocabulary = requestedVocabulary(req, {}, 'openai');
       const waiting = replay ? null : await waitingPrevious(api, projectId, request.previous_response_id);
-      // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free.
+      // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free;
+      // a streamed one lasts as long as its caller's connection (see sse.ts).
       const runHere = request.background !== true;
       const state = replay ? await responses.get(projectId, replay.resourceId) : await admitRequest(api, projectId, request, command, { idempotency, runHere });
       const answered = waiting !== null && state.id === waiting.state.id;
-      // A streamed run that is not background lasts as long as its caller's connection (see sse.ts).
-      const owned = request.background !== true;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
         // The resumed run's events, after the snapshot an SDK's stream helper starts from. The snapshot leaves out
         // the asks just answered (approval requests, questions): they are not output, and an SDK (openai 7) that saw
         // one at an output index refuses the next item the run adds there.
-        return stream(res, projectId, state.id, waiting.after, vocabulary, { ...waiting.state, pending_calls: [] }, owned);
+        return stream(res, projectId, state.id, waiting.after, vocabulary, { ...waiting.state, pending_calls: [] }, runHere);
       }
-      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, owned);
+      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, runHere);
       if (request.background) return void res.json(openAiResponse(state));
       await answerWhenSettled(api, res, projectId, state.id, syncWaitMs);
     },
