@@ -25,8 +25,13 @@ async function pythonWithSdk(): Promise<string> {
   // Few retries: where the public index is out of reach, pip's configured local index answers at once.
   const env = { ...process.env, PIP_RETRIES: process.env.PIP_RETRIES ?? '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
   await run(join(building, 'bin', 'pip'), ['install', '--quiet', SDK], { env, maxBuffer: 16 * 1024 * 1024 });
-  if (existsSync(python)) rmSync(building, { recursive: true, force: true });
-  else renameSync(building, venv);
+  try {
+    renameSync(building, venv);
+  } catch (error) {
+    // Another test run finished its environment first: use that one.
+    rmSync(building, { recursive: true, force: true });
+    if (!existsSync(python)) throw error;
+  }
   return python;
 }
 
