@@ -7,7 +7,7 @@
 // and its `sequence_number` is that event's, the point to resume after.
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
-import { isTerminalEvent, type KernelApi } from '../../core/api/index.js';
+import { isTerminalEvent, isWaitingEvent, type KernelApi } from '../../core/api/index.js';
 import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
 import type { ResponseLifecycleEvent, StreamErrorEvent } from '../../generated/schemas.js';
@@ -67,6 +67,25 @@ export interface StreamOptions {
   vocabulary: EventVocabulary;
   /** The response as of `after`, announced first as `response.created`. */
   snapshot?: ResponseState;
+  /** The run belongs to this connection (a non-background create): cancel it if the client leaves before it ends or waits. */
+  cancelOnDisconnect?: boolean;
+}
+
+/**
+ * What OpenAI does with a streamed, non-background response whose client goes
+ * away: the run stops, as cancelled (journaled like any cancel). Never on this
+ * process's own shutdown, which closes connections too: the run goes on elsewhere.
+ * A run that ended meanwhile is left as it is.
+ */
+export async function cancelAbandoned(api: KernelApi, projectId: string, responseId: string): Promise<void> {
+  if (api.lifecycle.closing.aborted) return;
+  try {
+    await api.responses.cancel(projectId, responseId);
+    api.logger.info({ response_id: responseId }, 'the client left a streamed response: cancelled');
+  } catch (error) {
+    if (isPalaiError(error) && error.slug === 'invalid-state') return;
+    api.logger.warn({ err: error, response_id: responseId }, 'could not cancel a streamed response its client left');
+  }
 }
 
 export async function streamResponseEvents(
@@ -84,12 +103,14 @@ export async function streamResponseEvents(
   api.metrics.activeStreams.inc();
   let last = after;
   let ended = false;
+  let finished = false;
   try {
     for await (const entry of api.responses.follow(projectId, responseId, { after, signal })) {
       const event = openAiStreamEvent(entry, options.vocabulary);
       const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       last = entry.sequence;
       ended = isTerminalEvent(entry.event);
+      finished = ended || isWaitingEvent(entry.event);
       // A write after the client left returns false too, and then neither 'drain' nor 'close' comes again: wait on the signal.
       if (!res.write(frame) && !signal.aborted) await once(res, 'drain', { signal }).catch(() => undefined);
       if (signal.aborted) break;
@@ -105,6 +126,7 @@ export async function streamResponseEvents(
     clearInterval(keepalive);
     res.end();
   }
+  if (options.cancelOnDisconnect && closed.signal.aborted && !finished) await cancelAbandoned(api, projectId, responseId);
 }
 
 /** Sequence numbers are PostgreSQL integers. */

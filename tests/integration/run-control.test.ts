@@ -408,14 +408,15 @@ await describeEachStore('run control', (ctx) => {
     }
   });
 
-  test('a reader that disconnects mid-run and resumes with starting_after sees what a continuous reader saw', async () => {
+  test('a reader that disconnects mid-run of a background stream and resumes with starting_after sees what a continuous reader saw', async () => {
     await createAgent(ctx, { name: 'interrupted-reader', model: { provider: 'fake', script: [{ text: words(15), delay_ms: 20 }] } });
     // 15 deltas plus 8 framing events; a disconnect anywhere from the first event to the last few.
     const ks = [1, ...Array.from({ length: 3 }, () => 2 + Math.floor(Math.random() * 19))];
     for (const k of ks) {
       const abort = new AbortController();
       const first: any[] = [];
-      for await (const event of liveEvents(await startStream({ model: 'interrupted-reader', input: 'x' }, abort.signal))) {
+      // Background: a stream that is not lasts only as long as its connection (a disconnect cancels it, see sse.ts).
+      for await (const event of liveEvents(await startStream({ model: 'interrupted-reader', input: 'x', background: true }, abort.signal))) {
         first.push(event);
         if (first.length === k) break;
       }

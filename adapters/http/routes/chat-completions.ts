@@ -9,7 +9,7 @@ import { admissionCommand, admitRequest } from '../openai-request.js';
 import type { OperationHandlers } from '../operations.js';
 import { problemBody } from '../problem.js';
 import { settled } from '../settle.js';
-import { openEventStream } from '../sse.js';
+import { cancelAbandoned, openEventStream } from '../sse.js';
 
 interface ChatStream {
   /** The journal sequence this chat call's events come after (-1: the whole response). */
@@ -29,11 +29,13 @@ async function streamChat(api: KernelApi, res: Response, projectId: string, stat
   const signal = AbortSignal.any([closed.signal, api.lifecycle.closing]);
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
   const none = { finish_reason: null, logprobs: null, index: 0 as const };
+  let finished = false;
   try {
     send(chatChunk(state, { ...none, delta: { role: 'assistant', content: '' } }));
     for await (const { event } of api.responses.follow(projectId, state.id, { after, signal })) {
       if (event.type === 'text.delta') send(chatChunk(state, { ...none, delta: { content: event.delta } }));
       if (event.type !== 'status' || !(isTerminal(event.status) || isWaiting(event.status))) continue;
+      finished = true;
       const finish_reason = chatEnding(event.response);
       if (finish_reason === 'tool_calls') {
         const tool_calls = chatToolCalls(event.response).map((call, index) => ({ index, ...call }));
@@ -55,6 +57,8 @@ async function streamChat(api: KernelApi, res: Response, projectId: string, stat
   } finally {
     res.end();
   }
+  // A chat is never background: a client that leaves mid-stream stops its run, as with OpenAI.
+  if (closed.signal.aborted && !finished) await cancelAbandoned(api, projectId, state.id);
 }
 
 export function chatHandlers(api: KernelApi): OperationHandlers {

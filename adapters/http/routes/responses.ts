@@ -64,15 +64,16 @@ function inputItemsPage(items: Item[], query: { limit?: number; after?: string; 
 export function responseHandlers(api: KernelApi): OperationHandlers {
   const { responses } = api;
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
-  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, snapshot?: ResponseState) =>
-    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot });
+  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, snapshot?: ResponseState, owned = false) =>
+    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot, cancelOnDisconnect: owned });
   return {
     createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
       const request = body as CreateResponseRequest;
       const command = admissionCommand(request);
       const vocabulary = requestedVocabulary(req, {}, 'openai');
       const waiting = replay ? null : await waitingPrevious(api, projectId, request.previous_response_id);
-      // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free.
+      // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free;
+      // a streamed one lasts as long as its caller's connection (see sse.ts).
       const runHere = request.background !== true;
       const state = replay ? await responses.get(projectId, replay.resourceId) : await admitRequest(api, projectId, request, command, { idempotency, runHere });
       const answered = waiting !== null && state.id === waiting.state.id;
@@ -81,9 +82,9 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
         // The resumed run's events, after the snapshot an SDK's stream helper starts from. The snapshot leaves out
         // the asks just answered (approval requests, questions): they are not output, and an SDK (openai 7) that saw
         // one at an output index refuses the next item the run adds there.
-        return stream(res, projectId, state.id, waiting.after, vocabulary, { ...waiting.state, pending_calls: [] });
+        return stream(res, projectId, state.id, waiting.after, vocabulary, { ...waiting.state, pending_calls: [] }, runHere);
       }
-      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary);
+      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, runHere);
       if (request.background) return void res.json(openAiResponse(state));
       await answerWhenSettled(api, res, projectId, state.id, syncWaitMs);
     },
