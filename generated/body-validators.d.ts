@@ -51,6 +51,7 @@ export declare const InputApprovalResponse: ValidateFunction;
 export declare const InputFunctionCall: ValidateFunction;
 export declare const InputFunctionCallOutput: ValidateFunction;
 export declare const InputItem: ValidateFunction;
+export declare const InputItemReference: ValidateFunction;
 export declare const InputMessage: ValidateFunction;
 export declare const InputTextPart: ValidateFunction;
 export declare const Item: ValidateFunction;

@@ -581,6 +581,12 @@ export interface components {
         };
         /** @description An input item as OpenAI's API accepts it (ids optional, content may be a string). */
         InputItem: components["schemas"]["InputMessage"] | components["schemas"]["InputFunctionCall"] | components["schemas"]["InputFunctionCallOutput"];
+        /** @description OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input. */
+        InputItemReference: {
+            id: string;
+            /** @constant */
+            type?: "item_reference";
+        };
         InputMessage: {
             content: string | {
                 text: string;
@@ -1112,7 +1118,7 @@ export interface components {
             type?: string;
         };
         /** @description What POST /v1/responses takes as input items; an approval response only answers a waiting response. */
-        ResponseInputItem: components["schemas"]["InputItem"] | components["schemas"]["InputApprovalResponse"];
+        ResponseInputItem: components["schemas"]["InputItem"] | components["schemas"]["InputApprovalResponse"] | components["schemas"]["InputItemReference"];
         ResponseLifecycleEvent: {
             response: components["schemas"]["Response"];
             sequence_number: number;

@@ -52,6 +52,7 @@ export type InputApprovalResponse = components['schemas']['InputApprovalResponse
 export type InputFunctionCall = components['schemas']['InputFunctionCall'];
 export type InputFunctionCallOutput = components['schemas']['InputFunctionCallOutput'];
 export type InputItem = components['schemas']['InputItem'];
+export type InputItemReference = components['schemas']['InputItemReference'];
 export type InputMessage = components['schemas']['InputMessage'];
 export type InputTextPart = components['schemas']['InputTextPart'];
 export type Item = components['schemas']['Item'];

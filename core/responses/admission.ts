@@ -13,6 +13,7 @@ import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { sessionForKey } from '../sessions/session-keys.js';
 import { appendSessionItems, bindSessionAgent, insertSession, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
+import { resolveItemReferences } from './item-references.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
 import { assertAdmissionCommand, type AdmissionCommand } from './admission-command.js';
@@ -70,7 +71,7 @@ async function admit(tx: Queryable, projectId: string, command: AdmissionCommand
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
   const { agent, sessionId } = await runContext(tx, projectId, command);
-  const input = normalizeInput(command.input);
+  const input = normalizeInput(await resolveItemReferences(tx, projectId, command.input));
   const timeout = agent.spec.limits?.timeout_seconds ?? null;
   // Claimed here, it is inserted as the claim would leave it (responses/lease-writes.ts's claimSet): lease token 1.
   const { rows } = await tx.query<ResponseRow>(

@@ -1,6 +1,7 @@
 // Conversation items in OpenAI's Responses shapes. Input as callers send it
 // (a string, or items whose content may be a plain string) becomes stored items
 // with ids and typed content parts.
+import { isItemReference } from './item-references.js';
 import type { CreateResponseRequest, InputItem, Item, MessageItem, ResponseInputItem } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
@@ -11,8 +12,16 @@ export function normalizeInput(input: CreateResponseRequest['input'], pointer = 
   return input.map((item, index) => normalizeItem(conversationItem(item, `${pointer}/${index}`)));
 }
 
-/** An approval response is an answer to a waiting response, never a conversation item. */
+/**
+ * An approval response is an answer to a waiting response, never a conversation item. An item reference
+ * is resolved at admission (item-references.ts) before this, so one here has no item it could stand for.
+ */
 function conversationItem(item: ResponseInputItem, pointer: string): InputItem {
+  if (isItemReference(item)) {
+    throw new PalaiError('invalid-request', 'An item_reference names a stored item only in a request that admits a run.', {
+      errors: [{ pointer, detail: 'is not resolved here' }],
+    });
+  }
   if (item.type !== 'mcp_approval_response') return item;
   throw new PalaiError(
     'invalid-request',

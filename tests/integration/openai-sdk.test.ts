@@ -1,4 +1,4 @@
-// The official `openai` SDK (6.x: 7.x needs Node 22) as a Palai client, over real HTTP.
+// The official `openai` SDK (7.x) as a Palai client, over real HTTP.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
