@@ -12598,7 +12598,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateResponseRequest = validate88;
-const schema131 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
+const schema131 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
 const schema136 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
 const schema137 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
 const schema138 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
@@ -13092,16 +13092,6 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data1.length < 1){
-const err11 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/oneOf/1/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 if(!(validate89(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
@@ -13111,12 +13101,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/oneOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err11 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/oneOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err11];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -13132,12 +13122,12 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err13 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err12 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err12];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err12);
 }
 errors++;
 }
@@ -13156,23 +13146,23 @@ vErrors = null;
 if(data.instructions !== undefined){
 let data3 = data.instructions;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err14 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema131.properties.instructions.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema131.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err13];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err13);
 }
 errors++;
 }
 if(typeof data3 === "string"){
 if(func1(data3) > 200000){
-const err15 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 200000},message:"must NOT have more than 200000 characters"};
+const err14 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 200000},message:"must NOT have more than 200000 characters"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err14];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -13182,7 +13172,17 @@ if(data.session_id !== undefined){
 let data4 = data.session_id;
 if(typeof data4 === "string"){
 if(func1(data4) > 128){
-const err16 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err15 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err16 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13191,8 +13191,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(func1(data4) < 1){
-const err17 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err17 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13202,8 +13203,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-else {
-const err18 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.previous_response_id !== undefined){
+let data5 = data.previous_response_id;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema131.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13212,11 +13215,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data.previous_response_id !== undefined){
-let data5 = data.previous_response_id;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err19 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema131.properties.previous_response_id.type},message:"must be string,null"};
+if(typeof data5 === "string"){
+if(func1(data5) > 128){
+const err19 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13225,9 +13226,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(typeof data5 === "string"){
-if(func1(data5) > 128){
-const err20 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func1(data5) < 1){
+const err20 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13236,8 +13236,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(func1(data5) < 1){
-const err21 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data.stream !== undefined){
+let data6 = data.stream;
+if((typeof data6 !== "boolean") && (data6 !== null)){
+const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema131.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13247,29 +13251,15 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-if(data.stream !== undefined){
-let data6 = data.stream;
-if((typeof data6 !== "boolean") && (data6 !== null)){
-const err22 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema131.properties.stream.type},message:"must be boolean,null"};
+if(data.background !== undefined){
+let data7 = data.background;
+if((typeof data7 !== "boolean") && (data7 !== null)){
+const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema131.properties.background.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data.background !== undefined){
-let data7 = data.background;
-if((typeof data7 !== "boolean") && (data7 !== null)){
-const err23 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema131.properties.background.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
 }
 errors++;
 }
@@ -13282,7 +13272,20 @@ let passing1 = null;
 const _errs28 = errors;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(Object.keys(data8).length > 16){
-const err24 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+const err23 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+for(const key0 in data8){
+const _errs31 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 64){
+const err24 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key0};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13291,11 +13294,10 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key0 in data8){
-const _errs31 = errors;
-if(typeof key0 === "string"){
-if(func1(key0) > 64){
-const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key0};
+}
+var valid8 = _errs31 === errors;
+if(!valid8){
+const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13305,9 +13307,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-var valid8 = _errs31 === errors;
-if(!valid8){
-const err26 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+for(const key1 in data8){
+let data9 = data8[key1];
+if(typeof data9 === "string"){
+if(func1(data9) > 512){
+const err26 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13317,11 +13321,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-for(const key1 in data8){
-let data9 = data8[key1];
-if(typeof data9 === "string"){
-if(func1(data9) > 512){
-const err27 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+else {
+const err27 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13331,25 +13332,14 @@ vErrors.push(err27);
 errors++;
 }
 }
+}
 else {
-const err28 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
-}
-errors++;
-}
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
 }
 errors++;
 }
@@ -13360,12 +13350,12 @@ passing1 = 0;
 }
 const _errs35 = errors;
 if(data8 !== null){
-const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err29];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err29);
 }
 errors++;
 }
@@ -13381,12 +13371,12 @@ passing1 = 1;
 }
 }
 if(!valid6){
-const err31 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err30];
 }
 else {
-vErrors.push(err31);
+vErrors.push(err30);
 }
 errors++;
 }
@@ -13405,7 +13395,18 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data10 = data.temperature;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err32 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema131.properties.temperature.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema131.properties.temperature.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 2 || isNaN(data10)){
+const err32 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13414,9 +13415,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 2 || isNaN(data10)){
-const err33 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
+if(data10 < 0 || isNaN(data10)){
+const err33 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13425,8 +13425,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data10 < 0 || isNaN(data10)){
-const err34 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data.max_output_tokens !== undefined){
+let data11 = data.max_output_tokens;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema131.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13435,12 +13439,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-}
-if(data.max_output_tokens !== undefined){
-let data11 = data.max_output_tokens;
-if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err35 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema131.properties.max_output_tokens.type},message:"must be integer,null"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 1000000 || isNaN(data11)){
+const err35 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13449,9 +13450,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 1000000 || isNaN(data11)){
-const err36 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(data11 < 1 || isNaN(data11)){
+const err36 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13460,8 +13460,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data11 < 1 || isNaN(data11)){
-const err37 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.user !== undefined){
+let data12 = data.user;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema131.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13470,12 +13474,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-if(data.user !== undefined){
-let data12 = data.user;
-if((typeof data12 !== "string") && (data12 !== null)){
-const err38 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema131.properties.user.type},message:"must be string,null"};
+if(typeof data12 === "string"){
+if(func1(data12) > 256){
+const err38 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13484,9 +13485,12 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(typeof data12 === "string"){
-if(func1(data12) > 256){
-const err39 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+}
+}
+if(data.top_p !== undefined){
+let data13 = data.top_p;
+if((!((typeof data13 == "number") && (isFinite(data13)))) && (data13 !== null)){
+const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema131.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13495,12 +13499,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-if(data.top_p !== undefined){
-let data13 = data.top_p;
-if((!((typeof data13 == "number") && (isFinite(data13)))) && (data13 !== null)){
-const err40 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema131.properties.top_p.type},message:"must be number,null"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 1 || isNaN(data13)){
+const err40 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13509,9 +13510,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 1 || isNaN(data13)){
-const err41 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(data13 < 0 || isNaN(data13)){
+const err41 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13520,8 +13520,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data13 < 0 || isNaN(data13)){
-const err42 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data.store !== undefined){
+let data14 = data.store;
+if(!((data14 === true) || (data14 === null))){
+const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema131.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13531,29 +13535,15 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-if(data.store !== undefined){
-let data14 = data.store;
-if(!((data14 === true) || (data14 === null))){
-const err43 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema131.properties.store.enum},message:"must be equal to one of the allowed values"};
+if(data.parallel_tool_calls !== undefined){
+let data15 = data.parallel_tool_calls;
+if((typeof data15 !== "boolean") && (data15 !== null)){
+const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema131.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
 else {
 vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data.parallel_tool_calls !== undefined){
-let data15 = data.parallel_tool_calls;
-if((typeof data15 !== "boolean") && (data15 !== null)){
-const err44 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema131.properties.parallel_tool_calls.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
 }
 errors++;
 }
@@ -13565,12 +13555,12 @@ let valid10 = false;
 let passing2 = null;
 const _errs50 = errors;
 if(!(data16 === "disabled")){
-const err45 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema131.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema131.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err44];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -13581,12 +13571,12 @@ passing2 = 0;
 }
 const _errs51 = errors;
 if(data16 !== null){
-const err46 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err45 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err45];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err45);
 }
 errors++;
 }
@@ -13602,12 +13592,12 @@ passing2 = 1;
 }
 }
 if(!valid10){
-const err47 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err46 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err46];
 }
 else {
-vErrors.push(err47);
+vErrors.push(err46);
 }
 errors++;
 }
@@ -13634,12 +13624,12 @@ let valid13 = false;
 let passing4 = null;
 const _errs58 = errors;
 if(!(((data17 === "auto") || (data17 === "none")) || (data17 === "required"))){
-const err48 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema136.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema136.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err47];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err47);
 }
 errors++;
 }
@@ -13651,7 +13641,17 @@ passing4 = 0;
 const _errs59 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.type === undefined){
-const err49 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err48 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data17.name === undefined){
+const err49 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13660,8 +13660,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data17.name === undefined){
-const err50 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+for(const key2 in data17){
+if(!((key2 === "type") || (key2 === "name"))){
+const err50 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13670,9 +13671,10 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key2 in data17){
-if(!((key2 === "type") || (key2 === "name"))){
-const err51 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data17.type !== undefined){
+if("function" !== data17.type){
+const err51 = {instancePath:instancePath+"/tool_choice/type",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13682,9 +13684,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data17.type !== undefined){
-if("function" !== data17.type){
-const err52 = {instancePath:instancePath+"/tool_choice/type",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(data17.name !== undefined){
+let data19 = data17.name;
+if(typeof data19 === "string"){
+if(!pattern5.test(data19)){
+const err52 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13694,11 +13698,8 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data17.name !== undefined){
-let data19 = data17.name;
-if(typeof data19 === "string"){
-if(!pattern5.test(data19)){
-const err53 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+else {
+const err53 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13708,25 +13709,14 @@ vErrors.push(err53);
 errors++;
 }
 }
+}
 else {
-const err54 = {instancePath:instancePath+"/tool_choice/name",schemaPath:"#/$defs/ToolChoice/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err54 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err54];
 }
 else {
 vErrors.push(err54);
-}
-errors++;
-}
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
 }
 errors++;
 }
@@ -13742,12 +13732,12 @@ passing4 = 1;
 }
 }
 if(!valid13){
-const err56 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+const err55 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err55];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err55);
 }
 errors++;
 }
@@ -13769,12 +13759,12 @@ passing3 = 0;
 }
 const _errs65 = errors;
 if(data17 !== null){
-const err57 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err56 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err56];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err56);
 }
 errors++;
 }
@@ -13790,12 +13780,12 @@ passing3 = 1;
 }
 }
 if(!valid11){
-const err58 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const err57 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err57];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err57);
 }
 errors++;
 }
@@ -13814,7 +13804,18 @@ vErrors = null;
 if(data.tools !== undefined){
 let data20 = data.tools;
 if((!(Array.isArray(data20))) && (data20 !== null)){
-const err59 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema131.properties.tools.type},message:"must be array,null"};
+const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema131.properties.tools.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(Array.isArray(data20)){
+if(data20.length > 128){
+const err59 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13823,9 +13824,12 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(Array.isArray(data20)){
-if(data20.length > 128){
-const err60 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+const len1 = data20.length;
+for(let i1=0; i1<len1; i1++){
+let data21 = data20[i1];
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.type === undefined){
+const err60 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13834,12 +13838,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-const len1 = data20.length;
-for(let i1=0; i1<len1; i1++){
-let data21 = data20[i1];
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-if(data21.type === undefined){
-const err61 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data21.name === undefined){
+const err61 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13848,8 +13848,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data21.name === undefined){
-const err62 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/RequestFunctionTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data21.type !== undefined){
+if("function" !== data21.type){
+const err62 = {instancePath:instancePath+"/tools/" + i1+"/type",schemaPath:"#/$defs/RequestFunctionTool/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13858,9 +13859,12 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data21.type !== undefined){
-if("function" !== data21.type){
-const err63 = {instancePath:instancePath+"/tools/" + i1+"/type",schemaPath:"#/$defs/RequestFunctionTool/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+}
+if(data21.name !== undefined){
+let data23 = data21.name;
+if(typeof data23 === "string"){
+if(!pattern5.test(data23)){
+const err63 = {instancePath:instancePath+"/tools/" + i1+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13870,11 +13874,8 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data21.name !== undefined){
-let data23 = data21.name;
-if(typeof data23 === "string"){
-if(!pattern5.test(data23)){
-const err64 = {instancePath:instancePath+"/tools/" + i1+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+else {
+const err64 = {instancePath:instancePath+"/tools/" + i1+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13884,8 +13885,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-else {
-const err65 = {instancePath:instancePath+"/tools/" + i1+"/name",schemaPath:"#/$defs/RequestFunctionTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.description !== undefined){
+let data24 = data21.description;
+if((typeof data24 !== "string") && (data24 !== null)){
+const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema137.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13894,11 +13897,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-if(data21.description !== undefined){
-let data24 = data21.description;
-if((typeof data24 !== "string") && (data24 !== null)){
-const err66 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema137.properties.description.type},message:"must be string,null"};
+if(typeof data24 === "string"){
+if(func1(data24) > 4000){
+const err66 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13907,9 +13908,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(typeof data24 === "string"){
-if(func1(data24) > 4000){
-const err67 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+}
+}
+if(data21.parameters !== undefined){
+let data25 = data21.parameters;
+if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
+const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema137.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13919,11 +13923,10 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-if(data21.parameters !== undefined){
-let data25 = data21.parameters;
-if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err68 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema137.properties.parameters.type},message:"must be object,null"};
+if(data21.strict !== undefined){
+let data26 = data21.strict;
+if((typeof data26 !== "boolean") && (data26 !== null)){
+const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema137.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13933,10 +13936,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data21.strict !== undefined){
-let data26 = data21.strict;
-if((typeof data26 !== "boolean") && (data26 !== null)){
-const err69 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema137.properties.strict.type},message:"must be boolean,null"};
+}
+else {
+const err69 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/RequestFunctionTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -13947,28 +13949,16 @@ errors++;
 }
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/RequestFunctionTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+if(data.text !== undefined){
+let data27 = data.text;
+if((!(data27 && typeof data27 == "object" && !Array.isArray(data27))) && (data27 !== null)){
+const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema131.properties.text.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
 else {
 vErrors.push(err70);
-}
-errors++;
-}
-}
-}
-}
-if(data.text !== undefined){
-let data27 = data.text;
-if((!(data27 && typeof data27 == "object" && !Array.isArray(data27))) && (data27 !== null)){
-const err71 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema131.properties.text.type},message:"must be object,null"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
 }
 errors++;
 }
@@ -13981,7 +13971,18 @@ let passing5 = null;
 const _errs86 = errors;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.type === undefined){
-const err72 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err71 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+for(const key3 in data28){
+if(!(key3 === "type")){
+const err72 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -13990,9 +13991,10 @@ vErrors.push(err72);
 }
 errors++;
 }
-for(const key3 in data28){
-if(!(key3 === "type")){
-const err73 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+if(data28.type !== undefined){
+if("text" !== data28.type){
+const err73 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/$defs/TextFormat/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -14002,26 +14004,14 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data28.type !== undefined){
-if("text" !== data28.type){
-const err74 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/$defs/TextFormat/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+}
+else {
+const err74 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err74];
 }
 else {
 vErrors.push(err74);
-}
-errors++;
-}
-}
-}
-else {
-const err75 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
 }
 errors++;
 }
@@ -14034,7 +14024,18 @@ var props3 = true;
 const _errs90 = errors;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.type === undefined){
-const err76 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err75 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+for(const key4 in data28){
+if(!(key4 === "type")){
+const err76 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -14043,9 +14044,10 @@ vErrors.push(err76);
 }
 errors++;
 }
-for(const key4 in data28){
-if(!(key4 === "type")){
-const err77 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data28.type !== undefined){
+if("json_object" !== data28.type){
+const err77 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/$defs/TextFormat/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "json_object"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -14055,26 +14057,14 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data28.type !== undefined){
-if("json_object" !== data28.type){
-const err78 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/$defs/TextFormat/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "json_object"},message:"must be equal to constant"};
+}
+else {
+const err78 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err78];
 }
 else {
 vErrors.push(err78);
-}
-errors++;
-}
-}
-}
-else {
-const err79 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
 }
 errors++;
 }
@@ -14094,7 +14084,17 @@ props3 = true;
 const _errs94 = errors;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.type === undefined){
-const err80 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err79 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if(data28.name === undefined){
+const err80 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -14103,8 +14103,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(data28.name === undefined){
-const err81 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data28.schema === undefined){
+const err81 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -14113,8 +14113,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(data28.schema === undefined){
-const err82 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
+for(const key5 in data28){
+if(!(((((key5 === "type") || (key5 === "name")) || (key5 === "description")) || (key5 === "schema")) || (key5 === "strict"))){
+const err82 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -14123,9 +14124,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-for(const key5 in data28){
-if(!(((((key5 === "type") || (key5 === "name")) || (key5 === "description")) || (key5 === "schema")) || (key5 === "strict"))){
-const err83 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+if(data28.type !== undefined){
+if("json_schema" !== data28.type){
+const err83 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "json_schema"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -14135,9 +14137,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data28.type !== undefined){
-if("json_schema" !== data28.type){
-const err84 = {instancePath:instancePath+"/text/format/type",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "json_schema"},message:"must be equal to constant"};
+if(data28.name !== undefined){
+let data32 = data28.name;
+if(typeof data32 === "string"){
+if(!pattern5.test(data32)){
+const err84 = {instancePath:instancePath+"/text/format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -14147,11 +14151,8 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data28.name !== undefined){
-let data32 = data28.name;
-if(typeof data32 === "string"){
-if(!pattern5.test(data32)){
-const err85 = {instancePath:instancePath+"/text/format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+else {
+const err85 = {instancePath:instancePath+"/text/format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -14161,8 +14162,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/text/format/name",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data28.description !== undefined){
+let data33 = data28.description;
+if(typeof data33 === "string"){
+if(func1(data33) > 4000){
+const err86 = {instancePath:instancePath+"/text/format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -14172,11 +14176,8 @@ vErrors.push(err86);
 errors++;
 }
 }
-if(data28.description !== undefined){
-let data33 = data28.description;
-if(typeof data33 === "string"){
-if(func1(data33) > 4000){
-const err87 = {instancePath:instancePath+"/text/format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+else {
+const err87 = {instancePath:instancePath+"/text/format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -14186,8 +14187,10 @@ vErrors.push(err87);
 errors++;
 }
 }
-else {
-const err88 = {instancePath:instancePath+"/text/format/description",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data28.schema !== undefined){
+let data34 = data28.schema;
+if(!(data34 && typeof data34 == "object" && !Array.isArray(data34))){
+const err88 = {instancePath:instancePath+"/text/format/schema",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -14197,10 +14200,10 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data28.schema !== undefined){
-let data34 = data28.schema;
-if(!(data34 && typeof data34 == "object" && !Array.isArray(data34))){
-const err89 = {instancePath:instancePath+"/text/format/schema",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data28.strict !== undefined){
+let data35 = data28.strict;
+if((typeof data35 !== "boolean") && (data35 !== null)){
+const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema138.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -14210,27 +14213,14 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data28.strict !== undefined){
-let data35 = data28.strict;
-if((typeof data35 !== "boolean") && (data35 !== null)){
-const err90 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema138.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+}
+else {
+const err90 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err90];
 }
 else {
 vErrors.push(err90);
-}
-errors++;
-}
-}
-}
-else {
-const err91 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
 }
 errors++;
 }
@@ -14250,12 +14240,12 @@ props3 = true;
 }
 }
 if(!valid21){
-const err92 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err91 = {instancePath:instancePath+"/text/format",schemaPath:"#/$defs/TextFormat/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err92];
+vErrors = [err91];
 }
 else {
-vErrors.push(err92);
+vErrors.push(err91);
 }
 errors++;
 }
@@ -14281,7 +14271,17 @@ let passing6 = null;
 const _errs108 = errors;
 if(typeof data36 === "string"){
 if(func1(data36) > 128){
-const err93 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err92 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if(func1(data36) < 1){
+const err93 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -14290,24 +14290,14 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(func1(data36) < 1){
-const err94 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err94 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err94];
 }
 else {
 vErrors.push(err94);
-}
-errors++;
-}
-}
-else {
-const err95 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
 }
 errors++;
 }
@@ -14319,7 +14309,20 @@ passing6 = 0;
 const _errs110 = errors;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.id === undefined){
-const err96 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const err95 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+if(data36.id !== undefined){
+let data37 = data36.id;
+if(typeof data37 === "string"){
+if(func1(data37) > 128){
+const err96 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -14328,11 +14331,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data36.id !== undefined){
-let data37 = data36.id;
-if(typeof data37 === "string"){
-if(func1(data37) > 128){
-const err97 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func1(data37) < 1){
+const err97 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -14341,8 +14341,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(func1(data37) < 1){
-const err98 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err98 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -14352,25 +14353,14 @@ vErrors.push(err98);
 errors++;
 }
 }
+}
 else {
-const err99 = {instancePath:instancePath+"/conversation/id",schemaPath:"#/properties/conversation/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err99 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err99];
 }
 else {
 vErrors.push(err99);
-}
-errors++;
-}
-}
-}
-else {
-const err100 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
 }
 errors++;
 }
@@ -14388,12 +14378,12 @@ props4.id = true;
 }
 const _errs114 = errors;
 if(data36 !== null){
-const err101 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/2/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err100 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf/2/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err101];
+vErrors = [err100];
 }
 else {
-vErrors.push(err101);
+vErrors.push(err100);
 }
 errors++;
 }
@@ -14410,12 +14400,12 @@ passing6 = 2;
 }
 }
 if(!valid25){
-const err102 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+const err101 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err102];
+vErrors = [err101];
 }
 else {
-vErrors.push(err102);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -14433,12 +14423,12 @@ vErrors = null;
 }
 }
 else {
-const err103 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err102 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err102];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err102);
 }
 errors++;
 }

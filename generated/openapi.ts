@@ -1257,6 +1257,7 @@ export interface components {
             conversation?: string | {
                 id: string;
             } | null;
+            /** @description A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input. */
             input: string | components["schemas"]["ResponseInputItem"][];
             /** @description Added after the agent's own instructions. */
             instructions?: string | null;

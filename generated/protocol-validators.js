@@ -3,7 +3,7 @@
 import func1Module from 'ajv/dist/runtime/ucs2length.js';
 
 export const AdmissionCommand = validate21;
-const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","minItems":1,"maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}};
+const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. Without a previous response, input ending with function call outputs for all of a waiting response's pending client calls (same agent, same session when one is named) answers it the same way, with those trailing outputs; so does an empty input in a session whose latest response waits for outputs the session now holds.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. Empty only when continuing a conversation: an existing session (by id or key) or a previous response.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"allOf":[{"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}},{"if":{"not":{"anyOf":[{"required":["previous_response_id"]},{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["id","key"]}}}}}]}},"then":{"properties":{"input":{"type":"array","minItems":1}}}}]};
 const schema40 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
 const schema45 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
@@ -1643,9 +1643,9 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-let valid0 = true;
 const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.session === undefined) && (missing0 = "session")){
@@ -1661,8 +1661,8 @@ errors++;
 else {
 if(data.session !== undefined){
 let data0 = data.session;
-const _errs3 = errors;
-if(errors === _errs3){
+const _errs4 = errors;
+if(errors === _errs4){
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 let missing1;
 if((data0.kind === undefined) && (missing1 = "kind")){
@@ -1705,21 +1705,21 @@ errors++;
 }
 }
 }
-var _valid0 = _errs2 === errors;
-errors = _errs1;
+var _valid0 = _errs3 === errors;
+errors = _errs2;
 if(vErrors !== null){
-if(_errs1){
-vErrors.length = _errs1;
+if(_errs2){
+vErrors.length = _errs2;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid0){
-const _errs6 = errors;
+const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.agent === undefined){
-const err4 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "agent"},message:"must have required property '"+"agent"+"'"};
+const err4 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "agent"},message:"must have required property '"+"agent"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1729,11 +1729,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid0 = _errs6 === errors;
-valid0 = _valid0;
+var _valid0 = _errs7 === errors;
+valid1 = _valid0;
 }
-if(!valid0){
-const err5 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid1){
+const err5 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1742,9 +1742,18 @@ vErrors.push(err5);
 }
 errors++;
 }
+const _errs9 = errors;
+let valid4 = true;
+const _errs10 = errors;
+const _errs11 = errors;
+const _errs12 = errors;
+const _errs13 = errors;
+let valid6 = false;
+const _errs14 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.input === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+let missing2;
+if((data.previous_response_id === undefined) && (missing2 = "previous_response_id")){
+const err6 = {};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1753,9 +1762,14 @@ vErrors.push(err6);
 }
 errors++;
 }
-for(const key0 in data){
-if(!((((((((key0 === "agent") || (key0 === "input")) || (key0 === "session")) || (key0 === "previous_response_id")) || (key0 === "instructions")) || (key0 === "options")) || (key0 === "background")) || (key0 === "metadata"))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+var _valid2 = _errs14 === errors;
+valid6 = valid6 || _valid2;
+const _errs15 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing3;
+if((data.session === undefined) && (missing3 = "session")){
+const err7 = {};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1764,12 +1778,15 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data.agent !== undefined){
-let data2 = data.agent;
-if(typeof data2 === "string"){
-if(func1(data2) > 128){
-const err8 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+if(data.session !== undefined){
+let data2 = data.session;
+const _errs16 = errors;
+if(errors === _errs16){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+let missing4;
+if((data2.kind === undefined) && (missing4 = "kind")){
+const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1778,8 +1795,11 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err9 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+if(data2.kind !== undefined){
+let data3 = data2.kind;
+if(!((data3 === "id") || (data3 === "key"))){
+const err9 = {};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1789,8 +1809,10 @@ vErrors.push(err9);
 errors++;
 }
 }
+}
+}
 else {
-const err10 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err10 = {};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1800,11 +1822,17 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.input !== undefined){
-let data3 = data.input;
-if(Array.isArray(data3)){
-if(data3.length > 1000){
-const err11 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+}
+}
+}
+var _valid2 = _errs15 === errors;
+valid6 = valid6 || _valid2;
+if(_valid2){
+var props0 = {};
+props0.session = true;
+}
+if(!valid6){
+const err11 = {};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1813,8 +1841,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data3.length < 1){
-const err12 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid5 = _errs12 === errors;
+if(valid5){
+const err12 = {};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1823,16 +1863,35 @@ vErrors.push(err12);
 }
 errors++;
 }
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate22(data3[i0], {instancePath:instancePath+"/input/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-}
+else {
+errors = _errs11;
+if(vErrors !== null){
+if(_errs11){
+vErrors.length = _errs11;
 }
 else {
-const err13 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"},message:"must be array"};
+vErrors = null;
+}
+}
+}
+var _valid1 = _errs10 === errors;
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs19 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.input !== undefined){
+let data4 = data.input;
+if(Array.isArray(data4)){
+if(data4.length < 1){
+const err13 = {instancePath:instancePath+"/input",schemaPath:"#/allOf/1/then/properties/input/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1842,15 +1901,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.session !== undefined){
-let data5 = data.session;
-const _errs15 = errors;
-let valid7 = false;
-let passing0 = null;
-const _errs16 = errors;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.kind === undefined){
-const err14 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+else {
+const err14 = {instancePath:instancePath+"/input",schemaPath:"#/allOf/1/then/properties/input/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1859,8 +1911,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data5.id === undefined){
-const err15 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+}
+var _valid1 = _errs19 === errors;
+valid4 = _valid1;
+if(valid4){
+var props1 = {};
+props1.input = true;
+}
+}
+if(!valid4){
+const err15 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1869,9 +1930,13 @@ vErrors.push(err15);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!((key1 === "kind") || (key1 === "id"))){
-const err16 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(props1 !== true){
+props1 = props1 || {};
+props1.session = true;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.input === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1880,10 +1945,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data5.kind !== undefined){
-if("id" !== data5.kind){
-const err17 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "id"},message:"must be equal to constant"};
+for(const key0 in data){
+if(!((((((((key0 === "agent") || (key0 === "input")) || (key0 === "session")) || (key0 === "previous_response_id")) || (key0 === "instructions")) || (key0 === "options")) || (key0 === "background")) || (key0 === "metadata"))){
+const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1893,11 +1957,11 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data5.id !== undefined){
-let data7 = data5.id;
-if(typeof data7 === "string"){
-if(func1(data7) > 128){
-const err18 = {instancePath:instancePath+"/session/id",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.agent !== undefined){
+let data5 = data.agent;
+if(typeof data5 === "string"){
+if(func1(data5) > 128){
+const err18 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1906,8 +1970,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(func1(data7) < 1){
-const err19 = {instancePath:instancePath+"/session/id",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data5) < 1){
+const err19 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1918,7 +1982,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/session/id",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err20 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1928,9 +1992,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.input !== undefined){
+let data6 = data.input;
+if(Array.isArray(data6)){
+if(data6.length > 1000){
+const err21 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1939,16 +2005,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid1 = _errs16 === errors;
-if(_valid1){
-valid7 = true;
-passing0 = 0;
-var props1 = true;
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate22(data6[i0], {instancePath:instancePath+"/input/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
 }
-const _errs22 = errors;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.kind === undefined){
-const err22 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1957,8 +2023,16 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data5.source === undefined){
-const err23 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+}
+if(data.session !== undefined){
+let data8 = data.session;
+const _errs30 = errors;
+let valid14 = false;
+let passing0 = null;
+const _errs31 = errors;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.kind === undefined){
+const err23 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1967,8 +2041,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data5.key === undefined){
-const err24 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
+if(data8.id === undefined){
+const err24 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1977,9 +2051,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key2 in data5){
-if(!(((key2 === "kind") || (key2 === "source")) || (key2 === "key"))){
-const err25 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+for(const key1 in data8){
+if(!((key1 === "kind") || (key1 === "id"))){
+const err25 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1989,9 +2063,9 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data5.kind !== undefined){
-if("key" !== data5.kind){
-const err26 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "key"},message:"must be equal to constant"};
+if(data8.kind !== undefined){
+if("id" !== data8.kind){
+const err26 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "id"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2001,11 +2075,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data5.source !== undefined){
-let data9 = data5.source;
-if(typeof data9 === "string"){
-if(!pattern4.test(data9)){
-const err27 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,31}$"+"\""};
+if(data8.id !== undefined){
+let data10 = data8.id;
+if(typeof data10 === "string"){
+if(func1(data10) > 128){
+const err27 = {instancePath:instancePath+"/session/id",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2014,9 +2088,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data10) < 1){
+const err28 = {instancePath:instancePath+"/session/id",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2026,11 +2099,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data5.key !== undefined){
-let data10 = data5.key;
-if(typeof data10 === "string"){
-if(func1(data10) > 255){
-const err29 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+else {
+const err29 = {instancePath:instancePath+"/session/id",schemaPath:"#/$defs/AdmissionSession/oneOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2039,8 +2109,10 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(func1(data10) < 1){
-const err30 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2049,9 +2121,16 @@ vErrors.push(err30);
 }
 errors++;
 }
+var _valid3 = _errs31 === errors;
+if(_valid3){
+valid14 = true;
+passing0 = 0;
+var props3 = true;
 }
-else {
-const err31 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs37 = errors;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.kind === undefined){
+const err31 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2060,10 +2139,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8.source === undefined){
+const err32 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2072,23 +2149,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid1 = _errs22 === errors;
-if(_valid1 && valid7){
-valid7 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid1){
-valid7 = true;
-passing0 = 1;
-if(props1 !== true){
-props1 = true;
-}
-}
-const _errs30 = errors;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.kind === undefined){
-const err33 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(data8.key === undefined){
+const err33 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2097,9 +2159,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-for(const key3 in data5){
-if(!(key3 === "kind")){
-const err34 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+for(const key2 in data8){
+if(!(((key2 === "kind") || (key2 === "source")) || (key2 === "key"))){
+const err34 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2109,9 +2171,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data5.kind !== undefined){
-if("new" !== data5.kind){
-const err35 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "new"},message:"must be equal to constant"};
+if(data8.kind !== undefined){
+if("key" !== data8.kind){
+const err35 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "key"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2121,9 +2183,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8.source !== undefined){
+let data12 = data8.source;
+if(typeof data12 === "string"){
+if(!pattern4.test(data12)){
+const err36 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,31}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2132,23 +2196,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid1 = _errs30 === errors;
-if(_valid1 && valid7){
-valid7 = false;
-passing0 = [passing0, 2];
 }
 else {
-if(_valid1){
-valid7 = true;
-passing0 = 2;
-if(props1 !== true){
-props1 = true;
-}
-}
-}
-}
-if(!valid7){
-const err37 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err37 = {instancePath:instancePath+"/session/source",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2157,23 +2207,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-else {
-errors = _errs15;
-if(vErrors !== null){
-if(_errs15){
-vErrors.length = _errs15;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.previous_response_id !== undefined){
-let data12 = data.previous_response_id;
-if(typeof data12 === "string"){
-if(func1(data12) > 128){
-const err38 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data8.key !== undefined){
+let data13 = data8.key;
+if(typeof data13 === "string"){
+if(func1(data13) > 255){
+const err38 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2182,8 +2221,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(func1(data12) < 1){
-const err39 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data13) < 1){
+const err39 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2194,7 +2233,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/session/key",schemaPath:"#/$defs/AdmissionSession/oneOf/1/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2204,11 +2243,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data.instructions !== undefined){
-let data13 = data.instructions;
-if(typeof data13 === "string"){
-if(func1(data13) > 200000){
-const err41 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 200000},message:"must NOT have more than 200000 characters"};
+}
+else {
+const err41 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2217,14 +2254,159 @@ vErrors.push(err41);
 }
 errors++;
 }
+var _valid3 = _errs37 === errors;
+if(_valid3 && valid14){
+valid14 = false;
+passing0 = [passing0, 1];
 }
 else {
-const err42 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_valid3){
+valid14 = true;
+passing0 = 1;
+if(props3 !== true){
+props3 = true;
+}
+}
+const _errs45 = errors;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.kind === undefined){
+const err42 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+for(const key3 in data8){
+if(!(key3 === "kind")){
+const err43 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data8.kind !== undefined){
+if("new" !== data8.kind){
+const err44 = {instancePath:instancePath+"/session/kind",schemaPath:"#/$defs/AdmissionSession/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "new"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid3 = _errs45 === errors;
+if(_valid3 && valid14){
+valid14 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid3){
+valid14 = true;
+passing0 = 2;
+if(props3 !== true){
+props3 = true;
+}
+}
+}
+}
+if(!valid14){
+const err46 = {instancePath:instancePath+"/session",schemaPath:"#/$defs/AdmissionSession/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.previous_response_id !== undefined){
+let data15 = data.previous_response_id;
+if(typeof data15 === "string"){
+if(func1(data15) > 128){
+const err47 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(func1(data15) < 1){
+const err48 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data.instructions !== undefined){
+let data16 = data.instructions;
+if(typeof data16 === "string"){
+if(func1(data16) > 200000){
+const err50 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 200000},message:"must NOT have more than 200000 characters"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
 }
 errors++;
 }
@@ -2237,100 +2419,100 @@ errors = vErrors.length;
 }
 if(data.background !== undefined){
 if(typeof data.background !== "boolean"){
-const err43 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err52 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err52];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err52);
 }
 errors++;
 }
 }
 if(data.metadata !== undefined){
-let data16 = data.metadata;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(Object.keys(data16).length > 16){
-const err44 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+let data19 = data.metadata;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(Object.keys(data19).length > 16){
+const err53 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err53];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err53);
 }
 errors++;
 }
-for(const key4 in data16){
-const _errs44 = errors;
+for(const key4 in data19){
+const _errs59 = errors;
 if(typeof key4 === "string"){
 if(func1(key4) > 64){
-const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key4};
+const err54 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key4};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err54];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err54);
 }
 errors++;
 }
 }
-var valid12 = _errs44 === errors;
-if(!valid12){
-const err46 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+var valid19 = _errs59 === errors;
+if(!valid19){
+const err55 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err55];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err55);
 }
 errors++;
 }
 }
-for(const key5 in data16){
-let data17 = data16[key5];
-if(typeof data17 === "string"){
-if(func1(data17) > 512){
-const err47 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+for(const key5 in data19){
+let data20 = data19[key5];
+if(typeof data20 === "string"){
+if(func1(data20) > 512){
+const err56 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err56];
 }
 else {
-vErrors.push(err47);
+vErrors.push(err56);
 }
 errors++;
 }
 }
 else {
-const err48 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err57 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err57];
 }
 else {
-vErrors.push(err48);
-}
-errors++;
-}
-}
-}
-else {
-const err49 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
+vErrors.push(err57);
 }
 errors++;
 }
 }
 }
 else {
-const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err58 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err58];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }

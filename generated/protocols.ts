@@ -12,13 +12,13 @@ export interface components {
             /** @constant */
             type: "a2a";
         };
-        /** @description One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. */
+        /** @description One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. Without a previous response, input ending with function call outputs for all of a waiting response's pending client calls (same agent, same session when one is named) answers it the same way, with those trailing outputs; so does an empty input in a session whose latest response waits for outputs the session now holds. */
         AdmissionCommand: {
             /** @description The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree. */
             agent?: string;
             /** @description The caller does not wait for the run (it is kept as the response's `background`). */
             background?: boolean;
-            /** @description What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. */
+            /** @description What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. Empty only when continuing a conversation: an existing session (by id or key) or a previous response. */
             input: components["schemas"]["ResponseInputItem"][];
             /** @description Added after the agent's own instructions, for this run. */
             instructions?: string;
@@ -27,7 +27,7 @@ export interface components {
             /** @description The response this one follows; when it waits for an answer, the command answers it. */
             previous_response_id?: string;
             session?: components["schemas"]["AdmissionSession"];
-        };
+        } & (unknown & unknown);
         /** @description What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions). */
         AdmissionOptions: {
             /** @description The cap on each model step's output. */
@@ -415,6 +415,7 @@ export interface components {
             conversation?: string | {
                 id: string;
             } | null;
+            /** @description A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input. */
             input: string | components["schemas"]["ResponseInputItem"][];
             /** @description Added after the agent's own instructions. */
             instructions?: string | null;

@@ -116,11 +116,9 @@ export async function chatPlan(api: KernelApi, projectId: string, chat: ChatComp
   if ((chat.n ?? 1) !== 1) refuse('/n', 'must be 1: an agent run has one answer');
   const results = trailingToolResults(chat.messages);
   if (results.length > 0) {
-    const waiting = await api.responses.awaitingOutputs(
-      projectId,
-      results.map((r) => r.call_id),
-    );
-    if (waiting && waiting.status === 'waiting_for_tool' && (chat.model === waiting.agent.name || chat.model === waiting.agent.id)) {
+    // The response of this agent that waits for these calls (a cancelled one waits for nothing).
+    const waiting = await api.responses.answering(projectId, { agent: chat.model, input: results });
+    if (waiting && waiting.status === 'waiting_for_tool') {
       // As OpenAI asks: every tool call of the assistant's turn is answered.
       const answered = new Set(results.map((r) => r.call_id));
       const missing = waiting.pending_calls.filter((call) => call.waiting_for === 'tool_output' && !answered.has(call.call_id)).map((call) => call.call_id);

@@ -16,7 +16,8 @@ import { connectionView, createConnection, deleteConnection, listConnections, re
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
 import { admitResponse } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
-import { countResponses, findAwaitingOutputs, listResponses, requireResponse, responseState } from '../responses/responses.js';
+import { countResponses, listResponses, requireResponse, responseState } from '../responses/responses.js';
+import { answerTarget } from '../responses/answer-target.js';
 import { waitUntilSettled } from '../responses/settle.js';
 import {
   addSessionItems,
@@ -115,9 +116,9 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       async *follow(projectId, responseId, options) {
         yield* followEvents(db, kernel.wakeups, await owned(projectId, responseId), options);
       },
-      async awaitingOutputs(projectId, callIds) {
-        const row = await findAwaitingOutputs(db, projectId, callIds);
-        return row && responseState(row);
+      async answering(projectId, command) {
+        const target = await answerTarget(db, projectId, command, false);
+        return target && responseState(target.row);
       },
       lastSequence: async (projectId, responseId) => lastSequence(db, await owned(projectId, responseId)),
       events: async (projectId, responseId, after, limit) => readEvents(db, await owned(projectId, responseId), after, limit),

@@ -176,8 +176,13 @@ export interface KernelApi {
     waitUntilSettled(projectId: string, responseId: string, timeoutMs: number, signal?: AbortSignal): Promise<ResponseState>;
     /** The response's journal from `after`, then live; ends after the terminal event or a trailing wait. */
     follow(projectId: string, responseId: string, options: FollowOptions): AsyncGenerator<JournalEntry>;
-    /** The response waiting for the outputs of all these client calls (by call id alone), or null. */
-    awaitingOutputs(projectId: string, callIds: string[]): Promise<ResponseState | null>;
+    /**
+     * The waiting response admitting `command` would answer (it resumes, and no new response is made), or
+     * null: the response `previous_response_id` names, one whose pending client calls the input's trailing
+     * `function_call_output` items answer (same agent and session), or, for an empty input in a session, its
+     * latest response once the session holds the outputs it waits for. Admission decides again, under its lock.
+     */
+    answering(projectId: string, command: AdmissionCommand): Promise<ResponseState | null>;
     /** The sequence of the response's latest journaled event (-1 before its first). */
     lastSequence(projectId: string, responseId: string): Promise<number>;
     /** Journaled events after `after`, at most `limit`. */

@@ -43,7 +43,12 @@ export interface ModelRequest {
   maxOutputTokens?: number;
   temperature?: number;
   topP?: number;
-  /** How many model calls of this response already committed (the fake model's script cursor). */
+  /** The response this call is for (the fake model derives its call ids from it). */
+  responseId: string;
+  /**
+   * The fake model's script cursor: the model turns of the conversation before
+   * this response (however the client sent it), then this response's model calls so far.
+   */
   stepIndex: number;
   signal: AbortSignal;
 }

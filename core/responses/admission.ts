@@ -11,16 +11,16 @@ import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { sessionForKey } from '../sessions/session-keys.js';
-import { appendSessionItems, bindSessionAgent, insertSession, requireSession } from '../sessions/sessions.js';
+import { appendSessionItems, bindSessionAgent, insertSession, removeSessionItems, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
 import { resolveItemReferences } from './item-references.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
+import { answerTarget, type AnswerTarget } from './answer-target.js';
 import { assertAdmissionCommand, type AdmissionCommand } from './admission-command.js';
 import { journalStatuses } from './status-writer.js';
-import { isWaiting } from '../response-status.js';
 import { normalizeInput } from './items.js';
-import { INSERTED_RESPONSE_COLUMNS, requireResponse, type ResponseRow, type StoredRunOptions } from './responses.js';
+import { INSERTED_RESPONSE_COLUMNS, type ResponseRow, type StoredRunOptions } from './responses.js';
 
 export type { AdmissionCommand };
 
@@ -65,8 +65,8 @@ export function admitClaimed(
 async function admit(tx: Queryable, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim, claim?: ClaimOnAdmission): Promise<Admitted> {
   await assertAdmissionCommand(command);
   // Locked: answering it and a concurrent cancel or answer must not both apply.
-  const previous = command.previous_response_id ? await requireResponse(tx, projectId, command.previous_response_id, true) : null;
-  if (previous && isWaiting(previous.status)) return { kind: 'answered', row: await answerFromCommand(tx, projectId, previous, command, idem) };
+  const target = await answerTarget(tx, projectId, command, true);
+  if (target) return { kind: 'answered', row: await answerFromCommand(tx, projectId, target, command, idem) };
   const id = newId('resp');
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
@@ -248,10 +248,11 @@ function answersIn(input: ResponseInputItem[], calls: ToolCallRow[]): WaitAnswer
 async function answerFromCommand(
   tx: Queryable,
   projectId: string,
-  previous: ResponseRow,
+  target: AnswerTarget,
   command: AdmissionCommand,
   idem?: IdempotencyClaim,
 ): Promise<ResponseRow> {
+  const { row: previous } = target;
   if (command.agent !== undefined && command.agent !== previous.agent_id && command.agent !== previous.agent_name) {
     throw new PalaiError('invalid-request', `Response ${previous.id} is a run of agent "${previous.agent_name}"; answering it cannot name another.`, {
       errors: [{ pointer: '/agent', detail: `must name agent "${previous.agent_name}" or be left out` }],
@@ -264,6 +265,12 @@ async function answerFromCommand(
       errors: [{ pointer: '/session', detail: "is not the waiting response's session" }],
     });
   }
-  const answers = answersIn(command.input, await openToolCalls(tx, previous.id));
-  return answerWaiting(tx, projectId, previous.id, answers, idem);
+  if (target.answers.length === 0) {
+    throw new PalaiError('invalid-request', `Response ${previous.id} waits for an answer; the input holds none.`, {
+      errors: [{ pointer: '/input', detail: 'is empty' }],
+    });
+  }
+  const answered = await answerWaiting(tx, projectId, previous.id, answersIn(target.answers, await openToolCalls(tx, previous.id)), idem);
+  if (previous.session_id) await removeSessionItems(tx, previous.session_id, target.sessionItemIds);
+  return answered;
 }

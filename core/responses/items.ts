@@ -2,7 +2,7 @@
 // (a string, or items whose content may be a plain string) becomes stored items
 // with ids and typed content parts.
 import { isItemReference } from './item-references.js';
-import type { CreateResponseRequest, InputItem, Item, MessageItem, ResponseInputItem } from '../../generated/schemas.js';
+import type { CreateResponseRequest, InputFunctionCallOutput, InputItem, Item, MessageItem, ResponseInputItem } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 
@@ -69,3 +69,24 @@ export function messageText(item: MessageItem): string {
 
 /** Items a model should see: an incomplete (cut-off) item was retried and is not part of the conversation. */
 export const conversationItems = (items: Item[]): Item[] => items.filter((item) => item.status !== 'incomplete');
+
+/**
+ * How many model turns the conversation holds: each assistant message is one,
+ * and so is each run of function calls (one turn may propose several). A
+ * scripted model's position follows it, however the client sent the history.
+ */
+export function modelTurns(items: Item[]): number {
+  let turns = 0;
+  items.forEach((item, index) => {
+    if (item.type === 'message' && item.role === 'assistant') turns++;
+    else if (item.type === 'function_call' && items[index - 1]?.type !== 'function_call') turns++;
+  });
+  return turns;
+}
+
+/** The function_call_output items the input ends with: a client's answers to the calls its last turn proposed. */
+export function trailingCallOutputs(input: ResponseInputItem[]): InputFunctionCallOutput[] {
+  let start = input.length;
+  while (start > 0 && input[start - 1].type === 'function_call_output') start--;
+  return input.slice(start).filter((item): item is InputFunctionCallOutput => item.type === 'function_call_output');
+}

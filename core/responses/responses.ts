@@ -180,16 +180,6 @@ export async function countResponses(db: Queryable, projectId: string, filter: R
   return rows[0].n;
 }
 
-/** The response that waits for the outputs of all these client calls, or null when no one response does. */
-export async function findAwaitingOutputs(db: Queryable, projectId: string, callIds: string[]): Promise<ResponseRow | null> {
-  const { rows } = await db.query<{ response_id: string }>(
-    `SELECT response_id FROM tool_calls WHERE project_id = $1 AND call_id = ANY($2::text[]) AND status = 'awaiting_output'
-      GROUP BY response_id HAVING count(DISTINCT call_id) = $3`,
-    [projectId, callIds, new Set(callIds).size],
-  );
-  return rows.length === 1 ? findResponse(db, projectId, rows[0].response_id) : null;
-}
-
 export async function requireResponse(db: Queryable, projectId: string, responseId: string, forUpdate = false): Promise<ResponseRow> {
   const row = await findResponse(db, projectId, responseId, forUpdate);
   if (!row) throw notFound('response', responseId);

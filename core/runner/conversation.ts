@@ -2,7 +2,7 @@
 // chain of previous responses, then this response's input and committed output,
 // with any message the kernel added (an output repair request) in its place.
 import type { Item } from '../../generated/schemas.js';
-import { conversationItems } from '../responses/items.js';
+import { conversationItems, modelTurns } from '../responses/items.js';
 import { findResponse, type ResponseRow } from '../responses/responses.js';
 import { sessionHistory } from '../sessions/sessions.js';
 import type { Queryable } from '../store/db.js';
@@ -11,13 +11,12 @@ const MAX_CHAIN = 1000;
 
 export interface Conversation {
   items: Item[];
-  /** Model calls already made by earlier responses of a previous_response_id chain (the fake script continues). */
-  earlierModelCalls: number;
+  /** Model turns in the conversation before this response's output: earlier items and its input (the fake script continues). */
+  earlierModelTurns: number;
 }
 
 export async function conversationFor(db: Queryable, row: ResponseRow): Promise<Conversation> {
   const earlier: Item[] = [];
-  let earlierModelCalls = 0;
   if (row.session_id) {
     earlier.push(...(await sessionHistory(db, row.session_id, row.id)));
   } else {
@@ -26,7 +25,6 @@ export async function conversationFor(db: Queryable, row: ResponseRow): Promise<
       const previous = await findResponse(db, row.project_id, previousId);
       if (!previous) break;
       earlier.unshift(...previous.input, ...previous.output);
-      earlierModelCalls += previous.model_calls;
       previousId = previous.previous_response_id;
     }
   }
@@ -37,5 +35,6 @@ export async function conversationFor(db: Queryable, row: ResponseRow): Promise<
     output.push(item);
   });
   for (const k of inserted) if (k.after >= row.output.length) output.push(k.item);
-  return { items: conversationItems([...earlier, ...row.input, ...output]), earlierModelCalls };
+  const before = conversationItems([...earlier, ...row.input]);
+  return { items: [...before, ...conversationItems(output)], earlierModelTurns: modelTurns(before) };
 }

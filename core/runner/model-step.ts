@@ -125,7 +125,8 @@ async function modelAttempt(
       topP: row.options.top_p,
       toolChoice: toolChoiceOf(row.options.tool_choice),
       parallelToolCalls: row.options.parallel_tool_calls,
-      stepIndex: conversation.earlierModelCalls + row.model_attempts,
+      responseId: row.id,
+      stepIndex: conversation.earlierModelTurns + row.model_attempts,
       signal,
     });
     for await (const event of events) {

@@ -2,7 +2,7 @@
 // response in the session reads before its own input. A session belongs to one
 // agent; one created without (a conversation) is bound by its first response.
 // Items may also be added and removed directly, between responses.
-import type { InputItem, Item, Metadata, Session } from '../../generated/schemas.js';
+import type { FunctionCallOutputItem, InputItem, Item, Metadata, Session } from '../../generated/schemas.js';
 import { requireAgent } from '../agents/agents.js';
 import { notFound, PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
@@ -142,6 +142,21 @@ export async function appendSessionItems(tx: Queryable, projectId: string, sessi
       JSON.stringify(item),
     ]);
   }
+}
+
+/** Function call outputs for these calls that were added to the session directly (outside any response), oldest first. */
+export async function looseCallOutputs(db: Queryable, sessionId: string, callIds: string[]): Promise<{ id: string; item: FunctionCallOutputItem }[]> {
+  const { rows } = await db.query<{ id: string; item: FunctionCallOutputItem }>(
+    `SELECT id, item FROM session_items WHERE session_id = $1 AND response_id IS NULL
+       AND item->>'type' = 'function_call_output' AND item->>'call_id' = ANY($2::text[]) ORDER BY position`,
+    [sessionId, callIds],
+  );
+  return rows;
+}
+
+/** Takes items out of the session, in the caller's transaction (they move into a response, which the session gets when it ends). */
+export async function removeSessionItems(tx: Queryable, sessionId: string, itemIds: string[]): Promise<void> {
+  if (itemIds.length > 0) await tx.query('DELETE FROM session_items WHERE session_id = $1 AND id = ANY($2::text[])', [sessionId, itemIds]);
 }
 
 /** The session's items written before `responseId`'s own input, oldest first. */

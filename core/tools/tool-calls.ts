@@ -13,6 +13,7 @@
 // and survives every retry and resumption of the call.
 import type { FunctionCallOutputItem, ToolRisk } from '../../generated/schemas.js';
 import { newId } from '../ids.js';
+import { WAITING_STATUSES } from '../response-status.js';
 import type { Queryable } from '../store/db.js';
 
 export type ToolCallStatus = 'awaiting_approval' | 'ready' | 'running' | 'awaiting_output' | 'awaiting_input' | 'parked' | 'completed';
@@ -93,6 +94,23 @@ export async function openToolCalls(db: Queryable, responseId: string, forUpdate
     [responseId],
   );
   return rows;
+}
+
+/**
+ * The waiting response that awaits the outputs of all these client calls, run
+ * by `agent` (its id or name; null: any), or null when no one response does. A
+ * response that ended (cancelled, say) keeps its calls' last status but awaits
+ * nothing. Served by the partial index on awaited calls (migration 0013).
+ */
+export async function responseAwaitingOutputs(db: Queryable, projectId: string, callIds: string[], agent: string | null): Promise<string | null> {
+  const { rows } = await db.query<{ response_id: string }>(
+    `SELECT t.response_id FROM tool_calls t JOIN responses r ON r.id = t.response_id JOIN agents a ON a.id = r.agent_id
+     WHERE t.project_id = $1 AND t.call_id = ANY($2::text[]) AND t.status = 'awaiting_output'
+       AND r.status = ANY($5::text[]) AND ($4::text IS NULL OR a.id = $4 OR a.name = $4)
+     GROUP BY t.response_id HAVING count(DISTINCT t.call_id) = $3`,
+    [projectId, callIds, new Set(callIds).size, agent, WAITING_STATUSES],
+  );
+  return rows.length === 1 ? rows[0].response_id : null;
 }
 
 export async function setCallStatus(tx: Queryable, responseId: string, callId: string, status: ToolCallStatus, question: string | null = null): Promise<void> {

@@ -40,7 +40,8 @@ describeEachStore(
     });
 
     test('a mention becomes one response whose answer streams into its thread; replies in the thread continue the same session', async () => {
-      const bot = await freshBot(ctx, slack, { script: [{ text: 'Hello **there**, how can I help you today?', delay_ms: 300 }] });
+      // One step per message: a thread is one conversation, and the script goes on through its turns.
+      const bot = await freshBot(ctx, slack, { script: Array(3).fill({ text: 'Hello **there**, how can I help you today?', delay_ms: 300 }) });
       const first = mention({ text: 'hello   there', channel: 'C0FIRST' });
       const ack = await postEvent(ctx, bot, first);
       assert.equal(ack.status, 200, ack.text);

@@ -33,6 +33,7 @@ function requestFor(scenario: string, overrides: Partial<ModelRequest> = {}): Mo
     instructions: null,
     items: [user('Hello')],
     tools: [],
+    responseId: 'resp_test',
     stepIndex: 0,
     signal: new AbortController().signal,
     ...overrides,

@@ -19,6 +19,7 @@ function requestOf(items: Item[], options: { script?: FakeStep[]; stepIndex?: nu
     instructions: options.instructions ?? null,
     items,
     tools: [],
+    responseId: 'resp_test',
     stepIndex: options.stepIndex ?? 0,
     signal: options.signal ?? new AbortController().signal,
   };
@@ -98,13 +99,21 @@ test('a tool_calls step yields each call with its JSON arguments, then finishes 
     }),
   );
   assert.deepEqual(events.slice(0, 2), [
-    { type: 'tool_call', callId: 'call_fake_2_0', name: 'search', arguments: '{"q":"cats"}' },
-    { type: 'tool_call', callId: 'call_fake_2_1', name: 'now', arguments: '{}' },
+    { type: 'tool_call', callId: 'call_fake_test_2_0', name: 'search', arguments: '{"q":"cats"}' },
+    { type: 'tool_call', callId: 'call_fake_test_2_1', name: 'now', arguments: '{}' },
   ]);
   const usage = events.find((e): e is Extract<ModelEvent, { type: 'usage' }> => e.type === 'usage');
   assert.equal(usage?.outputTokens, 2);
   assert.deepEqual(events.at(-1), { type: 'finish', reason: 'tool_calls' });
   assert.deepEqual(textOf(events), []);
+});
+
+test("a tool call's id names its response: the same step of two responses proposes different calls", async () => {
+  const script: FakeStep[] = [{ tool_calls: [{ name: 'now' }] }];
+  const idsOf = async (responseId: string) =>
+    (await collect({ ...requestOf([user('x')], { script }), responseId })).flatMap((e) => (e.type === 'tool_call' ? [e.callId] : []));
+  assert.deepEqual(await idsOf('resp_one'), ['call_fake_one_0_0']);
+  assert.deepEqual(await idsOf('resp_two'), ['call_fake_two_0_0']);
 });
 
 test('an error step throws a ModelProviderError with the scripted status and message, before any event', async () => {

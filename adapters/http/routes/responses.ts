@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
+import { isWaiting, type AdmissionCommand, type KernelApi, type ResponseState } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { CreateResponseRequest, Item, ItemList } from '../../../generated/schemas.js';
 import { admissionCommand, admitRequest } from '../openai-request.js';
@@ -18,15 +18,10 @@ function requestedVocabulary(req: Request, query: { palai_events?: EventVocabula
   return query.palai_events ?? header ?? fallback;
 }
 
-/** A waiting response the request continues from (and so answers), with the sequence its stream resumes after. */
-async function waitingPrevious(
-  api: KernelApi,
-  projectId: string,
-  previousId: string | null | undefined,
-): Promise<{ state: ResponseState; after: number } | null> {
-  if (!previousId) return null;
-  const state = await api.responses.get(projectId, previousId);
-  return isWaiting(state.status) ? { state, after: await api.responses.lastSequence(projectId, previousId) } : null;
+/** The waiting response the command answers (see KernelApi responses.answering), with the sequence its stream resumes after. */
+async function waitingAnswered(api: KernelApi, projectId: string, command: AdmissionCommand): Promise<{ state: ResponseState; after: number } | null> {
+  const state = await api.responses.answering(projectId, command);
+  return state && { state, after: await api.responses.lastSequence(projectId, state.id) };
 }
 
 /** A stream of a response that still waits after being answered in part: its state, then how it stands. */
@@ -71,7 +66,7 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const request = body as CreateResponseRequest;
       const command = admissionCommand(request);
       const vocabulary = requestedVocabulary(req, {}, 'openai');
-      const waiting = replay ? null : await waitingPrevious(api, projectId, request.previous_response_id);
+      const waiting = replay ? null : await waitingAnswered(api, projectId, command);
       // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free;
       // a streamed one lasts as long as its caller's connection (see sse.ts).
       const runHere = request.background !== true;

@@ -1,5 +1,8 @@
 // The deterministic fake model. Without a script it echoes the last user message;
-// with one, the N-th model call of a response plays step N (past the end: echo).
+// with one, it plays step N, N being the model turns already in the conversation
+// it is shown plus this response's model calls so far (past the end: echo), so a
+// scripted agent answers alike whether a client chains responses or resends the
+// history. Its call ids name the response, so no two responses share one.
 // Text streams word by word: each delta is one word with its leading whitespace,
 // so the deltas concatenate to exactly the text. An echo stops after
 // ECHO_MAX_WORDS words, since each delta is a journal event: a 1 MB message
@@ -44,6 +47,10 @@ function lastUserText(items: Item[]): string {
   return '';
 }
 
+/** `call_fake_<response id's body>_<step>_<index>`: unique across responses, and within one by its step. */
+export const fakeCallId = (request: Pick<ModelRequest, 'responseId' | 'stepIndex'>, index: number): string =>
+  `call_fake_${request.responseId.replace(/^resp_/, '')}_${request.stepIndex}_${index}`;
+
 const countTokens = (text: string): number => splitWords(text).filter((w) => w.trim() !== '').length;
 
 function promptTokens(request: ModelRequest): number {
@@ -78,7 +85,7 @@ export class FakeModel implements ModelAdapter {
       await pause();
       let index = 0;
       for (const call of step.tool_calls) {
-        yield { type: 'tool_call', callId: `call_fake_${request.stepIndex}_${index++}`, name: call.name, arguments: JSON.stringify(call.arguments ?? {}) };
+        yield { type: 'tool_call', callId: fakeCallId(request, index++), name: call.name, arguments: JSON.stringify(call.arguments ?? {}) };
       }
       yield { type: 'usage', inputTokens, outputTokens: step.tool_calls.length, cachedTokens: 0 };
       yield { type: 'finish', reason: 'tool_calls' };

@@ -25,6 +25,7 @@ export function modelRequest(baseUrl: string | null, modelName: string, override
     instructions: null,
     items: [user('What is the capital of France?')],
     tools: [],
+    responseId: 'resp_test',
     stepIndex: 0,
     signal: new AbortController().signal,
     ...overrides,
