@@ -16,6 +16,7 @@ import { openAiStreamEvent } from './openai-events.js';
 import { openAiResponse } from './openai-response.js';
 import type { EventVocabulary } from './openai-status.js';
 import { markStream } from './request-tracker.js';
+import { turnEntry, type Turn } from './turn-view.js';
 
 const KEEPALIVE_MS = 15_000;
 /** The SSE `retry` hint sent with an error event: how soon an EventSource reconnects. */
@@ -69,6 +70,8 @@ export interface StreamOptions {
   snapshot?: ResponseState;
   /** The run belongs to this connection (a non-background create): cancel it if the client leaves before it ends or waits. */
   cancelOnDisconnect?: boolean;
+  /** The stream answers a waiting response: it shows that turn (turn-view.ts). */
+  turn?: Turn;
 }
 
 /**
@@ -106,11 +109,13 @@ export async function streamResponseEvents(
   let finished = false;
   try {
     for await (const entry of api.responses.follow(projectId, responseId, { after, signal })) {
-      const event = openAiStreamEvent(entry, options.vocabulary);
-      const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       last = entry.sequence;
       ended = isTerminalEvent(entry.event);
       finished = ended || isWaitingEvent(entry.event);
+      const shown = options.turn ? turnEntry(entry, options.turn) : entry;
+      if (!shown) continue;
+      const event = openAiStreamEvent(shown, options.vocabulary);
+      const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
       // A write after the client left returns false too, and then neither 'drain' nor 'close' comes again: wait on the signal.
       if (!res.write(frame) && !signal.aborted) await once(res, 'drain', { signal }).catch(() => undefined);
       if (signal.aborted) break;

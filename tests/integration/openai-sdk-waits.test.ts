@@ -47,7 +47,16 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     assert.equal(second.output_text, 'It is sunny in Oslo');
     assert.equal(types[0], 'response.created', 'the resumed stream opens with the snapshot the helper needs');
     assert.equal(types.at(-1), 'response.completed');
-    assert.equal(find(second, 'function_call_output')[0].output, 'sunny');
+    // The answer is this turn, as OpenAI answers a new request: the caller's own output is input, not output;
+    // the response itself keeps it.
+    assert.equal(find(second, 'function_call_output').length, 0);
+    assert.deepEqual(
+      find(second, 'function_call').map((item) => item.call_id),
+      [],
+      'the call of the earlier turn is not shown again',
+    );
+    const whole = await client.responses.retrieve(first.id);
+    assert.equal(find(whole, 'function_call_output')[0].output, 'sunny');
   });
 
   test('an approval is an mcp_approval_request; an mcp_approval_response approves it and the tool runs', async () => {
@@ -110,7 +119,9 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     const second = await client.responses.stream({ model: 'w-ask', previous_response_id: first.id, input: 'Oslo' }).finalResponse();
     assert.equal(palaiStatus(second), 'completed');
     assert.equal(second.output_text, 'Oslo it is');
-    assert.equal(find(second, 'function_call_output')[0].output, 'Oslo', 'the answer is the tool result');
+    assert.equal(find(second, 'function_call_output').length, 0, "the caller's answer is input of this turn");
+    const whole = await client.responses.retrieve(first.id);
+    assert.equal(find(whole, 'function_call_output')[0].output, 'Oslo', 'the answer is the tool result');
   });
 
   test('a cancel mid-stream: finalResponse() is cancelled with the text so far', async () => {

@@ -56,7 +56,13 @@ await describeEachStore('stateless tool loops', (ctx) => {
     assert.equal(second.id, first.id, 'the waiting response itself resumed');
     assert.equal(palaiStatus(second), 'completed');
     assert.equal(second.output_text, 'It is sunny in Oslo');
-    const outputs = second.output.filter((item) => item.type === 'function_call_output');
+    assert.deepEqual(
+      second.output.map((item) => item.type),
+      ['message'],
+      "the answer is this turn: the caller's output is input, and the earlier call is not shown again",
+    );
+    const whole = await client.responses.retrieve(first.id);
+    const outputs = whole.output.filter((item) => item.type === 'function_call_output');
     assert.deepEqual(
       outputs.map((item) => [item.call_id, item.output]),
       [[call.call_id, 'sunny, 21°C']],

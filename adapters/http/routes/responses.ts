@@ -7,6 +7,7 @@ import { openAiResponse } from '../openai-response.js';
 import { statusEvent, type EventVocabulary } from '../openai-status.js';
 import type { OperationHandlers } from '../operations.js';
 import { settled } from '../settle.js';
+import { turnOf, turnView, type Turn } from '../turn-view.js';
 import { openEventStream, resumePoint, snapshotFrame, streamResponseEvents } from '../sse.js';
 
 /** The stream vocabulary the client asked for: `palai_events` in the query wins over the `Palai-Events` header. */
@@ -32,9 +33,18 @@ async function stillWaitingStream(api: KernelApi, res: Response, projectId: stri
   res.end(snapshotFrame(statusEvent(state.status, vocabulary), state, sequence));
 }
 
-/** Waits for the response to settle (see settle.ts), then answers with it. */
-async function answerWhenSettled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number): Promise<void> {
-  res.json(openAiResponse(await settled(api, res, projectId, responseId, maxMs)));
+/**
+ * Waits for the response to settle (see settle.ts), then answers with it: as the turn shows it when the
+ * request answered it, unless it still waits for calls of that turn's start, which the caller must see.
+ */
+async function answerWhenSettled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number, turn?: Turn): Promise<void> {
+  const state = await settled(api, res, projectId, responseId, maxMs);
+  const stillAsks =
+    turn !== undefined &&
+    state.pending_calls.some(
+      (call) => !turn.answered.has(call.call_id) && state.output.findIndex((item) => 'call_id' in item && item.call_id === call.call_id) < turn.from,
+    );
+  res.json(openAiResponse(turn && !stillAsks ? turnView(state, turn) : state));
 }
 
 /**
@@ -59,8 +69,16 @@ function inputItemsPage(items: Item[], query: { limit?: number; after?: string; 
 export function responseHandlers(api: KernelApi): OperationHandlers {
   const { responses } = api;
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
-  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, snapshot?: ResponseState, owned = false) =>
-    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot, cancelOnDisconnect: owned });
+  const stream = (
+    res: Response,
+    projectId: string,
+    responseId: string,
+    after: number,
+    vocabulary: EventVocabulary,
+    snapshot?: ResponseState,
+    owned = false,
+    turn?: Turn,
+  ) => streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot, cancelOnDisconnect: owned, turn });
   return {
     createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
       const request = body as CreateResponseRequest;
@@ -74,14 +92,15 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
       const answered = waiting !== null && state.id === waiting.state.id;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
-        // The resumed run's events, after the snapshot an SDK's stream helper starts from. The snapshot leaves out
-        // the asks just answered (approval requests, questions): they are not output, and an SDK (openai 7) that saw
-        // one at an output index refuses the next item the run adds there.
-        return stream(res, projectId, state.id, waiting.after, vocabulary, { ...waiting.state, pending_calls: [] }, runHere);
+        // The resumed run's events as this turn shows them (turn-view.ts), after the snapshot an SDK's stream
+        // helper starts from. The snapshot leaves out the asks just answered (approval requests, questions): an
+        // SDK (openai 7) that saw one at an output index refuses the next item the run adds there.
+        const turn = turnOf(waiting.state);
+        return stream(res, projectId, state.id, waiting.after, vocabulary, turnView({ ...waiting.state, pending_calls: [] }, turn), runHere, turn);
       }
       if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, runHere);
       if (request.background) return void res.json(openAiResponse(state));
-      await answerWhenSettled(api, res, projectId, state.id, syncWaitMs);
+      await answerWhenSettled(api, res, projectId, state.id, syncWaitMs, answered ? turnOf(waiting.state) : undefined);
     },
     getResponse: async (req, res, { projectId, params, query }) => {
       const state = await responses.get(projectId, params.response_id);
