@@ -45,6 +45,8 @@ export interface ModelRequest {
   topP?: number;
   /** How many model calls of this response already committed (the fake model's script cursor). */
   stepIndex: number;
+  /** The response's metadata (whatever its surface put there), for models that play scripts (the fake model's script choices). */
+  metadata?: Record<string, string>;
   signal: AbortSignal;
 }
 

@@ -126,6 +126,7 @@ async function modelAttempt(
       toolChoice: toolChoiceOf(row.options.tool_choice),
       parallelToolCalls: row.options.parallel_tool_calls,
       stepIndex: conversation.earlierModelCalls + row.model_attempts,
+      metadata: row.metadata,
       signal,
     });
     for await (const event of events) {
