@@ -40,6 +40,7 @@ export declare const DeletedObject: ValidateFunction;
 export declare const FakeErrorStep: ValidateFunction;
 export declare const FakeJsonStep: ValidateFunction;
 export declare const FakeProviderError: ValidateFunction;
+export declare const FakeScriptChoice: ValidateFunction;
 export declare const FakeStep: ValidateFunction;
 export declare const FakeTextStep: ValidateFunction;
 export declare const FakeToolCallsStep: ValidateFunction;

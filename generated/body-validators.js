@@ -145,13 +145,13 @@ validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Agent = validate22;
 const schema35 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"},"warnings":{"type":"array","minItems":1,"description":"Only in the answer to a create or update, and only when there is something to say: what\nwould make a run of this revision fail from this server as it stands (a provider key that\nis not set, a stored key that does not decrypt, a key binding that refuses the base URL),\nin the words the run's error would use. The revision is saved all the same.\n","items":{"type":"object","required":["pointer","detail"],"additionalProperties":false,"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the agent spec, e.g. /model."},"detail":{"type":"string"}}}}},"unevaluatedProperties":false};
-const schema56 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
-const schema57 = {"type":"integer","description":"Seconds since the Unix epoch."};
+const schema57 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
+const schema58 = {"type":"integer","description":"Seconds since the Unix epoch."};
 const schema36 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const schema53 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
-const schema54 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
-const schema55 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
-const schema37 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
+const schema54 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
+const schema55 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
+const schema56 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema37 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"script_choices":{"type":"array","maxItems":100,"description":"Fake model only. Before the script, each model call plays the step of the first choice whose `when` matches (docs/fake-model.md).","items":{"$ref":"#/$defs/FakeScriptChoice"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
 const schema38 = {"enum":["fake","openai","openai-chat","anthropic"],"description":"`openai` (Responses API), `openai-chat` (Chat Completions, for OpenAI-compatible\nservers such as vLLM, llama.cpp or Ollama), `anthropic` (Messages API), and\n`fake`, deterministic, for tests and demos.\n"};
 const schema39 = {"oneOf":[{"$ref":"#/$defs/FakeTextStep"},{"$ref":"#/$defs/FakeToolCallsStep"},{"$ref":"#/$defs/FakeJsonStep"},{"$ref":"#/$defs/FakeErrorStep"}]};
 const schema42 = {"type":"object","required":["tool_calls"],"additionalProperties":false,"properties":{"tool_calls":{"type":"array","minItems":1,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1},"arguments":{"type":"object"}}}},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
@@ -810,6 +810,161 @@ return errors === 0;
 }
 validate25.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
+const schema46 = {"type":"object","required":["when","step"],"additionalProperties":false,"description":"A step chosen by what the call sees; every condition given must hold.","properties":{"when":{"type":"object","additionalProperties":false,"properties":{"first_call":{"type":"boolean","description":"true: only the response's first model call; false: only later ones."},"metadata_prefix":{"type":"object","maxProperties":10,"additionalProperties":{"type":"string"},"description":"Each named key of the response's metadata starts with the given text (a surface's keys, e.g. A2A's `a2a_message_id`)."},"input_prefix":{"type":"string","description":"The latest input (the last user message, or the last tool output or answer) starts with this text."}}},"step":{"$ref":"#/$defs/FakeStep"}}};
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.when === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.step === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "when") || (key0 === "step"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.when !== undefined){
+let data0 = data.when;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 in data0){
+if(!(((key1 === "first_call") || (key1 === "metadata_prefix")) || (key1 === "input_prefix"))){
+const err3 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.first_call !== undefined){
+if(typeof data0.first_call !== "boolean"){
+const err4 = {instancePath:instancePath+"/when/first_call",schemaPath:"#/properties/when/properties/first_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.metadata_prefix !== undefined){
+let data2 = data0.metadata_prefix;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Object.keys(data2).length > 10){
+const err5 = {instancePath:instancePath+"/when/metadata_prefix",schemaPath:"#/properties/when/properties/metadata_prefix/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key2 in data2){
+if(typeof data2[key2] !== "string"){
+const err6 = {instancePath:instancePath+"/when/metadata_prefix/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/when/properties/metadata_prefix/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/when/metadata_prefix",schemaPath:"#/properties/when/properties/metadata_prefix/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.input_prefix !== undefined){
+if(typeof data0.input_prefix !== "string"){
+const err8 = {instancePath:instancePath+"/when/input_prefix",schemaPath:"#/properties/when/properties/input_prefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.step !== undefined){
+if(!(validate25(data.step, {instancePath:instancePath+"/step",parentData:data,parentDataProperty:"step",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -900,7 +1055,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(((((((key0 === "provider") || (key0 === "connection")) || (key0 === "name")) || (key0 === "base_url")) || (key0 === "script")) || (key0 === "temperature")) || (key0 === "max_output_tokens"))){
+if(!((((((((key0 === "provider") || (key0 === "connection")) || (key0 === "name")) || (key0 === "base_url")) || (key0 === "script")) || (key0 === "script_choices")) || (key0 === "temperature")) || (key0 === "max_output_tokens"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -1061,11 +1216,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.temperature !== undefined){
-let data6 = data.temperature;
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 2 || isNaN(data6)){
-const err17 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
+if(data.script_choices !== undefined){
+let data6 = data.script_choices;
+if(Array.isArray(data6)){
+if(data6.length > 100){
+const err17 = {instancePath:instancePath+"/script_choices",schemaPath:"#/properties/script_choices/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1074,8 +1229,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate31(data6[i1], {instancePath:instancePath+"/script_choices/" + i1,parentData:data6,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/script_choices",schemaPath:"#/properties/script_choices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1085,8 +1248,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.temperature !== undefined){
+let data8 = data.temperature;
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 2 || isNaN(data8)){
+const err19 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1095,11 +1261,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.max_output_tokens !== undefined){
-let data7 = data.max_output_tokens;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data8 < 0 || isNaN(data8)){
+const err20 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1108,9 +1271,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 1 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err21 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1120,10 +1283,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.max_output_tokens !== undefined){
+let data9 = data.max_output_tokens;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err22 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1132,19 +1295,43 @@ vErrors.push(err22);
 }
 errors++;
 }
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
 validate24.errors = vErrors;
 return errors === 0;
 }
 validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema46 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"}]};
-const schema47 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema47 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"}]};
+const schema48 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1295,17 +1482,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema49 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema50 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1406,19 +1593,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema51 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
-const schema52 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
+const schema52 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
+const schema53 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
 const pattern7 = new RegExp("^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1563,7 +1750,7 @@ let valid4 = false;
 let passing0 = null;
 const _errs12 = errors;
 if(!((data4 === "always") || (data4 === "never"))){
-const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema51.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema52.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1717,16 +1904,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1737,8 +1924,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -1748,8 +1935,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -1784,8 +1971,8 @@ props0 = true;
 }
 }
 const _errs4 = errors;
-if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs4 === errors;
@@ -1825,11 +2012,11 @@ vErrors = null;
 }
 }
 }
-validate32.errors = vErrors;
+validate35.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate32.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate35.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1914,8 +2101,8 @@ errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate35(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -1994,7 +2181,7 @@ const len2 = data9.length;
 for(let i2=0; i2<len2; i2++){
 let data10 = data9[i2];
 if(!((data10 === "write") || (data10 === "privileged"))){
-const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema53.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema54.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2694,12 +2881,12 @@ return errors === 0;
 }
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentLimits = validate42;
+export const AgentLimits = validate45;
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2860,18 +3047,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentList = validate43;
-const schema60 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Agent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const AgentList = validate46;
+const schema61 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Agent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2958,7 +3145,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema60.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema61.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2971,7 +3158,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema60.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema61.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3004,17 +3191,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentName = validate45;
+export const AgentName = validate48;
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3043,18 +3230,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const AgentRevision = validate46;
-const schema62 = {"type":"object","required":["id","object","agent_id","revision","spec","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^agtrev_"},"object":{"const":"agent.revision"},"agent_id":{"type":"string"},"revision":{"type":"integer","minimum":1},"spec":{"$ref":"#/$defs/AgentSpecFields"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const AgentRevision = validate49;
+const schema63 = {"type":"object","required":["id","object","agent_id","revision","spec","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^agtrev_"},"object":{"const":"agent.revision"},"agent_id":{"type":"string"},"revision":{"type":"integer","minimum":1},"spec":{"$ref":"#/$defs/AgentSpecFields"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3238,18 +3425,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentRevisionList = validate48;
-const schema64 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/AgentRevision"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const AgentRevisionList = validate51;
+const schema65 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/AgentRevision"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3316,8 +3503,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate46(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate49(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -3336,7 +3523,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema64.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema65.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3349,7 +3536,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema64.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema65.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3382,17 +3569,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AgentSpecFields = validate50;
+export const AgentSpecFields = validate53;
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3471,8 +3658,8 @@ errors++;
 }
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate35(data3[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -3551,7 +3738,7 @@ const len2 = data9.length;
 for(let i2=0; i2<len2; i2++){
 let data10 = data9[i2];
 if(!((data10 === "write") || (data10 === "privileged"))){
-const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema53.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema54.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3864,18 +4051,18 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ApprovalDecisionRequest = validate53;
-const schema69 = {"type":"object","required":["call_id","decision"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"decision":{"enum":["approve","deny"]},"reason":{"type":"string","maxLength":4000}}};
+export const ApprovalDecisionRequest = validate56;
+const schema70 = {"type":"object","required":["call_id","decision"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"decision":{"enum":["approve","deny"]},"reason":{"type":"string","maxLength":4000}}};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3953,7 +4140,7 @@ errors++;
 if(data.decision !== undefined){
 let data1 = data.decision;
 if(!((data1 === "approve") || (data1 === "deny"))){
-const err6 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema69.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema70.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3999,17 +4186,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ApprovalPolicy = validate54;
+export const ApprovalPolicy = validate57;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4064,7 +4251,7 @@ const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
 let data3 = data2[i1];
 if(!((data3 === "write") || (data3 === "privileged"))){
-const err3 = {instancePath:instancePath+"/risks/" + i1,schemaPath:"#/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema53.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/risks/" + i1,schemaPath:"#/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema54.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4132,18 +4319,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ApprovalRequestItem = validate55;
-const schema71 = {"type":"object","description":"OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals).","required":["id","type","server_label","name","arguments"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_approval_request"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"}}};
+export const ApprovalRequestItem = validate58;
+const schema72 = {"type":"object","description":"OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals).","required":["id","type","server_label","name","arguments"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_approval_request"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4284,17 +4471,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const BuiltinToolSpec = validate56;
+export const BuiltinToolSpec = validate59;
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4395,22 +4582,22 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatCompletion = validate57;
-const schema74 = {"type":"object","required":["id","object","created","model","choices","usage"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_","description":"The Palai response that ran it."},"object":{"const":"chat.completion"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string","description":"The agent's name."},"choices":{"type":"array","items":{"type":"object","required":["index","message","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"message":{"type":"object","required":["role","content","refusal"],"additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"refusal":{"type":"null"},"tool_calls":{"type":"array","items":{"$ref":"#/$defs/ChatToolCall"}}}},"finish_reason":{"$ref":"#/$defs/ChatFinishReason"},"logprobs":{"type":"null"}}}},"usage":{"$ref":"#/$defs/ChatUsage"}}};
-const schema76 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
-const schema77 = {"enum":["stop","length","tool_calls"]};
-const schema78 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
+export const ChatCompletion = validate60;
+const schema75 = {"type":"object","required":["id","object","created","model","choices","usage"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_","description":"The Palai response that ran it."},"object":{"const":"chat.completion"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string","description":"The agent's name."},"choices":{"type":"array","items":{"type":"object","required":["index","message","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"message":{"type":"object","required":["role","content","refusal"],"additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"refusal":{"type":"null"},"tool_calls":{"type":"array","items":{"$ref":"#/$defs/ChatToolCall"}}}},"finish_reason":{"$ref":"#/$defs/ChatFinishReason"},"logprobs":{"type":"null"}}}},"usage":{"$ref":"#/$defs/ChatUsage"}}};
+const schema77 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
+const schema78 = {"enum":["stop","length","tool_calls"]};
+const schema79 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
 const pattern14 = new RegExp("^resp_", "u");
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4683,7 +4870,7 @@ errors++;
 if(data7.content !== undefined){
 let data9 = data7.content;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/choices/" + i0+"/message/content",schemaPath:"#/properties/choices/items/properties/message/properties/content/type",keyword:"type",params:{type: schema74.properties.choices.items.properties.message.properties.content.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/choices/" + i0+"/message/content",schemaPath:"#/properties/choices/items/properties/message/properties/content/type",keyword:"type",params:{type: schema75.properties.choices.items.properties.message.properties.content.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4910,7 +5097,7 @@ errors++;
 if(data5.finish_reason !== undefined){
 let data18 = data5.finish_reason;
 if(!(((data18 === "stop") || (data18 === "length")) || (data18 === "tool_calls"))){
-const err42 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -5099,18 +5286,18 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatCompletionChunk = validate58;
-const schema79 = {"type":"object","description":"One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`).","required":["id","object","created","model","choices"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"chat.completion.chunk"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string"},"choices":{"type":"array","items":{"type":"object","required":["index","delta","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"delta":{"type":"object","additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":"string"},"tool_calls":{"type":"array","items":{"type":"object","required":["index","id","type","function"],"additionalProperties":false,"properties":{"index":{"type":"integer","minimum":0},"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},"finish_reason":{"oneOf":[{"$ref":"#/$defs/ChatFinishReason"},{"type":"null"}]},"logprobs":{"type":"null"}}}},"usage":{"oneOf":[{"$ref":"#/$defs/ChatUsage"},{"type":"null"}]}}};
+export const ChatCompletionChunk = validate61;
+const schema80 = {"type":"object","description":"One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`).","required":["id","object","created","model","choices"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"chat.completion.chunk"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string"},"choices":{"type":"array","items":{"type":"object","required":["index","delta","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"delta":{"type":"object","additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":"string"},"tool_calls":{"type":"array","items":{"type":"object","required":["index","id","type","function"],"additionalProperties":false,"properties":{"index":{"type":"integer","minimum":0},"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},"finish_reason":{"oneOf":[{"$ref":"#/$defs/ChatFinishReason"},{"type":"null"}]},"logprobs":{"type":"null"}}}},"usage":{"oneOf":[{"$ref":"#/$defs/ChatUsage"},{"type":"null"}]}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5562,7 +5749,7 @@ let valid10 = false;
 let passing0 = null;
 const _errs40 = errors;
 if(!(((data18 === "stop") || (data18 === "length")) || (data18 === "tool_calls"))){
-const err37 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5851,1801 +6038,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatCompletionRequest = validate59;
-const schema83 = {"type":"object","description":"OpenAI's Chat Completions request; `model` names a Palai agent. `tools`\nare client functions of this run; `tool` messages answering the calls of\na response that waits resume that response. `n` above 1 is refused with\na 400 naming the field.\n","required":["model","messages"],"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"messages":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ChatMessage"}},"stream":{"type":["boolean","null"]},"stream_options":{"oneOf":[{"type":"null"},{"type":"object","properties":{"include_usage":{"type":"boolean"}}}]},"n":{"type":["integer","null"],"minimum":1},"tools":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatTool"}},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ChatToolChoice"},{"type":"null"}]},"parallel_tool_calls":{"type":["boolean","null"]},"response_format":{"oneOf":[{"$ref":"#/$defs/ChatResponseFormat"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2},"top_p":{"type":["number","null"],"minimum":0,"maximum":1},"max_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"max_completion_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"user":{"type":["string","null"],"maxLength":256},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}},"additionalProperties":true};
-const schema86 = {"type":"object","required":["type","function"],"properties":{"type":{"const":"function","description":"Only function tools: an agent's own tools come from its spec."},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"]},"strict":{"type":["boolean","null"]}}}}};
-const schema87 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","function"],"properties":{"type":{"const":"function"},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}}}]};
-const schema88 = {"oneOf":[{"type":"object","required":["type"],"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","json_schema"],"properties":{"type":{"const":"json_schema"},"json_schema":{"type":"object","required":["name","schema"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}}}]};
-const schema84 = {"type":"object","required":["role"],"properties":{"role":{"enum":["system","developer","user","assistant","tool"]},"content":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"null"},{"type":"array","maxItems":100,"items":{"type":"object","required":["type"],"properties":{"type":{"type":"string"},"text":{"type":"string","maxLength":1048576}}}}]},"name":{"type":"string","maxLength":256},"tool_calls":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatToolCall"}},"tool_call_id":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":true};
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.role === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.role !== undefined){
-let data0 = data.role;
-if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema84.properties.role.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.content !== undefined){
-let data1 = data.content;
-const _errs4 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs5 = errors;
-if(typeof data1 === "string"){
-if(func1(data1) > 1048576){
-const err2 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/0/maxLength",keyword:"maxLength",params:{limit: 1048576},message:"must NOT have more than 1048576 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-var _valid0 = _errs5 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-}
-const _errs7 = errors;
-if(data1 !== null){
-const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-var _valid0 = _errs7 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-}
-const _errs9 = errors;
-if(Array.isArray(data1)){
-if(data1.length > 100){
-const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/2/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-let data2 = data1[i0];
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.type === undefined){
-const err6 = {instancePath:instancePath+"/content/" + i0,schemaPath:"#/properties/content/oneOf/2/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data2.type !== undefined){
-if(typeof data2.type !== "string"){
-const err7 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/2/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data2.text !== undefined){
-let data4 = data2.text;
-if(typeof data4 === "string"){
-if(func1(data4) > 1048576){
-const err8 = {instancePath:instancePath+"/content/" + i0+"/text",schemaPath:"#/properties/content/oneOf/2/items/properties/text/maxLength",keyword:"maxLength",params:{limit: 1048576},message:"must NOT have more than 1048576 characters"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-else {
-const err9 = {instancePath:instancePath+"/content/" + i0+"/text",schemaPath:"#/properties/content/oneOf/2/items/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/content/" + i0,schemaPath:"#/properties/content/oneOf/2/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/2/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-var _valid0 = _errs9 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 2];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 2;
-}
-}
-}
-if(!valid1){
-const err12 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-else {
-errors = _errs4;
-if(vErrors !== null){
-if(_errs4){
-vErrors.length = _errs4;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.name !== undefined){
-let data5 = data.name;
-if(typeof data5 === "string"){
-if(func1(data5) > 256){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.tool_calls !== undefined){
-let data6 = data.tool_calls;
-if((!(Array.isArray(data6))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema84.properties.tool_calls.type},message:"must be array,null"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(Array.isArray(data6)){
-if(data6.length > 128){
-const err16 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-const len1 = data6.length;
-for(let i1=0; i1<len1; i1++){
-let data7 = data6[i1];
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-if(data7.id === undefined){
-const err17 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(data7.type === undefined){
-const err18 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data7.function === undefined){
-const err19 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/required",keyword:"required",params:{missingProperty: "function"},message:"must have required property '"+"function"+"'"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(data7.id !== undefined){
-let data8 = data7.id;
-if(typeof data8 === "string"){
-if(func1(data8) > 200){
-const err20 = {instancePath:instancePath+"/tool_calls/" + i1+"/id",schemaPath:"#/$defs/ChatToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(func1(data8) < 1){
-const err21 = {instancePath:instancePath+"/tool_calls/" + i1+"/id",schemaPath:"#/$defs/ChatToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/tool_calls/" + i1+"/id",schemaPath:"#/$defs/ChatToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data7.type !== undefined){
-if("function" !== data7.type){
-const err23 = {instancePath:instancePath+"/tool_calls/" + i1+"/type",schemaPath:"#/$defs/ChatToolCall/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-if(data7.function !== undefined){
-let data10 = data7.function;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.name === undefined){
-const err24 = {instancePath:instancePath+"/tool_calls/" + i1+"/function",schemaPath:"#/$defs/ChatToolCall/properties/function/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if(data10.arguments === undefined){
-const err25 = {instancePath:instancePath+"/tool_calls/" + i1+"/function",schemaPath:"#/$defs/ChatToolCall/properties/function/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-if(data10.name !== undefined){
-let data11 = data10.name;
-if(typeof data11 === "string"){
-if(func1(data11) > 64){
-const err26 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/name",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if(func1(data11) < 1){
-const err27 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/name",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/name",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-if(data10.arguments !== undefined){
-if(typeof data10.arguments !== "string"){
-const err29 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/arguments",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/tool_calls/" + i1+"/function",schemaPath:"#/$defs/ChatToolCall/properties/function/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-}
-}
-if(data.tool_call_id !== undefined){
-let data13 = data.tool_call_id;
-if(typeof data13 === "string"){
-if(func1(data13) > 200){
-const err32 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-if(func1(data13) < 1){
-const err33 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-else {
-const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-validate60.errors = vErrors;
-return errors === 0;
-}
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate59.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.model === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.messages === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "messages"},message:"must have required property '"+"messages"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.model !== undefined){
-let data0 = data.model;
-if(typeof data0 === "string"){
-if(func1(data0) > 128){
-const err2 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func1(data0) < 1){
-const err3 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.messages !== undefined){
-let data1 = data.messages;
-if(Array.isArray(data1)){
-if(data1.length > 1000){
-const err5 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data1.length < 1){
-const err6 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate60(data1[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.stream !== undefined){
-let data3 = data.stream;
-if((typeof data3 !== "boolean") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema83.properties.stream.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.stream_options !== undefined){
-let data4 = data.stream_options;
-const _errs10 = errors;
-let valid3 = false;
-let passing0 = null;
-const _errs11 = errors;
-if(data4 !== null){
-const err9 = {instancePath:instancePath+"/stream_options",schemaPath:"#/properties/stream_options/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-var _valid0 = _errs11 === errors;
-if(_valid0){
-valid3 = true;
-passing0 = 0;
-}
-const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.include_usage !== undefined){
-if(typeof data4.include_usage !== "boolean"){
-const err10 = {instancePath:instancePath+"/stream_options/include_usage",schemaPath:"#/properties/stream_options/oneOf/1/properties/include_usage/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/stream_options",schemaPath:"#/properties/stream_options/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid3){
-valid3 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid3 = true;
-passing0 = 1;
-var props0 = {};
-props0.include_usage = true;
-}
-}
-if(!valid3){
-const err12 = {instancePath:instancePath+"/stream_options",schemaPath:"#/properties/stream_options/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-else {
-errors = _errs10;
-if(vErrors !== null){
-if(_errs10){
-vErrors.length = _errs10;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.n !== undefined){
-let data6 = data.n;
-if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/type",keyword:"type",params:{type: schema83.properties.n.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-}
-if(data.tools !== undefined){
-let data7 = data.tools;
-if((!(Array.isArray(data7))) && (data7 !== null)){
-const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema83.properties.tools.type},message:"must be array,null"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(Array.isArray(data7)){
-if(data7.length > 128){
-const err16 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-let data8 = data7[i1];
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.type === undefined){
-const err17 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/ChatTool/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(data8.function === undefined){
-const err18 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/ChatTool/required",keyword:"required",params:{missingProperty: "function"},message:"must have required property '"+"function"+"'"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data8.type !== undefined){
-if("function" !== data8.type){
-const err19 = {instancePath:instancePath+"/tools/" + i1+"/type",schemaPath:"#/$defs/ChatTool/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data8.function !== undefined){
-let data10 = data8.function;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.name === undefined){
-const err20 = {instancePath:instancePath+"/tools/" + i1+"/function",schemaPath:"#/$defs/ChatTool/properties/function/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(data10.name !== undefined){
-let data11 = data10.name;
-if(typeof data11 === "string"){
-if(!pattern5.test(data11)){
-const err21 = {instancePath:instancePath+"/tools/" + i1+"/function/name",schemaPath:"#/$defs/ChatTool/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/tools/" + i1+"/function/name",schemaPath:"#/$defs/ChatTool/properties/function/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data10.description !== undefined){
-let data12 = data10.description;
-if((typeof data12 !== "string") && (data12 !== null)){
-const err23 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/type",keyword:"type",params:{type: schema86.properties.function.properties.description.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(typeof data12 === "string"){
-if(func1(data12) > 4000){
-const err24 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-if(data10.parameters !== undefined){
-let data13 = data10.parameters;
-if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
-const err25 = {instancePath:instancePath+"/tools/" + i1+"/function/parameters",schemaPath:"#/$defs/ChatTool/properties/function/properties/parameters/type",keyword:"type",params:{type: schema86.properties.function.properties.parameters.type},message:"must be object,null"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-if(data10.strict !== undefined){
-let data14 = data10.strict;
-if((typeof data14 !== "boolean") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/tools/" + i1+"/function/strict",schemaPath:"#/$defs/ChatTool/properties/function/properties/strict/type",keyword:"type",params:{type: schema86.properties.function.properties.strict.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/tools/" + i1+"/function",schemaPath:"#/$defs/ChatTool/properties/function/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/ChatTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-}
-}
-if(data.tool_choice !== undefined){
-let data15 = data.tool_choice;
-const _errs36 = errors;
-let valid10 = false;
-let passing1 = null;
-const _errs37 = errors;
-const _errs39 = errors;
-let valid12 = false;
-let passing2 = null;
-const _errs40 = errors;
-if(!(((data15 === "auto") || (data15 === "none")) || (data15 === "required"))){
-const err29 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema87.oneOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-var _valid2 = _errs40 === errors;
-if(_valid2){
-valid12 = true;
-passing2 = 0;
-}
-const _errs41 = errors;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.type === undefined){
-const err30 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(data15.function === undefined){
-const err31 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "function"},message:"must have required property '"+"function"+"'"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(data15.type !== undefined){
-if("function" !== data15.type){
-const err32 = {instancePath:instancePath+"/tool_choice/type",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data15.function !== undefined){
-let data17 = data15.function;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.name === undefined){
-const err33 = {instancePath:instancePath+"/tool_choice/function",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(data17.name !== undefined){
-let data18 = data17.name;
-if(typeof data18 === "string"){
-if(!pattern5.test(data18)){
-const err34 = {instancePath:instancePath+"/tool_choice/function/name",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-else {
-const err35 = {instancePath:instancePath+"/tool_choice/function/name",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/tool_choice/function",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-}
-else {
-const err37 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-var _valid2 = _errs41 === errors;
-if(_valid2 && valid12){
-valid12 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid12 = true;
-passing2 = 1;
-var props1 = {};
-props1.type = true;
-props1.function = true;
-}
-}
-if(!valid12){
-const err38 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-else {
-errors = _errs39;
-if(vErrors !== null){
-if(_errs39){
-vErrors.length = _errs39;
-}
-else {
-vErrors = null;
-}
-}
-}
-var _valid1 = _errs37 === errors;
-if(_valid1){
-valid10 = true;
-passing1 = 0;
-}
-const _errs48 = errors;
-if(data15 !== null){
-const err39 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-var _valid1 = _errs48 === errors;
-if(_valid1 && valid10){
-valid10 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid10 = true;
-passing1 = 1;
-}
-}
-if(!valid10){
-const err40 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-else {
-errors = _errs36;
-if(vErrors !== null){
-if(_errs36){
-vErrors.length = _errs36;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.parallel_tool_calls !== undefined){
-let data19 = data.parallel_tool_calls;
-if((typeof data19 !== "boolean") && (data19 !== null)){
-const err41 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema83.properties.parallel_tool_calls.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-if(data.response_format !== undefined){
-let data20 = data.response_format;
-const _errs53 = errors;
-let valid15 = false;
-let passing3 = null;
-const _errs54 = errors;
-const _errs56 = errors;
-let valid17 = false;
-let passing4 = null;
-const _errs57 = errors;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.type === undefined){
-const err42 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-if(data20.type !== undefined){
-if("text" !== data20.type){
-const err43 = {instancePath:instancePath+"/response_format/type",schemaPath:"#/$defs/ChatResponseFormat/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-}
-else {
-const err44 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-var _valid4 = _errs57 === errors;
-if(_valid4){
-valid17 = true;
-passing4 = 0;
-var props2 = {};
-props2.type = true;
-}
-const _errs60 = errors;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.type === undefined){
-const err45 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-if(data20.type !== undefined){
-if("json_object" !== data20.type){
-const err46 = {instancePath:instancePath+"/response_format/type",schemaPath:"#/$defs/ChatResponseFormat/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "json_object"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-var _valid4 = _errs60 === errors;
-if(_valid4 && valid17){
-valid17 = false;
-passing4 = [passing4, 1];
-}
-else {
-if(_valid4){
-valid17 = true;
-passing4 = 1;
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
-}
-}
-const _errs63 = errors;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.type === undefined){
-const err48 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-if(data20.json_schema === undefined){
-const err49 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "json_schema"},message:"must have required property '"+"json_schema"+"'"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-if(data20.type !== undefined){
-if("json_schema" !== data20.type){
-const err50 = {instancePath:instancePath+"/response_format/type",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "json_schema"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-}
-if(data20.json_schema !== undefined){
-let data24 = data20.json_schema;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.name === undefined){
-const err51 = {instancePath:instancePath+"/response_format/json_schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-if(data24.schema === undefined){
-const err52 = {instancePath:instancePath+"/response_format/json_schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-if(data24.name !== undefined){
-let data25 = data24.name;
-if(typeof data25 === "string"){
-if(!pattern5.test(data25)){
-const err53 = {instancePath:instancePath+"/response_format/json_schema/name",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-}
-else {
-const err54 = {instancePath:instancePath+"/response_format/json_schema/name",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-if(data24.description !== undefined){
-let data26 = data24.description;
-if(typeof data26 === "string"){
-if(func1(data26) > 4000){
-const err55 = {instancePath:instancePath+"/response_format/json_schema/description",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-}
-else {
-const err56 = {instancePath:instancePath+"/response_format/json_schema/description",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-}
-if(data24.schema !== undefined){
-let data27 = data24.schema;
-if(!(data27 && typeof data27 == "object" && !Array.isArray(data27))){
-const err57 = {instancePath:instancePath+"/response_format/json_schema/schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-}
-}
-if(data24.strict !== undefined){
-let data28 = data24.strict;
-if((typeof data28 !== "boolean") && (data28 !== null)){
-const err58 = {instancePath:instancePath+"/response_format/json_schema/strict",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema88.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err58];
-}
-else {
-vErrors.push(err58);
-}
-errors++;
-}
-}
-}
-else {
-const err59 = {instancePath:instancePath+"/response_format/json_schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-}
-}
-else {
-const err60 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-var _valid4 = _errs63 === errors;
-if(_valid4 && valid17){
-valid17 = false;
-passing4 = [passing4, 2];
-}
-else {
-if(_valid4){
-valid17 = true;
-passing4 = 2;
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
-props2.json_schema = true;
-}
-}
-}
-}
-if(!valid17){
-const err61 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
-}
-else {
-vErrors = null;
-}
-}
-}
-var _valid3 = _errs54 === errors;
-if(_valid3){
-valid15 = true;
-passing3 = 0;
-}
-const _errs76 = errors;
-if(data20 !== null){
-const err62 = {instancePath:instancePath+"/response_format",schemaPath:"#/properties/response_format/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-var _valid3 = _errs76 === errors;
-if(_valid3 && valid15){
-valid15 = false;
-passing3 = [passing3, 1];
-}
-else {
-if(_valid3){
-valid15 = true;
-passing3 = 1;
-}
-}
-if(!valid15){
-const err63 = {instancePath:instancePath+"/response_format",schemaPath:"#/properties/response_format/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-else {
-errors = _errs53;
-if(vErrors !== null){
-if(_errs53){
-vErrors.length = _errs53;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.temperature !== undefined){
-let data29 = data.temperature;
-if((!((typeof data29 == "number") && (isFinite(data29)))) && (data29 !== null)){
-const err64 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema83.properties.temperature.type},message:"must be number,null"};
-if(vErrors === null){
-vErrors = [err64];
-}
-else {
-vErrors.push(err64);
-}
-errors++;
-}
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 > 2 || isNaN(data29)){
-const err65 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-if(data29 < 0 || isNaN(data29)){
-const err66 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-}
-if(data.top_p !== undefined){
-let data30 = data.top_p;
-if((!((typeof data30 == "number") && (isFinite(data30)))) && (data30 !== null)){
-const err67 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema83.properties.top_p.type},message:"must be number,null"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 > 1 || isNaN(data30)){
-const err68 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-if(data30 < 0 || isNaN(data30)){
-const err69 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-}
-}
-if(data.max_tokens !== undefined){
-let data31 = data.max_tokens;
-if((!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))) && (data31 !== null)){
-const err70 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema83.properties.max_tokens.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 > 1000000 || isNaN(data31)){
-const err71 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-if(data31 < 1 || isNaN(data31)){
-const err72 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-}
-}
-if(data.max_completion_tokens !== undefined){
-let data32 = data.max_completion_tokens;
-if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
-const err73 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/type",keyword:"type",params:{type: schema83.properties.max_completion_tokens.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 1000000 || isNaN(data32)){
-const err74 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-if(data32 < 1 || isNaN(data32)){
-const err75 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-}
-}
-if(data.user !== undefined){
-let data33 = data.user;
-if((typeof data33 !== "string") && (data33 !== null)){
-const err76 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema83.properties.user.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-if(typeof data33 === "string"){
-if(func1(data33) > 256){
-const err77 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-}
-if(data.metadata !== undefined){
-let data34 = data.metadata;
-const _errs89 = errors;
-let valid22 = false;
-let passing5 = null;
-const _errs90 = errors;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(Object.keys(data34).length > 16){
-const err78 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-for(const key0 in data34){
-const _errs93 = errors;
-if(typeof key0 === "string"){
-if(func1(key0) > 64){
-const err79 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key0};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-}
-var valid24 = _errs93 === errors;
-if(!valid24){
-const err80 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-}
-for(const key1 in data34){
-let data35 = data34[key1];
-if(typeof data35 === "string"){
-if(func1(data35) > 512){
-const err81 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
-if(vErrors === null){
-vErrors = [err81];
-}
-else {
-vErrors.push(err81);
-}
-errors++;
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-}
-}
-else {
-const err83 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err83];
-}
-else {
-vErrors.push(err83);
-}
-errors++;
-}
-var _valid5 = _errs90 === errors;
-if(_valid5){
-valid22 = true;
-passing5 = 0;
-}
-const _errs97 = errors;
-if(data34 !== null){
-const err84 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err84];
-}
-else {
-vErrors.push(err84);
-}
-errors++;
-}
-var _valid5 = _errs97 === errors;
-if(_valid5 && valid22){
-valid22 = false;
-passing5 = [passing5, 1];
-}
-else {
-if(_valid5){
-valid22 = true;
-passing5 = 1;
-}
-}
-if(!valid22){
-const err85 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-else {
-errors = _errs89;
-if(vErrors !== null){
-if(_errs89){
-vErrors.length = _errs89;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-validate59.errors = vErrors;
-return errors === 0;
-}
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const ChatFinishReason = validate62;
-
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate62.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(((data === "stop") || (data === "length")) || (data === "tool_calls"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate62.errors = vErrors;
-return errors === 0;
-}
-validate62.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const ChatMessage = validate63;
+export const ChatCompletionRequest = validate62;
+const schema84 = {"type":"object","description":"OpenAI's Chat Completions request; `model` names a Palai agent. `tools`\nare client functions of this run; `tool` messages answering the calls of\na response that waits resume that response. `n` above 1 is refused with\na 400 naming the field.\n","required":["model","messages"],"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"messages":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ChatMessage"}},"stream":{"type":["boolean","null"]},"stream_options":{"oneOf":[{"type":"null"},{"type":"object","properties":{"include_usage":{"type":"boolean"}}}]},"n":{"type":["integer","null"],"minimum":1},"tools":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatTool"}},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ChatToolChoice"},{"type":"null"}]},"parallel_tool_calls":{"type":["boolean","null"]},"response_format":{"oneOf":[{"$ref":"#/$defs/ChatResponseFormat"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2},"top_p":{"type":["number","null"],"minimum":0,"maximum":1},"max_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"max_completion_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"user":{"type":["string","null"],"maxLength":256},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}},"additionalProperties":true};
+const schema87 = {"type":"object","required":["type","function"],"properties":{"type":{"const":"function","description":"Only function tools: an agent's own tools come from its spec."},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"]},"strict":{"type":["boolean","null"]}}}}};
+const schema88 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","function"],"properties":{"type":{"const":"function"},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}}}]};
+const schema89 = {"oneOf":[{"type":"object","required":["type"],"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","json_schema"],"properties":{"type":{"const":"json_schema"},"json_schema":{"type":"object","required":["name","schema"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}}}]};
+const schema85 = {"type":"object","required":["role"],"properties":{"role":{"enum":["system","developer","user","assistant","tool"]},"content":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"null"},{"type":"array","maxItems":100,"items":{"type":"object","required":["type"],"properties":{"type":{"type":"string"},"text":{"type":"string","maxLength":1048576}}}}]},"name":{"type":"string","maxLength":256},"tool_calls":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatToolCall"}},"tool_call_id":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":true};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7671,7 +6074,7 @@ errors++;
 if(data.role !== undefined){
 let data0 = data.role;
 if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema84.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema85.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7883,7 +6286,7 @@ errors++;
 if(data.tool_calls !== undefined){
 let data6 = data.tool_calls;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema84.properties.tool_calls.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema85.properties.tool_calls.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8131,12 +6534,1796 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ChatResponseFormat = validate64;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate62.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.model === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.messages === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "messages"},message:"must have required property '"+"messages"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.model !== undefined){
+let data0 = data.model;
+if(typeof data0 === "string"){
+if(func1(data0) > 128){
+const err2 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err3 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.messages !== undefined){
+let data1 = data.messages;
+if(Array.isArray(data1)){
+if(data1.length > 1000){
+const err5 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.length < 1){
+const err6 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate63(data1[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.stream !== undefined){
+let data3 = data.stream;
+if((typeof data3 !== "boolean") && (data3 !== null)){
+const err8 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema84.properties.stream.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.stream_options !== undefined){
+let data4 = data.stream_options;
+const _errs10 = errors;
+let valid3 = false;
+let passing0 = null;
+const _errs11 = errors;
+if(data4 !== null){
+const err9 = {instancePath:instancePath+"/stream_options",schemaPath:"#/properties/stream_options/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+if(_valid0){
+valid3 = true;
+passing0 = 0;
+}
+const _errs13 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.include_usage !== undefined){
+if(typeof data4.include_usage !== "boolean"){
+const err10 = {instancePath:instancePath+"/stream_options/include_usage",schemaPath:"#/properties/stream_options/oneOf/1/properties/include_usage/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/stream_options",schemaPath:"#/properties/stream_options/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 1;
+var props0 = {};
+props0.include_usage = true;
+}
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/stream_options",schemaPath:"#/properties/stream_options/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.n !== undefined){
+let data6 = data.n;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err13 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/type",keyword:"type",params:{type: schema84.properties.n.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.tools !== undefined){
+let data7 = data.tools;
+if((!(Array.isArray(data7))) && (data7 !== null)){
+const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema84.properties.tools.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(Array.isArray(data7)){
+if(data7.length > 128){
+const err16 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+let data8 = data7[i1];
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.type === undefined){
+const err17 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/ChatTool/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data8.function === undefined){
+const err18 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/ChatTool/required",keyword:"required",params:{missingProperty: "function"},message:"must have required property '"+"function"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data8.type !== undefined){
+if("function" !== data8.type){
+const err19 = {instancePath:instancePath+"/tools/" + i1+"/type",schemaPath:"#/$defs/ChatTool/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data8.function !== undefined){
+let data10 = data8.function;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.name === undefined){
+const err20 = {instancePath:instancePath+"/tools/" + i1+"/function",schemaPath:"#/$defs/ChatTool/properties/function/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data10.name !== undefined){
+let data11 = data10.name;
+if(typeof data11 === "string"){
+if(!pattern5.test(data11)){
+const err21 = {instancePath:instancePath+"/tools/" + i1+"/function/name",schemaPath:"#/$defs/ChatTool/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/tools/" + i1+"/function/name",schemaPath:"#/$defs/ChatTool/properties/function/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data10.description !== undefined){
+let data12 = data10.description;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err23 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/type",keyword:"type",params:{type: schema87.properties.function.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(typeof data12 === "string"){
+if(func1(data12) > 4000){
+const err24 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data10.parameters !== undefined){
+let data13 = data10.parameters;
+if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
+const err25 = {instancePath:instancePath+"/tools/" + i1+"/function/parameters",schemaPath:"#/$defs/ChatTool/properties/function/properties/parameters/type",keyword:"type",params:{type: schema87.properties.function.properties.parameters.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data10.strict !== undefined){
+let data14 = data10.strict;
+if((typeof data14 !== "boolean") && (data14 !== null)){
+const err26 = {instancePath:instancePath+"/tools/" + i1+"/function/strict",schemaPath:"#/$defs/ChatTool/properties/function/properties/strict/type",keyword:"type",params:{type: schema87.properties.function.properties.strict.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/tools/" + i1+"/function",schemaPath:"#/$defs/ChatTool/properties/function/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/$defs/ChatTool/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+}
+if(data.tool_choice !== undefined){
+let data15 = data.tool_choice;
+const _errs36 = errors;
+let valid10 = false;
+let passing1 = null;
+const _errs37 = errors;
+const _errs39 = errors;
+let valid12 = false;
+let passing2 = null;
+const _errs40 = errors;
+if(!(((data15 === "auto") || (data15 === "none")) || (data15 === "required"))){
+const err29 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema88.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid2 = _errs40 === errors;
+if(_valid2){
+valid12 = true;
+passing2 = 0;
+}
+const _errs41 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err30 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data15.function === undefined){
+const err31 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/required",keyword:"required",params:{missingProperty: "function"},message:"must have required property '"+"function"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data15.type !== undefined){
+if("function" !== data15.type){
+const err32 = {instancePath:instancePath+"/tool_choice/type",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data15.function !== undefined){
+let data17 = data15.function;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.name === undefined){
+const err33 = {instancePath:instancePath+"/tool_choice/function",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data17.name !== undefined){
+let data18 = data17.name;
+if(typeof data18 === "string"){
+if(!pattern5.test(data18)){
+const err34 = {instancePath:instancePath+"/tool_choice/function/name",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/tool_choice/function/name",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tool_choice/function",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/properties/function/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid2 = _errs41 === errors;
+if(_valid2 && valid12){
+valid12 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid12 = true;
+passing2 = 1;
+var props1 = {};
+props1.type = true;
+props1.function = true;
+}
+}
+if(!valid12){
+const err38 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs39;
+if(vErrors !== null){
+if(_errs39){
+vErrors.length = _errs39;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid1 = _errs37 === errors;
+if(_valid1){
+valid10 = true;
+passing1 = 0;
+}
+const _errs48 = errors;
+if(data15 !== null){
+const err39 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid1 = _errs48 === errors;
+if(_valid1 && valid10){
+valid10 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid10 = true;
+passing1 = 1;
+}
+}
+if(!valid10){
+const err40 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/properties/tool_choice/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.parallel_tool_calls !== undefined){
+let data19 = data.parallel_tool_calls;
+if((typeof data19 !== "boolean") && (data19 !== null)){
+const err41 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema84.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.response_format !== undefined){
+let data20 = data.response_format;
+const _errs53 = errors;
+let valid15 = false;
+let passing3 = null;
+const _errs54 = errors;
+const _errs56 = errors;
+let valid17 = false;
+let passing4 = null;
+const _errs57 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.type === undefined){
+const err42 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data20.type !== undefined){
+if("text" !== data20.type){
+const err43 = {instancePath:instancePath+"/response_format/type",schemaPath:"#/$defs/ChatResponseFormat/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid4 = _errs57 === errors;
+if(_valid4){
+valid17 = true;
+passing4 = 0;
+var props2 = {};
+props2.type = true;
+}
+const _errs60 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.type === undefined){
+const err45 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data20.type !== undefined){
+if("json_object" !== data20.type){
+const err46 = {instancePath:instancePath+"/response_format/type",schemaPath:"#/$defs/ChatResponseFormat/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "json_object"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid4 = _errs60 === errors;
+if(_valid4 && valid17){
+valid17 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid4){
+valid17 = true;
+passing4 = 1;
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
+}
+}
+const _errs63 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.type === undefined){
+const err48 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data20.json_schema === undefined){
+const err49 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/required",keyword:"required",params:{missingProperty: "json_schema"},message:"must have required property '"+"json_schema"+"'"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data20.type !== undefined){
+if("json_schema" !== data20.type){
+const err50 = {instancePath:instancePath+"/response_format/type",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "json_schema"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data20.json_schema !== undefined){
+let data24 = data20.json_schema;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.name === undefined){
+const err51 = {instancePath:instancePath+"/response_format/json_schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data24.schema === undefined){
+const err52 = {instancePath:instancePath+"/response_format/json_schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data24.name !== undefined){
+let data25 = data24.name;
+if(typeof data25 === "string"){
+if(!pattern5.test(data25)){
+const err53 = {instancePath:instancePath+"/response_format/json_schema/name",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/response_format/json_schema/name",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data24.description !== undefined){
+let data26 = data24.description;
+if(typeof data26 === "string"){
+if(func1(data26) > 4000){
+const err55 = {instancePath:instancePath+"/response_format/json_schema/description",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/response_format/json_schema/description",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data24.schema !== undefined){
+let data27 = data24.schema;
+if(!(data27 && typeof data27 == "object" && !Array.isArray(data27))){
+const err57 = {instancePath:instancePath+"/response_format/json_schema/schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data24.strict !== undefined){
+let data28 = data24.strict;
+if((typeof data28 !== "boolean") && (data28 !== null)){
+const err58 = {instancePath:instancePath+"/response_format/json_schema/strict",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema89.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/response_format/json_schema",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid4 = _errs63 === errors;
+if(_valid4 && valid17){
+valid17 = false;
+passing4 = [passing4, 2];
+}
+else {
+if(_valid4){
+valid17 = true;
+passing4 = 2;
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
+props2.json_schema = true;
+}
+}
+}
+}
+if(!valid17){
+const err61 = {instancePath:instancePath+"/response_format",schemaPath:"#/$defs/ChatResponseFormat/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid3 = _errs54 === errors;
+if(_valid3){
+valid15 = true;
+passing3 = 0;
+}
+const _errs76 = errors;
+if(data20 !== null){
+const err62 = {instancePath:instancePath+"/response_format",schemaPath:"#/properties/response_format/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid3 = _errs76 === errors;
+if(_valid3 && valid15){
+valid15 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid15 = true;
+passing3 = 1;
+}
+}
+if(!valid15){
+const err63 = {instancePath:instancePath+"/response_format",schemaPath:"#/properties/response_format/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+else {
+errors = _errs53;
+if(vErrors !== null){
+if(_errs53){
+vErrors.length = _errs53;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.temperature !== undefined){
+let data29 = data.temperature;
+if((!((typeof data29 == "number") && (isFinite(data29)))) && (data29 !== null)){
+const err64 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema84.properties.temperature.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 2 || isNaN(data29)){
+const err65 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data29 < 0 || isNaN(data29)){
+const err66 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+if(data.top_p !== undefined){
+let data30 = data.top_p;
+if((!((typeof data30 == "number") && (isFinite(data30)))) && (data30 !== null)){
+const err67 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema84.properties.top_p.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 1 || isNaN(data30)){
+const err68 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if(data30 < 0 || isNaN(data30)){
+const err69 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+if(data.max_tokens !== undefined){
+let data31 = data.max_tokens;
+if((!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))) && (data31 !== null)){
+const err70 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema84.properties.max_tokens.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 1000000 || isNaN(data31)){
+const err71 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+if(data31 < 1 || isNaN(data31)){
+const err72 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+if(data.max_completion_tokens !== undefined){
+let data32 = data.max_completion_tokens;
+if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
+const err73 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/type",keyword:"type",params:{type: schema84.properties.max_completion_tokens.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 1000000 || isNaN(data32)){
+const err74 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(data32 < 1 || isNaN(data32)){
+const err75 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+if(data.user !== undefined){
+let data33 = data.user;
+if((typeof data33 !== "string") && (data33 !== null)){
+const err76 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema84.properties.user.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(typeof data33 === "string"){
+if(func1(data33) > 256){
+const err77 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+if(data.metadata !== undefined){
+let data34 = data.metadata;
+const _errs89 = errors;
+let valid22 = false;
+let passing5 = null;
+const _errs90 = errors;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(Object.keys(data34).length > 16){
+const err78 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+for(const key0 in data34){
+const _errs93 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 64){
+const err79 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+var valid24 = _errs93 === errors;
+if(!valid24){
+const err80 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+for(const key1 in data34){
+let data35 = data34[key1];
+if(typeof data35 === "string"){
+if(func1(data35) > 512){
+const err81 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+var _valid5 = _errs90 === errors;
+if(_valid5){
+valid22 = true;
+passing5 = 0;
+}
+const _errs97 = errors;
+if(data34 !== null){
+const err84 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+var _valid5 = _errs97 === errors;
+if(_valid5 && valid22){
+valid22 = false;
+passing5 = [passing5, 1];
+}
+else {
+if(_valid5){
+valid22 = true;
+passing5 = 1;
+}
+}
+if(!valid22){
+const err85 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+else {
+errors = _errs89;
+if(vErrors !== null){
+if(_errs89){
+vErrors.length = _errs89;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+validate62.errors = vErrors;
+return errors === 0;
+}
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ChatFinishReason = validate65;
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((data === "stop") || (data === "length")) || (data === "tool_calls"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate65.errors = vErrors;
+return errors === 0;
+}
+validate65.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const ChatMessage = validate66;
+
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate66.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.role === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.role !== undefined){
+let data0 = data.role;
+if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
+const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema85.properties.role.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.content !== undefined){
+let data1 = data.content;
+const _errs4 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs5 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 1048576){
+const err2 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/0/maxLength",keyword:"maxLength",params:{limit: 1048576},message:"must NOT have more than 1048576 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+const _errs9 = errors;
+if(Array.isArray(data1)){
+if(data1.length > 100){
+const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/2/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err6 = {instancePath:instancePath+"/content/" + i0,schemaPath:"#/properties/content/oneOf/2/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.type !== undefined){
+if(typeof data2.type !== "string"){
+const err7 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/2/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.text !== undefined){
+let data4 = data2.text;
+if(typeof data4 === "string"){
+if(func1(data4) > 1048576){
+const err8 = {instancePath:instancePath+"/content/" + i0+"/text",schemaPath:"#/properties/content/oneOf/2/items/properties/text/maxLength",keyword:"maxLength",params:{limit: 1048576},message:"must NOT have more than 1048576 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/content/" + i0+"/text",schemaPath:"#/properties/content/oneOf/2/items/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/content/" + i0,schemaPath:"#/properties/content/oneOf/2/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf/2/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 2;
+}
+}
+}
+if(!valid1){
+const err12 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.name !== undefined){
+let data5 = data.name;
+if(typeof data5 === "string"){
+if(func1(data5) > 256){
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.tool_calls !== undefined){
+let data6 = data.tool_calls;
+if((!(Array.isArray(data6))) && (data6 !== null)){
+const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema85.properties.tool_calls.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(Array.isArray(data6)){
+if(data6.length > 128){
+const err16 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.id === undefined){
+const err17 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data7.type === undefined){
+const err18 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data7.function === undefined){
+const err19 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/required",keyword:"required",params:{missingProperty: "function"},message:"must have required property '"+"function"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data7.id !== undefined){
+let data8 = data7.id;
+if(typeof data8 === "string"){
+if(func1(data8) > 200){
+const err20 = {instancePath:instancePath+"/tool_calls/" + i1+"/id",schemaPath:"#/$defs/ChatToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err21 = {instancePath:instancePath+"/tool_calls/" + i1+"/id",schemaPath:"#/$defs/ChatToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/tool_calls/" + i1+"/id",schemaPath:"#/$defs/ChatToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data7.type !== undefined){
+if("function" !== data7.type){
+const err23 = {instancePath:instancePath+"/tool_calls/" + i1+"/type",schemaPath:"#/$defs/ChatToolCall/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data7.function !== undefined){
+let data10 = data7.function;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.name === undefined){
+const err24 = {instancePath:instancePath+"/tool_calls/" + i1+"/function",schemaPath:"#/$defs/ChatToolCall/properties/function/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data10.arguments === undefined){
+const err25 = {instancePath:instancePath+"/tool_calls/" + i1+"/function",schemaPath:"#/$defs/ChatToolCall/properties/function/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data10.name !== undefined){
+let data11 = data10.name;
+if(typeof data11 === "string"){
+if(func1(data11) > 64){
+const err26 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/name",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err27 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/name",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/name",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data10.arguments !== undefined){
+if(typeof data10.arguments !== "string"){
+const err29 = {instancePath:instancePath+"/tool_calls/" + i1+"/function/arguments",schemaPath:"#/$defs/ChatToolCall/properties/function/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/tool_calls/" + i1+"/function",schemaPath:"#/$defs/ChatToolCall/properties/function/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/tool_calls/" + i1,schemaPath:"#/$defs/ChatToolCall/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+}
+if(data.tool_call_id !== undefined){
+let data13 = data.tool_call_id;
+if(typeof data13 === "string"){
+if(func1(data13) > 200){
+const err32 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(func1(data13) < 1){
+const err33 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+validate66.errors = vErrors;
+return errors === 0;
+}
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ChatResponseFormat = validate67;
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8360,7 +8547,7 @@ errors++;
 if(data3.strict !== undefined){
 let data7 = data3.strict;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/json_schema/strict",schemaPath:"#/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema88.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
+const err16 = {instancePath:instancePath+"/json_schema/strict",schemaPath:"#/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema89.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8431,18 +8618,18 @@ vErrors = null;
 }
 }
 }
-validate64.errors = vErrors;
+validate67.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate64.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate67.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ChatTool = validate65;
+export const ChatTool = validate68;
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8523,7 +8710,7 @@ errors++;
 if(data1.description !== undefined){
 let data3 = data1.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/function/description",schemaPath:"#/properties/function/properties/description/type",keyword:"type",params:{type: schema86.properties.function.properties.description.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/function/description",schemaPath:"#/properties/function/properties/description/type",keyword:"type",params:{type: schema87.properties.function.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8548,7 +8735,7 @@ errors++;
 if(data1.parameters !== undefined){
 let data4 = data1.parameters;
 if((!(data4 && typeof data4 == "object" && !Array.isArray(data4))) && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/function/parameters",schemaPath:"#/properties/function/properties/parameters/type",keyword:"type",params:{type: schema86.properties.function.properties.parameters.type},message:"must be object,null"};
+const err8 = {instancePath:instancePath+"/function/parameters",schemaPath:"#/properties/function/properties/parameters/type",keyword:"type",params:{type: schema87.properties.function.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8561,7 +8748,7 @@ errors++;
 if(data1.strict !== undefined){
 let data5 = data1.strict;
 if((typeof data5 !== "boolean") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/function/strict",schemaPath:"#/properties/function/properties/strict/type",keyword:"type",params:{type: schema86.properties.function.properties.strict.type},message:"must be boolean,null"};
+const err9 = {instancePath:instancePath+"/function/strict",schemaPath:"#/properties/function/properties/strict/type",keyword:"type",params:{type: schema87.properties.function.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8594,17 +8781,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":{"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ChatToolCall = validate66;
+export const ChatToolCall = validate69;
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8782,17 +8969,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"id":true,"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":{"id":true,"type":true,"function":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ChatToolChoice = validate67;
+export const ChatToolChoice = validate70;
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8804,7 +8991,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema87.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema88.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8948,18 +9135,18 @@ vErrors = null;
 }
 }
 }
-validate67.errors = vErrors;
+validate70.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate67.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate70.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ChatUsage = validate68;
+export const ChatUsage = validate71;
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9095,20 +9282,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ContentPart = validate69;
-const schema98 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema99 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema100 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+export const ContentPart = validate72;
+const schema99 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema100 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema101 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9300,19 +9487,19 @@ vErrors = null;
 }
 }
 }
-validate69.errors = vErrors;
+validate72.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate69.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate72.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ContentPartEvent = validate70;
-const schema101 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"enum":["response.content_part.added","response.content_part.done"]},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/OutputTextPart"}}};
+export const ContentPartEvent = validate73;
+const schema102 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"enum":["response.content_part.added","response.content_part.done"]},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/OutputTextPart"}}};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9395,7 +9582,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.content_part.added") || (data0 === "response.content_part.done"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema101.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema102.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9584,19 +9771,19 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Conversation = validate71;
-const schema103 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const Conversation = validate74;
+const schema104 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 const pattern22 = new RegExp("^ses_", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9793,18 +9980,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateAgentRequest = validate72;
-const schema106 = {"type":"object","required":["name","model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const CreateAgentRequest = validate75;
+const schema107 = {"type":"object","required":["name","model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9884,22 +10071,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateConversationItemsRequest = validate74;
-const schema108 = {"type":"object","required":["items"],"additionalProperties":false,"properties":{"items":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}}};
-const schema109 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"}]};
-const schema110 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
-const schema111 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
-const schema112 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
+export const CreateConversationItemsRequest = validate77;
+const schema109 = {"type":"object","required":["items"],"additionalProperties":false,"properties":{"items":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}}};
+const schema110 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"}]};
+const schema111 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
+const schema112 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
+const schema113 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9958,7 +10145,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema110.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema111.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10028,7 +10215,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema110.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema111.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10428,17 +10615,17 @@ vErrors = null;
 }
 }
 }
-validate75.errors = vErrors;
+validate78.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate75.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10493,8 +10680,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate75(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate78(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
@@ -10521,18 +10708,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateConversationRequest = validate77;
-const schema113 = {"type":"object","additionalProperties":false,"properties":{"items":{"oneOf":[{"type":"null"},{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}}};
+export const CreateConversationRequest = validate80;
+const schema114 = {"type":"object","additionalProperties":false,"properties":{"items":{"oneOf":[{"type":"null"},{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}}};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10587,8 +10774,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate75(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate78(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
@@ -10775,20 +10962,20 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateMcpServerRequest = validate79;
-const schema115 = {"type":"object","required":["name","url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/McpServerName"},"url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`."},"headers":{"type":"object","description":"Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
+export const CreateMcpServerRequest = validate82;
+const schema116 = {"type":"object","required":["name","url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/McpServerName"},"url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`."},"headers":{"type":"object","description":"Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
 const pattern25 = new RegExp("^https?://", "u");
 const pattern26 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", "u");
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10985,20 +11172,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateModelConnectionRequest = validate80;
-const schema117 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
+export const CreateModelConnectionRequest = validate83;
+const schema118 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
 const pattern27 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern28 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11217,29 +11404,29 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateQueueConsumerRequest = validate81;
-const schema119 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
-const schema120 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema121 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
-const schema125 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
-const schema126 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
+export const CreateQueueConsumerRequest = validate84;
+const schema120 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
+const schema121 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema122 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
+const schema126 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
+const schema127 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
 const func76 = Object.prototype.hasOwnProperty;
 const pattern29 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern32 = new RegExp("^[a-z0-9-]{1,32}$", "u");
-const schema122 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
-const schema123 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
+const schema123 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
+const schema124 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
 const pattern33 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
 const pattern34 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11493,17 +11680,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema127 = {"type":"object","additionalProperties":false,"minProperties":1,"maxProperties":1,"description":"An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker.","properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048},"topic":{"$ref":"#/$defs/KafkaTopicName"}}};
+const schema128 = {"type":"object","additionalProperties":false,"minProperties":1,"maxProperties":1,"description":"An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker.","properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048},"topic":{"$ref":"#/$defs/KafkaTopicName"}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11614,16 +11801,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11652,7 +11839,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema119.properties, key0))){
+if(!(func76.call(schema120.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -11691,7 +11878,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(!((data1 === "sqs") || (data1 === "kafka"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema119.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema120.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11939,8 +12126,8 @@ errors++;
 }
 }
 if(data.kafka !== undefined){
-if(!(validate82(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+if(!(validate85(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 }
@@ -12152,7 +12339,7 @@ errors++;
 if(data10.mechanism !== undefined){
 let data14 = data10.mechanism;
 if(!(((data14 === "plain") || (data14 === "scram-sha-256")) || (data14 === "scram-sha-512"))){
-const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema126.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema127.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12280,14 +12467,14 @@ vErrors = null;
 }
 }
 if(data.reply !== undefined){
-if(!(validate84(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 }
 if(data.dead_letter !== undefined){
-if(!(validate84(data.dead_letter, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data.dead_letter, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 }
@@ -12384,18 +12571,18 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateRemoteAgentRequest = validate87;
-const schema129 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
+export const CreateRemoteAgentRequest = validate90;
+const schema130 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12592,24 +12779,24 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateResponseRequest = validate88;
-const schema131 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
-const schema136 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
-const schema137 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
-const schema138 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
-const schema132 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
-const schema133 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
-const schema134 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
+export const CreateResponseRequest = validate91;
+const schema132 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
+const schema137 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
+const schema138 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
+const schema139 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const schema133 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
+const schema134 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
+const schema135 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12620,12 +12807,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate75.evaluated.props;
+var props0 = validate78.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -12738,7 +12925,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema133.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema134.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12907,17 +13094,17 @@ vErrors = null;
 }
 }
 }
-validate89.errors = vErrors;
+validate92.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate89.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate92.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13094,8 +13281,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate89(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate92(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -13146,7 +13333,7 @@ vErrors = null;
 if(data.instructions !== undefined){
 let data3 = data.instructions;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema131.properties.instructions.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema132.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13206,7 +13393,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data5 = data.previous_response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema131.properties.previous_response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema132.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13241,7 +13428,7 @@ errors++;
 if(data.stream !== undefined){
 let data6 = data.stream;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema131.properties.stream.type},message:"must be boolean,null"};
+const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema132.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13254,7 +13441,7 @@ errors++;
 if(data.background !== undefined){
 let data7 = data.background;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema131.properties.background.type},message:"must be boolean,null"};
+const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema132.properties.background.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13395,7 +13582,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data10 = data.temperature;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema131.properties.temperature.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema132.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13430,7 +13617,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data11 = data.max_output_tokens;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema131.properties.max_output_tokens.type},message:"must be integer,null"};
+const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema132.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13465,7 +13652,7 @@ errors++;
 if(data.user !== undefined){
 let data12 = data.user;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema131.properties.user.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema132.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13490,7 +13677,7 @@ errors++;
 if(data.top_p !== undefined){
 let data13 = data.top_p;
 if((!((typeof data13 == "number") && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema131.properties.top_p.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema132.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13525,7 +13712,7 @@ errors++;
 if(data.store !== undefined){
 let data14 = data.store;
 if(!((data14 === true) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema131.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema132.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13538,7 +13725,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data15 = data.parallel_tool_calls;
 if((typeof data15 !== "boolean") && (data15 !== null)){
-const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema131.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema132.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13555,7 +13742,7 @@ let valid10 = false;
 let passing2 = null;
 const _errs50 = errors;
 if(!(data16 === "disabled")){
-const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema131.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema132.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13624,7 +13811,7 @@ let valid13 = false;
 let passing4 = null;
 const _errs58 = errors;
 if(!(((data17 === "auto") || (data17 === "none")) || (data17 === "required"))){
-const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema136.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema137.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13804,7 +13991,7 @@ vErrors = null;
 if(data.tools !== undefined){
 let data20 = data.tools;
 if((!(Array.isArray(data20))) && (data20 !== null)){
-const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema131.properties.tools.type},message:"must be array,null"};
+const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema132.properties.tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13888,7 +14075,7 @@ errors++;
 if(data21.description !== undefined){
 let data24 = data21.description;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema137.properties.description.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema138.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13913,7 +14100,7 @@ errors++;
 if(data21.parameters !== undefined){
 let data25 = data21.parameters;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema137.properties.parameters.type},message:"must be object,null"};
+const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema138.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13926,7 +14113,7 @@ errors++;
 if(data21.strict !== undefined){
 let data26 = data21.strict;
 if((typeof data26 !== "boolean") && (data26 !== null)){
-const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema137.properties.strict.type},message:"must be boolean,null"};
+const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema138.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13953,7 +14140,7 @@ errors++;
 if(data.text !== undefined){
 let data27 = data.text;
 if((!(data27 && typeof data27 == "object" && !Array.isArray(data27))) && (data27 !== null)){
-const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema131.properties.text.type},message:"must be object,null"};
+const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema132.properties.text.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -14203,7 +14390,7 @@ errors++;
 if(data28.strict !== undefined){
 let data35 = data28.strict;
 if((typeof data35 !== "boolean") && (data35 !== null)){
-const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema138.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema139.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -14432,18 +14619,18 @@ vErrors.push(err102);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSessionRequest = validate92;
-const schema139 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const CreateSessionRequest = validate95;
+const schema140 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14595,24 +14782,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSlackBotRequest = validate93;
-const schema141 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
-const schema142 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema143 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
-const schema144 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
+export const CreateSlackBotRequest = validate96;
+const schema142 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+const schema143 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema144 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
+const schema145 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
 const pattern45 = new RegExp("^xoxb-", "u");
 const pattern46 = new RegExp("^xapp-", "u");
 const pattern47 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14735,7 +14922,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if(!((data2 === "http") || (data2 === "socket"))){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema141.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema142.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14947,18 +15134,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateWebhookEndpointRequest = validate94;
-const schema145 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
+export const CreateWebhookEndpointRequest = validate97;
+const schema146 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15223,18 +15410,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObject = validate95;
-const schema146 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
+export const DeletedObject = validate98;
+const schema147 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15331,17 +15518,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeErrorStep = validate96;
+export const FakeErrorStep = validate99;
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15464,17 +15651,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeJsonStep = validate97;
+export const FakeJsonStep = validate100;
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15550,17 +15737,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeProviderError = validate98;
+export const FakeProviderError = validate101;
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15646,17 +15833,172 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeStep = validate99;
+export const FakeScriptChoice = validate102;
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.when === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.step === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "when") || (key0 === "step"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.when !== undefined){
+let data0 = data.when;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 in data0){
+if(!(((key1 === "first_call") || (key1 === "metadata_prefix")) || (key1 === "input_prefix"))){
+const err3 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.first_call !== undefined){
+if(typeof data0.first_call !== "boolean"){
+const err4 = {instancePath:instancePath+"/when/first_call",schemaPath:"#/properties/when/properties/first_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.metadata_prefix !== undefined){
+let data2 = data0.metadata_prefix;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Object.keys(data2).length > 10){
+const err5 = {instancePath:instancePath+"/when/metadata_prefix",schemaPath:"#/properties/when/properties/metadata_prefix/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key2 in data2){
+if(typeof data2[key2] !== "string"){
+const err6 = {instancePath:instancePath+"/when/metadata_prefix/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/when/properties/metadata_prefix/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/when/metadata_prefix",schemaPath:"#/properties/when/properties/metadata_prefix/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.input_prefix !== undefined){
+if(typeof data0.input_prefix !== "string"){
+const err8 = {instancePath:instancePath+"/when/input_prefix",schemaPath:"#/properties/when/properties/input_prefix/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/when",schemaPath:"#/properties/when/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.step !== undefined){
+if(!(validate25(data.step, {instancePath:instancePath+"/step",parentData:data,parentDataProperty:"step",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const FakeStep = validate104;
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15986,18 +16328,18 @@ vErrors = null;
 }
 }
 }
-validate99.errors = vErrors;
+validate104.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate99.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate104.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const FakeTextStep = validate102;
+export const FakeTextStep = validate107;
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16167,17 +16509,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeToolCallsStep = validate103;
+export const FakeToolCallsStep = validate108;
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16354,18 +16696,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallItem = validate104;
-const schema157 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]}}};
+export const FunctionCallItem = validate109;
+const schema159 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16486,7 +16828,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16507,18 +16849,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallOutputItem = validate105;
-const schema158 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+export const FunctionCallOutputItem = validate110;
+const schema160 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16617,7 +16959,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!(((data4 === "in_progress") || (data4 === "completed")) || (data4 === "incomplete"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema158.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16638,17 +16980,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionToolSpec = validate106;
+export const FunctionToolSpec = validate111;
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16799,18 +17141,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate107;
-const schema161 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
+export const Health = validate112;
+const schema163 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16863,17 +17205,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputApprovalResponse = validate108;
+export const InputApprovalResponse = validate113;
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16985,7 +17327,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema133.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema134.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17018,17 +17360,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCall = validate109;
+export const InputFunctionCall = validate114;
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17173,17 +17515,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCallOutput = validate110;
+export const InputFunctionCallOutput = validate115;
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17293,17 +17635,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputItem = validate111;
+export const InputItem = validate116;
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17362,7 +17704,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema110.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema111.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17432,7 +17774,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema110.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema111.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17832,18 +18174,18 @@ vErrors = null;
 }
 }
 }
-validate111.errors = vErrors;
+validate116.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate111.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate116.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const InputItemReference = validate112;
+export const InputItemReference = validate117;
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17931,17 +18273,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputMessage = validate113;
+export const InputMessage = validate118;
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17996,7 +18338,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema110.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema111.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -18066,7 +18408,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema110.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema111.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18155,17 +18497,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputTextPart = validate114;
+export const InputTextPart = validate119;
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18228,19 +18570,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Item = validate115;
-const schema172 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema173 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+export const Item = validate120;
+const schema174 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema175 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18315,7 +18657,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema173.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema175.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18328,7 +18670,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema173.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema175.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18343,8 +18685,8 @@ let data4 = data.content;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate69(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate72(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
 }
@@ -18371,16 +18713,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18391,8 +18733,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate116(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -18521,7 +18863,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18654,7 +18996,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema158.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18716,19 +19058,19 @@ vErrors = null;
 }
 }
 }
-validate115.errors = vErrors;
+validate120.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate115.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate120.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ItemList = validate119;
-const schema176 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ItemList = validate124;
+const schema178 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18795,8 +19137,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate115(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -18815,7 +19157,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema176.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema178.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18828,7 +19170,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema176.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema178.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18861,17 +19203,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaSasl = validate121;
+export const KafkaSasl = validate126;
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18924,7 +19266,7 @@ errors++;
 if(data.mechanism !== undefined){
 let data0 = data.mechanism;
 if(!(((data0 === "plain") || (data0 === "scram-sha-256")) || (data0 === "scram-sha-512"))){
-const err4 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema126.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema127.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -19015,17 +19357,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaSource = validate122;
+export const KafkaSource = validate127;
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19279,17 +19621,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaTopicName = validate123;
+export const KafkaTopicName = validate128;
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19318,19 +19660,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const McpServer = validate124;
-const schema182 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
+export const McpServer = validate129;
+const schema184 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
 const pattern54 = new RegExp("^mcps_", "u");
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19482,7 +19824,7 @@ errors++;
 if(data.transport !== undefined){
 let data3 = data.transport;
 if(!((data3 === "streamable_http") || (data3 === "stdio"))){
-const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema182.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema184.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19495,7 +19837,7 @@ errors++;
 if(data.url !== undefined){
 let data4 = data.url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema182.properties.url.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema184.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19558,7 +19900,7 @@ errors++;
 if(data6.last4 !== undefined){
 let data8 = data6.last4;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema182.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema184.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19595,7 +19937,7 @@ errors++;
 if(data.tools_listed_at !== undefined){
 let data9 = data.tools_listed_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema182.properties.tools_listed_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema184.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19608,7 +19950,7 @@ errors++;
 if(data.created_at !== undefined){
 let data10 = data.created_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema182.properties.created_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema184.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19629,18 +19971,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerList = validate125;
-const schema183 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const McpServerList = validate130;
+const schema185 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19853,7 +20195,7 @@ errors++;
 if(data2.transport !== undefined){
 let data6 = data2.transport;
 if(!((data6 === "streamable_http") || (data6 === "stdio"))){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema182.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema184.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -19866,7 +20208,7 @@ errors++;
 if(data2.url !== undefined){
 let data7 = data2.url;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema182.properties.url.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema184.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19929,7 +20271,7 @@ errors++;
 if(data9.last4 !== undefined){
 let data11 = data9.last4;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema182.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema184.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19966,7 +20308,7 @@ errors++;
 if(data2.tools_listed_at !== undefined){
 let data12 = data2.tools_listed_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema182.properties.tools_listed_at.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema184.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19979,7 +20321,7 @@ errors++;
 if(data2.created_at !== undefined){
 let data13 = data2.created_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema182.properties.created_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema184.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -20016,7 +20358,7 @@ errors++;
 if(data.first_id !== undefined){
 let data14 = data.first_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema183.properties.first_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema185.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -20029,7 +20371,7 @@ errors++;
 if(data.last_id !== undefined){
 let data15 = data.last_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema183.properties.last_id.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema185.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -20062,17 +20404,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerName = validate126;
+export const McpServerName = validate131;
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20101,18 +20443,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerTool = validate127;
-const schema186 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
+export const McpServerTool = validate132;
+const schema188 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20334,18 +20676,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerToolList = validate128;
-const schema187 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
+export const McpServerToolList = validate133;
+const schema189 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20687,17 +21029,17 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpToolSpec = validate129;
+export const McpToolSpec = validate134;
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20842,7 +21184,7 @@ let valid4 = false;
 let passing0 = null;
 const _errs12 = errors;
 if(!((data4 === "always") || (data4 === "never"))){
-const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema51.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema52.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -20996,17 +21338,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MessageItem = validate130;
+export const MessageItem = validate135;
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21081,7 +21423,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema173.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema175.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -21094,7 +21436,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema173.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema175.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21109,8 +21451,8 @@ let data4 = data.content;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate69(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate72(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
 }
@@ -21137,17 +21479,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Metadata = validate132;
+export const Metadata = validate137;
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21227,18 +21569,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Model = validate133;
-const schema194 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
+export const Model = validate138;
+const schema196 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21380,19 +21722,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnection = validate134;
-const schema196 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const ModelConnection = validate139;
+const schema198 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern58 = new RegExp("^mconn_", "u");
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21491,7 +21833,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema196.properties, key0))){
+if(!(func76.call(schema198.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -21567,7 +21909,7 @@ errors++;
 if(data.base_url !== undefined){
 let data4 = data.base_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema196.properties.base_url.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema198.properties.base_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -21627,7 +21969,7 @@ errors++;
 if(data5.last4 !== undefined){
 let data7 = data5.last4;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema196.properties.api_key.properties.last4.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema198.properties.api_key.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -21652,7 +21994,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data8 = data.api_key_env;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema196.properties.api_key_env.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema198.properties.api_key_env.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21665,7 +22007,7 @@ errors++;
 if(data.default_model !== undefined){
 let data9 = data.default_model;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema196.properties.default_model.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema198.properties.default_model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -21699,18 +22041,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnectionList = validate135;
-const schema199 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ModelConnectionList = validate140;
+const schema201 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21777,8 +22119,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate139(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 }
@@ -21797,7 +22139,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema199.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema201.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -21810,7 +22152,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema199.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema201.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21843,18 +22185,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelList = validate137;
-const schema200 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
+export const ModelList = validate142;
+const schema202 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21911,8 +22253,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate133(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate138(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 }
@@ -21939,17 +22281,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelProvider = validate139;
+export const ModelProvider = validate144;
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21966,17 +22308,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ModelSpec = validate140;
+export const ModelSpec = validate145;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22062,7 +22404,7 @@ errors++;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(((((((key0 === "provider") || (key0 === "connection")) || (key0 === "name")) || (key0 === "base_url")) || (key0 === "script")) || (key0 === "temperature")) || (key0 === "max_output_tokens"))){
+if(!((((((((key0 === "provider") || (key0 === "connection")) || (key0 === "name")) || (key0 === "base_url")) || (key0 === "script")) || (key0 === "script_choices")) || (key0 === "temperature")) || (key0 === "max_output_tokens"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -22223,11 +22565,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.temperature !== undefined){
-let data6 = data.temperature;
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 2 || isNaN(data6)){
-const err17 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
+if(data.script_choices !== undefined){
+let data6 = data.script_choices;
+if(Array.isArray(data6)){
+if(data6.length > 100){
+const err17 = {instancePath:instancePath+"/script_choices",schemaPath:"#/properties/script_choices/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22236,8 +22578,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate31(data6[i1], {instancePath:instancePath+"/script_choices/" + i1,parentData:data6,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/script_choices",schemaPath:"#/properties/script_choices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -22247,8 +22597,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.temperature !== undefined){
+let data8 = data.temperature;
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 2 || isNaN(data8)){
+const err19 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -22257,11 +22610,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.max_output_tokens !== undefined){
-let data7 = data.max_output_tokens;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data8 < 0 || isNaN(data8)){
+const err20 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -22270,9 +22620,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 1 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err21 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22282,10 +22632,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.max_output_tokens !== undefined){
+let data9 = data.max_output_tokens;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err22 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -22294,18 +22644,42 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate140.errors = vErrors;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIErrorMember = validate142;
-const schema204 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
+export const OpenAIErrorMember = validate148;
+const schema206 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22380,7 +22754,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if(!((((((data1 === "invalid_request_error") || (data1 === "authentication_error")) || (data1 === "permission_error")) || (data1 === "not_found_error")) || (data1 === "rate_limit_error")) || (data1 === "server_error"))){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema204.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema206.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22405,7 +22779,7 @@ errors++;
 if(data.param !== undefined){
 let data3 = data.param;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema204.properties.param.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema206.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -22426,18 +22800,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIResponseStatus = validate143;
-const schema205 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
+export const OpenAIResponseStatus = validate149;
+const schema207 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22445,7 +22819,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema205.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema207.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -22454,18 +22828,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const OutputItemEvent = validate144;
-const schema206 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+export const OutputItemEvent = validate150;
+const schema208 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22528,7 +22902,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema206.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema208.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -22589,8 +22963,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate115(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate120(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -22605,18 +22979,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDeltaEvent = validate146;
-const schema207 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDeltaEvent = validate152;
+const schema209 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22830,18 +23204,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDoneEvent = validate147;
-const schema208 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDoneEvent = validate153;
+const schema210 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23055,17 +23429,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextPart = validate148;
+export const OutputTextPart = validate154;
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23150,18 +23524,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PendingToolCall = validate149;
-const schema210 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+export const PendingToolCall = validate155;
+const schema212 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23283,7 +23657,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema210.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema212.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -23308,7 +23682,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema210.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema212.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -23329,19 +23703,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Problem = validate150;
-const schema212 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema213 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+export const Problem = validate156;
+const schema214 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema215 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23631,7 +24005,7 @@ errors++;
 if(data10.type !== undefined){
 let data12 = data10.type;
 if(!((((((data12 === "invalid_request_error") || (data12 === "authentication_error")) || (data12 === "permission_error")) || (data12 === "not_found_error")) || (data12 === "rate_limit_error")) || (data12 === "server_error"))){
-const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema204.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema206.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23656,7 +24030,7 @@ errors++;
 if(data10.param !== undefined){
 let data14 = data10.param;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema204.properties.param.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema206.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23689,17 +24063,17 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProblemFieldError = validate151;
+export const ProblemFieldError = validate157;
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23774,20 +24148,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumer = validate152;
-const schema216 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const QueueConsumer = validate158;
+const schema218 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern59 = new RegExp("^qc_", "u");
-const schema218 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+const schema220 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23850,7 +24224,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema218.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema220.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -23876,7 +24250,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema218.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema220.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23901,7 +24275,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema218.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema220.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -23922,16 +24296,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24070,7 +24444,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema216.properties, key0))){
+if(!(func76.call(schema218.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -24133,7 +24507,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema216.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema218.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24381,15 +24755,15 @@ errors++;
 }
 }
 if(data.kafka !== undefined){
-if(!(validate82(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+if(!(validate85(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 }
 if(data.agent !== undefined){
 let data12 = data.agent;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema216.properties.agent.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema218.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -24405,8 +24779,8 @@ const _errs28 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs29 = errors;
-if(!(validate84(data13, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data13, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs29 === errors;
@@ -24464,8 +24838,8 @@ const _errs33 = errors;
 let valid4 = false;
 let passing1 = null;
 const _errs34 = errors;
-if(!(validate84(data14, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data14, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs34 === errors;
@@ -24600,7 +24974,7 @@ errors++;
 if(data17.kind !== undefined){
 let data18 = data17.kind;
 if(!((data18 === "sqs") || (data18 === "sasl"))){
-const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema216.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema218.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -24613,7 +24987,7 @@ errors++;
 if(data17.last4 !== undefined){
 let data19 = data17.last4;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema216.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema218.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -24668,8 +25042,8 @@ vErrors = null;
 }
 }
 if(data.health !== undefined){
-if(!(validate156(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate162(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
 errors = vErrors.length;
 }
 }
@@ -24710,17 +25084,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerHealth = validate158;
+export const QueueConsumerHealth = validate164;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24783,7 +25157,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema218.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema220.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24809,7 +25183,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema218.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema220.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24834,7 +25208,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema218.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema220.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -24855,18 +25229,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerList = validate159;
-const schema224 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const QueueConsumerList = validate165;
+const schema226 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24933,8 +25307,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate152(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate158(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
 }
@@ -24953,7 +25327,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema224.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema226.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24966,7 +25340,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema224.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema226.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24999,17 +25373,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerName = validate161;
+export const QueueConsumerName = validate167;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25038,17 +25412,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueDestination = validate162;
+export const QueueDestination = validate168;
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25159,18 +25533,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate163;
-const schema228 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate169;
+const schema230 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25235,7 +25609,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema228.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema230.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -25269,19 +25643,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgent = validate164;
-const schema229 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const RemoteAgent = validate170;
+const schema231 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern66 = new RegExp("^ragt_", "u");
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25600,7 +25974,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema229.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema231.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -25658,18 +26032,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentList = validate165;
-const schema231 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const RemoteAgentList = validate171;
+const schema233 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25736,8 +26110,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate164(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+if(!(validate170(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
 errors = vErrors.length;
 }
 }
@@ -25756,7 +26130,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema231.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema233.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25769,7 +26143,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema231.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema233.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25802,17 +26176,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentName = validate167;
+export const RemoteAgentName = validate173;
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25841,18 +26215,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ReplayWebhookDeliveriesRequest = validate168;
-const schema233 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+export const ReplayWebhookDeliveriesRequest = validate174;
+const schema235 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25931,17 +26305,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate169;
+export const RequestFunctionTool = validate175;
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26009,7 +26383,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema137.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema138.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26034,7 +26408,7 @@ errors++;
 if(data.parameters !== undefined){
 let data3 = data.parameters;
 if((!(data3 && typeof data3 == "object" && !Array.isArray(data3))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema137.properties.parameters.type},message:"must be object,null"};
+const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema138.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26047,7 +26421,7 @@ errors++;
 if(data.strict !== undefined){
 let data4 = data.strict;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema137.properties.strict.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema138.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26068,18 +26442,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate170;
-const schema237 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate176;
+const schema239 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26122,7 +26496,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema237.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema239.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -26137,8 +26511,8 @@ let data1 = data.calls;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate149(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+if(!(validate155(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -26165,22 +26539,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate172;
-const schema238 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema241 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema246 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema248 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const schema242 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"}]};
+export const Response = validate178;
+const schema240 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema243 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema248 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema250 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema244 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"}]};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26191,8 +26565,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate116(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -26321,7 +26695,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26454,7 +26828,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema158.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -26665,17 +27039,17 @@ vErrors = null;
 }
 }
 }
-validate173.errors = vErrors;
+validate179.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate173.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate179.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26884,7 +27258,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema238.properties, key0))){
+if(!(func76.call(schema240.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -26948,7 +27322,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema238.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema240.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -26961,7 +27335,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((((data4 === "queued") || (data4 === "in_progress")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "cancelled")) || (data4 === "incomplete"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema205.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema207.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -26974,7 +27348,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema241.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema243.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -27115,7 +27489,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema238.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema240.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -27229,7 +27603,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema238.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema240.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -27242,7 +27616,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema238.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema240.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -27269,8 +27643,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate173(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate179(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
 errors = vErrors.length;
 }
 }
@@ -28066,7 +28440,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema238.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema240.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -28126,8 +28500,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate170(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+if(!(validate176(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -28322,7 +28696,7 @@ errors++;
 if(data49.description !== undefined){
 let data52 = data49.description;
 if((typeof data52 !== "string") && (data52 !== null)){
-const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema137.properties.description.type},message:"must be string,null"};
+const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema138.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -28347,7 +28721,7 @@ errors++;
 if(data49.parameters !== undefined){
 let data53 = data49.parameters;
 if((!(data53 && typeof data53 == "object" && !Array.isArray(data53))) && (data53 !== null)){
-const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema137.properties.parameters.type},message:"must be object,null"};
+const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema138.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -28360,7 +28734,7 @@ errors++;
 if(data49.strict !== undefined){
 let data54 = data49.strict;
 if((typeof data54 !== "boolean") && (data54 !== null)){
-const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema137.properties.strict.type},message:"must be boolean,null"};
+const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema138.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -28413,7 +28787,7 @@ let valid34 = false;
 let passing5 = null;
 const _errs146 = errors;
 if(!(((data56 === "auto") || (data56 === "none")) || (data56 === "required"))){
-const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema136.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema137.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -28545,7 +28919,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema238.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema240.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -28558,7 +28932,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema238.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema240.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -28571,7 +28945,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema238.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema240.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -28584,7 +28958,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema238.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema240.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -28883,7 +29257,7 @@ errors++;
 if(data66.strict !== undefined){
 let data73 = data66.strict;
 if((typeof data73 !== "boolean") && (data73 !== null)){
-const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema138.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema139.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -28964,17 +29338,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate177;
+export const ResponseError = validate183;
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29074,17 +29448,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate178;
+export const ResponseInputItem = validate184;
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29095,12 +29469,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate75.evaluated.props;
+var props0 = validate78.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -29213,7 +29587,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema133.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema134.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29382,19 +29756,19 @@ vErrors = null;
 }
 }
 }
-validate178.errors = vErrors;
+validate184.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate178.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate184.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate180;
-const schema257 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate186;
+const schema259 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29447,7 +29821,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema257.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema259.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -29483,8 +29857,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate172(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+if(!(validate178(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
 errors = vErrors.length;
 }
 }
@@ -29499,18 +29873,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate182;
-const schema258 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate188;
+const schema260 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate188.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29577,8 +29951,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate172(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+if(!(validate178(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
 errors = vErrors.length;
 }
 }
@@ -29597,7 +29971,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema258.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema260.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29610,7 +29984,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema258.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema260.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29643,17 +30017,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate184;
+export const ResponseOutputItem = validate190;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29664,8 +30038,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate116(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -29794,7 +30168,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29927,7 +30301,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema158.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema160.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30138,18 +30512,18 @@ vErrors = null;
 }
 }
 }
-validate184.errors = vErrors;
+validate190.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate184.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate190.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate186;
+export const ResponseStatus = validate192;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30157,7 +30531,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema241.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema243.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -30166,18 +30540,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseStreamEvent = validate187;
-const schema264 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
+export const ResponseStreamEvent = validate193;
+const schema266 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"}]};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30188,8 +30562,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate180(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -30199,8 +30573,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+if(!(validate150(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -30217,8 +30591,8 @@ props0 = true;
 }
 }
 const _errs3 = errors;
-if(!(validate70(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -30701,20 +31075,20 @@ vErrors = null;
 }
 }
 }
-validate187.errors = vErrors;
+validate193.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate187.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate193.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate191;
-const schema267 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema268 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate197;
+const schema269 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema270 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30725,12 +31099,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate187(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate187.evaluated.props;
+var props0 = validate193.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -30920,19 +31294,19 @@ vErrors = null;
 }
 }
 }
-validate191.errors = vErrors;
+validate197.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate191.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate197.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const RotateWebhookSecretRequest = validate193;
-const schema269 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+export const RotateWebhookSecretRequest = validate199;
+const schema271 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30998,18 +31372,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Session = validate194;
-const schema270 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const Session = validate200;
+const schema272 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31129,7 +31503,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema270.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema272.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -31142,7 +31516,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema270.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema272.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -31252,17 +31626,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackApiUrl = validate195;
+export const SlackApiUrl = validate201;
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31301,19 +31675,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBot = validate196;
-const schema274 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackBot = validate202;
+const schema276 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern75 = new RegExp("^sbot_", "u");
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31452,7 +31826,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema274.properties, key0))){
+if(!(func76.call(schema276.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -31527,7 +31901,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema274.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema276.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -31662,18 +32036,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotList = validate197;
-const schema277 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackBotList = validate203;
+const schema279 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31740,8 +32114,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate196(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
+if(!(validate202(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
 errors = vErrors.length;
 }
 }
@@ -31760,7 +32134,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema277.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema279.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31773,7 +32147,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema277.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema279.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31806,17 +32180,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotName = validate199;
+export const SlackBotName = validate205;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31845,18 +32219,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThread = validate200;
-const schema279 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackThread = validate206;
+const schema281 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32042,18 +32416,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThreadList = validate201;
-const schema281 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackThreadList = validate207;
+const schema283 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32120,8 +32494,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate200(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+if(!(validate206(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
 errors = vErrors.length;
 }
 }
@@ -32140,7 +32514,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema281.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema283.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -32153,7 +32527,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema281.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema283.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -32186,17 +32560,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackUserIds = validate203;
+export const SlackUserIds = validate209;
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32251,17 +32625,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsCredentials = validate204;
+export const SqsCredentials = validate210;
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32417,17 +32791,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsSource = validate205;
+export const SqsSource = validate211;
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32668,17 +33042,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate206;
+export const StreamErrorEvent = validate212;
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32832,18 +33206,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate207;
-const schema286 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate213;
+const schema288 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32979,7 +33353,7 @@ errors++;
 if(data1.role !== undefined){
 let data4 = data1.role;
 if(!((((data4 === "user") || (data4 === "assistant")) || (data4 === "system")) || (data4 === "developer"))){
-const err10 = {instancePath:instancePath+"/input/" + i0+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema110.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/input/" + i0+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema111.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -33049,7 +33423,7 @@ errors++;
 if(data6.type !== undefined){
 let data7 = data6.type;
 if(!((data7 === "input_text") || (data7 === "output_text"))){
-const err15 = {instancePath:instancePath+"/input/" + i0+"/content/" + i1+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema110.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/input/" + i0+"/content/" + i1+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema111.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -33194,18 +33568,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate208;
-const schema288 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate214;
+const schema290 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33389,17 +33763,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate209;
+export const TextFormat = validate215;
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33644,7 +34018,7 @@ errors++;
 if(data.strict !== undefined){
 let data6 = data.strict;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema138.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema139.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -33701,18 +34075,18 @@ vErrors = null;
 }
 }
 }
-validate209.errors = vErrors;
+validate215.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate215.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate210;
+export const ToolChoice = validate216;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33724,7 +34098,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema136.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema137.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -33853,18 +34227,18 @@ vErrors = null;
 }
 }
 }
-validate210.errors = vErrors;
+validate216.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate210.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate216.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate211;
+export const ToolRisk = validate217;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33881,17 +34255,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate217.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate212;
+export const ToolSpec = validate218;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33902,8 +34276,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -33913,8 +34287,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -33949,8 +34323,8 @@ props0 = true;
 }
 }
 const _errs4 = errors;
-if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs4 === errors;
@@ -33990,18 +34364,18 @@ vErrors = null;
 }
 }
 }
-validate212.errors = vErrors;
+validate218.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate212.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate218.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate217;
+export const UnixSeconds = validate223;
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34018,18 +34392,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate217.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate218;
-const schema294 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate224;
+const schema296 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34099,18 +34473,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate220;
-const schema296 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate226;
+const schema298 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34227,18 +34601,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateQueueConsumerRequest = validate221;
-const schema298 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
+export const UpdateQueueConsumerRequest = validate227;
+const schema300 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34283,7 +34657,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema298.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema300.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -34588,8 +34962,8 @@ errors++;
 }
 }
 if(data.kafka !== undefined){
-if(!(validate82(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+if(!(validate85(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 }
@@ -34801,7 +35175,7 @@ errors++;
 if(data11.mechanism !== undefined){
 let data15 = data11.mechanism;
 if(!(((data15 === "plain") || (data15 === "scram-sha-256")) || (data15 === "scram-sha-512"))){
-const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema126.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema127.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -34956,8 +35330,8 @@ const _errs49 = errors;
 let valid8 = false;
 let passing1 = null;
 const _errs50 = errors;
-if(!(validate84(data18, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data18, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs50 === errors;
@@ -35015,8 +35389,8 @@ const _errs54 = errors;
 let valid9 = false;
 let passing2 = null;
 const _errs55 = errors;
-if(!(validate84(data19, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate87(data19, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs55 === errors;
@@ -35079,18 +35453,18 @@ vErrors.push(err60);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateSlackBotRequest = validate225;
-const schema302 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+export const UpdateSlackBotRequest = validate231;
+const schema304 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35228,7 +35602,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema302.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema304.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35357,18 +35731,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateWebhookEndpointRequest = validate226;
-const schema305 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+export const UpdateWebhookEndpointRequest = validate232;
+const schema307 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35507,7 +35881,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema305.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema307.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35578,7 +35952,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema305.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema307.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35623,17 +35997,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate227;
+export const Usage = validate233;
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35889,18 +36263,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookAttempt = validate228;
-const schema307 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const WebhookAttempt = validate234;
+const schema309 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36008,7 +36382,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema307.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema309.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -36046,7 +36420,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema307.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema309.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -36059,7 +36433,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema307.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema309.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -36093,20 +36467,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDelivery = validate229;
-const schema309 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema310 = {"type":"string","enum":["pending","delivered","dead"]};
+export const WebhookDelivery = validate235;
+const schema311 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema312 = {"type":"string","enum":["pending","delivered","dead"]};
 const pattern91 = new RegExp("^dlv_", "u");
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate235.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36235,7 +36609,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema309.properties, key0))){
+if(!(func76.call(schema311.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -36310,7 +36684,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema309.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema311.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -36333,7 +36707,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema310.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema312.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -36348,8 +36722,8 @@ let data6 = data.attempts;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate228(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+if(!(validate234(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
 }
@@ -36368,7 +36742,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema309.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema311.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -36381,7 +36755,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema309.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema311.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -36407,7 +36781,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema309.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema311.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -36420,7 +36794,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema309.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema311.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -36441,18 +36815,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryList = validate231;
-const schema312 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookDeliveryList = validate237;
+const schema314 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36519,8 +36893,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate229(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+if(!(validate235(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
 errors = vErrors.length;
 }
 }
@@ -36539,7 +36913,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema312.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema314.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -36552,7 +36926,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema312.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema314.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -36585,17 +36959,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryStatus = validate233;
+export const WebhookDeliveryStatus = validate239;
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36613,7 +36987,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema310.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema312.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -36622,21 +36996,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpoint = validate234;
-const schema314 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema315 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+export const WebhookEndpoint = validate240;
+const schema316 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema317 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
 const pattern92 = new RegExp("^wh_", "u");
 const pattern93 = new RegExp("^whsec_", "u");
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36765,7 +37139,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func76.call(schema314.properties, key0))){
+if(!(func76.call(schema316.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -36828,7 +37202,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema314.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema316.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -36855,7 +37229,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema315.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema317.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -36880,7 +37254,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema314.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema316.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36920,7 +37294,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema314.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema316.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -36933,7 +37307,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema314.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema316.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -36971,7 +37345,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema314.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema316.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -37018,18 +37392,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpointList = validate235;
-const schema318 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookEndpointList = validate241;
+const schema320 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate235.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37096,8 +37470,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate234(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+if(!(validate240(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
 }
@@ -37116,7 +37490,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema318.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema320.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -37129,7 +37503,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema318.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema320.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37162,17 +37536,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate235.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
-validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEventType = validate237;
+export const WebhookEventType = validate243;
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate243.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37190,7 +37564,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema315.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema317.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -37199,18 +37573,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate237.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate243.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookReplay = validate238;
-const schema320 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+export const WebhookReplay = validate244;
+const schema322 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37298,7 +37672,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -505,6 +505,20 @@ export interface components {
             /** @enum {integer} */
             status: 400 | 401 | 403 | 404 | 429 | 500 | 502 | 503;
         };
+        /** @description A step chosen by what the call sees; every condition given must hold. */
+        FakeScriptChoice: {
+            step: components["schemas"]["FakeStep"];
+            when: {
+                /** @description true: only the response's first model call; false: only later ones. */
+                first_call?: boolean;
+                /** @description The latest input (the last user message, or the last tool output or answer) starts with this text. */
+                input_prefix?: string;
+                /** @description Each named key of the response's metadata starts with the given text (a surface's keys, e.g. A2A's `a2a_message_id`). */
+                metadata_prefix?: {
+                    [key: string]: string;
+                };
+            };
+        };
         FakeStep: components["schemas"]["FakeTextStep"] | components["schemas"]["FakeToolCallsStep"] | components["schemas"]["FakeJsonStep"] | components["schemas"]["FakeErrorStep"];
         FakeTextStep: {
             /** @description Pause between deltas. */
@@ -806,6 +820,8 @@ export interface components {
             provider?: components["schemas"]["ModelProvider"];
             /** @description Fake model only. Each model call of a response consumes the next step; past the end it echoes. */
             script?: components["schemas"]["FakeStep"][];
+            /** @description Fake model only. Before the script, each model call plays the step of the first choice whose `when` matches (docs/fake-model.md). */
+            script_choices?: components["schemas"]["FakeScriptChoice"][];
             temperature?: number;
         };
         /**

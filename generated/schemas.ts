@@ -41,6 +41,7 @@ export type DeletedObject = components['schemas']['DeletedObject'];
 export type FakeErrorStep = components['schemas']['FakeErrorStep'];
 export type FakeJsonStep = components['schemas']['FakeJsonStep'];
 export type FakeProviderError = components['schemas']['FakeProviderError'];
+export type FakeScriptChoice = components['schemas']['FakeScriptChoice'];
 export type FakeStep = components['schemas']['FakeStep'];
 export type FakeTextStep = components['schemas']['FakeTextStep'];
 export type FakeToolCallsStep = components['schemas']['FakeToolCallsStep'];

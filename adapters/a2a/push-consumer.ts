@@ -11,7 +11,7 @@ import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import type { EgressFetch } from '../../core/egress/egress-port.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import type { DeliveryResult, OutboxConsumer, OutboxDelivery } from '../../core/outbox/outbox-port.js';
-import { isStructured } from './answer-shape.js';
+import { answerShape } from './answer-shape.js';
 import { parseTarget, PUSH_CONSUMER, type PushTarget } from './push-configs.js';
 import { TASK_STATE } from './task-state.js';
 import { taskStatus, toTask } from './task-view.js';
@@ -51,7 +51,7 @@ async function body(api: A2aSurfaceApi, delivery: OutboxDelivery, state: Respons
     );
   }
   const agent = await api.agents.get(delivery.projectId, state.agent.id);
-  const task: Task = toTask(state, { structured: await isStructured(api, delivery.projectId, agent, state), historyLength: 0 });
+  const task: Task = toTask(state, { shape: await answerShape(api, delivery.projectId, agent, state), historyLength: 0 });
   return JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'task', value: task } }));
 }
 

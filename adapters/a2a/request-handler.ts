@@ -33,7 +33,7 @@ import { isTerminal, type IdempotencyClaim, type ResponseState } from '../../cor
 import type { A2aSurfaceApi } from '../../core/surfaces/a2a/a2a-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { BINDINGS_CARD } from './agent-card.js';
-import { isStructured } from './answer-shape.js';
+import { answerShape, type AnswerShape } from './answer-shape.js';
 import { answerWaitingTask, isWaitingState } from './answers.js';
 import { PushConfigs } from './push-configs.js';
 import { callerOf, type Caller } from './caller.js';
@@ -41,7 +41,7 @@ import { ServiceUnavailableError, toA2aError } from './errors.js';
 import { readMessage, type MessageContent } from './message-content.js';
 import { statusesOf } from './task-state.js';
 import { TaskStream } from './task-stream.js';
-import { MESSAGE_ID_KEY, toTask } from './task-view.js';
+import { MESSAGE_ID_KEY, messageReply, toTask } from './task-view.js';
 
 /** How long a cancel waits for a running task to stop before answering with its state. */
 const CANCEL_WAIT_MS = 5_000;
@@ -66,12 +66,12 @@ export class KernelRequestHandler implements A2ARequestHandler {
     throw new ExtendedAgentCardNotConfiguredError('Palai serves one card per agent; fetch it at .well-known/agent-card.json.');
   }
 
-  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task | Message> {
     return this.guard(context, async (caller) => {
       const state = await this.accept(caller, params);
       const configuration = params.configuration;
       const answer = configuration?.returnImmediately ? state : await this.settled(caller, state.id, this.api.config.syncWaitSeconds * 1000);
-      return this.task(caller, answer, configuration?.historyLength);
+      return messageReply(answer, await this.shape(caller, answer)) ?? this.task(caller, answer, configuration?.historyLength);
     });
   }
 
@@ -112,7 +112,8 @@ export class KernelRequestHandler implements A2ARequestHandler {
     if (isTerminal(state.status)) {
       throw new UnsupportedOperationError(`Task ${state.id} already ended (${state.status}); read it with GetTask.`);
     }
-    yield* this.follow(context, state.id);
+    // §3.1.6: the stream goes on through input-required, to the task's end.
+    yield* this.follow(context, state.id, { untilTerminal: true });
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -142,10 +143,9 @@ export class KernelRequestHandler implements A2ARequestHandler {
 
   deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
     return this.guard(context, async (caller) => {
+      // Idempotent (§3.1.10): a config already gone is deleted all the same.
       const task = await this.ownTask(caller, params.taskId);
-      if (!(await this.push.delete(caller.projectId, task.id, params.id))) {
-        throw new TaskNotFoundError(`Task ${task.id} has no push notification config ${JSON.stringify(params.id)}.`);
-      }
+      await this.push.delete(caller.projectId, task.id, params.id);
     });
   }
 
@@ -262,23 +262,24 @@ export class KernelRequestHandler implements A2ARequestHandler {
     return this.api.responses.waitUntilSettled(caller.projectId, taskId, maxMs, caller.signal);
   }
 
-  /** Whether this response's answer is structured: the output schema of the revision it ran. */
-  private structured(caller: Caller, state: ResponseState): Promise<boolean> {
-    return isStructured(this.api, caller.projectId, caller.agent, state);
+  /** How this response's answer is shown (answer-shape.ts). */
+  private shape(caller: Caller, state: ResponseState): Promise<AnswerShape> {
+    return answerShape(this.api, caller.projectId, caller.agent, state);
   }
 
   private async task(caller: Caller, state: ResponseState, historyLength?: number): Promise<Task> {
     if (historyLength !== undefined && historyLength < 0) throw new RequestMalformedError('historyLength must not be negative.');
     const inputItems = historyLength === 0 ? [] : await this.api.responses.inputItems(caller.projectId, state.id);
-    return toTask(state, { structured: await this.structured(caller, state), inputItems, historyLength });
+    return toTask(state, { shape: await this.shape(caller, state), inputItems, historyLength });
   }
 
   /**
    * A task's stream from its journal: the task as it stands (everything
    * journaled so far, folded), then each later event as its updates, in
-   * order and once each. It ends when the task ends or waits for the client.
+   * order and once each. It ends when the task ends, or (unless
+   * `untilTerminal`) when it waits for the client.
    */
-  private async *follow(context: ServerCallContext, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(context: ServerCallContext, taskId: string, { untilTerminal = false } = {}): AsyncGenerator<StreamResponse, void, undefined> {
     const { api } = this;
     const caller = callerOf(context);
     const { projectId } = caller;
@@ -287,7 +288,7 @@ export class KernelRequestHandler implements A2ARequestHandler {
     try {
       const state = await step(() => api.responses.get(projectId, taskId));
       const stream = new TaskStream({
-        structured: await step(() => this.structured(caller, state)),
+        shape: await step(() => this.shape(caller, state)),
         inputItems: await step(() => api.responses.inputItems(projectId, taskId)),
       });
       for (;;) {
@@ -297,12 +298,16 @@ export class KernelRequestHandler implements A2ARequestHandler {
       }
       yield { payload: { $case: 'task', value: stream.task() } };
       const status = stream.status();
-      if (isTerminal(status) || isWaitingState({ status } as ResponseState)) return;
-      const entries = api.responses.follow(projectId, taskId, { after: stream.sequence, signal: caller.signal });
+      if (isTerminal(status) || (!untilTerminal && isWaitingState({ status } as ResponseState))) return;
       for (;;) {
-        const next = await step(() => entries.next());
-        if (next.done) return;
-        for (const update of stream.apply(next.value)) yield update;
+        // The kernel's follow ends at a waiting status; a subscriber to the end follows on from there.
+        const entries = api.responses.follow(projectId, taskId, { after: stream.sequence, signal: caller.signal });
+        for (;;) {
+          const next = await step(() => entries.next());
+          if (next.done) break;
+          for (const update of stream.apply(next.value)) yield update;
+        }
+        if (!untilTerminal || isTerminal(stream.status()) || caller.signal.aborted) return;
       }
     } finally {
       api.metrics.activeStreams.dec();

@@ -22,6 +22,7 @@ import { Caller } from './caller.js';
 import { ServiceUnavailableError, toA2aError } from './errors.js';
 import { KernelRequestHandler } from './request-handler.js';
 import { readBody } from './request-body.js';
+import { restWireAsSpecified } from './rest-wire.js';
 import { answerOutagesAs503, answerUnavailable } from './unavailable.js';
 
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -103,11 +104,23 @@ async function publicAgent(api: A2aSurfaceApi, ref: string): Promise<Agent | nul
   return hasPublicCard(agent) ? agent : null;
 }
 
-/** The card of res.locals.card, through the SDK's handler (ETag, v0.3 translation), never cached by shared caches. */
+/** How long a client may keep a card before asking again (conditionally: ETag, Last-Modified). */
+export const CARD_MAX_AGE_SECONDS = 300;
+
+/**
+ * The card of res.locals.card, through the SDK's handler (ETag, 304 on a
+ * conditional GET, v0.3 translation). Cacheable for CARD_MAX_AGE_SECONDS, but
+ * by shared caches only when it is public: a key's card is `private`. Its
+ * URLs follow the request's Host, which is part of every cache key.
+ */
 function serveCard(req: Request, res: Response, next: NextFunction): void {
   const agent = res.locals.card as Agent;
   const card = cardFor(agent, surfaceUrl(req).slice(0, -CARD_PATH.length));
-  const handler = agentCardHandler({ agentCardProvider: async () => servedCard(card), cache: { maxAge: 0 }, legacyCompat: LEGACY });
+  const shared = res.locals.caller === undefined;
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = (name, value) => setHeader(name, name.toLowerCase() === 'cache-control' && !shared ? String(value).replace('public', 'private') : value);
+  res.setHeader('Last-Modified', new Date(agent.updated_at * 1000).toUTCString());
+  const handler = agentCardHandler({ agentCardProvider: async () => servedCard(card), cache: { maxAge: CARD_MAX_AGE_SECONDS }, legacyCompat: LEGACY });
   handler(req, res, next);
 }
 
@@ -143,7 +156,7 @@ export function a2aRouter(api: A2aSurfaceApi): Router {
   agentRoutes.use(answerOutagesAs503);
   agentRoutes.use(CARD_PATH, serveCard);
   agentRoutes.use(JSONRPC_PATH, readBody(limit, 'jsonrpc'), jsonRpcHandler({ requestHandler, userBuilder, legacyCompat: LEGACY }));
-  agentRoutes.use(REST_PATH, readBody(limit, 'rest'), restHandler({ requestHandler, userBuilder, legacyCompat: LEGACY }));
+  agentRoutes.use(REST_PATH, restWireAsSpecified, readBody(limit, 'rest'), restHandler({ requestHandler, userBuilder, legacyCompat: LEGACY }));
   agentRoutes.use((req: Request, res: Response) => refuse(res, 404, `No A2A route ${req.method} ${req.originalUrl}.`, false));
 
   const router = express.Router();

@@ -4,12 +4,12 @@
 // its output in place, so the answer artifact follows the text as it streams:
 // text that grows is sent as an `append`, text that changed otherwise (an
 // answer the output contract set aside) replaces the artifact.
-import type { StreamResponse, Task } from '@a2a-js/sdk';
+import { Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { JournalEntry, ResponseState } from '../../core/api/index.js';
 import type { Item } from '../../generated/schemas.js';
 import { answerArtifact, answerParts, taskStatus, toTask, type TaskViewOptions } from './task-view.js';
 
-/** The answer's text or data as last sent, to tell an append from a replacement. */
+/** The answer's text, or its other parts (as JSON), as last sent, to tell an append from a replacement. */
 type Sent = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'data'; json: string };
 
 export class TaskStream {
@@ -83,11 +83,11 @@ export class TaskStream {
   }
 
   private sentOf(state: ResponseState): Sent {
-    const parts = answerParts(state, this.view.structured);
+    const parts = answerParts(state, this.view.shape);
     const content = parts?.[0]?.content;
-    if (content?.$case === 'text') return { kind: 'text', text: content.value };
-    if (content?.$case === 'data') return { kind: 'data', json: JSON.stringify(content.value) };
-    return { kind: 'none' };
+    if (!parts || !content) return { kind: 'none' };
+    if (parts.length === 1 && content.$case === 'text') return { kind: 'text', text: content.value };
+    return { kind: 'data', json: JSON.stringify(parts.map((part) => Part.toJSON(part))) };
   }
 
   private artifactUpdate(): StreamResponse | null {
@@ -105,10 +105,10 @@ export class TaskStream {
     if (now.kind === 'text' && before.kind === 'text') {
       if (now.text === before.text) return null;
       if (now.text.startsWith(before.text))
-        return update([{ ...answerParts(state, false)![0], content: { $case: 'text', value: now.text.slice(before.text.length) } }], true);
+        return update([{ ...answerParts(state, 'text')![0], content: { $case: 'text', value: now.text.slice(before.text.length) } }], true);
     }
     if (now.kind === 'data' && before.kind === 'data' && now.json === before.json) return null;
-    return update(answerParts(state, this.view.structured), false);
+    return update(answerParts(state, this.view.shape), false);
   }
 }
 

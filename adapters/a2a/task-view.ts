@@ -3,9 +3,10 @@
 // operator finds an A2A task in the REST API under the same ids. The answer is
 // one artifact ("answer"): the agent's text, or its JSON as a data part when
 // the agent has an output schema (then only once the task completed).
-import { Role, type Artifact, type Message, type Part, type Task, type TaskStatus } from '@a2a-js/sdk';
+import { Part, Role, type Artifact, type Message, type Task, type TaskStatus } from '@a2a-js/sdk';
 import { outputText, type ResponseState } from '../../core/api/index.js';
 import type { Item, PendingToolCall } from '../../generated/schemas.js';
+import type { AnswerShape } from './answer-shape.js';
 import { TASK_STATE } from './task-state.js';
 
 export const ANSWER_ARTIFACT_ID = 'answer';
@@ -41,7 +42,8 @@ function pendingCallView(call: PendingToolCall): Record<string, unknown> {
 function waitingMessage(state: ResponseState): Message | undefined {
   const calls = state.pending_calls;
   const data = (waitingFor: string) => dataPart({ waiting_for: waitingFor, calls: calls.map(pendingCallView) });
-  const id = `${state.id}:${state.status}`;
+  // One id per question: a client that follows the task (a Palai remote call) tells a second question from the first.
+  const id = `${state.id}:${state.status}:${calls.map((c) => c.call_id).join(',')}`;
   switch (state.status) {
     case 'waiting_for_input': {
       const questions = calls.filter((c) => c.waiting_for === 'input').map((c) => c.question ?? '');
@@ -69,11 +71,31 @@ export function taskStatus(state: ResponseState): TaskStatus {
   return { state: TASK_STATE[state.status], message: statusMessage(state), timestamp: iso(state.status_changed_at ?? state.completed_at ?? state.created_at) };
 }
 
+/** An answer of a `parts` agent read as its A2A parts object, or null when it is not one (then it is text). */
+export function partsAnswer(text: string): { parts: Part[]; reply: 'message' | 'task' } | null {
+  if (!text.trimStart().startsWith('{')) return null;
+  try {
+    const value = JSON.parse(text) as { parts?: unknown; reply?: unknown };
+    if (!Array.isArray(value.parts) || value.parts.length === 0) return null;
+    const parts = value.parts.map((part) => Part.fromJSON(part));
+    if (parts.some((part) => part.content === undefined)) return null;
+    return { parts, reply: value.reply === 'message' ? 'message' : 'task' };
+  } catch {
+    return null;
+  }
+}
+
 /** The answer's parts as they stand, or null while there is nothing to show. */
-export function answerParts(state: ResponseState, structured: boolean): Part[] | null {
+export function answerParts(state: ResponseState, shape: AnswerShape): Part[] | null {
   const text = outputText(state.output);
-  if (!structured) return text === '' ? null : [textPart(text)];
-  if (state.status !== 'completed' || text === '') return null;
+  if (text === '') return null;
+  if (shape === 'text') return [textPart(text)];
+  if (shape === 'parts') {
+    // A parts object is shown once it is whole; until the task completes, what may become one is held back.
+    if (state.status !== 'completed') return text.trimStart().startsWith('{') ? null : [textPart(text)];
+    return partsAnswer(text)?.parts ?? [textPart(text)];
+  }
+  if (state.status !== 'completed') return null;
   try {
     return [dataPart(JSON.parse(text))];
   } catch {
@@ -81,11 +103,33 @@ export function answerParts(state: ResponseState, structured: boolean): Part[] |
   }
 }
 
+/** A `parts` agent's completed answer that asks to be a Message reply: that Message. */
+export function messageReply(state: ResponseState, shape: AnswerShape): Message | null {
+  if (shape !== 'parts' || state.status !== 'completed') return null;
+  const answer = partsAnswer(outputText(state.output));
+  return answer?.reply === 'message' ? message(state, Role.ROLE_AGENT, `${state.id}:reply`, answer.parts) : null;
+}
+
 export function answerArtifact(parts: Part[]): Artifact {
   return { artifactId: ANSWER_ARTIFACT_ID, name: 'answer', description: '', parts, metadata: undefined, extensions: [] };
 }
 
-/** The task's messages: what the client sent (the response's input) and what the agent said, oldest first. */
+/** The question an ask_user call put to the client, or null for any other call. */
+function questionOf(item: Item): string | null {
+  if (item.type !== 'function_call' || item.name !== 'ask_user') return null;
+  try {
+    const question = (JSON.parse(item.arguments) as { question?: unknown }).question;
+    return typeof question === 'string' ? question : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The task's messages, oldest first: what the client sent (the response's
+ * input, then each answer to a question of the agent's) and what the agent
+ * said (its messages and the questions it asked).
+ */
 function history(state: ResponseState, inputItems: Item[]): Message[] {
   const messages: Message[] = [];
   let first = true;
@@ -95,16 +139,24 @@ function history(state: ResponseState, inputItems: Item[]): Message[] {
     first = false;
     messages.push(message(state, Role.ROLE_USER, id, [textPart(item.content.map((p) => p.text).join(''))]));
   }
+  const questions = new Set<string>();
   for (const item of state.output) {
-    if (item.type !== 'message' || item.role !== 'assistant' || item.status === 'incomplete') continue;
-    messages.push(message(state, Role.ROLE_AGENT, item.id, [textPart(item.content.map((p) => p.text).join(''))]));
+    const question = questionOf(item);
+    if (question !== null && item.type === 'function_call') {
+      questions.add(item.call_id);
+      messages.push(message(state, Role.ROLE_AGENT, item.id, [textPart(question)]));
+    } else if (item.type === 'function_call_output' && questions.has(item.call_id)) {
+      messages.push(message(state, Role.ROLE_USER, item.id, [textPart(item.output)]));
+    } else if (item.type === 'message' && item.role === 'assistant' && item.status !== 'incomplete') {
+      messages.push(message(state, Role.ROLE_AGENT, item.id, [textPart(item.content.map((p) => p.text).join(''))]));
+    }
   }
   return messages;
 }
 
 export interface TaskViewOptions {
-  /** The agent has an output schema: the answer is a data part. */
-  structured: boolean;
+  /** How the answer is shown (answer-shape.ts). */
+  shape: AnswerShape;
   /** The response's input items (history); without them the task has no history. */
   inputItems?: Item[];
   /** At most this many of the most recent messages (undefined: all, 0: none). */
@@ -112,7 +164,7 @@ export interface TaskViewOptions {
 }
 
 export function toTask(state: ResponseState, options: TaskViewOptions): Task {
-  const parts = answerParts(state, options.structured);
+  const parts = answerParts(state, options.shape);
   const all = options.inputItems ? history(state, options.inputItems) : [];
   const { historyLength } = options;
   return {

@@ -50,6 +50,8 @@ export interface ModelRequest {
    * this response (however the client sent it), then this response's model calls so far.
    */
   stepIndex: number;
+  /** The response's metadata (whatever its surface put there), for models that play scripts (the fake model's script choices). */
+  metadata?: Record<string, string>;
   signal: AbortSignal;
 }
 

@@ -127,6 +127,7 @@ async function modelAttempt(
       parallelToolCalls: row.options.parallel_tool_calls,
       responseId: row.id,
       stepIndex: conversation.earlierModelTurns + row.model_attempts,
+      metadata: row.metadata,
       signal,
     });
     for await (const event of events) {

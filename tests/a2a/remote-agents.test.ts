@@ -150,24 +150,28 @@ await describeEachStore(
       assert.match(outputs[1], /failed: out of paper/);
     });
 
-    test('a Palai agent is a remote agent too: its 1.0 card, its key as a header, and its question answered across', async () => {
-      await createAgent(ctx, {
-        name: 'inner',
-        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which year?' } }] }, { text: 'inner done' }] },
-        tools: [{ type: 'builtin', name: 'ask_user' }],
-      });
+    const ask = (question: string) => ({ tool_calls: [{ name: 'ask_user', arguments: { question } }] });
+
+    /** A Palai agent `inner` of this hub playing `script`, registered as a remote agent, and an agent `outer` that calls it once; the registration's answer. */
+    async function palaiRemote(inner: string, outer: string, script: unknown[]) {
+      await createAgent(ctx, { name: inner, model: { provider: 'fake', script }, tools: [{ type: 'builtin', name: 'ask_user' }] });
       const registered = await post('/v1/remote_agents', {
-        name: 'inner',
-        card_url: `${self.url}/a2a/inner/.well-known/agent-card.json`,
+        name: inner,
+        card_url: `${self.url}/a2a/${inner}/.well-known/agent-card.json`,
         headers: { Authorization: `Bearer ${ctx().apiKey}` },
       });
       assert.equal(registered.status, 201, registered.text);
-      assert.equal(registered.body.card.name, 'inner');
       await createAgent(ctx, {
-        name: 'outer',
-        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'a2a__inner', arguments: { message: 'start' } }] }, { text: 'outer done' }] },
-        tools: [{ type: 'a2a', remote_agent: 'inner' }],
+        name: outer,
+        model: { provider: 'fake', script: [{ tool_calls: [{ name: `a2a__${inner}`, arguments: { message: 'start' } }] }, { text: 'outer done' }] },
+        tools: [{ type: 'a2a', remote_agent: inner }],
       });
+      return registered;
+    }
+
+    test('a Palai agent is a remote agent too: its 1.0 card, its key as a header, and its question answered across', async () => {
+      const registered = await palaiRemote('inner', 'outer', [ask('Which year?'), { text: 'inner done' }]);
+      assert.equal(registered.body.card.name, 'inner');
       const outer = await api().responses.admit(ctx().projectId, { agent: 'outer', input: [{ role: 'user', content: 'go' }] });
       let state = await settled(outer.id);
       assert.equal(state.status, 'waiting_for_input');
@@ -180,6 +184,21 @@ await describeEachStore(
       const inner = await api().responses.list(ctx().projectId, { agent: 'inner' }, { limit: 10 });
       assert.equal(inner.data.length, 1);
       assert.equal(inner.data[0].status, 'completed');
+    });
+
+    test('a remote Palai agent that asks twice: each question reaches the caller and each answer goes across', async () => {
+      await palaiRemote('innertwice', 'outertwice', [ask('Which year?'), ask('Which month?'), { text: 'inner twice done' }]);
+      const outer = await api().responses.admit(ctx().projectId, { agent: 'outertwice', input: [{ role: 'user', content: 'go' }] });
+      let state = await settled(outer.id);
+      assert.equal(state.pending_calls[0]?.question, 'Which year?');
+      await api().responses.submitInput(ctx().projectId, outer.id, { input: '1999' });
+      state = await settled(outer.id);
+      assert.equal(state.status, 'waiting_for_input', 'the second question is a question too');
+      assert.equal(state.pending_calls[0].question, 'Which month?');
+      await api().responses.submitInput(ctx().projectId, outer.id, { input: 'May' });
+      state = await settled(outer.id);
+      assert.equal(state.status, 'completed', JSON.stringify(state.error));
+      assert.equal(toolOutput(state), 'inner twice done');
     });
 
     test('an agent naming a remote agent that is not registered fails, saying which', async () => {

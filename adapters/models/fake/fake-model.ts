@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FakeStep, Item } from '../../../generated/schemas.js';
 import { ModelProviderError, type ModelAdapter, type ModelEvent, type ModelRequest } from '../../../core/models/model-port.js';
+import { chosenStep } from './script-choice.js';
 
 const WORD = /\s*\S+|\s+$/g;
 
@@ -68,7 +69,7 @@ export class FakeModel implements ModelAdapter {
   readonly coalesceDeltas = false;
 
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
-    const scripted: FakeStep | undefined = request.model.script?.[request.stepIndex];
+    const scripted: FakeStep | undefined = chosenStep(request) ?? request.model.script?.[request.stepIndex];
     const step: FakeStep = scripted ?? { text: lastUserText(request.items) };
     const delay = 'delay_ms' in step ? (step.delay_ms ?? 0) : 0;
     const pause = async () => {
