@@ -7,13 +7,16 @@
 // counts from the moment it was answered. Event ids are feed cursors: a host
 // that lost the stream resumes it with Last-Event-ID, on any process.
 //
-// The stream ends with the host's connection, the process's shutdown, or the
-// session: DELETE on any process signals the others, and a poll catches a lost signal.
+// The stream ends with the host's connection, the session (DELETE on any
+// process signals the others, and a poll catches a lost signal), or as soon as
+// the process starts draining: it is no work to finish, and the host resumes
+// it elsewhere from its last event id (a draining process refuses it, 503).
 import type { Response } from 'express';
 import type { ResourceUpdatedNotification } from '@modelcontextprotocol/sdk/types.js';
 import { isTerminal, isWaiting, type FeedCursor, type FeedEntry } from '../../core/api/index.js';
 import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
+import { refuse, TRANSPORT_ERROR } from './http-answers.js';
 import { PRIMING_FROM_VERSION, RequestStream } from './request-stream.js';
 import { uriOf } from './resources.js';
 
@@ -73,10 +76,13 @@ export async function serveSubscriptions(
   signal: AbortSignal,
   after?: FeedCursor,
 ): Promise<void> {
+  if (api.lifecycle.draining.aborted) {
+    return refuse(res, 503, TRANSPORT_ERROR, 'This process is shutting down: open the stream again, another one serves it.', { 'Retry-After': '1' });
+  }
   const { projectId } = session;
   const stream = new RequestStream(res, 'sse', session.id);
   const ended = new AbortController();
-  const done = AbortSignal.any([signal, ended.signal]);
+  const done = AbortSignal.any([signal, ended.signal, api.lifecycle.draining]);
   done.addEventListener('abort', () => void stream.close(), { once: true });
   const unwatch = await ends.watch(session.id, () => ended.abort());
   const poll = setInterval(() => {

@@ -324,3 +324,24 @@ await describeEachStore('MCP resources, prompts, completion and logging', (ctx) 
     await client.close();
   });
 });
+
+await describeEachStore('MCP session stream at shutdown', (ctx) => {
+  test('draining ends the session stream at once, and a draining process refuses a new one (503)', T, async () => {
+    const server = await listen(ctx().hub.app);
+    const watch = watchingStandaloneStream();
+    const { client, transport } = await connect(server.url, ctx().apiKey, { fetch: watch.fetch });
+    try {
+      await watch.opened;
+      ctx().hub.kernel.lifecycle.beginDrain();
+      await watch.endedByServer;
+      const again = await fetch(new URL('/mcp', server.url), {
+        headers: { Authorization: `Bearer ${ctx().apiKey}`, Accept: 'text/event-stream', 'Mcp-Session-Id': transport.sessionId! },
+      });
+      assert.equal(again.status, 503);
+      assert.equal(again.headers.get('retry-after'), '1');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
