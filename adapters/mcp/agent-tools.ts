@@ -4,6 +4,8 @@
 // agent has an object-shaped one. Annotations are hints derived from the
 // agent's tools' risks, which agent metadata may override.
 import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { isPalaiError } from '../../core/errors/palai-error.js';
+import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { Agent } from '../../generated/schemas.js';
 
 /** The longest `input` a call may carry: the REST API's own limit for a string input. */
@@ -60,13 +62,25 @@ function annotationsOf(agent: Agent): ToolAnnotations {
   return annotations;
 }
 
+/** The agent a tool or prompt name refers to, or null when the project has none by that name. */
+export async function agentNamed(api: McpSurfaceApi, projectId: string, name: string): Promise<Agent | null> {
+  try {
+    return await api.agents.get(projectId, name);
+  } catch (error) {
+    if (isPalaiError(error) && error.slug === 'agent-not-found') return null;
+    throw error;
+  }
+}
+
+export const descriptionOf = (agent: Agent): string => agent.description ?? `The Palai agent ${agent.name}.`;
+
 export function toolOf(agent: Agent): Tool {
   const outputSchema = outputSchemaOf(agent);
   const title = agent.metadata[TITLE_KEY];
   return {
     name: agent.name,
     ...(title ? { title } : {}),
-    description: agent.description ?? `The Palai agent ${agent.name}.`,
+    description: descriptionOf(agent),
     inputSchema: INPUT_SCHEMA,
     ...(outputSchema ? { outputSchema } : {}),
     annotations: annotationsOf(agent),

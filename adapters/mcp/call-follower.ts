@@ -1,7 +1,8 @@
 // Follows a response's journal until the tools/call (or tasks/result) that waits
 // on it can be answered: each journal event becomes a progress notification
 // when the host asked for progress, each wait for a person an elicitation when
-// the host can answer one, and the end the result. Everything comes from the
+// the host can answer one, each step worth a log line a log notification when
+// the host set a level (run-log.ts), and the end the result. Everything comes from the
 // journal, so a resumed stream on another process sends the same thing.
 import type { CallToolResult, JSONRPCNotification } from '@modelcontextprotocol/sdk/types.js';
 import { isTerminal, isWaiting, type JournalEntry, type ResponseState } from '../../core/api/index.js';
@@ -12,6 +13,7 @@ import { callResult } from './call-result.js';
 import { canElicit, elicitationsFor } from './elicitation.js';
 import { eventId } from './event-ids.js';
 import type { RequestStream } from './request-stream.js';
+import { logNotification } from './run-log.js';
 
 export interface FollowTarget {
   api: McpSurfaceApi;
@@ -78,8 +80,11 @@ export async function followToResult(target: FollowTarget, responseId: string, a
   for (;;) {
     for await (const entry of api.responses.follow(projectId, responseId, { after: last, signal })) {
       last = entry.sequence;
-      const wanted = target.progressToken !== undefined && target.progressToken !== null && entry.sequence > after;
-      if (wanted) stream.event(progress(target, entry), eventId({ responseId, sequence: last }));
+      if (entry.sequence <= after) continue;
+      const id = eventId({ responseId, sequence: last });
+      const log = logNotification(responseId, entry, target.session.logLevel);
+      if (log) stream.event({ jsonrpc: '2.0', ...log }, id);
+      if (target.progressToken !== undefined && target.progressToken !== null) stream.event(progress(target, entry), id);
     }
     if (signal.aborted || stream.closed) return null;
     // The kernel's state now: at least as new as the journal read so far.

@@ -1,6 +1,7 @@
 // The MCP methods Palai serves, on the SDK's Server: tools (one per agent) and
-// tasks (one per response). One Server is built per HTTP request, for one
-// caller and session; everything it needs beyond the request comes from the
+// tasks (one per response) here, resources, prompts, completion and logging in
+// beyond-tools.ts. One Server is built per HTTP request, for one caller and
+// session; everything it needs beyond the request comes from the
 // kernel, so the next request of the same session may go to any process.
 import { createHash } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -22,12 +23,12 @@ import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import { isPalaiError } from '../../core/errors/palai-error.js';
 import { MAX_INBOX_KEY_LENGTH } from '../../core/idempotency/inbox-port.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
-import type { Agent } from '../../generated/schemas.js';
-import { outputSchemaOf, parseArguments, toolOf } from './agent-tools.js';
+import { agentNamed, outputSchemaOf, parseArguments, toolOf } from './agent-tools.js';
+import { serveBeyondTools, type Guard } from './beyond-tools.js';
 import { callFailure, toMcpError, toolError } from './errors.js';
 import { followToResult } from './call-follower.js';
 import { eventId } from './event-ids.js';
-import type { RequestStream } from './request-stream.js';
+import { PRIMING_FROM_VERSION, type RequestStream } from './request-stream.js';
 import { toTask } from './task-view.js';
 
 export const SERVER_INFO = { name: 'palai', title: 'Palai', version: '0.1.0' };
@@ -35,18 +36,21 @@ export const SERVER_INFO = { name: 'palai', title: 'Palai', version: '0.1.0' };
 export const SERVER_CAPABILITIES: ServerCapabilities = {
   tools: { listChanged: false },
   tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+  resources: { subscribe: true, listChanged: false },
+  prompts: { listChanged: false },
+  completions: {},
+  logging: {},
 };
 
 const INSTRUCTIONS =
   'Each tool is a Palai agent: call it with {"input": "..."} (and "session_id" to continue a Palai session). ' +
-  'A long run may be called as a task and polled. The result carries _meta["palai/response_id"].';
+  'A long run may be called as a task and polled. The result carries _meta["palai/response_id"]. ' +
+  'Each response (palai://responses/{response_id}) and session (palai://sessions/{session_id}) is a resource; each agent is also a prompt.';
 
 const TOOLS_PAGE_SIZE = 100;
 const TASKS_PAGE_SIZE = 50;
 /** How long tasks/cancel waits for a running task to stop, so its answer usually says `cancelled`. */
 const CANCEL_SETTLE_MS = 5_000;
-/** Resumable streams (priming events without data) exist from this protocol version on. */
-const PRIMING_FROM_VERSION = '2025-11-25';
 
 export interface McpCaller {
   api: McpSurfaceApi;
@@ -62,16 +66,6 @@ export const requestKeyOf = (id: string | number): string => JSON.stringify(id);
 function inboxKey(sessionId: string, requestKey: string): string {
   const key = `${sessionId}:${requestKey}`;
   return key.length <= MAX_INBOX_KEY_LENGTH ? key : `${sessionId}:sha256:${createHash('sha256').update(requestKey).digest('hex')}`;
-}
-
-/** The agent a tool name (or a response) refers to, or null when the project has none by that name. */
-async function agentNamed(api: McpSurfaceApi, projectId: string, name: string): Promise<Agent | null> {
-  try {
-    return await api.agents.get(projectId, name);
-  } catch (error) {
-    if (isPalaiError(error) && error.slug === 'agent-not-found') return null;
-    throw error;
-  }
 }
 
 /** A task is a response of the caller's project; any other id is "not found" in the protocol's terms. */
@@ -94,7 +88,7 @@ export function createMcpServer(caller: McpCaller): Server {
   const { api, projectId, session, stream } = caller;
   const server = new Server(SERVER_INFO, { capabilities: SERVER_CAPABILITIES, instructions: INSTRUCTIONS });
   server.onerror = (error) => api.logger.debug({ err: error }, 'MCP protocol error');
-  const guard =
+  const guard: Guard =
     <A extends unknown[], R>(work: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       try {
@@ -199,6 +193,8 @@ export function createMcpServer(caller: McpCaller): Server {
       return toTask(await api.responses.waitUntilSettled(projectId, taskId, CANCEL_SETTLE_MS));
     }),
   );
+
+  serveBeyondTools(server, caller, guard);
 
   return server;
 }

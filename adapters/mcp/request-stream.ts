@@ -15,6 +15,9 @@ const RETRY_MS = 500;
 
 export type AnswerMode = 'json' | 'sse';
 
+/** Resumable streams (priming events without data) exist from this protocol version on. */
+export const PRIMING_FROM_VERSION = '2025-11-25';
+
 export class RequestStream implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -59,6 +62,13 @@ export class RequestStream implements Transport {
     this.open();
     const head = id !== undefined ? `id: ${id}\n` : '';
     this.res.write(message === null ? `${head}retry: ${RETRY_MS}\ndata: \n\n` : `event: message\n${head}data: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** Opens the SSE stream with a comment: for a host too old for a priming event. */
+  hold(): void {
+    if (this.ended || this.mode !== 'sse') return;
+    this.open();
+    this.res.write(': open\n\n');
   }
 
   /** The SDK's sends: the answer ends the request; a notification rides the stream (dropped in JSON mode). */

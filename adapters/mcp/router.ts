@@ -4,8 +4,9 @@
 //   POST    one JSON-RPC message: `initialize` opens a session (Mcp-Session-Id),
 //           anything else names it; requests are answered as JSON, or as an SSE
 //           stream for tools/call and tasks/result
-//   GET     with Last-Event-ID: resumes a tools/call stream from the journal
-//           (without it, 405: Palai sends nothing unprompted)
+//   GET     the session's own stream: notifications/resources/updated for
+//           what it subscribed to (subscription-stream.ts); with a Last-Event-ID
+//           of a tools/call stream, the rest of that call from the journal
 //   DELETE  ends the session
 //
 // Every request takes a project API key as a bearer token (401 otherwise). The
@@ -36,6 +37,7 @@ import { createMcpServer, requestKeyOf } from './mcp-server.js';
 import { checkOrigin } from './origin.js';
 import { RequestStream, type AnswerMode } from './request-stream.js';
 import { resumeCall } from './resume.js';
+import { parseFeedEventId, serveSubscriptions, SessionEnds } from './subscription-stream.js';
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
@@ -162,26 +164,27 @@ function post(api: McpSurfaceApi) {
   };
 }
 
-function get(api: McpSurfaceApi) {
+function get(api: McpSurfaceApi, ends: SessionEnds) {
   return async (req: Request, res: Response): Promise<void> => {
     if (!(req.get('accept') ?? '').includes('text/event-stream'))
       return refuse(res, 406, TRANSPORT_ERROR, 'Not Acceptable: Client must accept text/event-stream.');
     const session = await sessionOf(api, req, res);
     if (!session) return;
+    res.setHeader('Mcp-Session-Id', session.id);
     const lastEventId = req.get('last-event-id');
-    if (!lastEventId)
-      return refuse(res, 405, TRANSPORT_ERROR, 'Method Not Allowed: Palai sends nothing unprompted; GET only resumes a stream (Last-Event-ID).', {
-        Allow: 'POST, DELETE',
-      });
-    await resumeCall(api, session, lastEventId, res, requestSignal(api, res));
+    const feedCursor = lastEventId === undefined ? undefined : parseFeedEventId(lastEventId);
+    if (lastEventId !== undefined && feedCursor === null) return resumeCall(api, session, lastEventId, res, requestSignal(api, res));
+    await serveSubscriptions(api, ends, session, res, requestSignal(api, res), feedCursor ?? undefined);
   };
 }
 
-function remove(api: McpSurfaceApi) {
+function remove(api: McpSurfaceApi, ends: SessionEnds) {
   return async (req: Request, res: Response): Promise<void> => {
     const session = await sessionOf(api, req, res);
     if (!session) return;
-    await api.mcpSessions.end(session.projectId, session.id);
+    if (await api.mcpSessions.end(session.projectId, session.id)) {
+      await ends.announce(session.id).catch((error) => api.logger.warn({ err: error }, 'announcing an ended MCP session failed'));
+    }
     res.status(200).end();
   };
 }
@@ -205,11 +208,12 @@ function answerFailure(api: McpSurfaceApi) {
 
 export function mcpRouter(api: McpSurfaceApi): Router {
   const router = express.Router();
+  const ends = new SessionEnds(api);
   router.use(checkOrigin);
   router.use(authenticate(api));
   router.post('/', express.raw({ type: () => true, limit: api.config.maxBodyBytes }), post(api));
-  router.get('/', get(api));
-  router.delete('/', remove(api));
+  router.get('/', get(api, ends));
+  router.delete('/', remove(api, ends));
   router.all('/', (_req: Request, res: Response) => refuse(res, 405, TRANSPORT_ERROR, 'Method Not Allowed.', { Allow: 'GET, POST, DELETE' }));
   router.use((req: Request, res: Response) => refuse(res, 404, TRANSPORT_ERROR, `No MCP route ${req.method} ${req.originalUrl}.`));
   router.use(answerFailure(api));

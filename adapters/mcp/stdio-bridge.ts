@@ -1,4 +1,4 @@
-// `palai mcp`: the same tools over stdio, for a desktop host that starts a
+// `palai mcp`: the same tools, resources and prompts over stdio, for a desktop host that starts a
 // command. The bridge is an MCP server on stdin/stdout and an MCP client of a
 // hub's /mcp, so every guarantee of the HTTP surface holds unchanged; it keeps
 // nothing itself. Once the host has initialized, the bridge opens its session on
@@ -13,15 +13,26 @@ import {
   CallToolResultSchema,
   CancelTaskRequestSchema,
   CancelTaskResultSchema,
+  CompleteRequestSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
+  GetPromptRequestSchema,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   GetTaskResultSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListTasksRequestSchema,
   ListTasksResultSchema,
   ListToolsRequestSchema,
+  LoggingMessageNotificationSchema,
   McpError,
+  ReadResourceRequestSchema,
+  ResourceUpdatedNotificationSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   type ElicitRequestFormParams,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
@@ -80,6 +91,9 @@ export async function serveStdio(options: BridgeOptions): Promise<Bridge> {
         { name: 'palai-mcp-stdio', version: SERVER_INFO.version },
         { capabilities: hostCanElicit ? { elicitation: { form: {} } } : {} },
       );
+      // What the hub says unprompted goes on to the host: a run's log lines, a watched resource's change.
+      connecting.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void server.notification(notification));
+      connecting.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void server.notification(notification));
       if (hostCanElicit) {
         connecting.setRequestHandler(ElicitRequestSchema, (request, extra) =>
           server.elicitInput(request.params as ElicitRequestFormParams, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }),
@@ -129,6 +143,17 @@ export async function serveStdio(options: BridgeOptions): Promise<Bridge> {
   server.setRequestHandler(CancelTaskRequestSchema, async (request) =>
     (await upstream()).request({ method: 'tasks/cancel', params: request.params }, CancelTaskResultSchema).catch(relay),
   );
+
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => (await upstream()).listResources(request.params).catch(relay));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => (await upstream()).listResourceTemplates(request.params).catch(relay));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => (await upstream()).readResource(request.params).catch(relay));
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => (await upstream()).subscribeResource(request.params).catch(relay));
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => (await upstream()).unsubscribeResource(request.params).catch(relay));
+  server.setRequestHandler(ListPromptsRequestSchema, async (request) => (await upstream()).listPrompts(request.params).catch(relay));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => (await upstream()).getPrompt(request.params).catch(relay));
+  server.setRequestHandler(CompleteRequestSchema, async (request) => (await upstream()).complete(request.params).catch(relay));
+  // The hub keeps the level and filters its log lines; the bridge passes them all on.
+  server.setRequestHandler(SetLevelRequestSchema, async (request) => (await upstream()).setLoggingLevel(request.params.level).catch(relay));
 
   let closedResolve!: () => void;
   const closed = new Promise<void>((resolve) => (closedResolve = resolve));

@@ -1,6 +1,7 @@
 // The MCP conformance suite's server scenarios against Palai's /mcp. Palai
-// serves agents as tools, not the suite's fixture tools, resources or prompts,
-// so the scenarios that need those are listed, each with its reason, in
+// serves agents as tools and prompts and its responses and sessions as
+// resources, not the suite's fixture tools, resources or prompts, so the
+// scenarios that need those are listed, each with its reason, in
 // conformance-expected-failures.yaml; every other scenario must pass. The suite
 // connects without credentials, so it reaches Palai through a stand-in for a
 // configured host that adds the project key to each request. The suite's client

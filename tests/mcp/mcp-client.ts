@@ -111,3 +111,34 @@ export function balancer(backends: string[], cutAfter?: number): Balancer {
     },
   };
 }
+
+/** A fetch that reports the session's standalone stream (GET without Last-Event-ID): when it opened, and when the server ended it. */
+export function watchingStandaloneStream(through: FetchLike = fetch): { fetch: FetchLike; opened: Promise<void>; endedByServer: Promise<void> } {
+  let open!: () => void;
+  let end!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const endedByServer = new Promise<void>((resolve) => (end = resolve));
+  let seen = false;
+  return {
+    opened,
+    endedByServer,
+    async fetch(url, init) {
+      const res = await through(url, init);
+      const headers = new Headers(init?.headers);
+      if (seen || (init?.method ?? 'GET') !== 'GET' || headers.has('last-event-id') || res.status !== 200 || !res.body) return res;
+      seen = true;
+      open();
+      const reader = res.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { done, value } = await reader.read();
+          if (!done) return controller.enqueue(value);
+          end();
+          controller.close();
+        },
+        cancel: (reason) => reader.cancel(reason),
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    },
+  };
+}

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { createAgent } from '../support/api.js';
 import { cleanUpProcesses, ROOT, runPalai, tempDir, userEnv } from '../support/cli.js';
 import { describeEachStore } from '../support/hub.js';
@@ -82,6 +89,52 @@ await describeEachStore('palai mcp --url: stdio bridged to a hub', (ctx) => {
       const answered = await client.callTool({ name: 'asker', arguments: { input: 'weather?' } });
       assert.deepEqual(answered.content, [{ type: 'text', text: 'Oslo it is' }]);
       assert.doesNotMatch(stderr(), new RegExp(ctx().apiKey), 'the key never reaches the logs');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('relays resources, prompts, completion, log lines and resource updates both ways', { timeout: 60_000 }, async () => {
+    const { client } = await spawnBridge(['--url', server.url], { PALAI_API_KEY: ctx().apiKey });
+    try {
+      const logs: string[] = [];
+      const updates: string[] = [];
+      let heard: () => void = () => undefined;
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push((n.params.data as { message: string }).message));
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updates.push(n.params.uri);
+        heard();
+      });
+      assert.deepEqual((await client.listPrompts()).prompts.map((p) => p.name).sort(), ['asker', 'greeter']);
+      const prompt = await client.getPrompt({ name: 'greeter', arguments: { input: 'hi' } });
+      assert.match((prompt.messages[0].content as { text: string }).text, /hi$/);
+      await client.setLoggingLevel('info');
+
+      const created = await client.request({ method: 'tools/call', params: { name: 'asker', arguments: { input: 'x' }, task: {} } }, CreateTaskResultSchema);
+      const uri = `palai://responses/${created.task.taskId}`;
+      await client.subscribeResource({ uri });
+      await ctx().hub.api.responses.waitUntilSettled(ctx().projectId, created.task.taskId, 30_000);
+      const announced = new Promise<void>((resolve) => (heard = () => updates.includes(uri) && resolve()));
+      await ctx().hub.api.responses.submitInput(ctx().projectId, created.task.taskId, { input: 'Oslo' });
+      await announced;
+
+      const called = await client.callTool({ name: 'greeter', arguments: { input: 'hi' } });
+      const id = String((called._meta as Record<string, unknown>)['palai/response_id']);
+      for (const until = Date.now() + 5_000; !logs.includes('run completed') && Date.now() < until;) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.ok(logs.includes('run completed'), `the run's log lines reached the host: ${logs.join('; ')}`);
+      const read = await client.readResource({ uri: `palai://responses/${id}` });
+      assert.equal((read.contents[0] as { text: string }).text, 'Hello over stdio');
+      assert.ok((await client.listResources()).resources.some((r) => r.uri === `palai://responses/${id}`));
+      assert.equal((await client.listResourceTemplates()).resourceTemplates.length, 2);
+      const completed = await client.complete({
+        ref: { type: 'ref/resource', uri: 'palai://responses/{response_id}' },
+        argument: { name: 'response_id', value: id },
+      });
+      assert.deepEqual(completed.completion.values, [id]);
+      await assert.rejects(
+        client.readResource({ uri: 'palai://responses/nope' }),
+        (error: McpError) => error.code === -32002 && !/MCP error.*MCP error/.test(error.message),
+      );
     } finally {
       await client.close();
     }

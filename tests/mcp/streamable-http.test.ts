@@ -107,11 +107,17 @@ await describeEachStore('MCP over Streamable HTTP', (ctx) => {
   test("an unknown tool is -32602 saying how to list the tools, with the SDK client's prefix once", async () => {
     const { client } = await connect(server.url, ctx().apiKey);
     const unknown = "Unknown tool: nobody. The tools are this project's agents; tools/list lists them.";
-    await assert.rejects(client.callTool({ name: 'nobody', arguments: { input: 'x' } }), (error: Error & { code?: number }) => {
+    const once = (error: Error & { code?: number }) => {
       assert.equal(error.code, -32602);
       assert.equal(error.message, `MCP error -32602: ${unknown}`);
       return true;
-    });
+    };
+    await assert.rejects(client.callTool({ name: 'nobody', arguments: { input: 'x' } }), once);
+    const { CreateTaskResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    await assert.rejects(
+      client.request({ method: 'tools/call', params: { name: 'nobody', arguments: { input: 'x' }, task: {} } }, CreateTaskResultSchema),
+      once,
+    );
     await client.close();
   });
 

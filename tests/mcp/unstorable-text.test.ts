@@ -1,12 +1,14 @@
 // Text no store can hold (U+0000, a lone UTF-16 surrogate) reaching /mcp in
 // any field the kernel would read — the host's clientInfo at initialize, a
-// tasks/list cursor, a tools/call argument — is answered with MCP's
-// invalid-params error (-32602), never an internal error, and nothing is made.
+// tasks/list cursor, a tools/call or prompts/get argument, a completion's
+// value — is answered with MCP's invalid-params error (-32602), never an
+// internal error, and nothing is made; a resource URI holding it names no
+// resource (-32002).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createAgent } from '../support/api.js';
-import { describeEachStore } from '../support/hub.js';
+import { describeEachStore, withSlice } from '../support/hub.js';
 import { connect, listen, rawPost, type Listening } from './mcp-client.js';
 
 const INVALID_PARAMS = -32602;
@@ -60,6 +62,24 @@ await describeEachStore('MCP: text the store cannot hold', (ctx) => {
       );
     }
     assert.equal(await ctx().hub.api.responses.count(ctx().projectId, {}), before, 'no response was admitted');
+    await client.close();
+  });
+
+  test('prompts/get, completion and resource URIs with such text are refused, and subscribe to nothing', async () => {
+    const { client, transport } = await connect(server.url, ctx().apiKey);
+    for (const text of BAD_TEXTS) {
+      await assert.rejects(client.getPrompt({ name: 'greeter', arguments: { input: text } }), (error: { code?: number }) => error.code === INVALID_PARAMS);
+      await assert.rejects(
+        client.complete({ ref: { type: 'ref/resource', uri: 'palai://sessions/{session_id}' }, argument: { name: 'session_id', value: text } }),
+        (error: { code?: number }) => error.code === INVALID_PARAMS,
+      );
+      for (const uri of [`palai://sessions/${text}`, text]) {
+        await assert.rejects(client.readResource({ uri }), (error: { code?: number }) => error.code === -32002);
+        await assert.rejects(client.subscribeResource({ uri }), (error: { code?: number }) => error.code === -32002);
+      }
+    }
+    const sessions = withSlice(ctx().hub, 'mcp').mcpSessions;
+    assert.deepEqual(await sessions.subscriptions(ctx().projectId, transport.sessionId!), []);
     await client.close();
   });
 });

@@ -7,6 +7,7 @@ import type { Kernel } from '../../kernel.js';
 import { declareInboxSource } from '../../idempotency/inbox-sources.js';
 import type { McpApi } from './mcp-api.js';
 import type { StdioServerDeclaration } from './mcp-servers-port.js';
+import { createMcpResources } from './mcp-resources.js';
 import { createMcpServers } from './mcp-servers.js';
 import { createMcpSessions } from './mcp-sessions.js';
 import { readStdioDeclarations } from './stdio-declarations.js';
@@ -27,5 +28,6 @@ export function createMcpApi({ db, secrets, config, logger }: Kernel): McpApi {
   return atBoundary({
     mcpServers: createMcpServers({ db, secrets, stdioServers: stdioServersOf(config), logger: logger.child({ component: 'mcp-servers' }) }),
     mcpSessions: createMcpSessions(db),
+    mcpResources: createMcpResources(db),
   });
 }

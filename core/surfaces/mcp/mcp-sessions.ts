@@ -2,7 +2,14 @@
 // operation: a request checks its session and marks it used in one round trip.
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../store/db.js';
-import type { McpSession, McpSessionCall, McpSessions, NewMcpSession } from './mcp-sessions-port.js';
+import {
+  MAX_SUBSCRIPTIONS_PER_SESSION,
+  type McpLogLevel,
+  type McpSession,
+  type McpSessionCall,
+  type McpSessions,
+  type NewMcpSession,
+} from './mcp-sessions-port.js';
 
 /** A session nobody used for this long is gone (its host re-initializes). Default 24 hours. */
 export const MCP_SESSION_IDLE_HOURS = 24;
@@ -14,6 +21,7 @@ interface SessionRow {
   protocol_version: string;
   client_info: Record<string, unknown>;
   client_capabilities: Record<string, unknown>;
+  log_level: McpLogLevel | null;
 }
 
 interface CallRow {
@@ -31,6 +39,7 @@ const session = (row: SessionRow): McpSession => ({
   protocolVersion: row.protocol_version,
   clientInfo: row.client_info,
   clientCapabilities: row.client_capabilities,
+  logLevel: row.log_level,
 });
 
 const call = (row: CallRow): McpSessionCall => ({
@@ -40,6 +49,9 @@ const call = (row: CallRow): McpSessionCall => ({
   progressToken: row.progress_token,
   task: row.task,
 });
+
+/** The session is live: not ended, used within MCP_SESSION_IDLE_HOURS (the hours are the last parameter). */
+const LIVE = (alias: string, hoursParam: string) => `${alias}.ended_at IS NULL AND ${alias}.last_used_at > now() - make_interval(hours => ${hoursParam})`;
 
 /** 192 random bits: the session id travels in a header and must not be guessable. */
 const newSessionId = (): string => `mcps_${randomBytes(24).toString('base64url')}`;
@@ -64,8 +76,7 @@ export function createMcpSessions(db: Queryable): McpSessions {
       const { rows } = await db.query<SessionRow>(
         `WITH live AS (
            SELECT * FROM mcp_sessions
-            WHERE id = $1 AND project_id = $2 AND ended_at IS NULL
-              AND last_used_at > now() - make_interval(hours => $3)
+            WHERE id = $1 AND project_id = $2 AND ${LIVE('mcp_sessions', '$3')}
          ), touched AS (
            UPDATE mcp_sessions SET last_used_at = now()
             WHERE id IN (SELECT id FROM live WHERE last_used_at < now() - interval '1 minute')
@@ -77,11 +88,50 @@ export function createMcpSessions(db: Queryable): McpSessions {
     },
 
     async end(projectId, sessionId) {
-      const { rowCount } = await db.query('UPDATE mcp_sessions SET ended_at = now() WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [
-        sessionId,
-        projectId,
-      ]);
+      const { rows } = await db.query<{ ended: boolean }>(
+        `WITH ended AS (
+           UPDATE mcp_sessions SET ended_at = now() WHERE id = $1 AND project_id = $2 AND ended_at IS NULL RETURNING id
+         ), dropped AS (
+           DELETE FROM mcp_session_subscriptions WHERE session_id IN (SELECT id FROM ended)
+         )
+         SELECT EXISTS (SELECT 1 FROM ended) AS ended`,
+        [sessionId, projectId],
+      );
+      return rows[0].ended;
+    },
+
+    async setLogLevel(sessionId, level) {
+      await db.query('UPDATE mcp_sessions SET log_level = $2 WHERE id = $1', [sessionId, level]);
+    },
+
+    async subscribe(sessionId, uri) {
+      // One statement: the count and the insert see the same rows, so the bound holds for one session's requests in turn.
+      const { rows } = await db.query<{ kept: boolean }>(
+        `WITH existing AS (
+           SELECT count(*) AS n, bool_or(uri = $2) AS has FROM mcp_session_subscriptions WHERE session_id = $1
+         ), inserted AS (
+           INSERT INTO mcp_session_subscriptions (session_id, uri)
+           SELECT $1, $2 FROM existing WHERE NOT coalesce(existing.has, false) AND existing.n < $3
+           ON CONFLICT DO NOTHING RETURNING uri
+         )
+         SELECT coalesce(has, false) OR n < $3 AS kept FROM existing`,
+        [sessionId, uri, MAX_SUBSCRIPTIONS_PER_SESSION],
+      );
+      return rows[0].kept;
+    },
+
+    async unsubscribe(sessionId, uri) {
+      const { rowCount } = await db.query('DELETE FROM mcp_session_subscriptions WHERE session_id = $1 AND uri = $2', [sessionId, uri]);
       return rowCount > 0;
+    },
+
+    async subscriptions(projectId, sessionId) {
+      const { rows } = await db.query<{ uri: string | null }>(
+        `SELECT sub.uri FROM mcp_sessions s LEFT JOIN mcp_session_subscriptions sub ON sub.session_id = s.id
+          WHERE s.id = $1 AND s.project_id = $2 AND ${LIVE('s', '$3')}`,
+        [sessionId, projectId, MCP_SESSION_IDLE_HOURS],
+      );
+      return rows.length === 0 ? null : rows.flatMap((row) => (row.uri === null ? [] : [row.uri]));
     },
 
     async recordCall(input) {
