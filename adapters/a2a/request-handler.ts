@@ -167,25 +167,30 @@ export class KernelRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * The task a message starts or answers. The messageId is the inbox key: the
-   * first message does the work, a resent one (same key, same message) gets
-   * the task the first one left, and nothing else.
+   * The task a message starts or answers. The messageId and what the message
+   * says are the inbox key: the first message does the work, a resent one
+   * (same messageId, same message) gets the task the first one left, and
+   * nothing else. Another message under a messageId already used is not a
+   * duplicate (§3.3.1 lets an agent detect duplicates by messageId; it does not
+   * make two messages one), so it is a message of its own: clients that reuse
+   * ids (the A2A TCK does) are answered, and a retry still runs once.
    */
   private async accept(caller: Caller, params: SendMessageRequest): Promise<ResponseState> {
     const message = params.message;
     if (!message) throw new RequestMalformedError('message is required.');
     const content = readMessage(message);
     const { api } = this;
+    const fingerprint = api.inbox.fingerprint(
+      'SendMessage',
+      { agent: caller.agent.id },
+      { taskId: message.taskId, contextId: message.contextId, text: content.text },
+    );
     const identity = {
       projectId: caller.projectId,
       source: 'a2a' as const,
-      key: message.messageId,
+      key: `${message.messageId}#${fingerprint.slice(0, 16)}`,
       operation: 'SendMessage',
-      fingerprint: api.inbox.fingerprint(
-        'SendMessage',
-        { agent: caller.agent.id },
-        { taskId: message.taskId, contextId: message.contextId, text: content.text },
-      ),
+      fingerprint,
     };
     const state = await api.inbox.once(
       identity,

@@ -153,13 +153,15 @@ await describeEachStore('A2A bad input', (ctx) => {
     assert.equal(rest.status, 413);
   });
 
-  test('a messageId reused for a different message is refused (-32602)', async () => {
+  test('a messageId reused for a different message is a message of its own; resent as it was, the first task', async () => {
     const m = message([{ text: 'first' }]);
     const first = await call('SendMessage', { message: m });
     assert.ok(first.body.result, JSON.stringify(first.body));
     const second = await call('SendMessage', { message: { ...m, parts: [{ text: 'second' }] } });
-    assert.equal(second.body.error.code, -32602);
-    assert.match(second.body.error.message, /messageId/);
+    assert.ok(second.body.result, JSON.stringify(second.body));
+    assert.notEqual(second.body.result.task.id, first.body.result.task.id);
+    const again = await call('SendMessage', { message: m });
+    assert.equal(again.body.result.task.id, first.body.result.task.id);
   });
 
   test('no key or a bad key is 401 on every binding; an unknown agent is 404', async () => {
