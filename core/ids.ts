@@ -28,3 +28,19 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   lastRandom = random;
   return `${prefix}_${encode(BigInt(now), 10)}${encode(random, 16)}`;
 }
+
+const OUTPUT_ITEM_ID = /^(?:msg|fc)_([0-9a-hjkmnp-tv-z]{26})_([0-9a-hjkmnp-tv-z]{4})$/;
+
+/**
+ * The id of an item a run adds to its response's output: the response's id body and the item's place
+ * in the output, so an item_reference to it leads to its response at once (core/responses/item-references.ts).
+ */
+export function outputItemId(prefix: 'msg' | 'fc', responseId: string, outputIndex: number): string {
+  return `${prefix}_${responseId.slice(responseId.indexOf('_') + 1)}_${encode(BigInt(outputIndex), 4)}`;
+}
+
+/** The response an output item id names (outputItemId), or null for any other id. */
+export function responseOfOutputItem(itemId: string): string | null {
+  const match = OUTPUT_ITEM_ID.exec(itemId);
+  return match ? `resp_${match[1]}` : null;
+}

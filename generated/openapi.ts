@@ -1382,6 +1382,11 @@ export interface components {
             call_id: string;
             id: string;
             name: string;
+            /**
+             * @description Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items.
+             * @constant
+             */
+            server?: true;
             /** @enum {unknown} */
             status?: "in_progress" | "completed" | "incomplete";
             /** @constant */
@@ -1437,12 +1442,25 @@ export interface components {
             type: "function_call_output";
         };
         /** @description An input item as OpenAI's API accepts it (ids optional, content may be a string). */
-        InputItem: components["schemas"]["InputMessage"] | components["schemas"]["InputFunctionCall"] | components["schemas"]["InputFunctionCallOutput"];
+        InputItem: components["schemas"]["InputMessage"] | components["schemas"]["InputFunctionCall"] | components["schemas"]["InputFunctionCallOutput"] | components["schemas"]["InputMcpCall"];
         /** @description OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input. */
         InputItemReference: {
             id: string;
             /** @constant */
             type?: "item_reference";
+        };
+        /** @description An `mcp_call` item of Palai's (server_label `palai`) sent back in a resent history: the call Palai ran and its output, which the run sees as a function call and its output. */
+        InputMcpCall: {
+            arguments: string;
+            error?: string | null;
+            id?: string;
+            name: string;
+            output?: string | null;
+            /** @constant */
+            server_label: "palai";
+            status?: string;
+            /** @constant */
+            type: "mcp_call";
         };
         InputMessage: {
             content: string | {
@@ -1493,6 +1511,30 @@ export interface components {
             topic: components["schemas"]["KafkaTopicName"];
         };
         KafkaTopicName: string;
+        /** @description A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows. */
+        McpCallCompletedEvent: {
+            item_id: string;
+            output_index: number;
+            sequence_number: number;
+            /** @constant */
+            type: "response.mcp_call.completed";
+        };
+        /** @description OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id. */
+        McpCallItem: {
+            /** @description The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names. */
+            approval_request_id?: string;
+            arguments: string;
+            error: string | null;
+            id: string;
+            name: string;
+            output: string | null;
+            /** @constant */
+            server_label: "palai";
+            /** @enum {unknown} */
+            status?: "in_progress" | "completed" | "incomplete";
+            /** @constant */
+            type: "mcp_call";
+        };
         McpServer: {
             /** @description Unix seconds; null for the operator's servers. */
             created_at: number | null;
@@ -1660,7 +1702,7 @@ export interface components {
          */
         OpenAIResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
         OutputItemEvent: {
-            item: components["schemas"]["Item"];
+            item: components["schemas"]["ResponseOutputItem"];
             output_index: number;
             sequence_number: number;
             /** @enum {unknown} */
@@ -1940,14 +1982,14 @@ export interface components {
             object: "list";
         };
         /** @description An output item of a response object; approval requests appear while the response waits for them. */
-        ResponseOutputItem: components["schemas"]["MessageItem"] | components["schemas"]["FunctionCallItem"] | components["schemas"]["FunctionCallOutputItem"] | components["schemas"]["ApprovalRequestItem"];
+        ResponseOutputItem: components["schemas"]["MessageItem"] | components["schemas"]["FunctionCallItem"] | components["schemas"]["FunctionCallOutputItem"] | components["schemas"]["ApprovalRequestItem"] | components["schemas"]["McpCallItem"];
         /**
          * @description Palai's exact state of a response (the kernel's), shown as `palai_status`.
          * @enum {unknown}
          */
         ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
         /** @description One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`. */
-        ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"];
+        ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"] | components["schemas"]["McpCallCompletedEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
         RotateWebhookSecretRequest: {

@@ -4,16 +4,17 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 
 export const AdmissionCommand = validate21;
 const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. Without a previous response, input ending with function call outputs for all of a waiting response's pending client calls (same agent, same session when one is named) answers it the same way, with those trailing outputs; so does an empty input in a session whose latest response waits for outputs the session now holds.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. Empty only when continuing a conversation: an existing session (by id or key) or a previous response.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"allOf":[{"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}},{"if":{"not":{"anyOf":[{"required":["previous_response_id"]},{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["id","key"]}}}}}]}},"then":{"properties":{"input":{"type":"array","minItems":1}}}}]};
-const schema40 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
-const schema45 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema41 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
+const schema46 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
 const schema33 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
-const schema38 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
-const schema39 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
-const schema34 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"}]};
+const schema39 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
+const schema40 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
+const schema34 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"},{"$ref":"#/$defs/InputMcpCall"}]};
 const schema35 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
 const schema36 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
 const schema37 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
+const schema38 = {"type":"object","description":"An `mcp_call` item of Palai's (server_label `palai`) sent back in a resent history: the call Palai ran and its output, which the run sees as a function call and its output.","required":["type","server_label","name","arguments"],"properties":{"type":{"const":"mcp_call"},"id":{"type":"string"},"server_label":{"const":"palai"},"name":{"type":"string","minLength":1},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"type":"string"}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -524,15 +525,201 @@ props0.call_id = true;
 props0.output = true;
 }
 }
-}
-}
-if(!valid0){
-const err36 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs41 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err36 = {instancePath,schemaPath:"#/$defs/InputMcpCall/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+if(data.server_label === undefined){
+const err37 = {instancePath,schemaPath:"#/$defs/InputMcpCall/required",keyword:"required",params:{missingProperty: "server_label"},message:"must have required property '"+"server_label"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data.name === undefined){
+const err38 = {instancePath,schemaPath:"#/$defs/InputMcpCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data.arguments === undefined){
+const err39 = {instancePath,schemaPath:"#/$defs/InputMcpCall/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data.type !== undefined){
+if("mcp_call" !== data.type){
+const err40 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/InputMcpCall/properties/type/const",keyword:"const",params:{allowedValue: "mcp_call"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err41 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/InputMcpCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.server_label !== undefined){
+if("palai" !== data.server_label){
+const err42 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/InputMcpCall/properties/server_label/const",keyword:"const",params:{allowedValue: "palai"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data19 = data.name;
+if(typeof data19 === "string"){
+if(func1(data19) < 1){
+const err43 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/InputMcpCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/InputMcpCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.arguments !== undefined){
+if(typeof data.arguments !== "string"){
+const err45 = {instancePath:instancePath+"/arguments",schemaPath:"#/$defs/InputMcpCall/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.output !== undefined){
+let data21 = data.output;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err46 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/InputMcpCall/properties/output/type",keyword:"type",params:{type: schema38.properties.output.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data22 = data.error;
+if((typeof data22 !== "string") && (data22 !== null)){
+const err47 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/InputMcpCall/properties/error/type",keyword:"type",params:{type: schema38.properties.error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+if(typeof data.status !== "string"){
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/InputMcpCall/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/$defs/InputMcpCall/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid0 = _errs41 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 3];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 3;
+if(props0 !== true){
+props0 = props0 || {};
+props0.type = true;
+props0.id = true;
+props0.server_label = true;
+props0.name = true;
+props0.arguments = true;
+props0.output = true;
+props0.error = true;
+props0.status = true;
+}
+}
+}
+}
+}
+if(!valid0){
+const err50 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
 }
 errors++;
 }
@@ -686,7 +873,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema38.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema39.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -861,10 +1048,10 @@ return errors === 0;
 }
 validate22.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema41 = {"description":"What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions).","type":"object","additionalProperties":false,"properties":{"temperature":{"type":"number","minimum":0,"maximum":2},"top_p":{"type":"number","minimum":0,"maximum":1},"max_output_tokens":{"type":"integer","minimum":1,"maximum":1000000,"description":"The cap on each model step's output."},"parallel_tool_calls":{"type":"boolean","description":"false asks the model for at most one tool call per step."},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"tools":{"type":"array","maxItems":128,"description":"Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"$ref":"#/$defs/TextFormat","description":"The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema."},"user":{"type":"string","maxLength":256,"description":"The caller's id for its end user; kept and echoed."}}};
-const schema42 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
-const schema43 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
-const schema44 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const schema42 = {"description":"What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions).","type":"object","additionalProperties":false,"properties":{"temperature":{"type":"number","minimum":0,"maximum":2},"top_p":{"type":"number","minimum":0,"maximum":1},"max_output_tokens":{"type":"integer","minimum":1,"maximum":1000000,"description":"The cap on each model step's output."},"parallel_tool_calls":{"type":"boolean","description":"false asks the model for at most one tool call per step."},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"tools":{"type":"array","maxItems":128,"description":"Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"$ref":"#/$defs/TextFormat","description":"The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema."},"user":{"type":"string","maxLength":256,"description":"The caller's id for its end user; kept and echoed."}}};
+const schema43 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
+const schema44 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
+const schema45 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
 const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1014,7 +1201,7 @@ let valid2 = false;
 let passing0 = null;
 const _errs13 = errors;
 if(!(((data4 === "auto") || (data4 === "none")) || (data4 === "required"))){
-const err11 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema42.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema43.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1220,7 +1407,7 @@ errors++;
 if(data8.description !== undefined){
 let data11 = data8.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema43.properties.description.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema44.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1245,7 +1432,7 @@ errors++;
 if(data8.parameters !== undefined){
 let data12 = data8.parameters;
 if((!(data12 && typeof data12 == "object" && !Array.isArray(data12))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema43.properties.parameters.type},message:"must be object,null"};
+const err28 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema44.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1258,7 +1445,7 @@ errors++;
 if(data8.strict !== undefined){
 let data13 = data8.strict;
 if((typeof data13 !== "boolean") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema43.properties.strict.type},message:"must be boolean,null"};
+const err29 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema44.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1532,7 +1719,7 @@ errors++;
 if(data14.strict !== undefined){
 let data21 = data14.strict;
 if((typeof data21 !== "boolean") && (data21 !== null)){
-const err50 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema44.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err50 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema45.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2670,7 +2857,7 @@ let valid2 = false;
 let passing0 = null;
 const _errs13 = errors;
 if(!(((data4 === "auto") || (data4 === "none")) || (data4 === "required"))){
-const err11 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema42.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema43.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2876,7 +3063,7 @@ errors++;
 if(data8.description !== undefined){
 let data11 = data8.description;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema43.properties.description.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema44.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2901,7 +3088,7 @@ errors++;
 if(data8.parameters !== undefined){
 let data12 = data8.parameters;
 if((!(data12 && typeof data12 == "object" && !Array.isArray(data12))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema43.properties.parameters.type},message:"must be object,null"};
+const err28 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema44.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2914,7 +3101,7 @@ errors++;
 if(data8.strict !== undefined){
 let data13 = data8.strict;
 if((typeof data13 !== "boolean") && (data13 !== null)){
-const err29 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema43.properties.strict.type},message:"must be boolean,null"};
+const err29 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema44.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3188,7 +3375,7 @@ errors++;
 if(data14.strict !== undefined){
 let data21 = data14.strict;
 if((typeof data21 !== "boolean") && (data21 !== null)){
-const err50 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema44.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err50 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema45.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3630,10 +3817,10 @@ return errors === 0;
 validate29.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ContentAddedEvent = validate30;
-const schema51 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
-const schema52 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema53 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema54 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+const schema52 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema53 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema54 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema55 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4007,7 +4194,7 @@ return errors === 0;
 validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ContentDoneEvent = validate33;
-const schema55 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema56 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4179,11 +4366,11 @@ return errors === 0;
 validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemAddedEvent = validate35;
-const schema56 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
-const schema57 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema59 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]}}};
-const schema60 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
-const schema58 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+const schema57 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema58 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema60 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+const schema61 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+const schema59 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4263,7 +4450,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema58.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema59.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4276,7 +4463,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema58.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema59.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4469,7 +4656,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema59.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema60.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4479,14 +4666,26 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-else {
-const err11 = {instancePath,schemaPath:"#/$defs/FunctionCallItem/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.server !== undefined){
+if(true !== data.server){
+const err11 = {instancePath:instancePath+"/server",schemaPath:"#/$defs/FunctionCallItem/properties/server/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/$defs/FunctionCallItem/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }
@@ -4507,22 +4706,13 @@ props0.call_id = true;
 props0.name = true;
 props0.arguments = true;
 props0.status = true;
+props0.server = true;
 }
 }
-const _errs15 = errors;
+const _errs16 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err12 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(data.type === undefined){
-const err13 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const err13 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4531,8 +4721,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.call_id === undefined){
-const err14 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "call_id"},message:"must have required property '"+"call_id"+"'"};
+if(data.type === undefined){
+const err14 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4541,8 +4731,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.output === undefined){
-const err15 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(data.call_id === undefined){
+const err15 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "call_id"},message:"must have required property '"+"call_id"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4551,9 +4741,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err16 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/FunctionCallOutputItem/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.output === undefined){
+const err16 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4562,10 +4751,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.type !== undefined){
-if("function_call_output" !== data.type){
-const err17 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/FunctionCallOutputItem/properties/type/const",keyword:"const",params:{allowedValue: "function_call_output"},message:"must be equal to constant"};
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err17 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/FunctionCallOutputItem/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4575,9 +4763,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.call_id !== undefined){
-if(typeof data.call_id !== "string"){
-const err18 = {instancePath:instancePath+"/call_id",schemaPath:"#/$defs/FunctionCallOutputItem/properties/call_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.type !== undefined){
+if("function_call_output" !== data.type){
+const err18 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/FunctionCallOutputItem/properties/type/const",keyword:"const",params:{allowedValue: "function_call_output"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4587,9 +4775,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.output !== undefined){
-if(typeof data.output !== "string"){
-const err19 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/FunctionCallOutputItem/properties/output/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err19 = {instancePath:instancePath+"/call_id",schemaPath:"#/$defs/FunctionCallOutputItem/properties/call_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4599,10 +4787,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data10 = data.status;
-if(!(((data10 === "in_progress") || (data10 === "completed")) || (data10 === "incomplete"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema60.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.output !== undefined){
+if(typeof data.output !== "string"){
+const err20 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/FunctionCallOutputItem/properties/output/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4612,9 +4799,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.status !== undefined){
+let data11 = data.status;
+if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema61.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4623,7 +4811,19 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid0 = _errs15 === errors;
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/$defs/FunctionCallOutputItem/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
 if(_valid0 && valid0){
 valid0 = false;
 passing0 = [passing0, 2];
@@ -4644,12 +4844,12 @@ props0.status = true;
 }
 }
 if(!valid0){
-const err22 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err23 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err23];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err23);
 }
 errors++;
 }
@@ -4784,7 +4984,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemDoneEvent = validate41;
-const schema61 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema62 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4899,7 +5099,7 @@ return errors === 0;
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemUpdatedEvent = validate43;
-const schema62 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema63 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5014,17 +5214,17 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const KernelEvent = validate45;
-const schema63 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
-const schema78 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
-const schema79 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
-const schema64 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
-const schema65 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema66 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
-const schema73 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema75 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const func30 = Object.prototype.hasOwnProperty;
+const schema64 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
+const schema79 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
+const schema80 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
+const schema65 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
+const schema66 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema67 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
+const schema74 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema76 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const func31 = Object.prototype.hasOwnProperty;
 const pattern12 = new RegExp("^resp_", "u");
-const schema69 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."}}};
+const schema70 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5082,7 +5282,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema69.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema70.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5095,7 +5295,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema69.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema70.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5108,7 +5308,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema69.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema70.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5121,7 +5321,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema69.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema70.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5134,7 +5334,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema69.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema70.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5155,7 +5355,7 @@ let valid3 = false;
 let passing1 = null;
 const _errs17 = errors;
 if(!(((data5 === "auto") || (data5 === "none")) || (data5 === "required"))){
-const err9 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema42.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema43.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5399,7 +5599,7 @@ errors++;
 if(data9.description !== undefined){
 let data12 = data9.description;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err25 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema43.properties.description.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema44.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5424,7 +5624,7 @@ errors++;
 if(data9.parameters !== undefined){
 let data13 = data9.parameters;
 if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
-const err27 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema43.properties.parameters.type},message:"must be object,null"};
+const err27 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema44.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5437,7 +5637,7 @@ errors++;
 if(data9.strict !== undefined){
 let data14 = data9.strict;
 if((typeof data14 !== "boolean") && (data14 !== null)){
-const err28 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema43.properties.strict.type},message:"must be boolean,null"};
+const err28 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema44.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5715,7 +5915,7 @@ errors++;
 if(data15.strict !== undefined){
 let data22 = data15.strict;
 if((typeof data22 !== "boolean") && (data22 !== null)){
-const err49 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema44.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err49 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema45.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -5837,8 +6037,8 @@ return errors === 0;
 }
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema76 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
-const schema77 = {"enum":["read","write","privileged"]};
+const schema77 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema78 = {"enum":["read","write","privileged"]};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5952,7 +6152,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5965,7 +6165,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema76.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema77.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5990,7 +6190,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema76.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema77.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6179,7 +6379,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func30.call(schema66.properties, key0))){
+if(!(func31.call(schema67.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -6218,7 +6418,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6347,7 +6547,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema66.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema67.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6360,7 +6560,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema66.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema67.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6373,7 +6573,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema66.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema67.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7257,7 +7457,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema66.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema67.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -7365,7 +7565,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7895,7 +8095,7 @@ return errors === 0;
 validate45.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const KernelEventType = validate60;
-const schema80 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
+const schema81 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7908,7 +8108,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((data === "status") || (data === "item.added")) || (data === "item.done")) || (data === "item.updated")) || (data === "content.added")) || (data === "content.done")) || (data === "text.delta")) || (data === "text.done"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema80.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7923,7 +8123,7 @@ return errors === 0;
 validate60.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const QueueJob = validate61;
-const schema81 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema82 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8307,7 +8507,7 @@ return errors === 0;
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const QueueResult = validate63;
-const schema83 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema84 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8405,7 +8605,7 @@ errors++;
 if(data.idempotency_key !== undefined){
 let data0 = data.idempotency_key;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema83.properties.idempotency_key.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema84.properties.idempotency_key.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8443,7 +8643,7 @@ errors++;
 if(data.status !== undefined){
 let data2 = data.status;
 if(!(((((((data2 === "completed") || (data2 === "failed")) || (data2 === "canceled")) || (data2 === "incomplete")) || (data2 === "waiting_for_approval")) || (data2 === "waiting_for_input")) || (data2 === "waiting_for_tool"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema83.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9195,7 +9395,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func30.call(schema66.properties, key0))){
+if(!(func31.call(schema67.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -9234,7 +9434,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9363,7 +9563,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema66.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema67.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9376,7 +9576,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema66.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema67.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9389,7 +9589,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema66.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema67.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10273,7 +10473,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema66.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema67.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -10370,7 +10570,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema69.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema70.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10383,7 +10583,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema69.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema70.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10396,7 +10596,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema69.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema70.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10409,7 +10609,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema69.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema70.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10422,7 +10622,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema69.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema70.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10443,7 +10643,7 @@ let valid3 = false;
 let passing1 = null;
 const _errs17 = errors;
 if(!(((data5 === "auto") || (data5 === "none")) || (data5 === "required"))){
-const err9 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema42.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema43.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10687,7 +10887,7 @@ errors++;
 if(data9.description !== undefined){
 let data12 = data9.description;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err25 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema43.properties.description.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema44.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10712,7 +10912,7 @@ errors++;
 if(data9.parameters !== undefined){
 let data13 = data9.parameters;
 if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
-const err27 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema43.properties.parameters.type},message:"must be object,null"};
+const err27 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema44.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10725,7 +10925,7 @@ errors++;
 if(data9.strict !== undefined){
 let data14 = data9.strict;
 if((typeof data14 !== "boolean") && (data14 !== null)){
-const err28 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema43.properties.strict.type},message:"must be boolean,null"};
+const err28 = {instancePath:instancePath+"/tools/" + i0+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema44.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11003,7 +11203,7 @@ errors++;
 if(data15.strict !== undefined){
 let data22 = data15.strict;
 if((typeof data22 !== "boolean") && (data22 !== null)){
-const err49 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema44.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err49 = {instancePath:instancePath+"/text_format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema45.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11195,7 +11395,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11582,9 +11782,9 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookEvent = validate74;
-const schema101 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
-const schema103 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
-const schema102 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
+const schema102 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
+const schema104 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
+const schema103 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11642,7 +11842,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema102.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema103.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12010,7 +12210,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema102.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema103.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }

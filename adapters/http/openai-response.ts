@@ -5,6 +5,7 @@ import type { ResponseState, ResponseStatus } from '../../core/api/index.js';
 import { outputText } from '../../core/api/index.js';
 import type { MessageItem, PendingToolCall, RequiredAction, Response, ResponseOutputItem } from '../../generated/schemas.js';
 import { STATUS_PROJECTION } from './openai-status.js';
+import { restOutput } from './ran-calls.js';
 
 const ACTION_FOR: Partial<Record<ResponseStatus, RequiredAction['type']>> = {
   waiting_for_approval: 'approve_tool_calls',
@@ -43,7 +44,7 @@ function questions(calls: PendingToolCall[]): MessageItem[] {
 
 export function openAiResponse(state: ResponseState): Response {
   const asked = [...state.output, ...questions(state.pending_calls)];
-  const output: ResponseOutputItem[] = [...asked, ...approvalRequests(state.pending_calls)];
+  const output: ResponseOutputItem[] = [...restOutput(asked), ...approvalRequests(state.pending_calls)];
   return {
     id: state.id,
     object: 'response',

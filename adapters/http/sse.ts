@@ -7,16 +7,17 @@
 // and its `sequence_number` is that event's, the point to resume after.
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
-import { isTerminalEvent, isWaitingEvent, type KernelApi } from '../../core/api/index.js';
+import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelApi } from '../../core/api/index.js';
 import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 import type { ProblemSlug } from '../../core/errors/problem-types.js';
-import type { ResponseLifecycleEvent, StreamErrorEvent } from '../../generated/schemas.js';
+import type { ResponseLifecycleEvent, ResponseStreamEvent, StreamErrorEvent } from '../../generated/schemas.js';
 import type { ResponseState } from '../../core/api/index.js';
 import { openAiStreamEvent } from './openai-events.js';
 import { openAiResponse } from './openai-response.js';
 import type { EventVocabulary } from './openai-status.js';
 import { markStream } from './request-tracker.js';
 import { turnEntry, type Turn } from './turn-view.js';
+import { RanCallStream } from './ran-calls.js';
 
 const KEEPALIVE_MS = 15_000;
 /** The SSE `retry` hint sent with an error event: how soon an EventSource reconnects. */
@@ -72,6 +73,22 @@ export interface StreamOptions {
   cancelOnDisconnect?: boolean;
   /** The stream answers a waiting response: it shows that turn (turn-view.ts). */
   turn?: Turn;
+  /** The response's output as of `after`, in full (the snapshot may show less): the calls Palai ran in it. */
+  earlierOutput?: ResponseState['output'];
+}
+
+/** An entry's SSE frames: one, but for a call Palai ran (ran-calls.ts), whose output may announce its mcp_call. */
+function framesOf(entry: JournalEntry, vocabulary: EventVocabulary, ran: RanCallStream): string {
+  const shown = ran.project(entry);
+  const sequence_number = entry.sequence;
+  const events: ResponseStreamEvent[] = shown
+    ? shown.map((event): ResponseStreamEvent => {
+        if (event.kind === 'completed') return { type: 'response.mcp_call.completed', sequence_number, item_id: event.itemId, output_index: event.outputIndex };
+        const type = event.kind === 'added' ? 'response.output_item.added' : 'response.output_item.done';
+        return { type, sequence_number, output_index: event.outputIndex, item: event.item };
+      })
+    : [openAiStreamEvent(entry, vocabulary)];
+  return events.map((event) => `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join('');
 }
 
 /**
@@ -107,15 +124,18 @@ export async function streamResponseEvents(
   let last = after;
   let ended = false;
   let finished = false;
+  const ran = new RanCallStream();
+  ran.know(options.earlierOutput ?? []);
   try {
     for await (const entry of api.responses.follow(projectId, responseId, { after, signal })) {
       last = entry.sequence;
       ended = isTerminalEvent(entry.event);
       finished = ended || isWaitingEvent(entry.event);
+      if (entry.event.type === 'status') ran.know(entry.event.response.output);
       const shown = options.turn ? turnEntry(entry, options.turn) : entry;
       if (!shown) continue;
-      const event = openAiStreamEvent(shown, options.vocabulary);
-      const frame = `id: ${entry.sequence}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+      const frame = framesOf(shown, options.vocabulary, ran);
+      if (frame === '') continue;
       // A write after the client left returns false too, and then neither 'drain' nor 'close' comes again: wait on the signal.
       if (!res.write(frame) && !signal.aborted) await once(res, 'drain', { signal }).catch(() => undefined);
       if (signal.aborted) break;

@@ -22,9 +22,18 @@ export function turnOf(waiting: ResponseState): Turn {
 
 const isAnswer = (turn: Turn, item: ResponseState['output'][number]): boolean => item.type === 'function_call_output' && turn.answered.has(item.call_id);
 
-/** The response as this turn shows it. */
+/**
+ * The response as this turn shows it. A call Palai ran in an earlier turn whose output came in this one (an
+ * approval given now) comes with its output, so the REST API shows it as one mcp_call (ran-calls.ts).
+ */
 export function turnView(state: ResponseState, turn: Turn): ResponseState {
-  return { ...state, output: state.output.slice(turn.from).filter((item) => !isAnswer(turn, item)) };
+  const earlier = state.output.slice(0, turn.from);
+  const output = state.output.slice(turn.from).flatMap((item) => {
+    if (isAnswer(turn, item)) return [];
+    const call = item.type === 'function_call_output' ? earlier.find((c) => c.type === 'function_call' && c.call_id === item.call_id && c.server) : undefined;
+    return call ? [call, item] : [item];
+  });
+  return { ...state, output };
 }
 
 /** A journal entry as this turn's stream shows it, or null for one about the caller's own answer. */

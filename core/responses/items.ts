@@ -2,14 +2,14 @@
 // (a string, or items whose content may be a plain string) becomes stored items
 // with ids and typed content parts.
 import { isItemReference } from './item-references.js';
-import type { CreateResponseRequest, InputFunctionCallOutput, InputItem, Item, MessageItem, ResponseInputItem } from '../../generated/schemas.js';
+import type { CreateResponseRequest, InputFunctionCallOutput, InputItem, InputMcpCall, Item, MessageItem, ResponseInputItem } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 
 /** `pointer` locates the input in the request, for the error about an item that only answers a wait. */
 export function normalizeInput(input: CreateResponseRequest['input'], pointer = '/input'): Item[] {
   if (typeof input === 'string') return [userMessage(input)];
-  return input.map((item, index) => normalizeItem(conversationItem(item, `${pointer}/${index}`)));
+  return input.flatMap((item, index) => normalizeItem(conversationItem(item, `${pointer}/${index}`)));
 }
 
 /**
@@ -36,7 +36,7 @@ export function userMessage(text: string): MessageItem {
   return { id: newId('msg'), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text }] };
 }
 
-function normalizeItem(item: InputItem): Item {
+function normalizeItem(item: InputItem): Item | Item[] {
   if ('role' in item) {
     const partType = item.role === 'assistant' ? 'output_text' : 'input_text';
     const parts = typeof item.content === 'string' ? [{ type: partType, text: item.content }] : item.content;
@@ -51,7 +51,17 @@ function normalizeItem(item: InputItem): Item {
   if (item.type === 'function_call') {
     return { id: newId('fc'), type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
   }
+  if (item.type === 'mcp_call') return ranCall(item);
   return { id: newId('fc'), type: 'function_call_output', call_id: item.call_id, output: item.output, status: 'completed' };
+}
+
+/** An mcp_call of Palai's, sent back in a history: the call Palai ran (marked `server`) and, when it has one, its output. */
+function ranCall(item: InputMcpCall): Item[] {
+  const callId = item.id ?? newId('call');
+  const call: Item = { id: newId('fc'), type: 'function_call', call_id: callId, name: item.name, arguments: item.arguments, status: 'completed', server: true };
+  const output = item.output ?? item.error;
+  if (output === null || output === undefined) return [call];
+  return [call, { id: newId('fc'), type: 'function_call_output', call_id: callId, output, status: 'completed' }];
 }
 
 /** Text of the completed assistant messages, joined (OpenAI's `output_text`). */

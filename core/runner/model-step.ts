@@ -136,9 +136,13 @@ async function modelAttempt(
         case 'text_delta':
           await stream.textDelta(storableText(event.text));
           break;
-        case 'tool_call':
-          await stream.toolCall(storableText(event.callId), storableText(event.name), storableText(event.arguments));
+        case 'tool_call': {
+          // A call of a function tool is the caller's to run; any other (built-in, MCP, HTTP, agent, or a name
+          // the run has no tool for, which Palai answers itself) Palai runs.
+          const server = ctx.tools.get(event.name)?.kind !== 'function';
+          await stream.toolCall(storableText(event.callId), storableText(event.name), storableText(event.arguments), server);
           break;
+        }
         case 'usage':
           usage = addUsage(usage, event);
           break;

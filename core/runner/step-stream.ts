@@ -12,7 +12,7 @@
 // `coalesce`, deltas that arrive while a write is in flight are joined into one
 // delta event: a fast provider costs a statement per write round trip, not per token.
 import type { FunctionCallItem, Item, MessageItem } from '../../generated/schemas.js';
-import { newId } from '../ids.js';
+import { outputItemId } from '../ids.js';
 import { appendEvents, type JournalWriter, type KernelEvent } from '../journal/journal.js';
 import type { Db, Queryable } from '../store/db.js';
 
@@ -123,10 +123,19 @@ export class StepStream {
     if (this.writeError) throw this.writeError;
   }
 
-  async toolCall(callId: string, name: string, args: string): Promise<void> {
+  /** `server`: Palai runs the call (the item says so), rather than the caller. */
+  async toolCall(callId: string, name: string, args: string, server: boolean): Promise<void> {
     await this.closeMessage('completed');
-    const item: FunctionCallItem = { id: newId('fc'), type: 'function_call', call_id: callId, name, arguments: args, status: 'completed' };
     const outputIndex = this.nextIndex++;
+    const item: FunctionCallItem = {
+      id: outputItemId('fc', this.writer.responseId, outputIndex),
+      type: 'function_call',
+      call_id: callId,
+      name,
+      arguments: args,
+      status: 'completed',
+      ...(server ? { server: true } : {}),
+    };
     this.held.push({ type: 'item.added', output_index: outputIndex, item: { ...item, status: 'in_progress' } });
     this.held.push({ type: 'item.done', output_index: outputIndex, item });
     this.items.push(item);
@@ -164,7 +173,8 @@ export class StepStream {
   }
 
   private openMessage(): OpenMessage {
-    const message: OpenMessage = { id: newId('msg'), outputIndex: this.nextIndex++, text: '', announced: false };
+    const outputIndex = this.nextIndex++;
+    const message: OpenMessage = { id: outputItemId('msg', this.writer.responseId, outputIndex), outputIndex, text: '', announced: false };
     this.message = message;
     return message;
   }

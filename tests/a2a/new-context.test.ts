@@ -61,8 +61,9 @@ await describeEachStore('A2A contexts made by admission', (ctx) => {
     const messageId = randomUUID();
     const task = await sendMessage(messageId);
     const inserted = await insertedAfter(from);
+    // The inbox key is the messageId and a digest of the message (a resent one is the same message).
     assert.deepEqual(
-      inserted.map(({ tab, row_key }) => [tab, row_key]).sort(),
+      inserted.map(({ tab, row_key }) => [tab, row_key.replace(/#[0-9a-f]{16}$/, '')]).sort(),
       [
         ['idempotency_keys', `a2a ${messageId}`],
         ['responses', task.id],

@@ -11,6 +11,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { createAgent } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { a2aClient, BINDINGS, data, listen, partsText, send, userMessage, type Binding, type Listening } from './a2a-client.js';
+import { toolResult } from '../support/tool-results.js';
 
 const words = (n: number): string => Array.from({ length: n }, (_, i) => `w${i + 1}`).join(' ');
 
@@ -241,7 +242,8 @@ await describeEachStore('A2A through the SDK client', (ctx) => {
       assert.equal(answered.status?.state, TaskState.TASK_STATE_COMPLETED);
       assert.equal(answerText(answered), 'noted');
       const response = await restGet(`/v1/responses/${waiting.id}`);
-      const output = response.output.find((i: { type: string }) => i.type === 'function_call_output');
+      // ask_user is Palai's to run: REST shows it as an mcp_call whose output is the answer.
+      const output = toolResult(response.output)!;
       assert.equal(output.call_id, asked.calls[0].call_id);
       assert.equal(output.output, 'Oslo');
     });

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { cleanUpProcesses } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
+import { toolResult } from '../support/tool-results.js';
 import { a2aClient, partsText, send, userMessage } from '../a2a/a2a-client.js';
 import { startPeerAgent, type PeerAgent } from '../a2a/peer-agent.js';
 import { announcedState, startReceiver } from '../a2a/push-receiver.js';
@@ -140,7 +141,7 @@ describe('A2A across a kill -9 and a restart [postgres]', { skip: postgresReason
         peer.executor.release();
         const final = await waitForTerminal(baseOf(b), created.id, 60_000);
         assert.equal(final.palai_status, 'completed', JSON.stringify(final));
-        const output = final.output.find((item: { type: string }) => item.type === 'function_call_output');
+        const output = toolResult(final.output)!;
         assert.equal(output.output, 'peer says: the long job');
         const sent = peer.executor.received.slice(before);
         assert.equal(sent.length, 1, 'the message was sent once, crash or not');

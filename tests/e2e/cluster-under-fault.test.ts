@@ -561,7 +561,8 @@ async function invariantViolations(db: pg.Client, { rest, a2a, mcp, results, see
   check(new Set(httpKeys.values()).size === httpKeys.size, 'no two Idempotency-Keys share a response');
 
   // A2A: every message answered with its task, completed; one task per messageId.
-  const a2aKeys = await inboxRecords(db, 'a2a', 'SendMessage');
+  // An A2A inbox key is the messageId and a digest of the message (adapters/a2a/request-handler.ts).
+  const a2aKeys = new Map([...(await inboxRecords(db, 'a2a', 'SendMessage'))].map(([key, task]) => [key.replace(/#[0-9a-f]{16}$/, ''), task]));
   for (const call of a2a) {
     check(call.failure === null, `A2A message ${call.messageId} was not answered: ${call.failure}`);
     if (call.taskId === null) continue;

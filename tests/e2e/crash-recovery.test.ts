@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { cleanUpProcesses } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
+import { ranCalls, toolResults } from '../support/tool-results.js';
 import {
   API_KEY,
   api,
@@ -130,6 +131,9 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
 
   const env = (extra: Record<string, string> = {}) => clusterEnv(database!.url, { PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1', ...extra });
 
+  /** A ran call's output, shown as its mcp_call done a second time, with the output. */
+  const isOutputDone = (e: SseEvent): boolean => e.event === 'response.output_item.done' && e.data.item.type === 'mcp_call' && e.data.item.output !== null;
+
   test('kill -9 during a slow model stream: the cut-off item is closed incomplete and the text appears exactly once', { timeout: 120_000 }, async (t) => {
     const nodes: PalaiNode[] = [];
     await withLogs(
@@ -235,9 +239,9 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
           t.diagnostic(`B finished ${Date.now() - killedAt} ms after the kill; the receiver saw ${receiver.requests.length} request(s)`);
           assert.equal(final.status, 'completed', JSON.stringify(final));
 
-          const calls = final.output.filter((item: { type: string }) => item.type === 'function_call');
+          const calls = ranCalls(final.output);
           assert.equal(calls.length, 1, JSON.stringify(final.output));
-          const expectedKey = `${created.id}:${calls[0].call_id}`;
+          const expectedKey = `${created.id}:${calls[0].approval_request_id}`;
           const keys = new Set(receiver.requests.map((r) => r.key));
           assert.deepEqual([...keys], [expectedKey], 'every request carried the one key <response_id>:<call_id>');
           assert.ok(receiver.requests.length >= 1 && receiver.requests.length <= 2, `at least once, retried at most once: ${receiver.requests.length}`);
@@ -247,9 +251,9 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
           );
           assert.equal(receiver.effects.size, 1, 'the deduplicated effect happened once');
 
-          const outputs = final.output.filter((item: { type: string }) => item.type === 'function_call_output');
-          assert.equal(outputs.length, 1, 'exactly one function_call_output');
-          assert.equal(outputs[0].call_id, calls[0].call_id);
+          const outputs = toolResults(final.output);
+          assert.equal(outputs.length, 1, 'exactly one tool output');
+          assert.equal(outputs[0].call_id, calls[0].approval_request_id);
           const toolResult = JSON.parse(outputs[0].output);
           assert.equal(toolResult.status, 200);
           // The committed output is the answer to the last attempt: a retry is told it was a duplicate.
@@ -258,7 +262,7 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
 
           const journal = await readJournal(baseOf(b), created.id);
           assertJournal(journal, 'response.completed');
-          const outputEvents = journal.filter((e) => e.event === 'response.output_item.done' && e.data.item.type === 'function_call_output');
+          const outputEvents = journal.filter(isOutputDone);
           assert.equal(outputEvents.length, 1, 'the tool output was journaled once');
         },
       );
@@ -291,7 +295,7 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
           baseOf(a),
           created.id,
           (_, events) => {
-            const committed = events.findIndex((e) => e.event === 'response.output_item.done' && e.data.item.type === 'function_call_output');
+            const committed = events.findIndex(isOutputDone);
             return committed !== -1 && events.slice(committed).filter(isDelta).length >= (bLaunch.isUp() ? 3 : 15);
           },
           30_000,
@@ -311,15 +315,15 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
 
         assert.deepEqual(
           final.output.map((item: { type: string; status: string }) => `${item.type}:${item.status}`),
-          ['function_call:completed', 'function_call_output:completed', 'message:incomplete', 'message:completed'],
+          ['mcp_call:completed', 'message:incomplete', 'message:completed'],
         );
-        assert.equal(final.output[2].id, cutItemId);
+        assert.equal(final.output[1].id, cutItemId);
         assert.equal(final.output_text, answer);
 
         const journal = await readJournal(baseOf(b), created.id);
         assertJournal(journal, 'response.completed');
-        assert.equal(journal.filter((e) => e.event === 'response.output_item.done' && e.data.item.type === 'function_call_output').length, 1);
-        assert.equal(deltasOf(journal, final.output[3].id), answer);
+        assert.equal(journal.filter(isOutputDone).length, 1);
+        assert.equal(deltasOf(journal, final.output[2].id), answer);
       },
     );
   });

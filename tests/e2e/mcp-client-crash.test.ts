@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { cleanUpProcesses } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
+import { ranCalls } from '../support/tool-results.js';
 import { startEverything, type RunningEverything } from '../mcp/client-everything.js';
 import { startFixtureHttpServer, type FixtureHttpServer } from '../mcp/client-fixture-server.js';
 import {
@@ -78,12 +79,8 @@ describe('MCP tool calls across a kill -9 and a takeover [postgres]', { skip: po
   const calls = async (responseId: string) =>
     (await db.query<CallRow>('SELECT name, attempts, checkpoint FROM tool_calls WHERE response_id = $1 ORDER BY position', [responseId])).rows;
   /** The output for each call, in the order the model made them. */
-  const outputs = (response: { output: Array<{ type: string; call_id: string; name?: string; output?: string }> }) =>
-    Object.fromEntries(
-      response.output
-        .filter((i) => i.type === 'function_call')
-        .map((call) => [call.name!, response.output.find((i) => i.type === 'function_call_output' && i.call_id === call.call_id)?.output ?? '']),
-    );
+  const outputs = (response: { output: Array<{ type: string }> }) =>
+    Object.fromEntries(ranCalls(response.output).map((call) => [call.name, typeof call.output === 'string' ? call.output : '']));
 
   /** Registers the servers (once) and an agent making `toolCalls` in one step, starts it on A and kills A once every call was sent. */
   async function killMidCall(

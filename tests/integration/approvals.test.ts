@@ -9,6 +9,7 @@ import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 import { parseSse } from '../support/sse.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
+import { ranCalls, toolResult, toolResults } from '../support/tool-results.js';
 
 const TERMINAL_EVENTS = ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'];
 
@@ -62,19 +63,21 @@ await describeEachStore('approvals', (ctx) => {
     assert.equal(waiting.required_action.type, 'approve_tool_calls');
     const [call] = waiting.required_action.calls;
     assert.equal(call.name, 'echo');
-    assert.equal(call.call_id, waiting.output[0].call_id);
+    const [ran] = ranCalls(waiting.output);
+    assert.equal(call.call_id, ran.approval_request_id);
+    assert.equal(ran.output, null, 'shown, not run');
     assert.equal(typeof call.arguments, 'string');
     assert.deepEqual(JSON.parse(call.arguments), { text: 'approved words' });
     assert.equal(call.risk, 'read');
     assert.equal(call.waiting_for, 'approval');
     assert.equal(call.approval_deadline, null, 'no timeout in the policy');
-    assert.equal(waiting.output.filter((i: { type: string }) => i.type === 'function_call_output').length, 0, 'the call has not run');
+    assert.equal(toolResults(waiting.output).length, 0, 'the call has not run');
 
     const res = await decide(waiting.id, { call_id: call.call_id, decision: 'approve' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, 'completed');
     assert.equal(res.body.required_action, null);
-    const result = res.body.output.find((i: { type: string }) => i.type === 'function_call_output');
+    const result = toolResult(res.body.output)!;
     assert.equal(result.call_id, call.call_id);
     assert.equal(result.output, 'approved words');
     assert.equal(res.body.output_text, 'done');
@@ -101,7 +104,7 @@ await describeEachStore('approvals', (ctx) => {
     const res = await decide(waiting.id, { call_id: call.call_id, decision: 'deny', reason: 'not today' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, 'completed');
-    const result = res.body.output.find((i: { type: string }) => i.type === 'function_call_output');
+    const result = toolResult(res.body.output)!;
     assert.equal(result.call_id, call.call_id);
     assert.deepEqual(JSON.parse(result.output), { denied: true, reason: 'not today' });
     assert.equal(res.body.output_text, 'understood');
@@ -122,7 +125,7 @@ await describeEachStore('approvals', (ctx) => {
     assert.equal(call.risk, 'privileged');
     const res = await decide(waiting.id, { call_id: call.call_id, decision: 'approve' });
     assert.equal(res.body.status, 'completed');
-    assert.equal(res.body.output.find((i: { type: string }) => i.type === 'function_call_output').output, 'careful');
+    assert.equal(toolResult(res.body.output)!.output, 'careful');
   });
 
   test('a risk the policy does not list runs without a decision', async () => {
@@ -134,7 +137,7 @@ await describeEachStore('approvals', (ctx) => {
     });
     const res = await respond(ctx, { model: 'ungated-echo', input: 'x' });
     assert.equal(res.status, 'completed');
-    assert.equal(res.output.find((i: { type: string }) => i.type === 'function_call_output').output, 'free');
+    assert.equal(toolResult(res.output)!.output, 'free');
   });
 
   test('an approval nobody decides is denied automatically when its timeout passes, and the run goes on', async () => {
@@ -162,7 +165,7 @@ await describeEachStore('approvals', (ctx) => {
       current = await getResponse(waiting.id);
     }
     assert.equal(current.palai_status, 'completed');
-    const result = current.output.find((i: { type: string }) => i.type === 'function_call_output');
+    const result = toolResult(current.output)!;
     assert.equal(result.call_id, call.call_id);
     const denial = JSON.parse(result.output);
     assert.equal(denial.denied, true);
@@ -249,13 +252,13 @@ await describeEachStore('approvals', (ctx) => {
       afterOne.body.required_action.calls.map((c: { call_id: string }) => c.call_id),
       [two.call_id],
     );
-    assert.equal(afterOne.body.output.find((i: { type: string }) => i.type === 'function_call_output').output, 'first');
+    assert.equal(toolResult(afterOne.body.output)!.output, 'first');
     const again = await decide(waiting.id, { call_id: one.call_id, decision: 'approve' });
     assertProblem(again, 409, 'invalid-state');
 
     const afterTwo = await decide(waiting.id, { call_id: two.call_id, decision: 'deny' });
     assert.equal(afterTwo.body.status, 'completed');
-    const outputs = afterTwo.body.output.filter((i: { type: string }) => i.type === 'function_call_output');
+    const outputs = toolResults(afterTwo.body.output);
     assert.deepEqual(
       outputs.map((o: { call_id: string }) => o.call_id),
       [one.call_id, two.call_id],
@@ -302,10 +305,7 @@ await describeEachStore('approvals', (ctx) => {
     const [weather] = approved.body.required_action.calls;
     assert.equal(weather.name, 'get_weather');
     assert.equal(weather.waiting_for, 'tool_output');
-    assert.equal(
-      approved.body.output.find((i: { type: string; call_id: string }) => i.type === 'function_call_output' && i.call_id === echo.call_id).output,
-      'gated',
-    );
+    assert.equal(toolResults(approved.body.output).find((r) => r.call_id === echo.call_id)!.output, 'gated');
 
     const res = await ctx()
       .http.post(`/v1/responses/${waiting.id}/tool_outputs`)
@@ -315,7 +315,7 @@ await describeEachStore('approvals', (ctx) => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, 'completed');
     assert.equal(res.body.output_text, 'all done');
-    const outputs = res.body.output.filter((i: { type: string }) => i.type === 'function_call_output');
+    const outputs = toolResults(res.body.output);
     assert.deepEqual(outputs.map((o: { output: string }) => o.output).sort(), ['gated', 'sunny']);
     const events = await journal(waiting.id);
     const states = events.filter((e) => e.type.startsWith('response.waiting_for_')).map((e) => e.type);

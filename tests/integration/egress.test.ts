@@ -15,6 +15,7 @@ import { PalaiError } from '../../core/errors/palai-error.js';
 import type { ResolvedAddress, Resolver } from '../../core/egress/egress-port.js';
 import { guardedLookup } from '../../core/egress/guarded-connector.js';
 import { createEgressFetch } from '../../core/egress/guarded-fetch.js';
+import { ranCalls, toolResult, toolResults } from '../support/tool-results.js';
 
 interface Receiver {
   url: string;
@@ -207,7 +208,7 @@ await describeEachStore('egress on runs', (ctx) => {
   });
 
   /** The output the run's one http_post call got. */
-  const toolOutput = (response: any): any => JSON.parse(response.output.find((item: any) => item.type === 'function_call_output').output);
+  const toolOutput = (response: any): any => JSON.parse(toolResult(response.output)!.output);
 
   for (const { provider, baseUrl, path } of FAILED_MODEL_CASES) {
     test(`${provider}: a 307 from an allowed provider host to [::1] is not followed; the run fails saying so`, async () => {

@@ -66,6 +66,32 @@ await describeEachStore('item references in a request input', (ctx) => {
     assert.equal(copied.name, 'lookup');
   });
 
+  test("a call Palai ran, sent back as its mcp_call or referred to by the mcp_call's id, is the call and its output", async () => {
+    await createAgent(ctx, {
+      name: 'refs-ran',
+      tools: [{ type: 'builtin', name: 'echo' }],
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'ping' } }] }, { text: 'pinged' }] },
+    });
+    const ran = await client.responses.create({ model: 'refs-ran', input: 'ping' });
+    const mcpCall = ran.output.find((item) => item.type === 'mcp_call')!;
+    assert.equal(mcpCall.output, 'ping');
+    for (const sent of [{ type: 'item_reference', id: mcpCall.id }, mcpCall]) {
+      const later = await client.responses.create({
+        model: 'refs-echo',
+        input: [{ role: 'user', content: 'ping' }, sent, { role: 'user', content: 'next' }] as InputItems,
+      });
+      const items = await inputItems(later.id);
+      assert.deepEqual(
+        items.map((item) => item.type),
+        ['message', 'function_call', 'function_call_output', 'message'],
+      );
+      const [call, output] = items.slice(1, 3) as [OpenAI.Responses.ResponseFunctionToolCallItem, OpenAI.Responses.ResponseFunctionToolCallOutputItem];
+      assert.equal(call.name, 'echo');
+      assert.equal(output.call_id, call.call_id);
+      assert.equal(output.output, 'ping');
+    }
+  });
+
   test("an id the project has no item for, or another project's item, is a 400 naming the reference; nothing is admitted", async () => {
     const { http, auth } = ctx();
     const own = await client.responses.create({ model: 'refs-echo', input: 'mine' });

@@ -14,6 +14,7 @@ import { describeEachStore } from '../support/hub.js';
 import { openAiClientFor } from '../support/openai-client.js';
 import { assertProblem } from '../support/spec.js';
 import { startFixtureHttpServer, type FixtureHttpServer } from '../mcp/client-fixture-server.js';
+import { ranCalls, toolResult, toolResults } from '../support/tool-results.js';
 
 const DRAFT_04 = 'http://json-schema.org/draft-04/schema#';
 const DRAFT_06 = 'http://json-schema.org/draft-06/schema#';
@@ -193,7 +194,7 @@ await describeEachStore('JSON Schema drafts', (ctx) => {
     assert.equal((refused as unknown as { palai_status: string }).palai_status, 'completed');
     assert.equal(refused.output_text, 'gave up');
     const run = (await ctx().http.get(`/v1/responses/${refused.id}`).set(ctx().auth)).body;
-    const output = run.output.find((item: { type: string }) => item.type === 'function_call_output');
+    const output = toolResult(run.output)!;
     assert.match(output.output, /Invalid arguments: \/days must be >= 1/);
     // The chat endpoint offers the same draft-07 function.
     const chat = await client.chat.completions.create({ model: 'drafts-caller', messages: [{ role: 'user', content: 'weather?' }], tools: [weather] });
@@ -299,7 +300,7 @@ await describeEachStore('JSON Schema drafts', (ctx) => {
     });
     const state = await client.responses.create({ model: 'drafts-mcp', input: 'go' });
     assert.equal(state.status, 'completed', JSON.stringify(state.error));
-    const outputs = state.output.filter((item) => item.type === 'function_call_output').map((item) => String(item.output));
+    const outputs = toolResults(state.output).map((item) => String(item.output));
     assert.equal(outputs[0], 'extra: bounded');
     assert.match(outputs[1], /Invalid arguments: \/n must be < 3/);
     assert.deepEqual(

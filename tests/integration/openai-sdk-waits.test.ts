@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { createAgent } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 import { openAiClientFor } from '../support/openai-client.js';
+import { toolResults } from '../support/tool-results.js';
 
 type Output = OpenAI.Responses.ResponseOutputItem;
 const palaiStatus = (response: OpenAI.Responses.Response) => (response as unknown as { palai_status: string }).palai_status;
@@ -84,7 +85,10 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     assert.equal(palaiStatus(second), 'completed');
     assert.equal(second.output_text, 'shipped');
     assert.equal(find(second, 'mcp_approval_request').length, 0, 'decided: no longer requested');
-    assert.match(String(find(second, 'function_call_output')[0].output), /ship it/);
+    // The tool ran in this turn: the answer shows its call, with the output.
+    const [ran] = find(second, 'mcp_call');
+    assert.equal(ran.name, 'echo');
+    assert.match(String(ran.output), /ship it/);
   });
 
   test('an approval denied with a reason: the denial is the tool result and the run goes on', async () => {
@@ -102,7 +106,7 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
       input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: false, reason: 'too risky' }],
     });
     assert.equal(second.output_text, 'understood');
-    assert.deepEqual(JSON.parse(String(find(second, 'function_call_output')[0].output)), { denied: true, reason: 'too risky' });
+    assert.deepEqual(JSON.parse(String(find(second, 'mcp_call')[0].output)), { denied: true, reason: 'too risky' });
   });
 
   test('a question is an assistant message; a user message answers it and the run goes on', async () => {
@@ -119,9 +123,12 @@ await describeEachStore('OpenAI SDK stream helpers through waits', (ctx) => {
     const second = await client.responses.stream({ model: 'w-ask', previous_response_id: first.id, input: 'Oslo' }).finalResponse();
     assert.equal(palaiStatus(second), 'completed');
     assert.equal(second.output_text, 'Oslo it is');
-    assert.equal(find(second, 'function_call_output').length, 0, "the caller's answer is input of this turn");
+    assert.deepEqual(toolResults(second.output), [], "the caller's answer is input of this turn");
+    assert.deepEqual(find(second, 'mcp_call'), [], 'the question of the earlier turn is not shown again');
     const whole = await client.responses.retrieve(first.id);
-    assert.equal(find(whole, 'function_call_output')[0].output, 'Oslo', 'the answer is the tool result');
+    const [asked] = find(whole, 'mcp_call');
+    assert.equal(asked.name, 'ask_user');
+    assert.equal(asked.output, 'Oslo', 'the answer is the tool result');
   });
 
   test('a cancel mid-stream: finalResponse() is cancelled with the text so far', async () => {

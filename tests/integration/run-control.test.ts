@@ -9,6 +9,7 @@ import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 import { parseSse } from '../support/sse.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
+import { ranCalls, toolResult, toolResults } from '../support/tool-results.js';
 
 const TERMINAL_EVENTS = ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'];
 
@@ -223,7 +224,7 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(res.error.code, 'limit-exceeded');
     assert.equal(res.error.type, 'urn:palai:problem:limit-exceeded');
     assert.match(res.error.message, /max_steps/);
-    assert.equal(res.output.filter((i: { type: string }) => i.type === 'function_call').length, 2, 'two steps ran');
+    assert.equal(ranCalls(res.output).length, 2, 'two steps ran');
     assert.equal((await journal(res.id)).at(-1).type, 'response.failed');
   });
 
@@ -238,7 +239,7 @@ await describeEachStore('run control', (ctx) => {
     assert.equal(res.status, 'failed');
     assert.equal(res.error.code, 'limit-exceeded');
     assert.match(res.error.message, /max_tool_calls/);
-    assert.equal(res.output.filter((i: { type: string }) => i.type === 'function_call_output').length, 0);
+    assert.equal(toolResults(res.output).length, 0);
     assert.equal((await journal(res.id)).at(-1).type, 'response.failed');
   });
 

@@ -10,6 +10,7 @@ import { describeEachStore } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
 import { parseSse } from '../support/sse.js';
 import { matchesSchema } from '../../adapters/http/validation.js';
+import { ranCalls, toolResult, toolResults } from '../support/tool-results.js';
 
 const TERMINAL_EVENTS = ['response.completed', 'response.failed', 'response.cancelled', 'response.incomplete'];
 
@@ -71,7 +72,7 @@ await describeEachStore('tools', (ctx) => {
       tools: [WEATHER_TOOL],
     });
 
-  test('a built-in tool runs on the hub and its output is the next item, under the same call_id', async () => {
+  test("a built-in tool runs on the hub and its output comes in the call's mcp_call, under the same call_id", async () => {
     await createAgent(ctx, {
       name: 'echoer',
       model: { provider: 'fake', script: [{ tool_calls: [{ name: 'echo', arguments: { text: 'hi' } }] }, { text: 'done' }] },
@@ -82,18 +83,31 @@ await describeEachStore('tools', (ctx) => {
     assert.equal(res.required_action, null);
     assert.deepEqual(
       res.output.map((i: { type: string }) => i.type),
+      ['mcp_call', 'message'],
+    );
+    const [call, message] = res.output;
+    assert.equal(call.name, 'echo');
+    assert.equal(call.server_label, 'palai');
+    assert.deepEqual(JSON.parse(call.arguments), { text: 'hi' });
+    assert.equal(call.output, 'hi');
+    assert.equal(call.error, null);
+    assert.equal(call.status, 'completed');
+    // The kernel keeps the call and its output, under the call id the mcp_call names.
+    const kept = (await ctx().hub.api.responses.get(ctx().projectId, res.id)).output;
+    assert.deepEqual(
+      kept.map((i) => i.type),
       ['function_call', 'function_call_output', 'message'],
     );
-    const [call, result, message] = res.output;
-    assert.equal(call.name, 'echo');
-    assert.deepEqual(JSON.parse(call.arguments), { text: 'hi' });
-    assert.equal(result.call_id, call.call_id);
-    assert.equal(result.output, 'hi');
+    const [keptCall, keptResult] = kept as Array<{ id: string; call_id: string; output?: string }>;
+    assert.equal(call.id, keptCall.id);
+    assert.equal(call.approval_request_id, keptCall.call_id);
+    assert.equal(keptResult.call_id, keptCall.call_id);
+    assert.equal(keptResult.output, 'hi');
     assert.equal(message.role, 'assistant');
     assert.equal(res.output_text, 'done');
   });
 
-  test('parallel calls in one step each get their own function_call_output, all committed', async () => {
+  test('parallel calls in one step each get their own mcp_call output, all committed', async () => {
     await createAgent(ctx, {
       name: 'parallel',
       model: {
@@ -111,12 +125,12 @@ await describeEachStore('tools', (ctx) => {
     const before = Date.now();
     const res = await respond(ctx, { model: 'parallel', input: 'go' });
     assert.equal(res.status, 'completed');
-    const calls = res.output.filter((i: { type: string }) => i.type === 'function_call');
-    const results = res.output.filter((i: { type: string }) => i.type === 'function_call_output');
+    const calls = ranCalls(res.output).map((c) => ({ ...c, call_id: c.approval_request_id }));
+    const results = toolResults(res.output);
     assert.equal(calls.length, 3);
     assert.equal(results.length, 3);
-    assert.equal(new Set(calls.map((c: { call_id: string }) => c.call_id)).size, 3, 'each call has its own call_id');
-    const outputOf = new Map(results.map((r: { call_id: string; output: string }) => [r.call_id, r.output]));
+    assert.equal(new Set(calls.map((c) => c.call_id)).size, 3, 'each call has its own call_id');
+    const outputOf = new Map(results.map((r) => [r.call_id, r.output]));
     assert.equal(outputOf.size, 3, 'one output per call');
     assert.equal(outputOf.get(calls[0].call_id), 'one');
     assert.equal(outputOf.get(calls[1].call_id), 'two');
@@ -124,9 +138,10 @@ await describeEachStore('tools', (ctx) => {
     assert.ok(time >= before - 5_000 && time <= Date.now() + 5_000, `current_time answered ${outputOf.get(calls[2].call_id)}`);
     assert.equal(res.output.at(-1).type, 'message');
     assert.equal(res.output_text, 'done');
-    // Each output was journaled as a finished item.
-    const done = (await events(res.id)).filter((e) => e.type === 'response.output_item.done' && e.item.type === 'function_call_output');
-    assert.deepEqual(done.map((e) => e.item.call_id).sort(), calls.map((c: { call_id: string }) => c.call_id).sort());
+    // Each output was journaled as a finished item: its mcp_call, done with the output.
+    const done = (await events(res.id)).filter((e) => e.type === 'response.output_item.done' && e.item.type === 'mcp_call' && e.item.output !== null);
+    assert.deepEqual(done.map((e) => e.item.approval_request_id).sort(), calls.map((c) => c.call_id).sort());
+    assert.deepEqual(done.map((e) => e.item.output).sort(), results.map((r) => r.output).sort());
   });
 
   test('arguments that fail a built-in tool’s schema are answered to the model as an error, and the run goes on', async () => {
@@ -137,10 +152,10 @@ await describeEachStore('tools', (ctx) => {
     });
     const res = await respond(ctx, { model: 'bad-args', input: 'x' });
     assert.equal(res.status, 'completed');
-    const [call, result] = res.output;
-    assert.equal(result.type, 'function_call_output');
-    assert.equal(result.call_id, call.call_id);
-    assert.match(JSON.parse(result.output).error, /Invalid arguments/);
+    const [call] = res.output;
+    assert.equal(call.type, 'mcp_call');
+    assert.equal(toolResult(res.output)!.call_id, call.approval_request_id);
+    assert.match(JSON.parse(call.output).error, /Invalid arguments/);
     assert.equal(res.output_text, 'recovered');
   });
 
@@ -174,7 +189,7 @@ await describeEachStore('tools', (ctx) => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, 'completed', 'the answer waits until the response settles');
     assert.equal(res.body.required_action, null);
-    const result = res.body.output.find((i: { type: string }) => i.type === 'function_call_output');
+    const result = toolResult(res.body.output)!;
     assert.equal(result.call_id, call.call_id);
     assert.equal(result.output, 'sunny');
     assert.equal(res.body.output_text, 'It is sunny');
@@ -357,12 +372,15 @@ await describeEachStore('tools', (ctx) => {
     assert.equal(question.question, 'Which city?');
     assert.equal(question.name, 'ask_user');
     assert.equal(question.waiting_for, 'input');
-    assert.equal(question.call_id, waiting.output[0].call_id);
+    const [asked] = ranCalls(waiting.output);
+    assert.equal(asked.name, 'ask_user');
+    assert.equal(asked.output, null, 'not answered yet');
+    assert.equal(question.call_id, asked.approval_request_id);
 
     const res = await post(`/v1/responses/${waiting.id}/input`, 'submitInput', { input: 'Oslo' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, 'completed');
-    const answer = res.body.output.find((i: { type: string }) => i.type === 'function_call_output');
+    const answer = toolResult(res.body.output)!;
     assert.equal(answer.call_id, question.call_id);
     assert.equal(answer.output, 'Oslo');
     assert.equal(res.body.output_text, 'ok');
@@ -410,7 +428,7 @@ await describeEachStore('tools', (ctx) => {
       });
       const res = await respond(ctx, { model: 'nul-body', input: 'post' });
       assert.equal(res.status, 'completed', JSON.stringify(res.error));
-      const output = res.output.find((item: { type: string }) => item.type === 'function_call_output');
+      const output = toolResult(res.output)!;
       assert.deepEqual(JSON.parse(output.output), { status: 200, body: 'before\u0000after' });
     } finally {
       server.close();

@@ -69,16 +69,8 @@ function inputItemsPage(items: Item[], query: { limit?: number; after?: string; 
 export function responseHandlers(api: KernelApi): OperationHandlers {
   const { responses } = api;
   const syncWaitMs = api.config.syncWaitSeconds * 1000;
-  const stream = (
-    res: Response,
-    projectId: string,
-    responseId: string,
-    after: number,
-    vocabulary: EventVocabulary,
-    snapshot?: ResponseState,
-    owned = false,
-    turn?: Turn,
-  ) => streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, snapshot, cancelOnDisconnect: owned, turn });
+  const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, owned = false) =>
+    streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, cancelOnDisconnect: owned });
   return {
     createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
       const request = body as CreateResponseRequest;
@@ -96,9 +88,15 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
         // helper starts from. The snapshot leaves out the asks just answered (approval requests, questions): an
         // SDK (openai 7) that saw one at an output index refuses the next item the run adds there.
         const turn = turnOf(waiting.state);
-        return stream(res, projectId, state.id, waiting.after, vocabulary, turnView({ ...waiting.state, pending_calls: [] }, turn), runHere, turn);
+        return streamResponseEvents(api, res, projectId, state.id, waiting.after, {
+          vocabulary,
+          snapshot: turnView({ ...waiting.state, pending_calls: [] }, turn),
+          cancelOnDisconnect: runHere,
+          turn,
+          earlierOutput: waiting.state.output,
+        });
       }
-      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, undefined, runHere);
+      if (request.stream) return stream(res, projectId, state.id, -1, vocabulary, runHere);
       if (request.background) return void res.json(openAiResponse(state));
       await answerWhenSettled(api, res, projectId, state.id, syncWaitMs, answered ? turnOf(waiting.state) : undefined);
     },

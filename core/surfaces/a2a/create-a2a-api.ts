@@ -5,7 +5,7 @@ import { declareInboxSource } from '../../idempotency/inbox-sources.js';
 import type { A2aApi } from './a2a-api.js';
 import { createRemoteAgent, deleteRemoteAgent, listRemoteAgents, remoteAgentConnection, remoteAgentView, requireRemoteAgent } from './remote-agents.js';
 
-/** A2A messages in the inbox, keyed by their messageId. */
+/** A2A messages in the inbox, keyed by their messageId and a digest of the message (request-handler.ts). */
 export const A2A_INBOX_SOURCE = declareInboxSource('a2a', 'messageId');
 
 export function createA2aApi({ db, secrets, egress }: Kernel): A2aApi {
