@@ -20,6 +20,9 @@ import { deadlineError, end, overTokenBudget, responseError, tokenBudgetError, t
 import { endDueParkedCalls, parkResponse } from './parked-waits.js';
 import { executeToolCall, expireApprovals } from './tool-execution.js';
 
+/** The model calls a run may make when its agent sets no `limits.max_steps` (docs/tools.md). */
+export const DEFAULT_MAX_STEPS = 100;
+
 /** The reason a response must stop before its next step, if any. */
 function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: TerminalStatus; error: ResponseError | null } | null {
   const limits = spec.limits ?? {};
@@ -119,8 +122,9 @@ async function runSteps(ctx: RunContext, first: RunRow | null): Promise<void> {
       }
     }
 
-    const maxSteps = spec.limits?.max_steps;
-    if (maxSteps !== undefined && row.model_calls >= maxSteps) {
+    // Without a limit of its own, a run whose model never stops calling tools still ends.
+    const maxSteps = spec.limits?.max_steps ?? DEFAULT_MAX_STEPS;
+    if (row.model_calls >= maxSteps) {
       return end(ctx, 'failed', responseError('limit-exceeded', `The agent reached max_steps (${maxSteps}) without a final answer.`));
     }
     const step = await modelStep(ctx, row);

@@ -228,6 +228,20 @@ await describeEachStore('run control', (ctx) => {
     assert.equal((await journal(res.id)).at(-1).type, 'response.failed');
   });
 
+  test('without max_steps, a model that never stops calling tools ends the run after 100 model calls', async () => {
+    await createAgent(ctx, {
+      name: 'looper',
+      // Every call of the model chooses the same tool call: it never answers.
+      model: { provider: 'fake', script_choices: [{ when: {}, step: echoCall('again') }] },
+      tools: [{ type: 'builtin', name: 'echo' }],
+    });
+    const res = await respond(ctx, { model: 'looper', input: 'x' });
+    assert.equal(res.status, 'failed');
+    assert.equal(res.error.code, 'limit-exceeded');
+    assert.match(res.error.message, /max_steps \(100\)/);
+    assert.equal(ranCalls(res.output).length, 100);
+  });
+
   test('max_tool_calls: a step proposing more calls than allowed fails the run before any of them runs', async () => {
     await createAgent(ctx, {
       name: 'greedy',
