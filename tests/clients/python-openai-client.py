@@ -5,9 +5,10 @@ import os
 
 import openai
 from openai import OpenAI
+from pydantic import BaseModel
 
 client = OpenAI(api_key=os.environ["PALAI_API_KEY"], base_url=os.environ["PALAI_BASE_URL"], max_retries=0)
-echo, weather = os.environ["ECHO_AGENT"], os.environ["WEATHER_AGENT"]
+echo, weather, city, turns = os.environ["ECHO_AGENT"], os.environ["WEATHER_AGENT"], os.environ["CITY_AGENT"], os.environ["TURNS_AGENT"]
 seen = {"version": openai.__version__}
 
 seen["text"] = client.responses.create(model=echo, input="hello from python").output_text
@@ -29,6 +30,21 @@ second = client.responses.create(
     input=[{"type": "function_call_output", "call_id": call.call_id, "output": output}],
 )
 seen["tool"] = {"name": call.name, "arguments": json.loads(call.arguments), "final": second.output_text}
+
+class City(BaseModel):
+    city: str
+    population: int
+
+
+parsed = client.responses.parse(model=city, input="the biggest city of Norway?", text_format=City).output_parsed
+seen["structured"] = parsed.model_dump()
+
+# The turns agent answers by its place in the conversation: a second turn, chained or resent, is its second answer.
+turn = client.responses.create(model=turns, input="first turn")
+follow = client.responses.create(model=turns, previous_response_id=turn.id, input="second turn")
+history = [{"role": "user", "content": "first turn"}, {"role": "assistant", "content": turn.output_text}, {"role": "user", "content": "second turn"}]
+resent = client.responses.create(model=turns, input=history)
+seen["multi_turn"] = {"first": turn.output_text, "chained": follow.output_text, "resent": resent.output_text}
 
 chat = client.chat.completions.create(model=echo, messages=[{"role": "user", "content": "hello chat"}])
 seen["chat"] = chat.choices[0].message.content

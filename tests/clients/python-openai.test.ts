@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { describeClient, fakeAgent, weatherScript } from './client-hub.js';
+import { cityAnswer, describeClient, fakeAgent, weatherScript } from './client-hub.js';
 
 const run = promisify(execFile);
 const SDK = 'openai>=2,<4';
@@ -36,7 +36,7 @@ async function pythonWithSdk(): Promise<string> {
 }
 
 await describeClient('Python openai SDK', (ctx) => {
-  test('text, a stream, a tool round trip, a chat completion and a readable error', async () => {
+  test('text, a stream, a tool round trip, structured output, multi-turn, a chat completion and a readable error', async () => {
     const interpreter = await pythonWithSdk();
     const env = {
       ...process.env,
@@ -44,6 +44,8 @@ await describeClient('Python openai SDK', (ctx) => {
       PALAI_BASE_URL: ctx().baseURL,
       ECHO_AGENT: await fakeAgent(ctx),
       WEATHER_AGENT: await fakeAgent(ctx, weatherScript()),
+      CITY_AGENT: await fakeAgent(ctx, [{ json: cityAnswer }]),
+      TURNS_AGENT: await fakeAgent(ctx, [{ text: 'first answer' }, { text: 'second answer' }]),
     };
     const { stdout } = await run(interpreter, [join(import.meta.dirname, 'python-openai-client.py')], { env });
     const seen = JSON.parse(stdout);
@@ -51,6 +53,8 @@ await describeClient('Python openai SDK', (ctx) => {
     assert.equal(seen.text, 'hello from python');
     assert.deepEqual(seen.stream, { deltas: ['one', ' two', ' three'], final: 'one two three' });
     assert.deepEqual(seen.tool, { name: 'get_weather', arguments: { city: 'Oslo' }, final: 'It is sunny in Oslo' });
+    assert.deepEqual(seen.structured, cityAnswer, 'responses.parse with a pydantic model');
+    assert.deepEqual(seen.multi_turn, { first: 'first answer', chained: 'second answer', resent: 'second answer' }, 'the earlier turn reached the model');
     assert.equal(seen.chat, 'hello chat');
     assert.equal(seen.error.status, 404);
     assert.match(seen.error.message, /no-such-agent/);

@@ -525,6 +525,13 @@ describeEachStore(
         await client.send(new SendMessageCommand({ QueueUrl: source.url, MessageBody: JSON.stringify({ input: 'before' }) }));
         await eventually(async () => (await responseCount(ctx, p)) === 1);
         await broker.restart();
+        // ElasticMQ restores its persisted queues just after it starts answering: the test's own send waits for them.
+        await eventually(() =>
+          client.send(new GetQueueAttributesCommand({ QueueUrl: source.url })).then(
+            () => true,
+            () => false,
+          ),
+        );
         await client.send(new SendMessageCommand({ QueueUrl: source.url, MessageBody: JSON.stringify({ input: 'after' }) }));
         await eventually(async () => (await responseCount(ctx, p)) === 2, 60_000);
       } finally {
