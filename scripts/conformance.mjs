@@ -5,12 +5,12 @@
 // database it creates on that PostgreSQL server and drops after). Prints one
 // line per suite and binding and exits 1 when a score is below its target or a
 // push test or an unexpected MCP scenario fails. docs/testing.md says how.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { parse as parseYaml } from 'yaml';
@@ -19,7 +19,20 @@ import { buildAndReport } from './build.mjs';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, '.cache', 'conformance');
 /** The kit (a2a-tck, branch 1.0-dev) and its pytest plugins, read-only; copied before each run since it writes reports/. */
-const KIT_HOME = resolve(process.env.PALAI_CONFORMANCE_KITS ?? join(ROOT, '..', 'shared', 'conformance'));
+const KIT_HOME = findKits();
+
+/**
+ * PALAI_CONFORMANCE_KITS, else `shared/conformance` beside the checkout, else beside the repository a
+ * clone was made from (a clean clone in a temporary directory, as CI makes one, has no neighbours).
+ */
+function findKits() {
+  if (process.env.PALAI_CONFORMANCE_KITS) return resolve(process.env.PALAI_CONFORMANCE_KITS);
+  const beside = (dir) => join(dir, '..', 'shared', 'conformance');
+  const candidates = [beside(ROOT)];
+  const origin = spawnSync('git', ['-C', ROOT, 'config', '--get', 'remote.origin.url'], { encoding: 'utf8' }).stdout?.trim();
+  if (origin && isAbsolute(origin)) candidates.push(beside(origin));
+  return resolve(candidates.find((dir) => existsSync(join(dir, 'a2a-tck'))) ?? candidates[0]);
+}
 const PYTHON_PACKAGES = [
   'pytest>=8.0',
   'pytest-asyncio>=0.23',
