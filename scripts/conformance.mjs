@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run conformance`: the A2A TCK on both bindings and the MCP conformance
-// suite's server scenarios, against a `palai serve` this script starts on a
-// fresh embedded store (or, with PALAI_CONFORMANCE_POSTGRES_URL, a fresh
+// suite's server scenarios (and its timed client scenario), against a
+// `palai serve` this script starts on a fresh embedded store (or, with PALAI_CONFORMANCE_POSTGRES_URL, a fresh
 // database it creates on that PostgreSQL server and drops after). Prints one
 // line per suite and binding and exits 1 when a score is below its target or a
 // push test or an unexpected MCP scenario fails. docs/testing.md says how.
@@ -216,6 +216,25 @@ async function runMcp(frontUrl, workDir) {
   return { line: `mcp-conformance ${passed} of ${total} passed, ${expected} expected (fixtures)${note}`, ok: result.code === 0 && total > 0 };
 }
 
+/**
+ * The client scenario whose verdict includes a timing (the reconnection after
+ * `retry` ms, 200 ms late at most), judged by the kit itself here, on a quiet
+ * machine; tests/mcp/client-conformance.test.ts runs it within the suite on its
+ * behaviour alone.
+ */
+async function runMcpClientTiming(workDir) {
+  const suite = join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  const expectedFile = join(ROOT, 'tests', 'mcp', 'conformance-expected-failures.yaml');
+  const driver = `${process.execPath} --import tsx ${join(ROOT, 'tests', 'mcp', 'client-conformance-driver.ts')}`;
+  const args = [suite, 'client', '--command', driver, '--scenario', 'sse-retry', '--timeout', '90000', '--expected-failures', expectedFile];
+  const result = await run(process.execPath, [...args, '-o', join(workDir, 'mcp-client')], { cwd: ROOT });
+  const text = `${result.stdout}\n${result.stderr}`;
+  writeFileSync(join(workDir, 'mcp-client-conformance.log'), text);
+  const delay = /Client reconnected [^(]*\((\d+)ms/u.exec(text)?.[1];
+  const verdict = result.code === 0 ? 'passed' : `failed${delay ? ` (reconnected after ${delay} ms)` : ''}; see ${workDir}/mcp-client-conformance.log`;
+  return { line: `mcp-conformance client sse-retry ${verdict}`, ok: result.code === 0 };
+}
+
 async function main() {
   await buildAndReport(true);
   const workDir = mkdtempSync(join(tmpdir(), 'palai-conformance-'));
@@ -253,9 +272,10 @@ async function main() {
       }
       if (score.stale.length > 0) log(`  ${transport}: listed as contradicting the spec but passed: ${score.stale.join(', ')}`);
     }
-    const mcp = await runMcp(front.url, workDir);
-    console.log(mcp.line);
-    ok &&= mcp.ok;
+    for (const mcp of [await runMcp(front.url, workDir), await runMcpClientTiming(workDir)]) {
+      console.log(mcp.line);
+      ok &&= mcp.ok;
+    }
   } finally {
     await stop();
     log(`reports and logs in ${workDir}`);
