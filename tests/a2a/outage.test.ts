@@ -15,7 +15,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { cleanUpProcesses } from '../support/cli.js';
 import { ADMIN_URL, freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { API_KEY, api, baseOf, clusterEnv, createAgent, logsOf, startNode, waitUntil, words, type PalaiNode } from '../e2e/cluster.js';
+import { API_KEY, api, baseOf, clusterEnv, createAgent, logsOf, startHub, waitUntil, words, type HubProcess } from '../e2e/cluster.js';
 import { a2aClient, BINDINGS, send, userMessage, type Binding } from './a2a-client.js';
 
 const postgresReason = await postgresUnavailable();
@@ -228,7 +228,7 @@ async function firstEvent<T>(stream: AsyncGenerator<T>): Promise<T> {
 describe('A2A during a database outage', { skip: postgresReason ?? false }, () => {
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let proxy: TcpProxy;
-  let node: PalaiNode;
+  let node: HubProcess;
   let base: string;
   let clients: Record<Binding, Client>;
   let finished: Task;
@@ -238,11 +238,7 @@ describe('A2A during a database outage', { skip: postgresReason ?? false }, () =
     const target = new URL(ADMIN_URL);
     proxy = await TcpProxy.start(target.hostname, Number(target.port || 5432));
     // A statement that waits for a lock gives up after a second (lock_not_available), as the second test needs.
-    node = await startNode(
-      'a2a-outage',
-      'all',
-      clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PGOPTIONS: '-c lock_timeout=1000' }),
-    );
+    node = await startHub('a2a-outage', 'all', clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PGOPTIONS: '-c lock_timeout=1000' }));
     base = baseOf(node);
     await createAgent(base, { name: 'talker', model: { provider: 'fake', script: [{ text: 'at your service' }] } });
     // A run that streams for half a minute: its callers are still waiting when the database goes, and its writes meet the outage.

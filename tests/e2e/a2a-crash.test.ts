@@ -23,11 +23,11 @@ import {
   createBackground,
   kill9,
   logsOf,
-  startNode,
+  startHub,
   waitForTerminal,
   waitUntil,
   words,
-  type PalaiNode,
+  type HubProcess,
 } from './cluster.js';
 
 const postgresReason = await postgresUnavailable();
@@ -48,7 +48,7 @@ function assemble(answer: string, event: StreamResponse): string {
 describe('A2A across a kill -9 and a restart [postgres]', { skip: postgresReason ?? false }, () => {
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>> | null = null;
   let peer: PeerAgent;
-  const nodes: PalaiNode[] = [];
+  const nodes: HubProcess[] = [];
 
   before(async () => {
     database = await freshPostgresDatabase();
@@ -62,7 +62,7 @@ describe('A2A across a kill -9 and a restart [postgres]', { skip: postgresReason
 
   const env = () => clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY, PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1', PALAI_SECRET_KEY: 'a2a-e2e-secret' });
   const start = async (name: string) => {
-    const node = await startNode(name, 'all', env());
+    const node = await startHub(name, 'all', env());
     nodes.push(node);
     return node;
   };

@@ -7,7 +7,7 @@
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client as A2aClient } from '@a2a-js/sdk/client';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { API_KEY, baseOf, type PalaiNode } from './cluster.js';
+import { API_KEY, baseOf, type HubProcess } from './cluster.js';
 
 /** True for a request that never reached a server: nothing listens there, so sending it elsewhere cannot run anything twice. */
 const refused = (error: unknown): boolean => (error as { cause?: { code?: string } })?.cause?.code === 'ECONNREFUSED';
@@ -17,18 +17,18 @@ const refused = (error: unknown): boolean => (error as { cause?: { code?: string
  * is gone is sent to the next one; every other failure is the client's to handle.
  */
 export class Balancer {
-  private readonly live: PalaiNode[] = [];
+  private readonly live: HubProcess[] = [];
   private next = 0;
   /** Requests rerouted after a refused connection. */
   rerouted = 0;
   /** MCP stream resumptions (GET with Last-Event-ID). */
   resumes = 0;
 
-  up(node: PalaiNode): void {
+  up(node: HubProcess): void {
     this.live.push(node);
   }
 
-  down(node: PalaiNode): void {
+  down(node: HubProcess): void {
     const index = this.live.indexOf(node);
     if (index !== -1) this.live.splice(index, 1);
   }

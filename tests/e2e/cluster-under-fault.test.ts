@@ -31,7 +31,7 @@ import { brokerUnavailable, createSqsQueue, elasticmqSource, sqsClient, sqsEndpo
 import { cleanUpProcesses } from '../support/cli.js';
 import { random, testSeed } from '../support/seeded-random.js';
 import { ADMIN_URL, postgresUnavailable } from '../support/stores.js';
-import { API_KEY, api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil, type PalaiNode } from './cluster.js';
+import { API_KEY, api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil, type HubProcess } from './cluster.js';
 import { a2aThrough, Balancer, lanes, mcpThrough, quantile, type Timed } from './cluster-load.js';
 
 /** How long the clients keep sending at least; the load also runs through both faults (see `loading`). */
@@ -119,7 +119,7 @@ describe('a cluster of three processes under a SIGKILL and a database reset [pos
       const testStart = performance.now();
       const databaseUrl = cluster.env().PALAI_DATABASE_URL!;
       const databaseName = new URL(databaseUrl).pathname.slice(1);
-      const nodes: PalaiNode[] = [];
+      const nodes: HubProcess[] = [];
       const [a, b, c] = await Promise.all([cluster.start('a', 'all'), cluster.start('b', 'all'), cluster.start('c', 'consumers')]);
       nodes.push(a, b, c);
       const balancer = new Balancer();

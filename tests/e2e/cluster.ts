@@ -33,7 +33,7 @@ export function clusterEnv(databaseUrl: string, extra: Record<string, string> = 
   });
 }
 
-export interface PalaiNode {
+export interface HubProcess {
   name: string;
   role: Role;
   proc: Running;
@@ -44,7 +44,7 @@ export interface PalaiNode {
 }
 
 /** Starts `palai serve --role <role>` and waits until it listens (or, for a worker, runs). */
-export async function startNode(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): Promise<PalaiNode> {
+export async function startHub(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): Promise<HubProcess> {
   const proc = startPalai(['serve', '--port', String(port), '--role', role], env);
   if (role === 'worker' || role === 'consumers') {
     const [, admin] = await proc.waitFor(
@@ -59,9 +59,9 @@ export async function startNode(name: string, role: Role, env: NodeJS.ProcessEnv
 }
 
 /** Starts a node without waiting for it; `ready` resolves once it is up (a failure surfaces when awaited). */
-export function launchNode(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): { ready: Promise<PalaiNode>; isUp: () => boolean } {
+export function launchHub(name: string, role: Role, env: NodeJS.ProcessEnv, port = 0): { ready: Promise<HubProcess>; isUp: () => boolean } {
   let up = false;
-  const ready = startNode(name, role, env, port).then((node) => {
+  const ready = startHub(name, role, env, port).then((node) => {
     up = true;
     return node;
   });
@@ -70,13 +70,13 @@ export function launchNode(name: string, role: Role, env: NodeJS.ProcessEnv, por
 }
 
 /** kill -9: no shutdown, no lease handed back. Resolves once the process is gone. */
-export async function kill9(node: PalaiNode): Promise<void> {
+export async function kill9(node: HubProcess): Promise<void> {
   node.proc.child.kill('SIGKILL');
   await within(node.proc.exited, 10_000, `${node.name} exiting after SIGKILL`);
 }
 
 /** Stops a node with SIGTERM (graceful) and expects exit code 0. */
-export async function stopNode(node: PalaiNode): Promise<void> {
+export async function stopHub(node: HubProcess): Promise<void> {
   if (node.proc.child.exitCode !== null || node.proc.child.signalCode !== null) return;
   node.proc.child.kill('SIGTERM');
   const code = await within(node.proc.exited, 20_000, `${node.name} shutting down`);
@@ -87,7 +87,7 @@ export interface Cluster {
   /** The environment of a node on the suite's database, with the bootstrap key; `extra` adds or overrides. */
   env(extra?: Record<string, string>): NodeJS.ProcessEnv;
   /** Starts a node that is stopped (SIGTERM) after the current test. */
-  start(name: string, role: Role, extra?: Record<string, string>): Promise<PalaiNode>;
+  start(name: string, role: Role, extra?: Record<string, string>): Promise<HubProcess>;
 }
 
 /**
@@ -97,12 +97,12 @@ export interface Cluster {
  */
 export function useCluster(defaults: Record<string, string> = {}): Cluster {
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>> | null = null;
-  const nodes: PalaiNode[] = [];
+  const nodes: HubProcess[] = [];
   before(async () => {
     database = await freshPostgresDatabase();
   });
   afterEach(async () => {
-    for (const node of nodes.splice(0)) await stopNode(node).catch(() => node.proc.child.kill('SIGKILL'));
+    for (const node of nodes.splice(0)) await stopHub(node).catch(() => node.proc.child.kill('SIGKILL'));
   });
   after(async () => {
     await database?.drop();
@@ -114,7 +114,7 @@ export function useCluster(defaults: Record<string, string> = {}): Cluster {
   return {
     env,
     async start(name, role, extra = {}) {
-      const node = await startNode(name, role, env(extra));
+      const node = await startHub(name, role, env(extra));
       nodes.push(node);
       return node;
     },
@@ -122,11 +122,11 @@ export function useCluster(defaults: Record<string, string> = {}): Cluster {
 }
 
 /** What each process printed, for a failure message. */
-export function logsOf(...nodes: PalaiNode[]): string {
+export function logsOf(...nodes: HubProcess[]): string {
   return nodes.map((n) => `--- ${n.name} (${n.role}) stdout:\n${n.proc.stdout()}\n--- ${n.name} stderr:\n${n.proc.stderr()}`).join('\n');
 }
 
-export function baseOf(node: PalaiNode): string {
+export function baseOf(node: HubProcess): string {
   assert.ok(node.base, `${node.name} (role ${node.role}) has no HTTP listener`);
   return node.base;
 }

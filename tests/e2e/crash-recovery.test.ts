@@ -22,16 +22,16 @@ import {
   deltasOf,
   getResponse,
   kill9,
-  launchNode,
+  launchHub,
   logsOf,
   metricValue,
   readJournal,
   readUntil,
-  startNode,
+  startHub,
   waitForTerminal,
   waitUntil,
   words,
-  type PalaiNode,
+  type HubProcess,
   type SseEvent,
 } from './cluster.js';
 
@@ -92,7 +92,7 @@ class EffectServer {
 }
 
 /** Runs `body`; on failure, the processes' output is added to the error. */
-async function withLogs(nodes: () => PalaiNode[], body: () => Promise<void>): Promise<void> {
+async function withLogs(nodes: () => HubProcess[], body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
@@ -110,9 +110,9 @@ const isDelta = (e: SseEvent) => e.event === 'response.output_text.delta';
  * journal), then starts B. B cannot take a live lease, so A keeps the run; B's
  * start-up overlaps A's work instead of following the kill.
  */
-async function launchAfterClaim(a: PalaiNode, responseId: string, env: NodeJS.ProcessEnv): Promise<ReturnType<typeof launchNode>> {
+async function launchAfterClaim(a: HubProcess, responseId: string, env: NodeJS.ProcessEnv): Promise<ReturnType<typeof launchHub>> {
   await readUntil(baseOf(a), responseId, (e) => e.event === 'response.in_progress', 30_000);
-  return launchNode('B', 'all', env);
+  return launchHub('B', 'all', env);
 }
 
 describe('crash recovery across processes [postgres]', { skip: postgresReason ?? false }, () => {
@@ -135,13 +135,13 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
   const isOutputDone = (e: SseEvent): boolean => e.event === 'response.output_item.done' && e.data.item.type === 'mcp_call' && e.data.item.output !== null;
 
   test('kill -9 during a slow model stream: the cut-off item is closed incomplete and the text appears exactly once', { timeout: 120_000 }, async (t) => {
-    const nodes: PalaiNode[] = [];
+    const nodes: HubProcess[] = [];
     await withLogs(
       () => nodes,
       async () => {
         const text = words(60);
         // Only A runs at first, so A is the worker that claims the response.
-        const a = await startNode('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+        const a = await startHub('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
         nodes.push(a);
         await createAgent(baseOf(a), { name: 'slow-writer', model: { provider: 'fake', script: [{ text, delay_ms: 50 }] } });
         const created = await createBackground(baseOf(a), 'slow-writer', 'go');
@@ -212,12 +212,12 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
     'kill -9 while an uncommitted tool call is in flight: it is retried with the same idempotency key and its effect happens once',
     { timeout: 120_000 },
     async (t) => {
-      const nodes: PalaiNode[] = [];
+      const nodes: HubProcess[] = [];
       receiver.reset(1500);
       await withLogs(
         () => nodes,
         async () => {
-          const a = await startNode('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+          const a = await startHub('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
           nodes.push(a);
           await createAgent(baseOf(a), {
             name: 'poster',
@@ -270,13 +270,13 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
   );
 
   test('kill -9 after a tool call was committed, during the next slow model step: the tool never runs again', { timeout: 120_000 }, async (t) => {
-    const nodes: PalaiNode[] = [];
+    const nodes: HubProcess[] = [];
     receiver.reset(200);
     await withLogs(
       () => nodes,
       async () => {
         const answer = words(30, 'a');
-        const a = await startNode('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+        const a = await startHub('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
         nodes.push(a);
         await createAgent(baseOf(a), {
           name: 'poster-then-writer',
@@ -329,12 +329,12 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
   });
 
   test('a stalled worker (SIGSTOP) loses its lease: when it wakes mid-takeover, its late writes are fenced out', { timeout: 120_000 }, async (t) => {
-    const nodes: PalaiNode[] = [];
+    const nodes: HubProcess[] = [];
     await withLogs(
       () => nodes,
       async () => {
         const text = words(60, 's');
-        const a = await startNode('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+        const a = await startHub('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
         nodes.push(a);
         await createAgent(baseOf(a), { name: 'stalling-writer', model: { provider: 'fake', script: [{ text, delay_ms: 50 }] } });
         const created = await createBackground(baseOf(a), 'stalling-writer', 'go');

@@ -24,12 +24,12 @@ import {
   metricValue,
   readEvents,
   readJournal,
-  startNode,
+  startHub,
   StreamErrorFrame,
   waitForTerminal,
   waitUntil,
   words,
-  type PalaiNode,
+  type HubProcess,
   type SseEvent,
 } from './cluster.js';
 
@@ -80,14 +80,14 @@ const completedText = (response: any): string =>
 describe('database faults under a running palai serve', { skip: postgresReason ?? false }, () => {
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let proxy: TcpProxy;
-  let node: PalaiNode;
+  let node: HubProcess;
   const text = words(60);
 
   before(async () => {
     database = await freshPostgresDatabase();
     const target = new URL(ADMIN_URL);
     proxy = await TcpProxy.start(target.hostname, Number(target.port || 5432));
-    node = await startNode('faulty', 'all', clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PALAI_LOG_LEVEL: 'info' }));
+    node = await startHub('faulty', 'all', clusterEnv(proxy.urlFor(database.url), { PALAI_BOOTSTRAP_API_KEY: API_KEY, PALAI_LOG_LEVEL: 'info' }));
     await createAgent(baseOf(node), { name: 'talker', model: { provider: 'fake', script: [{ text, delay_ms: 40 }] } });
   });
 

@@ -10,7 +10,7 @@ import type { Consumer } from 'kafkajs';
 import { cleanUpProcesses } from '../support/cli.js';
 import { brokerUnavailable, createTopic, kafkaBrokers, kafkaClient } from '../support/brokers.js';
 import { postgresUnavailable } from '../support/stores.js';
-import { api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil, type PalaiNode } from './cluster.js';
+import { api, baseOf, createAgent, kill9, logsOf, useCluster, waitUntil, type HubProcess } from './cluster.js';
 
 const JOBS = 300;
 const skip = (await postgresUnavailable()) ?? (await brokerUnavailable('kafka'));
@@ -22,7 +22,7 @@ after(async () => {
   cleanUpProcesses();
 });
 
-async function admitted(node: PalaiNode): Promise<number> {
+async function admitted(node: HubProcess): Promise<number> {
   const text = await (await fetch(`${node.admin ?? baseOf(node)}/metrics`)).text();
   return Number(/palai_queue_messages_total\{consumer="[^"]+",outcome="admitted"\} (\d+)/.exec(text)?.[1] ?? 0);
 }

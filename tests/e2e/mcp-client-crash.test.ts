@@ -23,10 +23,10 @@ import {
   createBackground,
   kill9,
   logsOf,
-  startNode,
+  startHub,
   waitForTerminal,
   waitUntil,
-  type PalaiNode,
+  type HubProcess,
 } from './cluster.js';
 
 const postgresReason = await postgresUnavailable();
@@ -44,7 +44,7 @@ describe('MCP tool calls across a kill -9 and a takeover [postgres]', { skip: po
   let db: pg.Client;
   let fixture: FixtureHttpServer;
   let everything: RunningEverything;
-  const nodes: PalaiNode[] = [];
+  const nodes: HubProcess[] = [];
 
   before(async () => {
     database = await freshPostgresDatabase();
@@ -61,7 +61,7 @@ describe('MCP tool calls across a kill -9 and a takeover [postgres]', { skip: po
   });
 
   const start = async (name: string) => {
-    const node = await startNode(name, 'all', clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY, PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1' }));
+    const node = await startHub(name, 'all', clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY, PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1' }));
     nodes.push(node);
     return node;
   };

@@ -18,9 +18,9 @@ import {
   logsOf,
   metricValue,
   readJournal,
-  startNode,
+  startHub,
   waitUntil,
-  type PalaiNode,
+  type HubProcess,
 } from './cluster.js';
 
 const RESPONSES = 200;
@@ -47,7 +47,7 @@ async function pooled<T, R>(items: T[], limit: number, work: (item: T, index: nu
 
 describe('scale-out: two processes on one database [postgres]', { skip: postgresReason ?? false }, () => {
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>> | null = null;
-  const nodes: PalaiNode[] = [];
+  const nodes: HubProcess[] = [];
 
   before(async () => {
     database = await freshPostgresDatabase();
@@ -61,7 +61,7 @@ describe('scale-out: two processes on one database [postgres]', { skip: postgres
     try {
       // Both start at once on the empty database: migrations and the bootstrap are serialized by advisory locks.
       const env = clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY });
-      nodes.push(...(await Promise.all([startNode('A', 'all', env), startNode('B', 'all', env)])));
+      nodes.push(...(await Promise.all([startHub('A', 'all', env), startHub('B', 'all', env)])));
       const [a, b] = nodes;
       const bootstrapped = nodes.filter((n) => /Created project/.test(n.proc.stdout()));
       assert.equal(bootstrapped.length, 1, 'exactly one process bootstrapped the empty store');

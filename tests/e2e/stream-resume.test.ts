@@ -21,14 +21,14 @@ import {
   getResponse,
   isTerminal,
   kill9,
-  launchNode,
+  launchHub,
   logsOf,
   readEvents,
   readJournal,
-  startNode,
+  startHub,
   waitUntil,
   words,
-  type PalaiNode,
+  type HubProcess,
   type SseEvent,
 } from './cluster.js';
 
@@ -121,10 +121,10 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
   });
 
   test('a reader that disconnects at random sequences and resumes with Last-Event-ID sees every event once, in order', { timeout: 60_000 }, async (t) => {
-    const nodes: PalaiNode[] = [];
+    const nodes: HubProcess[] = [];
     try {
       const text = words(80);
-      const a = await startNode('A', 'all', clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+      const a = await startHub('A', 'all', clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY }));
       nodes.push(a);
       await createAgent(baseOf(a), { name: 'talker', model: { provider: 'fake', script: [{ text, delay_ms: 30 }] } });
       const created = await createBackground(baseOf(a), 'talker', 'talk');
@@ -180,13 +180,13 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
     'across restarts: the api stream survives the worker being killed, and a reader resumes against a restarted api process',
     { timeout: 150_000 },
     async (t) => {
-      const nodes: PalaiNode[] = [];
+      const nodes: HubProcess[] = [];
       try {
         const text = words(100);
         const env = clusterEnv(database!.url, { PALAI_BOOTSTRAP_API_KEY: API_KEY });
         const apiPort = await freePort();
         // A runs responses; C only serves HTTP. They start together (one of them bootstraps the store).
-        const [a, c] = await Promise.all([startNode('A', 'all', env), startNode('C', 'api', env, apiPort)]);
+        const [a, c] = await Promise.all([startHub('A', 'all', env), startHub('C', 'api', env, apiPort)]);
         nodes.push(a, c);
         const apiBase = baseOf(c);
         await createAgent(apiBase, { name: 'relay', model: { provider: 'fake', script: [{ text, delay_ms: 75 }] } });
@@ -195,7 +195,7 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
         const reader = new ResumingReader(apiBase, created.id, AbortSignal.timeout(90_000));
         await reader.until('A claiming the response, seen through C', (events) => events.some((e) => e.event === 'response.in_progress'), 30_000);
         // A holds the lease now; B starts and, once up, waits for that lease to expire.
-        const bLaunch = launchNode('B', 'worker', env);
+        const bLaunch = launchHub('B', 'worker', env);
         await reader.until('A streaming, seen through C', (events) => events.filter(isDelta).length >= 5, 30_000);
         const cutItemId = reader.events.find(isDelta)!.data.item_id as string;
         // Kill A once B is up, or at the latest 60 words into A's 100 (B's start-up is slow on a busy machine).
@@ -224,7 +224,7 @@ describe('resuming event streams [postgres]', { skip: postgresReason ?? false },
         // The reader's api process dies; it comes back on the same address and the reader resumes there.
         const beforeRestart = reader.events.length;
         await kill9(c);
-        const c2 = await startNode('C2', 'api', env, apiPort);
+        const c2 = await startHub('C2', 'api', env, apiPort);
         nodes.push(c2);
         await waitUntil('the reader finishing', 60_000, async () => {
           await Promise.race([reader.done, sleep(100)]);
