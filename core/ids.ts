@@ -6,7 +6,26 @@ import { randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 export type IdPrefix =
-  'proj' | 'key' | 'agt' | 'agtrev' | 'ses' | 'item' | 'resp' | 'msg' | 'fc' | 'call' | 'mconn' | 'sec' | 'osub' | 'dlv' | 'ragt' | 'qc' | 'mcps' | 'sbot';
+  | 'proj'
+  | 'key'
+  | 'agt'
+  | 'agtrev'
+  | 'ses'
+  | 'item'
+  | 'resp'
+  | 'msg'
+  | 'fc'
+  | 'call'
+  | 'mconn'
+  | 'sec'
+  | 'osub'
+  | 'dlv'
+  | 'ragt'
+  | 'qc'
+  | 'mcps'
+  | 'sbot'
+  | 'nen'
+  | 'ninv';
 
 function encode(value: bigint, length: number): string {
   let out = '';

@@ -363,6 +363,207 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/node_enrollments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listNodeEnrollments"];
+        put?: never;
+        /**
+         * Make an enrollment token a companion node presents until it is paired (docs/nodes.md).
+         * @description The token is in this answer only; the hub keeps its SHA-256. A node that
+         *     connects with it becomes `pending_pairing` in this project until an
+         *     operator approves it. A node never holds a project API key.
+         */
+        post: operations["createNodeEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/node_enrollments/{enrollment}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The enrollment's id (`nen_…`). */
+                enrollment: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke the token; nodes it already enrolled stay as they are. */
+        delete: operations["revokeNodeEnrollment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/node_invocations/{invocation}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invocation's id (`ninv_…`). */
+                invocation: components["parameters"]["NodeInvocationId"];
+            };
+            cookie?: never;
+        };
+        get: operations["getNodeInvocation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/node_invocations/{invocation}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invocation's id (`ninv_…`). */
+                invocation: components["parameters"]["NodeInvocationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the invocation; not yet sent, it never is; running, the node stops its process group. */
+        post: operations["cancelNodeInvocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{node}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        get: operations["getNode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{node}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pair the node, or approve its changed catalog, for these commands.
+         * @description Binds to the node's catalog as it is now: each approved command's
+         *     descriptor hash is recorded, and a later change of a descriptor turns
+         *     that command off (the node `degraded`) until it is approved again.
+         *     `allowed_commands` must all be in the advertised catalog.
+         */
+        post: operations["approveNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{node}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refuse a pending node; its key is refused from now on (`revoked`). */
+        post: operations["denyNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{node}/invocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        get: operations["listNodeInvocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{node}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke the node; its connection is dropped and its open invocations cancelled. */
+        post: operations["revokeNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queue_consumers": {
         parameters: {
             query?: never;
@@ -1008,6 +1209,13 @@ export interface components {
             /** @constant */
             type: "mcp_approval_request";
         };
+        ApproveNodeRequest: {
+            /** @description Replace the node's aliases. */
+            aliases?: components["schemas"]["NodeAlias"][];
+            /** @description Commands of the advertised catalog the node's tools may run. */
+            allowed_commands: components["schemas"]["NodeCommandName"][];
+            display_name?: string;
+        };
         /** @description A tool from Palai's built-in registry. */
         BuiltinToolSpec: {
             name: string;
@@ -1210,6 +1418,16 @@ export interface components {
             /** @description Unique within the project; not starting with `mconn_`, which marks a connection id. */
             name: string;
             provider: components["schemas"]["ModelProvider"];
+        };
+        CreateNodeEnrollmentRequest: {
+            /** @default 3600 */
+            expires_in_seconds: number;
+            /**
+             * @description How many new identities may enroll with it.
+             * @default 1
+             */
+            max_uses: number;
+            name?: string;
         };
         CreateQueueConsumerRequest: {
             /** @description The agent every job runs (name or id); jobs may then leave `agent` out. */
@@ -1683,6 +1901,148 @@ export interface components {
             script_choices?: components["schemas"]["FakeScriptChoice"][];
             temperature?: number;
         };
+        Node: {
+            aliases: string[];
+            /** @description What the operator approved. */
+            allowed_commands: string[];
+            approved_catalog_hash: components["schemas"]["NodeHash"] | null;
+            architecture: string;
+            catalog: components["schemas"]["NodeCatalog"];
+            catalog_hash: components["schemas"]["NodeHash"];
+            client_version: string;
+            created_at: number;
+            disconnect_reason: string | null;
+            display_name: string | null;
+            id: string;
+            last_seen_at: number | null;
+            /** @constant */
+            object: "node";
+            platform: string;
+            protocol_version: number;
+            revocation_reason: string | null;
+            state: components["schemas"]["NodeState"];
+            /** @description The approved commands whose descriptor is unchanged: what the node's tools offer. */
+            usable_commands: string[];
+        };
+        /** @description Unique in the project; lower-case letters, digits, `_` and `-`, at most 40 characters (tool names are `node__<alias>__<command>`, at most 64), not starting with `node_`. */
+        NodeAlias: string;
+        /** @description What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON. */
+        NodeCatalog: {
+            commands: components["schemas"]["NodeCommandDescriptor"][];
+        };
+        /** @description One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value. */
+        NodeCommandDescriptor: {
+            description: string;
+            /** @description JSON Schema (2020-12) of the command's input, as the model sees it. */
+            input_schema: Record<string, unknown>;
+            max_output_bytes: number;
+            max_timeout_seconds: number;
+            name: components["schemas"]["NodeCommandName"];
+            risk: components["schemas"]["NodeRisk"];
+        };
+        /** @description A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`). */
+        NodeCommandName: string;
+        /** @description What an exec command produced; a non-zero exit is a result, not a failure. */
+        NodeCommandResult: {
+            /** @description Null when a signal ended it (its timeout, a cancel). */
+            exit_code: number | null;
+            signal?: string | null;
+            stderr: string;
+            stdout: string;
+            timed_out?: boolean;
+            /** @description Output beyond the limit was dropped. */
+            truncated: boolean;
+        };
+        NodeEnrollment: {
+            created_at: number;
+            /** @description Unix seconds. */
+            expires_at: number;
+            id: string;
+            max_uses: number;
+            name: string | null;
+            /** @constant */
+            object: "node_enrollment";
+            revoked_at: number | null;
+            /** @enum {unknown} */
+            status: "active" | "expired" | "used_up" | "revoked";
+            uses: number;
+        };
+        NodeEnrollmentCreated: components["schemas"]["NodeEnrollment"] & {
+            /** @description Shown once: `palai node run --token <token>`. */
+            token: string;
+        };
+        NodeEnrollmentList: {
+            data: components["schemas"]["NodeEnrollment"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        NodeFailureCode: "COMMAND_DENIED" | "COMMAND_UNAVAILABLE" | "EXECUTION_FAILED" | "IDEMPOTENCY_CONFLICT" | "INVALID_PLAN" | "NODE_BUSY" | "INVOCATION_CANCELED" | "INVOCATION_UNKNOWN" | "NODE_UNAVAILABLE";
+        NodeHash: string;
+        NodeInvocation: {
+            call_id: string;
+            command: components["schemas"]["NodeCommandName"];
+            completed_at: number | null;
+            created_at: number;
+            dispatched_at: number | null;
+            exit_code: number | null;
+            /** @description Not sent after this (Unix seconds). */
+            expires_at: number;
+            failure_code: components["schemas"]["NodeFailureCode"] | null;
+            failure_message: string | null;
+            id: string;
+            node_id: string;
+            /** @constant */
+            object: "node_invocation";
+            plan_hash: components["schemas"]["NodeHash"];
+            response_id: string;
+            state: components["schemas"]["NodeInvocationState"];
+            /** @description For a cancelled run: whether the node saw its process group end. */
+            termination_confirmed: boolean | null;
+        };
+        NodeInvocationList: {
+            data: components["schemas"]["NodeInvocation"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        NodeInvocationState: "prepared" | "dispatched" | "accepted" | "running" | "succeeded" | "failed" | "canceled" | "unknown" | "expired";
+        NodeList: {
+            data: components["schemas"]["Node"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        NodeRisk: "read" | "write" | "privileged";
+        /**
+         * @description `degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again.
+         * @enum {unknown}
+         */
+        NodeState: "pending_pairing" | "connected" | "disconnected" | "degraded" | "revoked";
+        /** @description The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies. */
+        NodeToolSpec: {
+            /** @description Only these commands (by their catalog names); default every approved one. */
+            commands?: components["schemas"]["NodeCommandName"][];
+            /** @description The node's id or alias; the tool names use its first alias (the id when it has none). */
+            node: string;
+            /** @description `always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk. */
+            require_approval?: ("always" | "never") | {
+                commands: components["schemas"]["NodeCommandName"][];
+            };
+            /** @description How long a command may run (capped by the node's own maximum); default the node's maximum. */
+            timeout_seconds?: number;
+            /** @constant */
+            type: "node";
+        };
         /**
          * @description The same problem in OpenAI's error shape (an RFC 9457 extension member), so the
          *     official OpenAI SDKs surface its message, code and parameter: `message` is the
@@ -1992,6 +2352,9 @@ export interface components {
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"] | components["schemas"]["McpCallCompletedEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
+        RevokeNodeRequest: {
+            reason?: string;
+        };
         RotateWebhookSecretRequest: {
             /**
              * @description How long the old secret keeps signing beside the new one.
@@ -2146,7 +2509,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"] | components["schemas"]["NodeToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -2301,6 +2664,10 @@ export interface components {
         IdempotencyKey: string;
         /** @description Page size. Default 20. */
         Limit: number;
+        /** @description The invocation's id (`ninv_…`). */
+        NodeInvocationId: string;
+        /** @description The node's id (`node_…`) or one of its aliases. */
+        NodeRef: string;
         /**
          * @description `extended` streams Palai's own status events (`response.waiting_for_approval`,
          *     `response.waiting_for_tool`, `response.waiting_for_input`, `response.cancelled`)
@@ -3101,6 +3468,298 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Model"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listNodeEnrollments: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's enrollment tokens, oldest first; a token itself is never shown again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeEnrollmentList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createNodeEnrollment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateNodeEnrollmentRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; `token` is shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeEnrollmentCreated"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    revokeNodeEnrollment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The enrollment's id (`nen_…`). */
+                enrollment: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (again, it changes nothing). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeEnrollment"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getNodeInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invocation's id (`ninv_…`). */
+                invocation: components["parameters"]["NodeInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invocation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeInvocation"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    cancelNodeInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invocation's id (`ninv_…`). */
+                invocation: components["parameters"]["NodeInvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel requested (or the invocation had already ended, as it is). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeInvocation"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listNodes: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                alias?: components["schemas"]["NodeAlias"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                state?: components["schemas"]["NodeState"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's nodes, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    approveNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApproveNodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Approved; a connected node is told at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    denyNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Denied. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listNodeInvocations: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node's invocations, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeInvocationList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    revokeNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The node's id (`node_…`) or one of its aliases. */
+                node: components["parameters"]["NodeRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RevokeNodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -17,6 +17,17 @@ export type OperationId =
   | 'createModelConnection'
   | 'getModelConnection'
   | 'deleteModelConnection'
+  | 'listNodeEnrollments'
+  | 'createNodeEnrollment'
+  | 'revokeNodeEnrollment'
+  | 'listNodes'
+  | 'getNode'
+  | 'approveNode'
+  | 'denyNode'
+  | 'revokeNode'
+  | 'listNodeInvocations'
+  | 'getNodeInvocation'
+  | 'cancelNodeInvocation'
   | 'listQueueConsumers'
   | 'createQueueConsumer'
   | 'getQueueConsumer'
@@ -290,6 +301,149 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listNodeEnrollments",
+    "method": "GET",
+    "path": "/v1/node_enrollments",
+    "expressPath": "/v1/node_enrollments",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listNodeEnrollmentsQuery",
+    "responses": {
+      "200": "NodeEnrollmentList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createNodeEnrollment",
+    "method": "POST",
+    "path": "/v1/node_enrollments",
+    "expressPath": "/v1/node_enrollments",
+    "authenticated": true,
+    "bodySchema": "CreateNodeEnrollmentRequest",
+    "querySchema": null,
+    "responses": {
+      "201": "NodeEnrollmentCreated",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "revokeNodeEnrollment",
+    "method": "DELETE",
+    "path": "/v1/node_enrollments/{enrollment}",
+    "expressPath": "/v1/node_enrollments/:enrollment",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "NodeEnrollment",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listNodes",
+    "method": "GET",
+    "path": "/v1/nodes",
+    "expressPath": "/v1/nodes",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listNodesQuery",
+    "responses": {
+      "200": "NodeList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getNode",
+    "method": "GET",
+    "path": "/v1/nodes/{node}",
+    "expressPath": "/v1/nodes/:node",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Node",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "approveNode",
+    "method": "POST",
+    "path": "/v1/nodes/{node}/approve",
+    "expressPath": "/v1/nodes/:node/approve",
+    "authenticated": true,
+    "bodySchema": "ApproveNodeRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "Node",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "denyNode",
+    "method": "POST",
+    "path": "/v1/nodes/{node}/deny",
+    "expressPath": "/v1/nodes/:node/deny",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "Node",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "revokeNode",
+    "method": "POST",
+    "path": "/v1/nodes/{node}/revoke",
+    "expressPath": "/v1/nodes/:node/revoke",
+    "authenticated": true,
+    "bodySchema": "RevokeNodeRequest",
+    "querySchema": null,
+    "responses": {
+      "200": "Node",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listNodeInvocations",
+    "method": "GET",
+    "path": "/v1/nodes/{node}/invocations",
+    "expressPath": "/v1/nodes/:node/invocations",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": "listNodeInvocationsQuery",
+    "responses": {
+      "200": "NodeInvocationList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getNodeInvocation",
+    "method": "GET",
+    "path": "/v1/node_invocations/{invocation}",
+    "expressPath": "/v1/node_invocations/:invocation",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "NodeInvocation",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "cancelNodeInvocation",
+    "method": "POST",
+    "path": "/v1/node_invocations/{invocation}/cancel",
+    "expressPath": "/v1/node_invocations/:invocation/cancel",
+    "authenticated": true,
+    "bodySchema": null,
+    "querySchema": null,
+    "responses": {
+      "200": "NodeInvocation",
       "default": "Problem"
     }
   },

@@ -150,6 +150,13 @@ export interface components {
             /** @constant */
             type: "mcp_approval_request";
         };
+        ApproveNodeRequest: {
+            /** @description Replace the node's aliases. */
+            aliases?: components["schemas"]["NodeAlias"][];
+            /** @description Commands of the advertised catalog the node's tools may run. */
+            allowed_commands: components["schemas"]["NodeCommandName"][];
+            display_name?: string;
+        };
         /** @description A tool from Palai's built-in registry. */
         BuiltinToolSpec: {
             name: string;
@@ -368,6 +375,16 @@ export interface components {
             /** @description Unique within the project; not starting with `mconn_`, which marks a connection id. */
             name: string;
             provider: components["schemas"]["ModelProvider"];
+        };
+        CreateNodeEnrollmentRequest: {
+            /** @default 3600 */
+            expires_in_seconds: number;
+            /**
+             * @description How many new identities may enroll with it.
+             * @default 1
+             */
+            max_uses: number;
+            name?: string;
         };
         CreateQueueConsumerRequest: {
             /** @description The agent every job runs (name or id); jobs may then leave `agent` out. */
@@ -866,6 +883,294 @@ export interface components {
             script_choices?: components["schemas"]["FakeScriptChoice"][];
             temperature?: number;
         };
+        Node: {
+            aliases: string[];
+            /** @description What the operator approved. */
+            allowed_commands: string[];
+            approved_catalog_hash: components["schemas"]["NodeHash"] | null;
+            architecture: string;
+            catalog: components["schemas"]["NodeCatalog"];
+            catalog_hash: components["schemas"]["NodeHash"];
+            client_version: string;
+            created_at: number;
+            disconnect_reason: string | null;
+            display_name: string | null;
+            id: string;
+            last_seen_at: number | null;
+            /** @constant */
+            object: "node";
+            platform: string;
+            protocol_version: number;
+            revocation_reason: string | null;
+            state: components["schemas"]["NodeState"];
+            /** @description The approved commands whose descriptor is unchanged: what the node's tools offer. */
+            usable_commands: string[];
+        };
+        NodeAdmittedFrame: {
+            allowed_commands: components["schemas"]["NodeCommandName"][];
+            approved_catalog_hash: components["schemas"]["NodeHash"] | null;
+            node_id: components["schemas"]["NodeId"];
+            state: components["schemas"]["NodeState"];
+            /** @constant */
+            type: "admitted";
+        };
+        /** @description Unique in the project; lower-case letters, digits, `_` and `-`, at most 40 characters (tool names are `node__<alias>__<command>`, at most 64), not starting with `node_`. */
+        NodeAlias: string;
+        NodeApprovedFrame: {
+            allowed_commands: components["schemas"]["NodeCommandName"][];
+            approved_catalog_hash: components["schemas"]["NodeHash"];
+            state: components["schemas"]["NodeState"];
+            /** @constant */
+            type: "approved";
+        };
+        /** @description What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON. */
+        NodeCatalog: {
+            commands: components["schemas"]["NodeCommandDescriptor"][];
+        };
+        /** @description The node's catalog changed while it was connected (its operator's config was reloaded). */
+        NodeCatalogFrame: {
+            catalog: components["schemas"]["NodeCatalog"];
+            catalog_hash: components["schemas"]["NodeHash"];
+            /** @constant */
+            type: "catalog";
+        };
+        NodeChallengeFrame: {
+            /** Format: date-time */
+            expires_at: string;
+            max_protocol: components["schemas"]["NodeProtocolVersion"];
+            min_protocol: components["schemas"]["NodeProtocolVersion"];
+            nonce: string;
+            /** @constant */
+            type: "challenge";
+        };
+        /** @description One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value. */
+        NodeCommandDescriptor: {
+            description: string;
+            /** @description JSON Schema (2020-12) of the command's input, as the model sees it. */
+            input_schema: Record<string, unknown>;
+            max_output_bytes: number;
+            max_timeout_seconds: number;
+            name: components["schemas"]["NodeCommandName"];
+            risk: components["schemas"]["NodeRisk"];
+        };
+        /** @description A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`). */
+        NodeCommandName: string;
+        /** @description What an exec command produced; a non-zero exit is a result, not a failure. */
+        NodeCommandResult: {
+            /** @description Null when a signal ended it (its timeout, a cancel). */
+            exit_code: number | null;
+            signal?: string | null;
+            stderr: string;
+            stdout: string;
+            timed_out?: boolean;
+            /** @description Output beyond the limit was dropped. */
+            truncated: boolean;
+        };
+        /** @description palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node. */
+        NodeCompanionConfig: {
+            display_name?: string;
+            policy: {
+                /** @description Empty denies everything. */
+                allowed_commands: components["schemas"]["NodeCommandName"][];
+                /** @description How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10. */
+                grace_seconds?: number;
+                /** @description Default 262144. */
+                max_output_bytes?: number;
+                /** @description Default 600. */
+                max_timeout_seconds?: number;
+                maximum_risk?: components["schemas"]["NodeRisk"];
+            };
+            shell?: {
+                environment_names?: string[];
+                executables?: {
+                    [key: string]: string;
+                };
+                /** @description Default /bin/sh. */
+                program?: string;
+                working_scopes?: {
+                    [key: string]: string;
+                };
+            };
+        };
+        /** @description A frame the companion sends. */
+        NodeCompanionFrame: components["schemas"]["NodeHelloFrame"] | components["schemas"]["NodeHeartbeatFrame"] | components["schemas"]["NodeInvokeAcceptedFrame"] | components["schemas"]["NodeInvokeResultFrame"] | components["schemas"]["NodeCatalogFrame"];
+        NodeEnrollment: {
+            created_at: number;
+            /** @description Unix seconds. */
+            expires_at: number;
+            id: string;
+            max_uses: number;
+            name: string | null;
+            /** @constant */
+            object: "node_enrollment";
+            revoked_at: number | null;
+            /** @enum {unknown} */
+            status: "active" | "expired" | "used_up" | "revoked";
+            uses: number;
+        };
+        NodeEnrollmentCreated: components["schemas"]["NodeEnrollment"] & {
+            /** @description Shown once: `palai node run --token <token>`. */
+            token: string;
+        };
+        NodeEnrollmentList: {
+            data: components["schemas"]["NodeEnrollment"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold. */
+        NodeExecutionPlan: {
+            catalog_hash: components["schemas"]["NodeHash"];
+            command: components["schemas"]["NodeCommandName"];
+            descriptor_hash: components["schemas"]["NodeHash"];
+            /**
+             * Format: date-time
+             * @description Not sent after it; the companion refuses it after it (±30 s of clock skew).
+             */
+            expires_at: string;
+            /** @description `<response_id>:<call_id>`: the same on every re-send of the call. */
+            idempotency_key: string;
+            input: Record<string, unknown>;
+            invocation_id: string;
+            node_id: components["schemas"]["NodeId"];
+            output_limit_bytes: number;
+            plan_hash: components["schemas"]["NodeHash"];
+            /** Format: date-time */
+            prepared_at: string;
+            timeout_seconds: number;
+        };
+        NodeFailure: {
+            code: components["schemas"]["NodeFailureCode"];
+            /** @description Never carries the node's paths or environment values. */
+            message: string;
+        };
+        /** @enum {unknown} */
+        NodeFailureCode: "COMMAND_DENIED" | "COMMAND_UNAVAILABLE" | "EXECUTION_FAILED" | "IDEMPOTENCY_CONFLICT" | "INVALID_PLAN" | "NODE_BUSY" | "INVOCATION_CANCELED" | "INVOCATION_UNKNOWN" | "NODE_UNAVAILABLE";
+        NodeHash: string;
+        NodeHeartbeatFrame: {
+            /** @constant */
+            type: "heartbeat";
+        };
+        NodeHelloFrame: {
+            /** @description Only until the node is paired. */
+            enrollment_token?: string;
+            proof: components["schemas"]["NodeIdentityProof"];
+            /** @constant */
+            type: "hello";
+        };
+        /** @description A frame the hub sends. */
+        NodeHubFrame: components["schemas"]["NodeChallengeFrame"] | components["schemas"]["NodeAdmittedFrame"] | components["schemas"]["NodeApprovedFrame"] | components["schemas"]["NodeHeartbeatFrame"] | components["schemas"]["NodeInvokeFrame"] | components["schemas"]["NodeInvokeCancelFrame"];
+        /** @description `node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key. */
+        NodeId: string;
+        /** @description The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\n` and the RFC 8785 canonical JSON of this object without `signature`. */
+        NodeIdentityProof: {
+            architecture: string;
+            catalog: components["schemas"]["NodeCatalog"];
+            catalog_hash: components["schemas"]["NodeHash"];
+            client_version: string;
+            display_name?: string;
+            max_protocol: components["schemas"]["NodeProtocolVersion"];
+            min_protocol: components["schemas"]["NodeProtocolVersion"];
+            node_id: components["schemas"]["NodeId"];
+            nonce: string;
+            platform: string;
+            /** @description The raw 32-byte ed25519 public key, base64url without padding. */
+            public_key: string;
+            /** @description The 64-byte ed25519 signature, base64url without padding. */
+            signature: string;
+        };
+        NodeInvocation: {
+            call_id: string;
+            command: components["schemas"]["NodeCommandName"];
+            completed_at: number | null;
+            created_at: number;
+            dispatched_at: number | null;
+            exit_code: number | null;
+            /** @description Not sent after this (Unix seconds). */
+            expires_at: number;
+            failure_code: components["schemas"]["NodeFailureCode"] | null;
+            failure_message: string | null;
+            id: string;
+            node_id: string;
+            /** @constant */
+            object: "node_invocation";
+            plan_hash: components["schemas"]["NodeHash"];
+            response_id: string;
+            state: components["schemas"]["NodeInvocationState"];
+            /** @description For a cancelled run: whether the node saw its process group end. */
+            termination_confirmed: boolean | null;
+        };
+        NodeInvocationList: {
+            data: components["schemas"]["NodeInvocation"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        NodeInvocationOutcome: "succeeded" | "failed" | "canceled" | "unknown";
+        /** @enum {unknown} */
+        NodeInvocationState: "prepared" | "dispatched" | "accepted" | "running" | "succeeded" | "failed" | "canceled" | "unknown" | "expired";
+        NodeInvokeAcceptedFrame: {
+            invocation_id: string;
+            /** @constant */
+            type: "invoke.accepted";
+        };
+        NodeInvokeCancelFrame: {
+            invocation_id: string;
+            /** @constant */
+            type: "invoke.cancel";
+        };
+        NodeInvokeFrame: {
+            plan: components["schemas"]["NodeExecutionPlan"];
+            /** @constant */
+            type: "invoke";
+        };
+        /** @description How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result. */
+        NodeInvokeResultFrame: {
+            failure?: components["schemas"]["NodeFailure"];
+            invocation_id: string;
+            plan_hash: components["schemas"]["NodeHash"];
+            result?: components["schemas"]["NodeCommandResult"];
+            state: components["schemas"]["NodeInvocationOutcome"];
+            termination_confirmed?: boolean;
+            /** @constant */
+            type: "invoke.result";
+        };
+        NodeList: {
+            data: components["schemas"]["Node"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        NodeProtocolVersion: number;
+        /** @enum {unknown} */
+        NodeRisk: "read" | "write" | "privileged";
+        /**
+         * @description `degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again.
+         * @enum {unknown}
+         */
+        NodeState: "pending_pairing" | "connected" | "disconnected" | "degraded" | "revoked";
+        /** @description The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies. */
+        NodeToolSpec: {
+            /** @description Only these commands (by their catalog names); default every approved one. */
+            commands?: components["schemas"]["NodeCommandName"][];
+            /** @description The node's id or alias; the tool names use its first alias (the id when it has none). */
+            node: string;
+            /** @description `always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk. */
+            require_approval?: ("always" | "never") | {
+                commands: components["schemas"]["NodeCommandName"][];
+            };
+            /** @description How long a command may run (capped by the node's own maximum); default the node's maximum. */
+            timeout_seconds?: number;
+            /** @constant */
+            type: "node";
+        };
         /**
          * @description The same problem in OpenAI's error shape (an RFC 9457 extension member), so the
          *     official OpenAI SDKs surface its message, code and parameter: `message` is the
@@ -1232,6 +1537,9 @@ export interface components {
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"] | components["schemas"]["McpCallCompletedEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */
         ResponseStreamFrame: components["schemas"]["ResponseStreamEvent"] | components["schemas"]["StreamErrorEvent"];
+        RevokeNodeRequest: {
+            reason?: string;
+        };
         RotateWebhookSecretRequest: {
             /**
              * @description How long the old secret keeps signing beside the new one.
@@ -1263,6 +1571,15 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             /** @constant */
             object: "session";
+        };
+        /** @description shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB. */
+        ShellExecInput: {
+            env?: {
+                [key: string]: string;
+            };
+            script: string;
+            timeout_seconds?: number;
+            working_scope?: string;
         };
         /**
          * Format: uri
@@ -1386,6 +1703,16 @@ export interface components {
                 output: string;
             }[];
         };
+        /** @description system.exec.v1: an executable alias with its arguments, no shell. */
+        SystemExecInput: {
+            args?: string[];
+            env?: {
+                [key: string]: string;
+            };
+            executable: string;
+            timeout_seconds?: number;
+            working_scope?: string;
+        };
         TextDeltaEvent: {
             content_index: number;
             delta: string;
@@ -1423,7 +1750,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"] | components["schemas"]["NodeToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {

@@ -18,8 +18,8 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
   }
   const seen = new Set<string>();
   (spec.tools ?? []).forEach((tool, index) => {
-    // An MCP server's tools are known when a run lists them; two entries may take different tools of one server.
-    if (tool.type === 'mcp') return;
+    // An MCP server's or a node's tools are known when a run lists them; two entries may take different tools of one.
+    if (tool.type === 'mcp' || tool.type === 'node') return;
     // A remote agent's tool is named after it.
     const name = tool.type === 'a2a' ? `a2a__${tool.remote_agent}` : tool.name;
     if (seen.has(name))

@@ -13,7 +13,7 @@ import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js
 import { isTerminal, isWaiting } from '../response-status.js';
 import { answerWaiting } from '../responses/actions.js';
 import { requireResponse, type ResponseRow } from '../responses/responses.js';
-import type { Db } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
 import { keepAnswer, MAX_PARKED_ANSWER_LENGTH, readParkedCall } from './parked-calls.js';
 
 /** What the party answers: the call's output, as the model will see it. */
@@ -40,33 +40,38 @@ export async function answerParkedCall(
   answer: ParkedCallAnswer,
   idem?: IdempotencyClaim,
 ): Promise<ResponseRow> {
-  const output = checkAnswer(answer);
   return db.transaction(async (tx) => {
     await reserveKey(tx, projectId, idem, responseId);
-    const row = await requireResponse(tx, projectId, responseId, true);
-    const call = await readParkedCall(tx, row.id, callId);
-    const named = `call ${JSON.stringify(callId)} of response ${row.id}`;
-    if (!call) throw new PalaiError('not-found', `Response ${row.id} has no tool call ${JSON.stringify(callId)}.`);
-    if (call.park_answer !== null) {
-      if (call.park_answer === output) return row;
-      throw new PalaiError('idempotency-conflict', `The ${named} was already answered, differently.`);
-    }
-    const late = call.park_ended === 'timed_out' || (call.status === 'parked' && call.past_deadline);
-    if (late) {
-      const at = call.park_deadline ? ` (${new Date(call.park_deadline).toISOString()})` : '';
-      throw new PalaiError(
-        'invalid-state',
-        `The ${named} was not answered before its deadline${at}; it ended with its timeout outcome, and this answer came too late.`,
-      );
-    }
-    if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; its calls take no answer.`);
-    if (call.status !== 'parked' && call.status !== 'running') {
-      throw new PalaiError('invalid-state', `The ${named} does not wait for an outside answer (it is ${call.status.replace('_', ' ')}).`);
-    }
-    if (call.status === 'parked' && isWaiting(row.status)) {
-      return answerWaiting(tx, projectId, row.id, [{ kind: 'parked', call_id: callId, output, pointer: '/call_id' }]);
-    }
-    await keepAnswer(tx, row.id, callId, output);
-    return requireResponse(tx, projectId, row.id);
+    return answerParkedCallIn(tx, projectId, responseId, callId, answer);
   });
+}
+
+/** The same inside the caller's transaction (a surface's wing writing its own record of the answer with it). */
+export async function answerParkedCallIn(tx: Queryable, projectId: string, responseId: string, callId: string, answer: ParkedCallAnswer): Promise<ResponseRow> {
+  const output = checkAnswer(answer);
+  const row = await requireResponse(tx, projectId, responseId, true);
+  const call = await readParkedCall(tx, row.id, callId);
+  const named = `call ${JSON.stringify(callId)} of response ${row.id}`;
+  if (!call) throw new PalaiError('not-found', `Response ${row.id} has no tool call ${JSON.stringify(callId)}.`);
+  if (call.park_answer !== null) {
+    if (call.park_answer === output) return row;
+    throw new PalaiError('idempotency-conflict', `The ${named} was already answered, differently.`);
+  }
+  const late = call.park_ended === 'timed_out' || (call.status === 'parked' && call.past_deadline);
+  if (late) {
+    const at = call.park_deadline ? ` (${new Date(call.park_deadline).toISOString()})` : '';
+    throw new PalaiError(
+      'invalid-state',
+      `The ${named} was not answered before its deadline${at}; it ended with its timeout outcome, and this answer came too late.`,
+    );
+  }
+  if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; its calls take no answer.`);
+  if (call.status !== 'parked' && call.status !== 'running') {
+    throw new PalaiError('invalid-state', `The ${named} does not wait for an outside answer (it is ${call.status.replace('_', ' ')}).`);
+  }
+  if (call.status === 'parked' && isWaiting(row.status)) {
+    return answerWaiting(tx, projectId, row.id, [{ kind: 'parked', call_id: callId, output, pointer: '/call_id' }]);
+  }
+  await keepAnswer(tx, row.id, callId, output);
+  return requireResponse(tx, projectId, row.id);
 }

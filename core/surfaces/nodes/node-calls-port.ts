@@ -1,0 +1,48 @@
+// What the `node` tool provider (adapters/nodes/node-tools.ts) asks of the
+// store. A call prepares one execution plan — idempotent on the call, so a
+// takeover after a crash finds the same one — commits it as the call's
+// checkpoint, and parks; the gateway's process sends it and answers the call.
+import type { NodeCommandDescriptor } from '../../../generated/schemas.js';
+
+/** A node's tools for an agent's entry: its usable commands. */
+export interface NodeTools {
+  nodeId: string;
+  /** The name its tools carry: its first alias, else its id. */
+  toolAlias: string;
+  /** Approved, with the approved descriptor, in catalog order. */
+  commands: NodeCommandDescriptor[];
+}
+
+export interface NodeCallRequest {
+  responseId: string;
+  callId: string;
+  nodeId: string;
+  command: string;
+  input: Record<string, unknown>;
+  /** The entry's timeout, else the command's maximum; capped by it. */
+  timeoutSeconds?: number;
+}
+
+/** A prepared (or found) invocation. */
+export interface PreparedNodeCall {
+  invocationId: string;
+  planHash: string;
+  /** Not sent after this. */
+  expiresAt: Date;
+  timeoutSeconds: number;
+  /** The model's output when the invocation ended already (a replay), else null. */
+  output: string | null;
+}
+
+export interface NodeCallsPort {
+  /** The node's usable commands, or null when the project has no such node (or it is revoked). */
+  tools(projectId: string, ref: string): Promise<NodeTools | null>;
+  /**
+   * Prepares the plan for the call, or finds the one prepared for it. A
+   * command no longer usable, or the node's 257th open invocation, ends at
+   * once: `output` holds the error result (COMMAND_UNAVAILABLE, NODE_BUSY).
+   */
+  prepare(projectId: string, call: NodeCallRequest): Promise<PreparedNodeCall>;
+  /** The model's output for an ended invocation, else null. */
+  outcome(invocationId: string): Promise<string | null>;
+}
