@@ -85,7 +85,9 @@ function wingOf(path) {
 const surfaceWing = (surface) => surface?.split('/')[1] ?? null;
 
 /** A wing's files a surface may see: its API slice and its ports. */
-const wingFace = (wing, path) => path === `core/surfaces/${wing}/${wing}-api.ts` || (path.startsWith(`core/surfaces/${wing}/`) && path.endsWith('-port.ts'));
+// A wing's wire/ folder is a protocol's codec both ends share (the nodes wing's, with the companion).
+const wingFace = (wing, path) =>
+  path === `core/surfaces/${wing}/${wing}-api.ts` || (path.startsWith(`core/surfaces/${wing}/`) && path.endsWith('-port.ts')) || path.startsWith(`core/surfaces/${wing}/wire/`);
 
 /** The rule an import breaks, or null. */
 export function ruleBroken(fromFile, target) {

@@ -1,0 +1,110 @@
+// The approved commands of a paired node as durable tools, for `{type: "node",
+// node}` entries: each usable command (of `commands`, default all) is a function
+// `node__<alias>__<command>` with the model-visible schema of the node's
+// catalog, which the broker checks arguments against before a call.
+//
+//   risk       the command's descriptor's (read, write, privileged)
+//   approval   require_approval "always" (or the command listed in {commands})
+//              asks a human for every call; "never" for none; absent, the
+//              agent's policy decides by the risk
+//   a call     prepares one execution plan in the ledger (idempotent on the
+//              call, so the run that takes over after a crash finds the same
+//              one), commits its id as the call's checkpoint, and parks: no
+//              worker waits. The process holding the node's connection sends
+//              it and answers the parked call with the node's result.
+//   offline    the call waits up to the plan's time to live; the wing's sweep
+//              then ends it NODE_UNAVAILABLE and it is never sent
+//   no answer  a plan sent but never answered (the node vanished with it) ends
+//              INVOCATION_UNKNOWN when its time to live and run time are past
+import { nodeError, type NodeCallsPort } from '../../core/surfaces/nodes/node-calls-port.js';
+import { commandToolName } from '../../core/surfaces/nodes/wire/catalog.js';
+import { ToolResolutionError, type ResolvedTool, type ToolCallContext, type ToolOutcome, type ToolProvider } from '../../core/tools/tool-port.js';
+import type { NodeCommandDescriptor, NodeToolSpec } from '../../generated/schemas.js';
+
+/** What a model's tool name may be (OpenAI's rule). */
+const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** How long past the plan's run time a sent plan's answer is still awaited (a reconnect, a slow network). */
+const ANSWER_GRACE_MS = 60_000;
+
+interface NodeCallCheckpoint {
+  invocationId: string;
+  /** When the parked wait gives up: the plan's expiry plus its run time and a grace. */
+  deadline: string;
+}
+
+function approvalOf(rule: NodeToolSpec['require_approval'], command: string): 'always' | 'never' | undefined {
+  if (rule === 'always' || rule === 'never') return rule;
+  if (rule && rule.commands.includes(command)) return 'always';
+  return undefined;
+}
+
+const isCheckpoint = (value: unknown): value is NodeCallCheckpoint =>
+  typeof value === 'object' && value !== null && typeof (value as NodeCallCheckpoint).invocationId === 'string' && typeof (value as NodeCallCheckpoint).deadline === 'string';
+
+/** The parked wait, up to `deadline`; what the call says when nobody answered by then. */
+function parkUntil(deadline: string): ToolOutcome {
+  return {
+    kind: 'park',
+    timeoutMs: Math.max(1, Date.parse(deadline) - Date.now()),
+    timeoutOutput: nodeError('INVOCATION_UNKNOWN', 'The node did not report how the command ended; it is not run again.'),
+  };
+}
+
+async function runCall(calls: NodeCallsPort, projectId: string, nodeId: string, spec: NodeToolSpec, command: NodeCommandDescriptor, args: unknown, context: ToolCallContext): Promise<ToolOutcome> {
+  // A later run of the call (a takeover, the park's own resumption) finds its invocation.
+  if (isCheckpoint(context.checkpoint)) {
+    const output = await calls.outcome(context.checkpoint.invocationId);
+    return output !== null ? { kind: 'output', output } : parkUntil(context.checkpoint.deadline);
+  }
+  const prepared = await calls.prepare(projectId, {
+    responseId: context.responseId,
+    callId: context.callId,
+    nodeId,
+    command: command.name,
+    input: (args ?? {}) as Record<string, unknown>,
+    ...(spec.timeout_seconds !== undefined ? { timeoutSeconds: spec.timeout_seconds } : {}),
+  });
+  if (prepared.output !== null) return { kind: 'output', output: prepared.output };
+  const deadline = new Date(prepared.expiresAt.getTime() + prepared.timeoutSeconds * 1000 + ANSWER_GRACE_MS).toISOString();
+  await context.saveCheckpoint({ invocationId: prepared.invocationId, deadline } satisfies NodeCallCheckpoint);
+  return parkUntil(deadline);
+}
+
+/** The provider of `node` tool entries: it reads a node's usable commands and prepares its calls through the nodes wing. */
+export function nodeTools(calls: NodeCallsPort): ToolProvider<NodeToolSpec> {
+  return {
+    kind: 'node',
+
+    async resolve(spec, { projectId }): Promise<ResolvedTool[]> {
+      const node = await calls.tools(projectId, spec.node);
+      if (!node) throw new ToolResolutionError(`The node ${JSON.stringify(spec.node)} is not a paired node of this project (unknown, denied or revoked).`);
+      const listed = spec.commands ? new Set(spec.commands) : null;
+      const byName = new Map<string, NodeCommandDescriptor>();
+      for (const command of node.commands) {
+        if (listed && !listed.has(command.name)) continue;
+        const name = `node__${node.toolAlias}__${commandToolName(command.name)}`;
+        const other = byName.get(name);
+        if (other)
+          throw new ToolResolutionError(
+            `The node ${JSON.stringify(spec.node)} has commands ${other.name} and ${command.name}, which are both ${name} to the model; list only one of them in commands.`,
+          );
+        if (!MODEL_TOOL_NAME.test(name)) throw new ToolResolutionError(`The command ${command.name} of the node ${JSON.stringify(spec.node)} cannot be named for the model (${name}).`);
+        byName.set(name, command);
+      }
+      return [...byName].map(([name, command]): ResolvedTool => {
+        const approval = approvalOf(spec.require_approval, command.name);
+        return {
+          name,
+          kind: 'node',
+          description: command.description,
+          parameters: command.input_schema,
+          risk: command.risk,
+          ...(approval ? { approval } : {}),
+          validateArguments: true,
+          run: (args, context) => runCall(calls, projectId, node.nodeId, spec, command, args, context),
+        };
+      });
+    },
+  };
+}
