@@ -3,6 +3,7 @@
 // takeover after a crash finds the same one — commits it as the call's
 // checkpoint, and parks; the gateway's process sends it and answers the call.
 import type { NodeCommandDescriptor, NodeFailureCode } from '../../../generated/schemas.js';
+import { MAX_FAILURE_MESSAGE } from './wire/limits.js';
 
 /** A node's tools for an agent's entry: its usable commands. */
 export interface NodeTools {
@@ -47,10 +48,8 @@ export interface NodeCallsPort {
   outcome(invocationId: string): Promise<string | null>;
 }
 
-/** The longest failure message that crosses the boundary (to the model, the REST API, a log). */
-export const MAX_NODE_MESSAGE = 512;
-
-export const boundedMessage = (message: string): string => (message.length > MAX_NODE_MESSAGE ? `${message.slice(0, MAX_NODE_MESSAGE - 1)}…` : message);
+/** A failure message as it may cross the boundary (to the model, the REST API, a log). */
+export const boundedMessage = (message: string): string => (message.length > MAX_FAILURE_MESSAGE ? `${message.slice(0, MAX_FAILURE_MESSAGE - 1)}…` : message);
 
 /** A call's output for an invocation that did not produce a result: one of the failure codes (docs/nodes.md), never a path or an environment value. */
 export const nodeError = (code: NodeFailureCode, message: string): string => JSON.stringify({ error: { code, message: boundedMessage(message) } });
