@@ -40,7 +40,10 @@ function approvalOf(rule: NodeToolSpec['require_approval'], command: string): 'a
 }
 
 const isCheckpoint = (value: unknown): value is NodeCallCheckpoint =>
-  typeof value === 'object' && value !== null && typeof (value as NodeCallCheckpoint).invocationId === 'string' && typeof (value as NodeCallCheckpoint).deadline === 'string';
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as NodeCallCheckpoint).invocationId === 'string' &&
+  typeof (value as NodeCallCheckpoint).deadline === 'string';
 
 /** The parked wait, up to `deadline`; what the call says when nobody answered by then. */
 function parkUntil(deadline: string): ToolOutcome {
@@ -51,7 +54,15 @@ function parkUntil(deadline: string): ToolOutcome {
   };
 }
 
-async function runCall(calls: NodeCallsPort, projectId: string, nodeId: string, spec: NodeToolSpec, command: NodeCommandDescriptor, args: unknown, context: ToolCallContext): Promise<ToolOutcome> {
+async function runCall(
+  calls: NodeCallsPort,
+  projectId: string,
+  nodeId: string,
+  spec: NodeToolSpec,
+  command: NodeCommandDescriptor,
+  args: unknown,
+  context: ToolCallContext,
+): Promise<ToolOutcome> {
   // A later run of the call (a takeover, the park's own resumption) finds its invocation.
   if (isCheckpoint(context.checkpoint)) {
     const output = await calls.outcome(context.checkpoint.invocationId);
@@ -89,7 +100,8 @@ export function nodeTools(calls: NodeCallsPort): ToolProvider<NodeToolSpec> {
           throw new ToolResolutionError(
             `The node ${JSON.stringify(spec.node)} has commands ${other.name} and ${command.name}, which are both ${name} to the model; list only one of them in commands.`,
           );
-        if (!MODEL_TOOL_NAME.test(name)) throw new ToolResolutionError(`The command ${command.name} of the node ${JSON.stringify(spec.node)} cannot be named for the model (${name}).`);
+        if (!MODEL_TOOL_NAME.test(name))
+          throw new ToolResolutionError(`The command ${command.name} of the node ${JSON.stringify(spec.node)} cannot be named for the model (${name}).`);
         byName.set(name, command);
       }
       return [...byName].map(([name, command]): ResolvedTool => {

@@ -12,7 +12,19 @@ import { companionFiles, killCompanion, pairCompanion, startCompanion, type Comp
 import { postgresUnavailable } from '../support/stores.js';
 import { TcpBalancer } from '../support/tcp-balancer.js';
 import { until } from '../support/until.js';
-import { api, assertJournal, baseOf, createAgent, createBackground, kill9, logsOf, readJournal, useCluster, waitForTerminal, type HubProcess } from './cluster.js';
+import {
+  api,
+  assertJournal,
+  baseOf,
+  createAgent,
+  createBackground,
+  kill9,
+  logsOf,
+  readJournal,
+  useCluster,
+  waitForTerminal,
+  type HubProcess,
+} from './cluster.js';
 
 const postgresReason = await postgresUnavailable();
 
@@ -58,35 +70,39 @@ describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? f
     return { files, balancer, companion, nodeId, hubUrl };
   }
 
-  test('the hub holding the connection and running the response SIGKILLed mid-command: the run completes on the survivor, the command ran once', { timeout: 180_000 }, async (t) => {
-    const a = await cluster.start('A', 'all');
-    const hubs = [a];
-    try {
-      const { files, balancer } = await paired(a);
-      await createAgent(baseOf(a), runner('crash-runner', 'echo run >> ran.log; sleep 3; echo done'));
-      // Only A runs at first: A claims the response, and A holds the connection.
-      const created = await createBackground(baseOf(a), 'crash-runner', 'go');
-      await until('the command running on the node', () => ranLines(files).length === 1, 50);
-      const b = await cluster.start('B', 'all');
-      hubs.push(b);
-      balancer.route([portOf(b)]);
-      await kill9(a);
-      const final = await waitForTerminal(baseOf(b), created.id, 90_000);
-      assert.equal(final.status, 'completed', JSON.stringify(final));
-      assert.deepEqual(ranLines(files), ['run'], 'the command ran once');
-      const journal = await readJournal(baseOf(b), created.id);
-      assertJournal(journal, 'response.completed');
-      const outputs = callOutputs(journal);
-      assert.equal(outputs.length, 1, `one output for the call: ${JSON.stringify(outputs)}`);
-      const result = JSON.parse(outputs[0]);
-      assert.equal(result.exit_code, 0, outputs[0]);
-      assert.equal(result.stdout, 'done\n');
-      t.diagnostic(`the call's output after the takeover: ${outputs[0]}`);
-    } catch (error) {
-      t.diagnostic(logsOf(...hubs));
-      throw error;
-    }
-  });
+  test(
+    'the hub holding the connection and running the response SIGKILLed mid-command: the run completes on the survivor, the command ran once',
+    { timeout: 180_000 },
+    async (t) => {
+      const a = await cluster.start('A', 'all');
+      const hubs = [a];
+      try {
+        const { files, balancer } = await paired(a);
+        await createAgent(baseOf(a), runner('crash-runner', 'echo run >> ran.log; sleep 3; echo done'));
+        // Only A runs at first: A claims the response, and A holds the connection.
+        const created = await createBackground(baseOf(a), 'crash-runner', 'go');
+        await until('the command running on the node', () => ranLines(files).length === 1, 50);
+        const b = await cluster.start('B', 'all');
+        hubs.push(b);
+        balancer.route([portOf(b)]);
+        await kill9(a);
+        const final = await waitForTerminal(baseOf(b), created.id, 90_000);
+        assert.equal(final.status, 'completed', JSON.stringify(final));
+        assert.deepEqual(ranLines(files), ['run'], 'the command ran once');
+        const journal = await readJournal(baseOf(b), created.id);
+        assertJournal(journal, 'response.completed');
+        const outputs = callOutputs(journal);
+        assert.equal(outputs.length, 1, `one output for the call: ${JSON.stringify(outputs)}`);
+        const result = JSON.parse(outputs[0]);
+        assert.equal(result.exit_code, 0, outputs[0]);
+        assert.equal(result.stdout, 'done\n');
+        t.diagnostic(`the call's output after the takeover: ${outputs[0]}`);
+      } catch (error) {
+        t.diagnostic(logsOf(...hubs));
+        throw error;
+      }
+    },
+  );
 
   test('the companion SIGKILLed mid-command and restarted: the call ends INVOCATION_UNKNOWN, the command is not run again', { timeout: 120_000 }, async (t) => {
     const a = await cluster.start('A', 'all');
@@ -129,11 +145,15 @@ describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? f
       const goneAfter = Date.now() - askedAt;
       // TERM, then KILL after the companion's 5 s grace: gone well within the grace and the round trip.
       assert.ok(goneAfter < 15_000, `the process lived ${goneAfter} ms after the cancel`);
-      const invocation = await until('the invocation recorded canceled', async () => {
-        const listed = await caller(a)('GET', `/v1/nodes/${nodeId}/invocations`);
-        const first = listed.body.data[0];
-        return first?.state === 'canceled' ? first : null;
-      }, 100);
+      const invocation = await until(
+        'the invocation recorded canceled',
+        async () => {
+          const listed = await caller(a)('GET', `/v1/nodes/${nodeId}/invocations`);
+          const first = listed.body.data[0];
+          return first?.state === 'canceled' ? first : null;
+        },
+        100,
+      );
       assert.equal(invocation.response_id, created.id);
       t.diagnostic(`the sleep was gone ${goneAfter} ms after the cancel`);
     } catch (error) {

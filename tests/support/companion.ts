@@ -59,15 +59,24 @@ export async function enroll(call: Call): Promise<string> {
 
 /** Waits for the node in state `state` (the only one of the project unless `nodeId` names it). */
 export function nodeIn(call: Call, state: string, nodeId?: string): Promise<any> {
-  return until(`a node ${nodeId ?? ''} in state ${state}`, async () => {
-    const listed = await call('GET', `/v1/nodes?state=${state}`);
-    assert.equal(listed.status, 200, JSON.stringify(listed.body));
-    return (listed.body.data as any[]).find((node) => nodeId === undefined || node.id === nodeId);
-  }, 100);
+  return until(
+    `a node ${nodeId ?? ''} in state ${state}`,
+    async () => {
+      const listed = await call('GET', `/v1/nodes?state=${state}`);
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      return (listed.body.data as any[]).find((node) => nodeId === undefined || node.id === nodeId);
+    },
+    100,
+  );
 }
 
 /** Enrolls the companion's first start, approves it as `alias` for `commands`, and waits until it is connected. */
-export async function pairCompanion(call: Call, start: (token: string) => Running, alias: string, commands: string[]): Promise<{ companion: Running; nodeId: string }> {
+export async function pairCompanion(
+  call: Call,
+  start: (token: string) => Running,
+  alias: string,
+  commands: string[],
+): Promise<{ companion: Running; nodeId: string }> {
   const companion = start(await enroll(call));
   const pending = await nodeIn(call, 'pending_pairing');
   const approved = await call('POST', `/v1/nodes/${pending.id}/approve`, { aliases: [alias], allowed_commands: commands });
