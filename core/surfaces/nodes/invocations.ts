@@ -12,9 +12,10 @@ import { OPEN_STATES } from './invocation-states.js';
 import { findNode, nodeById } from './nodes.js';
 import { boundedMessage, failureOutput, invocationOutput, usableDescriptors, type InvocationRow, type NodeRow } from './node-views.js';
 import { descriptorHash } from './wire/catalog.js';
-import { canonicalHash, canonicalJson } from './wire/canonical-hash.js';
+import { canonicalHash } from './wire/canonical-hash.js';
 import { hashedPlan, planHash, type UnhashedPlan } from './wire/execution-plan.js';
-import { MAX_INPUT_BYTES, MAX_OPEN_INVOCATIONS, MAX_PLAN_TTL_MS, MAX_TIMEOUT_SECONDS } from './wire/limits.js';
+import { execInputFault } from './wire/exec-input.js';
+import { MAX_OPEN_INVOCATIONS, MAX_PLAN_TTL_MS, MAX_TIMEOUT_SECONDS } from './wire/limits.js';
 
 export async function nodeTools(q: Queryable, projectId: string, ref: string): Promise<NodeTools | null> {
   const node = await findNode(q, projectId, ref);
@@ -67,9 +68,8 @@ async function refusal(tx: Queryable, node: NodeRow, descriptor: NodeCommandDesc
   if (node.revoked_at || !descriptor) {
     return { code: 'COMMAND_UNAVAILABLE' as NodeFailureCode, message: `The command ${call.command} is not an approved, unchanged command of this node.` };
   }
-  if (Buffer.byteLength(canonicalJson(call.input), 'utf8') > MAX_INPUT_BYTES) {
-    return { code: 'INVALID_PLAN' as NodeFailureCode, message: `The command's input is over ${MAX_INPUT_BYTES} bytes.` };
-  }
+  const overLimit = execInputFault(call.input);
+  if (overLimit) return { code: 'INVALID_PLAN' as NodeFailureCode, message: `Not sent: ${overLimit}.` };
   const { rows } = await tx.query<{ open: number }>('SELECT count(*)::int AS open FROM node_invocations WHERE node_id = $1 AND state = ANY($2::text[])', [
     node.id,
     OPEN_STATES,

@@ -15,7 +15,8 @@ import type {
 import type { NodeExecutionPlan } from '../../../generated/protocol-schemas.js';
 import { unixSeconds } from '../../json.js';
 import { descriptorHash } from './wire/catalog.js';
-import { HEARTBEAT_MS, MAX_FAILURE_MESSAGE } from './wire/limits.js';
+import { boundedMessage, nodeError } from './node-calls-port.js';
+import { HEARTBEAT_MS } from './wire/limits.js';
 
 export interface EnrollmentRow {
   id: string;
@@ -159,11 +160,7 @@ export const invocationView = (row: InvocationRow): NodeInvocation => ({
   expires_at: unixSeconds(row.expires_at)!,
 });
 
-/** A failure message as it may cross the boundary. */
-export const boundedMessage = (message: string): string => (message.length > MAX_FAILURE_MESSAGE ? `${message.slice(0, MAX_FAILURE_MESSAGE - 1)}…` : message);
-
-/** The model's output for an error: `{error: {code, message}}`. */
-export const errorOutput = (code: NodeFailureCode, message: string): string => JSON.stringify({ error: { code, message: boundedMessage(message) } });
+export { boundedMessage };
 
 const DEFAULT_MESSAGES: Record<NodeFailureCode, string> = {
   COMMAND_DENIED: 'The node refused the command.',
@@ -177,7 +174,7 @@ const DEFAULT_MESSAGES: Record<NodeFailureCode, string> = {
   NODE_UNAVAILABLE: 'The node did not come online before the plan expired; the command was not sent.',
 };
 
-export const failureOutput = (code: NodeFailureCode, message?: string | null): string => errorOutput(code, message || DEFAULT_MESSAGES[code]);
+export const failureOutput = (code: NodeFailureCode, message?: string | null): string => nodeError(code, message || DEFAULT_MESSAGES[code]);
 
 /** The model's output for an ended invocation: the command's result, or an error; null while it is open. */
 export function invocationOutput(row: Pick<InvocationRow, 'state' | 'result' | 'failure_code' | 'failure_message'>): string | null {
