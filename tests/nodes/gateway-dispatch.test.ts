@@ -6,6 +6,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { nodeConnectionLease } from '../../core/surfaces/nodes/node-gateway-port.js';
 import { catalogHash } from '../../core/surfaces/nodes/wire/catalog.js';
 import { NODE_CLOSE } from '../../core/surfaces/nodes/wire/close-codes.js';
 import { planFault } from '../../core/surfaces/nodes/wire/execution-plan.js';
@@ -141,6 +142,19 @@ await describeGateway('gateway dispatch', (ctx) => {
     await node.close();
   });
 
+  it('asks a node whose catalog changed to reconnect with it (1012), and refuses a second hello (4400)', async () => {
+    const hub = ctx();
+    const { node } = await pairedNode(hub);
+    const catalog = { commands: [...execCatalog().commands].reverse() };
+    node.send({ type: 'catalog', catalog, catalog_hash: catalogHash(catalog) });
+    assert.equal((await node.closed).code, 1012);
+    const again = await pairedNode(hub);
+    const fresh = await RawNode.challenged(hub.url);
+    again.node.send({ type: 'hello', proof: proofFor(again.identity, { nonce: fresh.challenge.nonce }) });
+    assert.equal((await again.node.closed).code, NODE_CLOSE.invalidFrame);
+    await fresh.node.close();
+  });
+
   it('closes an older connection of the node with 4410 when a newer one arrives', async () => {
     const hub = ctx();
     const { identity, node } = await pairedNode(hub);
@@ -184,4 +198,19 @@ await describeGateway(
     });
   },
   { heartbeatMs: 300 },
+);
+
+await describeGateway(
+  'gateway lease',
+  (ctx) => {
+    it('closes the connection (4410) once another holder took the node’s lease', async () => {
+      const hub = ctx();
+      const { identity, node } = await pairedNode(hub);
+      // Between two looks (a second apart) the 200 ms lease runs out, and another holder takes it.
+      await until('another holder takes the lease', () => hub.api.leases.take(nodeConnectionLease(identity.nodeId), 'another-process', 60_000));
+      assert.equal((await node.closed).code, NODE_CLOSE.superseded);
+      assert.equal(hub.gateway.server.held().includes(identity.nodeId), false);
+    });
+  },
+  { pollMs: 1_000, leaseMs: 200 },
 );

@@ -11,7 +11,9 @@
 // the node's sent-but-unfinished plans are sent again (the companion's ledger
 // answers a re-send from its record). Claims run one at a time, so a plan is
 // never sent twice by one claim racing another.
+import { once } from 'node:events';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -27,6 +29,9 @@ import { NodeConnection, type ConnectionHost } from './connection.js';
 import { loadFrameValidators, sendFrame } from './frames.js';
 import type { Refusal } from './hello.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
+
+/** How long a shutdown waits for the nodes to answer its close before it drops their sockets. */
+const CLOSE_GRACE_MS = 500;
 
 /** Sent by a process whose new connection of a node finds the node's lease held elsewhere: payload `<node id> <holder>`. */
 export const NODE_CONNECTION_SIGNAL = 'nodes.connection';
@@ -48,8 +53,11 @@ export interface NodeGatewayOptions {
   logger?: Logger;
 }
 
+/** Whether the operator's approval is the same (the connection's own state, connected or not, is not an approval). */
 const sameApproval = (a: NodeAdmission, b: NodeAdmission): boolean =>
-  a.approvedCatalogHash === b.approvedCatalogHash && a.usableCommands.join('\n') === b.usableCommands.join('\n') && a.state === b.state;
+  a.approvedCatalogHash === b.approvedCatalogHash &&
+  a.usableCommands.join('\n') === b.usableCommands.join('\n') &&
+  a.allowedCommands.join('\n') === b.allowedCommands.join('\n');
 
 /** NUL bytes and lone surrogates cannot be stored: replaced before the store sees the result. */
 function storable(frame: NodeInvokeResultFrame): NodeInvokeResultFrame {
@@ -160,7 +168,10 @@ export class NodeGatewayServer implements ConnectionHost {
     await Promise.all(open.map((connection) => this.endTenure(connection, 'the hub process shut down')));
     await Promise.all([...this.ending]);
     await this.queue;
-    // A peer that does not answer the close handshake is not waited for.
+    // A peer that does not answer the close handshake is waited for only a moment.
+    const ends = open.map((connection) => (connection.ws.readyState === connection.ws.CLOSED ? null : once(connection.ws, 'close')));
+    const grace = sleep(CLOSE_GRACE_MS, undefined, { ref: false });
+    await Promise.race([Promise.all(ends), grace]);
     for (const connection of open) if (connection.ws.readyState !== connection.ws.CLOSED) connection.terminate('the hub is shutting down');
     this.wss.close();
   }
