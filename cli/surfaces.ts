@@ -42,7 +42,6 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
   };
   const queue = queueSurface({ ...api, ...slices.queue });
   const slack = slackSurface({ ...api, ...slices.slack });
-  // The nodes module's gateway (`upgrade`) and tool provider are wired here, through nodesSurface's `extra`.
   const nodes = nodesSurface({ ...api, ...slices.nodes });
   const modules = [
     a2aSurface({ ...api, ...slices.a2a }),

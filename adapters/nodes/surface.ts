@@ -1,17 +1,16 @@
 // The nodes surface as a module of the hub: the REST resources of enrollments,
-// nodes and their ledger, and the sweep that ends what was never sent. The
-// WebSocket gateway (`upgrade`) and the `node` tool provider (`toolProviders`)
-// come in through `extra`.
+// nodes and their ledger, the WebSocket gateway companions connect to
+// (`upgrade` on the API's roles), the `node` tool provider, and the sweep that
+// ends what was never sent.
 import type { BackgroundLoop, SurfaceModule } from '../../core/api/index.js';
 import { WORK_ROLES } from '../../core/api/surface.js';
 import type { NodesSurfaceApi } from '../../core/surfaces/nodes/nodes-api.js';
+import { nodeGateway, type NodeGatewayOptions } from './gateway/index.js';
+import { nodeTools } from './node-tools.js';
 import { nodeOperations } from './operations.js';
 
 /** How often the sweep ends expired and cancelled plans that were never sent. */
 export const SWEEP_INTERVAL_MS = 5_000;
-
-/** What the lead wires beside the REST resources. */
-export type NodesSurfaceExtra = Pick<SurfaceModule, 'upgrade' | 'toolProviders' | 'loops' | 'close'>;
 
 function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
   let timer: NodeJS.Timeout | null = null;
@@ -40,13 +39,14 @@ function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
   };
 }
 
-export function nodesSurface(api: NodesSurfaceApi, extra: NodesSurfaceExtra = {}, options: { sweepIntervalMs?: number } = {}): SurfaceModule {
+export function nodesSurface(api: NodesSurfaceApi, options: { sweepIntervalMs?: number; gateway?: NodeGatewayOptions } = {}): SurfaceModule {
+  const gateway = nodeGateway(api, options.gateway);
   return {
-    // ---- wired by the lead through `extra`: `upgrade` (the WebSocket gateway, adapters/nodes/gateway)
-    // ---- and `toolProviders` (the `node` tool provider); their loops and close come with them.
-    ...extra,
     name: 'nodes',
     operations: nodeOperations(api),
-    loops: [sweepLoop(api, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS), ...(extra.loops ?? [])],
+    upgrade: [gateway.upgrade],
+    toolProviders: [nodeTools(api.nodeCalls)],
+    loops: [sweepLoop(api, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS), ...gateway.loops],
+    close: gateway.close,
   };
 }
