@@ -31,6 +31,7 @@ const COMMANDS: Record<string, CommandModule> = {
   outbox: { load: async () => (await import('./commands/outbox.js')).registerOutbox, viaHub: true },
   mcp: { load: async () => (await import('./commands/mcp.js')).registerMcp, viaHub: false },
   bot: { load: async () => (await import('./commands/bot.js')).registerBot, viaHub: false },
+  node: { load: async () => (await import('./commands/node.js')).registerNode, viaHub: false },
 };
 
 /** True when the command line names a command the running hub runs on its store. */
