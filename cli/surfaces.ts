@@ -3,6 +3,7 @@
 // surface. A new surface adds its module here and nowhere else in cli/.
 import { a2aSurface } from '../adapters/a2a/surface.js';
 import { mcpSurface } from '../adapters/mcp/surface.js';
+import { nodesSurface } from '../adapters/nodes/surface.js';
 import { queueSurface, type QueueSurface } from '../adapters/queue/surface.js';
 import { webhooksSurface } from '../adapters/webhooks/surface.js';
 import { slackSurface, type SlackSurface } from '../bots/slack/surface.js';
@@ -11,6 +12,8 @@ import type { Kernel } from '../core/kernel.js';
 import type { A2aApi } from '../core/surfaces/a2a/a2a-api.js';
 import { createA2aApi } from '../core/surfaces/a2a/create-a2a-api.js';
 import type { McpApi } from '../core/surfaces/mcp/mcp-api.js';
+import type { NodesApi } from '../core/surfaces/nodes/nodes-api.js';
+import { createNodesApi } from '../core/surfaces/nodes/create-nodes-api.js';
 import type { QueueApi } from '../core/surfaces/queue/queue-api.js';
 import type { SlackApi } from '../core/surfaces/slack/slack-api.js';
 import type { WebhooksApi } from '../core/surfaces/webhooks/webhooks-api.js';
@@ -22,7 +25,7 @@ import { createWebhooksApi } from '../core/surfaces/webhooks/create-webhooks-api
 export interface Surfaces {
   modules: SurfaceModule[];
   /** Each wing's slice as bound to this kernel, for the commands and tests that call a wing directly. */
-  slices: { a2a: A2aApi; mcp: McpApi; queue: QueueApi; slack: SlackApi; webhooks: WebhooksApi };
+  slices: { a2a: A2aApi; mcp: McpApi; nodes: NodesApi; queue: QueueApi; slack: SlackApi; webhooks: WebhooksApi };
   /** Typed handles on two modules, for the commands and tests that look inside them. */
   queue: QueueSurface;
   slack: SlackSurface;
@@ -32,12 +35,22 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
   const slices = {
     a2a: createA2aApi(kernel),
     mcp: createMcpApi(kernel),
+    nodes: createNodesApi(kernel),
     queue: createQueueApi(kernel),
     slack: createSlackApi(kernel),
     webhooks: createWebhooksApi(kernel),
   };
   const queue = queueSurface({ ...api, ...slices.queue });
   const slack = slackSurface({ ...api, ...slices.slack });
-  const modules = [a2aSurface({ ...api, ...slices.a2a }), mcpSurface({ ...api, ...slices.mcp }), webhooksSurface({ ...api, ...slices.webhooks }), queue, slack];
+  // The nodes module's gateway (`upgrade`) and tool provider are wired here, through nodesSurface's `extra`.
+  const nodes = nodesSurface({ ...api, ...slices.nodes });
+  const modules = [
+    a2aSurface({ ...api, ...slices.a2a }),
+    mcpSurface({ ...api, ...slices.mcp }),
+    webhooksSurface({ ...api, ...slices.webhooks }),
+    nodes,
+    queue,
+    slack,
+  ];
   return { modules, slices, queue, slack };
 }

@@ -26182,7 +26182,7 @@ return errors === 0;
 validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeEnrollmentCreated = validate167;
-const schema234 = {"allOf":[{"$ref":"#/$defs/NodeEnrollment"},{"type":"object","required":["token"],"properties":{"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}}]};
+const schema234 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out).","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at","token"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26196,7 +26196,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -26206,7 +26206,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.object === undefined){
-const err1 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -26216,7 +26216,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -26226,7 +26226,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.status === undefined){
-const err3 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -26236,7 +26236,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.expires_at === undefined){
-const err4 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -26246,7 +26246,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.max_uses === undefined){
-const err5 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "max_uses"},message:"must have required property '"+"max_uses"+"'"};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_uses"},message:"must have required property '"+"max_uses"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26256,7 +26256,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.uses === undefined){
-const err6 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "uses"},message:"must have required property '"+"uses"+"'"};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uses"},message:"must have required property '"+"uses"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26266,7 +26266,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data.revoked_at === undefined){
-const err7 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26276,7 +26276,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data.created_at === undefined){
-const err8 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26285,9 +26285,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func89.call(schema233.properties, key0))){
-const err9 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.token === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26296,12 +26295,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern70.test(data0)){
-const err10 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/NodeEnrollment/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
+for(const key0 in data){
+if(!(func89.call(schema234.properties, key0))){
+const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26311,8 +26307,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-else {
-const err11 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/NodeEnrollment/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26322,9 +26321,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("node_enrollment" !== data.object){
-const err12 = {instancePath:instancePath+"/object",schemaPath:"#/$defs/NodeEnrollment/properties/object/const",keyword:"const",params:{allowedValue: "node_enrollment"},message:"must be equal to constant"};
+else {
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -26334,10 +26332,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data2 = data.name;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema233.properties.name.type},message:"must be string,null"};
+if(data.object !== undefined){
+if("node_enrollment" !== data.object){
+const err13 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node_enrollment"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -26347,10 +26344,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data3 = data.status;
-if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema233.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.name !== undefined){
+let data2 = data.name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err14 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema234.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -26360,10 +26357,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-let data4 = data.expires_at;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/expires_at",schemaPath:"#/$defs/NodeEnrollment/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.status !== undefined){
+let data3 = data.status;
+if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema234.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -26373,10 +26370,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.max_uses !== undefined){
-let data5 = data.max_uses;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/max_uses",schemaPath:"#/$defs/NodeEnrollment/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.expires_at !== undefined){
+let data4 = data.expires_at;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err16 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -26386,10 +26383,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.uses !== undefined){
-let data6 = data.uses;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/uses",schemaPath:"#/$defs/NodeEnrollment/properties/uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.max_uses !== undefined){
+let data5 = data.max_uses;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -26399,10 +26396,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.revoked_at !== undefined){
-let data7 = data.revoked_at;
-if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema233.properties.revoked_at.type},message:"must be integer,null"};
+if(data.uses !== undefined){
+let data6 = data.uses;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err18 = {instancePath:instancePath+"/uses",schemaPath:"#/properties/uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -26412,10 +26409,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data8 = data.created_at;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/NodeEnrollment/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.revoked_at !== undefined){
+let data7 = data.revoked_at;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err19 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema234.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26425,9 +26422,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-else {
-const err20 = {instancePath,schemaPath:"#/$defs/NodeEnrollment/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.created_at !== undefined){
+let data8 = data.created_at;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err20 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -26436,9 +26434,10 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.token === undefined){
-const err21 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+}
+if(data.token !== undefined){
+if(typeof data.token !== "string"){
+const err21 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -26447,26 +26446,15 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data.token !== undefined){
-if(typeof data.token !== "string"){
-const err22 = {instancePath:instancePath+"/token",schemaPath:"#/allOf/1/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-else {
-const err23 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
 }
 errors++;
 }
@@ -26476,7 +26464,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeEnrollmentList = validate168;
-const schema236 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema235 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26807,7 +26795,7 @@ errors++;
 if(data.first_id !== undefined){
 let data12 = data.first_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema236.properties.first_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema235.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -26820,7 +26808,7 @@ errors++;
 if(data.last_id !== undefined){
 let data13 = data.last_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema236.properties.last_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema235.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -26859,7 +26847,7 @@ return errors === 0;
 validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeFailureCode = validate169;
-const schema238 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+const schema237 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26872,7 +26860,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((data === "COMMAND_DENIED") || (data === "COMMAND_UNAVAILABLE")) || (data === "EXECUTION_FAILED")) || (data === "IDEMPOTENCY_CONFLICT")) || (data === "INVALID_PLAN")) || (data === "NODE_BUSY")) || (data === "INVOCATION_CANCELED")) || (data === "INVOCATION_UNKNOWN")) || (data === "NODE_UNAVAILABLE"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema238.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema237.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -26926,8 +26914,8 @@ return errors === 0;
 validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeInvocation = validate171;
-const schema240 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
-const schema242 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
+const schema239 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
+const schema241 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
 const pattern74 = new RegExp("^ninv_", "u");
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -27102,7 +27090,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func89.call(schema240.properties, key0))){
+if(!(func89.call(schema239.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -27234,7 +27222,7 @@ errors++;
 if(data.state !== undefined){
 let data6 = data.state;
 if(!(((((((((data6 === "prepared") || (data6 === "dispatched")) || (data6 === "accepted")) || (data6 === "running")) || (data6 === "succeeded")) || (data6 === "failed")) || (data6 === "canceled")) || (data6 === "unknown")) || (data6 === "expired"))){
-const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema242.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema241.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -27272,7 +27260,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema240.properties.exit_code.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema239.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -27289,7 +27277,7 @@ let valid4 = false;
 let passing0 = null;
 const _errs23 = errors;
 if(!(((((((((data9 === "COMMAND_DENIED") || (data9 === "COMMAND_UNAVAILABLE")) || (data9 === "EXECUTION_FAILED")) || (data9 === "IDEMPOTENCY_CONFLICT")) || (data9 === "INVALID_PLAN")) || (data9 === "NODE_BUSY")) || (data9 === "INVOCATION_CANCELED")) || (data9 === "INVOCATION_UNKNOWN")) || (data9 === "NODE_UNAVAILABLE"))){
-const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema238.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema237.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -27350,7 +27338,7 @@ vErrors = null;
 if(data.failure_message !== undefined){
 let data10 = data.failure_message;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema240.properties.failure_message.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema239.properties.failure_message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -27375,7 +27363,7 @@ errors++;
 if(data.termination_confirmed !== undefined){
 let data11 = data.termination_confirmed;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema240.properties.termination_confirmed.type},message:"must be boolean,null"};
+const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema239.properties.termination_confirmed.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -27401,7 +27389,7 @@ errors++;
 if(data.dispatched_at !== undefined){
 let data13 = data.dispatched_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema240.properties.dispatched_at.type},message:"must be integer,null"};
+const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema239.properties.dispatched_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -27414,7 +27402,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data14 = data.completed_at;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema240.properties.completed_at.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema239.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -27454,7 +27442,7 @@ return errors === 0;
 validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeInvocationList = validate172;
-const schema245 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema244 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27546,7 +27534,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema245.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema244.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -27559,7 +27547,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema245.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema244.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -27610,7 +27598,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((data === "prepared") || (data === "dispatched")) || (data === "accepted")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "canceled")) || (data === "unknown")) || (data === "expired"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema241.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -27625,7 +27613,7 @@ return errors === 0;
 validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeList = validate175;
-const schema247 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema246 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27717,7 +27705,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema247.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema246.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -27730,7 +27718,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema247.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema246.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -28197,7 +28185,7 @@ return errors === 0;
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const OpenAIErrorMember = validate180;
-const schema253 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
+const schema252 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28277,7 +28265,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if(!((((((data1 === "invalid_request_error") || (data1 === "authentication_error")) || (data1 === "permission_error")) || (data1 === "not_found_error")) || (data1 === "rate_limit_error")) || (data1 === "server_error"))){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema253.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema252.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28302,7 +28290,7 @@ errors++;
 if(data.param !== undefined){
 let data3 = data.param;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema253.properties.param.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema252.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -28329,7 +28317,7 @@ return errors === 0;
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const OpenAIResponseStatus = validate181;
-const schema254 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
+const schema253 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28342,7 +28330,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -28357,8 +28345,8 @@ return errors === 0;
 validate181.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const OutputItemEvent = validate182;
-const schema255 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
-const schema256 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+const schema254 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
+const schema255 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
 
 function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29154,7 +29142,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema255.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema254.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -29237,7 +29225,7 @@ return errors === 0;
 validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const OutputTextDeltaEvent = validate186;
-const schema261 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+const schema260 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
 function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29462,7 +29450,7 @@ return errors === 0;
 validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const OutputTextDoneEvent = validate187;
-const schema262 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+const schema261 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29782,7 +29770,7 @@ return errors === 0;
 validate188.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
 export const PendingToolCall = validate189;
-const schema264 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema263 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29909,7 +29897,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema264.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema263.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29934,7 +29922,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema264.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema263.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29961,8 +29949,8 @@ return errors === 0;
 validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Problem = validate190;
-const schema266 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema267 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+const schema265 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema266 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
 function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30257,7 +30245,7 @@ errors++;
 if(data10.type !== undefined){
 let data12 = data10.type;
 if(!((((((data12 === "invalid_request_error") || (data12 === "authentication_error")) || (data12 === "permission_error")) || (data12 === "not_found_error")) || (data12 === "rate_limit_error")) || (data12 === "server_error"))){
-const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema253.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema252.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -30282,7 +30270,7 @@ errors++;
 if(data10.param !== undefined){
 let data14 = data10.param;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema253.properties.param.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema252.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30406,9 +30394,9 @@ return errors === 0;
 validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const QueueConsumer = validate192;
-const schema270 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema269 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern79 = new RegExp("^qc_", "u");
-const schema272 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+const schema271 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
 function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30476,7 +30464,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema272.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema271.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -30502,7 +30490,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema272.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema271.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -30527,7 +30515,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema272.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema271.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30696,7 +30684,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func89.call(schema270.properties, key0))){
+if(!(func89.call(schema269.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -30759,7 +30747,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema270.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema269.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31015,7 +31003,7 @@ errors = vErrors.length;
 if(data.agent !== undefined){
 let data12 = data.agent;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema270.properties.agent.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema269.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -31226,7 +31214,7 @@ errors++;
 if(data17.kind !== undefined){
 let data18 = data17.kind;
 if(!((data18 === "sqs") || (data18 === "sasl"))){
-const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema270.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema269.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -31239,7 +31227,7 @@ errors++;
 if(data17.last4 !== undefined){
 let data19 = data17.last4;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema270.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema269.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -31409,7 +31397,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema272.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema271.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -31435,7 +31423,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema272.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema271.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31460,7 +31448,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema272.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema271.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -31487,7 +31475,7 @@ return errors === 0;
 validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const QueueConsumerList = validate199;
-const schema278 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema277 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31579,7 +31567,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema278.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema277.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31592,7 +31580,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema278.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema277.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31791,7 +31779,7 @@ return errors === 0;
 validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Readiness = validate203;
-const schema282 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+const schema281 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
 function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31861,7 +31849,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema282.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema281.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -31901,7 +31889,7 @@ return errors === 0;
 validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const RemoteAgent = validate204;
-const schema283 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema282 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern86 = new RegExp("^ragt_", "u");
 
 function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -32226,7 +32214,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema283.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema282.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -32290,7 +32278,7 @@ return errors === 0;
 validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const RemoteAgentList = validate205;
-const schema285 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema284 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32382,7 +32370,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema285.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema284.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -32395,7 +32383,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema285.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema284.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -32473,7 +32461,7 @@ return errors === 0;
 validate207.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const ReplayWebhookDeliveriesRequest = validate208;
-const schema287 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+const schema286 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
 function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32700,7 +32688,7 @@ return errors === 0;
 validate209.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
 export const RequiredAction = validate210;
-const schema291 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+const schema290 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
 function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32748,7 +32736,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema291.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema290.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -32797,10 +32785,10 @@ return errors === 0;
 validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Response = validate212;
-const schema292 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema295 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
-const schema296 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema298 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema291 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema294 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema295 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema297 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 
 function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33014,7 +33002,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func89.call(schema292.properties, key0))){
+if(!(func89.call(schema291.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -33078,7 +33066,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema292.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema291.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -33091,7 +33079,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((((data4 === "queued") || (data4 === "in_progress")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "cancelled")) || (data4 === "incomplete"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -33104,7 +33092,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema294.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -33245,7 +33233,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema292.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema291.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -33359,7 +33347,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema292.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema291.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -33372,7 +33360,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema292.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema291.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -34196,7 +34184,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema292.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema291.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -34675,7 +34663,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema292.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema291.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -34688,7 +34676,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema292.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema291.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -34701,7 +34689,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema292.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema291.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -34714,7 +34702,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema292.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema291.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -35519,7 +35507,7 @@ return errors === 0;
 validate216.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ResponseLifecycleEvent = validate218;
-const schema307 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+const schema306 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
 function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35577,7 +35565,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema307.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema306.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -35635,7 +35623,7 @@ return errors === 0;
 validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ResponseList = validate220;
-const schema308 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema307 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35727,7 +35715,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema308.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema307.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -35740,7 +35728,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema308.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema307.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -36520,7 +36508,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema294.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -36535,7 +36523,7 @@ return errors === 0;
 validate224.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const ResponseStreamEvent = validate225;
-const schema315 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
+const schema314 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
 
 function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37224,8 +37212,8 @@ return errors === 0;
 validate225.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ResponseStreamFrame = validate229;
-const schema319 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema320 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+const schema318 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema319 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
 function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37443,7 +37431,7 @@ return errors === 0;
 validate229.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const RevokeNodeRequest = validate231;
-const schema321 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
+const schema320 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
 
 function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37510,7 +37498,7 @@ return errors === 0;
 validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const RotateWebhookSecretRequest = validate232;
-const schema322 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+const schema321 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
 function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37587,7 +37575,7 @@ return errors === 0;
 validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Session = validate233;
-const schema323 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema322 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
 function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37712,7 +37700,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema323.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema322.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -37725,7 +37713,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema323.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema322.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -37890,7 +37878,7 @@ return errors === 0;
 validate234.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const SlackBot = validate235;
-const schema327 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema326 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern95 = new RegExp("^sbot_", "u");
 
 function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -38035,7 +38023,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func89.call(schema327.properties, key0))){
+if(!(func89.call(schema326.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -38110,7 +38098,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema327.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema326.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -38251,7 +38239,7 @@ return errors === 0;
 validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SlackBotList = validate236;
-const schema330 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema329 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38343,7 +38331,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema330.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema329.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -38356,7 +38344,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema330.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema329.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -38434,7 +38422,7 @@ return errors === 0;
 validate238.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const SlackThread = validate239;
-const schema332 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema331 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
 function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38631,7 +38619,7 @@ return errors === 0;
 validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SlackThreadList = validate240;
-const schema334 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema333 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38723,7 +38711,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema334.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema333.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -38736,7 +38724,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema334.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema333.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39421,7 +39409,7 @@ return errors === 0;
 validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SubmitInputRequest = validate246;
-const schema339 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+const schema338 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
 function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39783,7 +39771,7 @@ return errors === 0;
 validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SubmitToolOutputsRequest = validate247;
-const schema341 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+const schema340 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
 function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40626,7 +40614,7 @@ return errors === 0;
 validate257.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateAgentRequest = validate258;
-const schema347 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+const schema346 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
 function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40707,7 +40695,7 @@ return errors === 0;
 validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateConversationRequest = validate260;
-const schema349 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema348 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40835,7 +40823,7 @@ return errors === 0;
 validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateQueueConsumerRequest = validate261;
-const schema351 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
+const schema350 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
 function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40885,7 +40873,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema351.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema350.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -41687,7 +41675,7 @@ return errors === 0;
 validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateSlackBotRequest = validate265;
-const schema355 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+const schema354 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
 function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41830,7 +41818,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema355.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema354.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -41965,7 +41953,7 @@ return errors === 0;
 validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateWebhookEndpointRequest = validate266;
-const schema358 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+const schema357 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
 function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42109,7 +42097,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema358.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema357.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -42180,7 +42168,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema358.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema357.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -42497,7 +42485,7 @@ return errors === 0;
 validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookAttempt = validate268;
-const schema360 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema359 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
 function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42610,7 +42598,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema360.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema359.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -42648,7 +42636,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema360.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema359.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -42661,7 +42649,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema360.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema359.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -42701,8 +42689,8 @@ return errors === 0;
 validate268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookDelivery = validate269;
-const schema362 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema363 = {"type":"string","enum":["pending","delivered","dead"]};
+const schema361 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema362 = {"type":"string","enum":["pending","delivered","dead"]};
 const pattern111 = new RegExp("^dlv_", "u");
 
 function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -42837,7 +42825,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func89.call(schema362.properties, key0))){
+if(!(func89.call(schema361.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -42912,7 +42900,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema362.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema361.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -42935,7 +42923,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema363.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema362.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -42970,7 +42958,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema362.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema361.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -42983,7 +42971,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema362.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema361.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -43009,7 +42997,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema362.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema361.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -43022,7 +43010,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema362.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema361.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -43049,7 +43037,7 @@ return errors === 0;
 validate269.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookDeliveryList = validate271;
-const schema365 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema364 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43141,7 +43129,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema365.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema364.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -43154,7 +43142,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema365.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema364.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -43215,7 +43203,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema363.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema362.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -43230,8 +43218,8 @@ return errors === 0;
 validate273.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookEndpoint = validate274;
-const schema367 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema368 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const schema366 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema367 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
 const pattern112 = new RegExp("^wh_", "u");
 const pattern113 = new RegExp("^whsec_", "u");
 
@@ -43367,7 +43355,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func89.call(schema367.properties, key0))){
+if(!(func89.call(schema366.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -43430,7 +43418,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema367.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema366.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -43457,7 +43445,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema368.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema367.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -43482,7 +43470,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema367.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema366.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -43522,7 +43510,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema367.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema366.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -43535,7 +43523,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema367.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema366.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -43573,7 +43561,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema367.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema366.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -43626,7 +43614,7 @@ return errors === 0;
 validate274.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookEndpointList = validate275;
-const schema371 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema370 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43718,7 +43706,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema371.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema370.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -43731,7 +43719,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema371.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema370.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -43792,7 +43780,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema368.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema367.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -43807,7 +43795,7 @@ return errors === 0;
 validate277.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookReplay = validate278;
-const schema373 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+const schema372 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
 function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -1967,9 +1967,22 @@ export interface components {
             status: "active" | "expired" | "used_up" | "revoked";
             uses: number;
         };
-        NodeEnrollmentCreated: components["schemas"]["NodeEnrollment"] & {
+        /** @description A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). */
+        NodeEnrollmentCreated: {
+            created_at: number;
+            /** @description Unix seconds. */
+            expires_at: number;
+            id: string;
+            max_uses: number;
+            name: string | null;
+            /** @constant */
+            object: "node_enrollment";
+            revoked_at: number | null;
+            /** @enum {unknown} */
+            status: "active" | "expired" | "used_up" | "revoked";
             /** @description Shown once: `palai node run --token <token>`. */
             token: string;
+            uses: number;
         };
         NodeEnrollmentList: {
             data: components["schemas"]["NodeEnrollment"][];

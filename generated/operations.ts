@@ -92,6 +92,8 @@ export interface OperationDescriptor {
   authenticated: boolean;
   /** Component schema the JSON request body must satisfy. */
   bodySchema: string | null;
+  /** False when the body may be left out (the operation then sees none). */
+  bodyRequired: boolean;
   /** Validator name (in queryValidators) for the query string. */
   querySchema: string | null;
   /** Component schema of the JSON body per status ('default' for problems). */
@@ -106,6 +108,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/healthz",
     "authenticated": false,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Health"
@@ -118,6 +121,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/readyz",
     "authenticated": false,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Readiness",
@@ -131,6 +135,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/openapi.json",
     "authenticated": false,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": null
@@ -143,6 +148,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/metrics",
     "authenticated": false,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": null
@@ -155,6 +161,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/agents",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listAgentsQuery",
     "responses": {
       "200": "AgentList",
@@ -168,6 +175,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/agents",
     "authenticated": true,
     "bodySchema": "CreateAgentRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "Agent",
@@ -181,6 +189,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/agents/:agent",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Agent",
@@ -194,6 +203,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/agents/:agent",
     "authenticated": true,
     "bodySchema": "UpdateAgentRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Agent",
@@ -207,6 +217,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/agents/:agent/revisions",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listAgentRevisionsQuery",
     "responses": {
       "200": "AgentRevisionList",
@@ -220,6 +231,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/chat/completions",
     "authenticated": true,
     "bodySchema": "ChatCompletionRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "ChatCompletion",
@@ -233,6 +245,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/models",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "ModelList",
@@ -246,6 +259,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/models/:model",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Model",
@@ -259,6 +273,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/model_connections",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listModelConnectionsQuery",
     "responses": {
       "200": "ModelConnectionList",
@@ -272,6 +287,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/model_connections",
     "authenticated": true,
     "bodySchema": "CreateModelConnectionRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "ModelConnection",
@@ -285,6 +301,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/model_connections/:connection",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "ModelConnection",
@@ -298,6 +315,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/model_connections/:connection",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -311,6 +329,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/node_enrollments",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listNodeEnrollmentsQuery",
     "responses": {
       "200": "NodeEnrollmentList",
@@ -324,6 +343,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/node_enrollments",
     "authenticated": true,
     "bodySchema": "CreateNodeEnrollmentRequest",
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "201": "NodeEnrollmentCreated",
@@ -337,6 +357,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/node_enrollments/:enrollment",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "NodeEnrollment",
@@ -350,6 +371,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/nodes",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listNodesQuery",
     "responses": {
       "200": "NodeList",
@@ -363,6 +385,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/nodes/:node",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Node",
@@ -376,6 +399,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/nodes/:node/approve",
     "authenticated": true,
     "bodySchema": "ApproveNodeRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Node",
@@ -389,6 +413,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/nodes/:node/deny",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Node",
@@ -402,6 +427,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/nodes/:node/revoke",
     "authenticated": true,
     "bodySchema": "RevokeNodeRequest",
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Node",
@@ -415,6 +441,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/nodes/:node/invocations",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listNodeInvocationsQuery",
     "responses": {
       "200": "NodeInvocationList",
@@ -428,6 +455,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/node_invocations/:invocation",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "NodeInvocation",
@@ -441,6 +469,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/node_invocations/:invocation/cancel",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "NodeInvocation",
@@ -454,6 +483,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/queue_consumers",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listQueueConsumersQuery",
     "responses": {
       "200": "QueueConsumerList",
@@ -467,6 +497,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/queue_consumers",
     "authenticated": true,
     "bodySchema": "CreateQueueConsumerRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "QueueConsumer",
@@ -480,6 +511,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/queue_consumers/:queue_consumer",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "QueueConsumer",
@@ -493,6 +525,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/queue_consumers/:queue_consumer",
     "authenticated": true,
     "bodySchema": "UpdateQueueConsumerRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "QueueConsumer",
@@ -506,6 +539,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/queue_consumers/:queue_consumer",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -519,6 +553,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/slack_bots",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listSlackBotsQuery",
     "responses": {
       "200": "SlackBotList",
@@ -532,6 +567,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/slack_bots",
     "authenticated": true,
     "bodySchema": "CreateSlackBotRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "SlackBot",
@@ -545,6 +581,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/slack_bots/:slack_bot",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "SlackBot",
@@ -558,6 +595,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/slack_bots/:slack_bot",
     "authenticated": true,
     "bodySchema": "UpdateSlackBotRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "SlackBot",
@@ -571,6 +609,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/slack_bots/:slack_bot",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -584,6 +623,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/slack_bots/:slack_bot/threads",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listSlackThreadsQuery",
     "responses": {
       "200": "SlackThreadList",
@@ -597,6 +637,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listWebhookEndpointsQuery",
     "responses": {
       "200": "WebhookEndpointList",
@@ -610,6 +651,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints",
     "authenticated": true,
     "bodySchema": "CreateWebhookEndpointRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "WebhookEndpoint",
@@ -623,6 +665,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "WebhookEndpoint",
@@ -636,6 +679,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint",
     "authenticated": true,
     "bodySchema": "UpdateWebhookEndpointRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "WebhookEndpoint",
@@ -649,6 +693,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -662,6 +707,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint/rotate_secret",
     "authenticated": true,
     "bodySchema": "RotateWebhookSecretRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "WebhookEndpoint",
@@ -675,6 +721,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint/deliveries",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listWebhookDeliveriesQuery",
     "responses": {
       "200": "WebhookDeliveryList",
@@ -688,6 +735,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint/deliveries/:delivery",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "WebhookDelivery",
@@ -701,6 +749,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint/deliveries/:delivery/resend",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "202": "WebhookDelivery",
@@ -714,6 +763,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint/replay",
     "authenticated": true,
     "bodySchema": "ReplayWebhookDeliveriesRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "202": "WebhookReplay",
@@ -727,6 +777,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/webhook_endpoints/:endpoint/test",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "202": "WebhookDelivery",
@@ -740,6 +791,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/sessions",
     "authenticated": true,
     "bodySchema": "CreateSessionRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "Session",
@@ -753,6 +805,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/sessions/:session_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Session",
@@ -766,6 +819,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/sessions/:session_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -779,6 +833,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/sessions/:session_id/items",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listSessionItemsQuery",
     "responses": {
       "200": "ItemList",
@@ -792,6 +847,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations",
     "authenticated": true,
     "bodySchema": "CreateConversationRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Conversation",
@@ -805,6 +861,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Conversation",
@@ -818,6 +875,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id",
     "authenticated": true,
     "bodySchema": "UpdateConversationRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Conversation",
@@ -831,6 +889,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -844,6 +903,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id/items",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listConversationItemsQuery",
     "responses": {
       "200": "ItemList",
@@ -857,6 +917,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id/items",
     "authenticated": true,
     "bodySchema": "CreateConversationItemsRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "ItemList",
@@ -870,6 +931,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id/items/:item_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Item",
@@ -883,6 +945,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/conversations/:conversation_id/items/:item_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Conversation",
@@ -896,6 +959,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/remote_agents",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listRemoteAgentsQuery",
     "responses": {
       "200": "RemoteAgentList",
@@ -909,6 +973,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/remote_agents",
     "authenticated": true,
     "bodySchema": "CreateRemoteAgentRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "RemoteAgent",
@@ -922,6 +987,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/remote_agents/:remote_agent",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "RemoteAgent",
@@ -935,6 +1001,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/remote_agents/:remote_agent",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -948,6 +1015,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/mcp_servers",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listMcpServersQuery",
     "responses": {
       "200": "McpServerList",
@@ -961,6 +1029,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/mcp_servers",
     "authenticated": true,
     "bodySchema": "CreateMcpServerRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "201": "McpServer",
@@ -974,6 +1043,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/mcp_servers/:mcp_server",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "McpServer",
@@ -987,6 +1057,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/mcp_servers/:mcp_server",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -1000,6 +1071,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/mcp_servers/:mcp_server/tools",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listMcpServerToolsQuery",
     "responses": {
       "200": "McpServerToolList",
@@ -1013,6 +1085,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listResponsesQuery",
     "responses": {
       "200": "ResponseList",
@@ -1026,6 +1099,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses",
     "authenticated": true,
     "bodySchema": "CreateResponseRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Response",
@@ -1039,6 +1113,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "getResponseQuery",
     "responses": {
       "200": "Response",
@@ -1052,6 +1127,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "DeletedObject",
@@ -1065,6 +1141,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id/input_items",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "listResponseInputItemsQuery",
     "responses": {
       "200": "ItemList",
@@ -1078,6 +1155,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id/events",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": "getResponseEventsQuery",
     "responses": {
       "200": null,
@@ -1091,6 +1169,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id/cancel",
     "authenticated": true,
     "bodySchema": null,
+    "bodyRequired": false,
     "querySchema": null,
     "responses": {
       "200": "Response",
@@ -1104,6 +1183,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id/tool_outputs",
     "authenticated": true,
     "bodySchema": "SubmitToolOutputsRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Response",
@@ -1117,6 +1197,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id/approvals",
     "authenticated": true,
     "bodySchema": "ApprovalDecisionRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Response",
@@ -1130,6 +1211,7 @@ export const operations: readonly OperationDescriptor[] = [
     "expressPath": "/v1/responses/:response_id/input",
     "authenticated": true,
     "bodySchema": "SubmitInputRequest",
+    "bodyRequired": true,
     "querySchema": null,
     "responses": {
       "200": "Response",

@@ -97,6 +97,7 @@ interface Operation {
   expressPath: string;
   authenticated: boolean;
   bodySchema: string | null;
+  bodyRequired: boolean;
   querySchema: string | null;
   responses: Record<string, string | null>;
 }
@@ -134,6 +135,7 @@ function collectOperations(): { operations: Operation[]; querySchemas: Json } {
         expressPath: path.replace(/\{([^}]+)\}/g, ':$1'),
         authenticated: !(Array.isArray(op.security) && op.security.length === 0),
         bodySchema: refName(op.requestBody?.content?.['application/json']?.schema),
+        bodyRequired: op.requestBody?.required === true,
         querySchema,
         responses,
       });
@@ -210,6 +212,8 @@ export interface OperationDescriptor {
   authenticated: boolean;
   /** Component schema the JSON request body must satisfy. */
   bodySchema: string | null;
+  /** False when the body may be left out (the operation then sees none). */
+  bodyRequired: boolean;
   /** Validator name (in queryValidators) for the query string. */
   querySchema: string | null;
   /** Component schema of the JSON body per status ('default' for problems). */

@@ -39,7 +39,12 @@ export function surfaceHandlers(surfaceOperations: SurfaceOperations): Operation
   return handlers;
 }
 
-function requireJsonBody(req: Request): void {
+/** An empty request without a Content-Type: what a client sends for an optional body it leaves out. */
+const sendsNothing = (req: Request): boolean =>
+  req.get('content-type') === undefined && Number(req.get('content-length') ?? 0) === 0 && !req.get('transfer-encoding');
+
+function requireJsonBody(req: Request, optional: boolean): void {
+  if (optional && sendsNothing(req)) return;
   // No body at all is left to the schema check ("a JSON request body is required").
   if (req.is('application/json') === false) {
     const got = req.get('content-type');
@@ -96,12 +101,13 @@ export function bindOperations(api: KernelApi, handlers: OperationHandlers, incl
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     const chain = [];
     if (op.authenticated) chain.push(apiKey);
-    if (op.bodySchema) chain.push((req: Request, _res: Response, next: () => void) => (requireJsonBody(req), next()), jsonBody);
+    if (op.bodySchema) chain.push((req: Request, _res: Response, next: () => void) => (requireJsonBody(req, !op.bodyRequired), next()), jsonBody);
     chain.push(async (req: Request, res: Response) => {
       assertStorablePathParams(req.params as Record<string, string>);
       const ctx: OperationContext = {
         projectId: res.locals.projectId,
-        body: op.bodySchema ? validateBody(op.bodySchema, req.body) : undefined,
+        // An optional body left out (no bytes at all) is no body; anything sent is checked.
+        body: op.bodySchema && (op.bodyRequired || req.body !== undefined) ? validateBody(op.bodySchema, req.body) : undefined,
         query: op.querySchema ? validateQuery(op.querySchema, req.query as Record<string, unknown>) : {},
         params: req.params as Record<string, string>,
       };

@@ -53,6 +53,7 @@ CREATE TABLE node_aliases (
   project_id  text NOT NULL,
   alias       text NOT NULL,
   node_id     text NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+  position    integer NOT NULL DEFAULT 0,  -- the operator's order: the first names the node's tools
   PRIMARY KEY (project_id, alias)
 );
 CREATE INDEX node_aliases_node ON node_aliases (node_id);

@@ -19,7 +19,9 @@ import type { NodeGatewayPort } from './node-gateway-port.js';
 export interface NodesApi {
   nodeEnrollments: {
     /** A token shown in this answer only; its SHA-256 is kept. */
-    create(projectId: string, request: CreateNodeEnrollmentRequest, options?: CommandOptions): Promise<NodeEnrollmentCreated>;
+    create(projectId: string, request: Partial<CreateNodeEnrollmentRequest>, options?: CommandOptions): Promise<NodeEnrollmentCreated>;
+    /** Never with its token. */
+    get(projectId: string, id: string): Promise<NodeEnrollment>;
     list(projectId: string, page: PageRequest): Promise<Page<NodeEnrollment>>;
     /** Idempotent; nodes it enrolled stay as they are. */
     revoke(projectId: string, id: string): Promise<NodeEnrollment>;

@@ -1,0 +1,51 @@
+// Binds the nodes wing's slice to one kernel.
+import { atBoundary } from '../../api/boundary.js';
+import type { Kernel } from '../../kernel.js';
+import { admission, admit, markConnected, markDisconnected, markSeen } from './admission.js';
+import { createEnrollment, listEnrollments, requireEnrollment, revokeEnrollment } from './enrollments.js';
+import { claimDispatch, invocationsToCancel, markAccepted, recordResult, sweepLedger } from './invocation-ledger.js';
+import { cancelInvocationView, getInvocation, listInvocations } from './invocation-queries.js';
+import { callOutcome, nodeTools, prepareCall } from './invocations.js';
+import { approveNode, denyNode, listNodes, requireNode, revokeNode } from './nodes.js';
+import type { NodesApi } from './nodes-api.js';
+import { enrollmentView, nodeView } from './node-views.js';
+
+export function createNodesApi({ db }: Pick<Kernel, 'db'>): NodesApi {
+  return atBoundary({
+    nodeEnrollments: {
+      create: (projectId, request, options) => createEnrollment(db, projectId, request, options?.idempotency),
+      get: async (projectId, id) => enrollmentView(await requireEnrollment(db, projectId, id)),
+      list: (projectId, page) => listEnrollments(db, projectId, page),
+      revoke: (projectId, id) => revokeEnrollment(db, projectId, id),
+    },
+    nodes: {
+      list: (projectId, query) => listNodes(db, projectId, query),
+      get: async (projectId, ref) => nodeView(await requireNode(db, projectId, ref)),
+      approve: (projectId, ref, request) => approveNode(db, projectId, ref, request),
+      deny: (projectId, ref) => denyNode(db, projectId, ref),
+      revoke: (projectId, ref, request) => revokeNode(db, projectId, ref, request),
+      invocations: (projectId, ref, page) => listInvocations(db, projectId, ref, page),
+    },
+    nodeInvocations: {
+      get: (projectId, id) => getInvocation(db, projectId, id),
+      cancel: (projectId, id) => cancelInvocationView(db, projectId, id),
+    },
+    nodeGateway: {
+      admit: (proof, token) => admit(db, proof, token),
+      admission: (nodeId) => admission(db, nodeId),
+      connected: (nodeId) => markConnected(db, nodeId),
+      seen: (nodeId) => markSeen(db, nodeId),
+      disconnected: (nodeId, reason) => markDisconnected(db, nodeId, reason),
+      claimDispatch: (nodeIds, holder, options) => claimDispatch(db, nodeIds, holder, options),
+      accepted: (nodeId, invocationId) => markAccepted(db, nodeId, invocationId),
+      finished: (nodeId, result) => recordResult(db, nodeId, result),
+      toCancel: (nodeIds) => invocationsToCancel(db, nodeIds),
+      sweep: () => sweepLedger(db),
+    },
+    nodeCalls: {
+      tools: (projectId, ref) => nodeTools(db, projectId, ref),
+      prepare: (projectId, call) => prepareCall(db, projectId, call),
+      outcome: (invocationId) => callOutcome(db, invocationId),
+    },
+  });
+}
