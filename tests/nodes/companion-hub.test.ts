@@ -11,9 +11,30 @@ import type { NodeInvocation } from '../../generated/schemas.js';
 import { cleanUpProcesses, runPalai, startPalai, tempDir, userEnv, type Running } from '../support/cli.js';
 import { describeEachStore } from '../support/hub.js';
 import { until } from '../support/until.js';
+import { readRecords } from '../../adapters/nodes/companion/ledger.js';
 import { GatewayListener } from './companion-hub.js';
 
-after(cleanUpProcesses);
+/** Process groups a SIGKILLed companion left running. */
+const leftovers: number[] = [];
+after(() => {
+  for (const group of leftovers) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+  cleanUpProcesses();
+});
+
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
 
 function nodeFiles(): { config: string; scratch: string } {
   const dir = tempDir('palai-node-hub-');
@@ -139,6 +160,38 @@ describeEachStore(
       node = companion(files, home);
       assert.equal((await untilState(id, ['succeeded', 'failed', 'unknown', 'canceled'])).state, 'succeeded');
       assert.deepEqual(lines(log), ['start', 'end']);
+      await untilConnected();
+    });
+
+    test('a cancel through the hub during sleep 30 takes the process group, confirmed', async () => {
+      const pidFile = join(files.scratch, 'sleep.pid');
+      const id = await prepare(nodeId, `sleep 30 & echo $! > ${pidFile}; wait`);
+      const pid = Number(await until('the sleep started', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim()));
+      const canceled = await rest('post', `/v1/node_invocations/${id}/cancel`, {});
+      assert.equal(canceled.status, 200, canceled.text);
+      const ended = await untilState(id, ['canceled', 'succeeded', 'failed', 'unknown']);
+      assert.equal(ended.state, 'canceled');
+      assert.equal(ended.termination_confirmed, true);
+      assert.equal(gone(pid), true);
+    });
+
+    test('the companion SIGKILLed mid-command and restarted: the call ends INVOCATION_UNKNOWN, and the command ran once', async () => {
+      const log = join(files.scratch, 'killed.log');
+      const pidFile = join(files.scratch, 'killed.pid');
+      const id = await prepare(nodeId, `echo $$ > ${pidFile}; echo run >> ${log}; sleep 30`);
+      await until('the command started', () => lines(log).length === 1 && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim());
+      leftovers.push(Number(readFileSync(pidFile, 'utf8')));
+      await untilState(id, ['running']);
+      await until('the ledger names its process group', () => [...readRecords(join(home, 'ledger')).values()].some((r) => r.invocation_id === id && r.pid));
+      node.child.kill('SIGKILL');
+      await node.exited;
+      node = companion(files, home);
+      const ended = await untilState(id, ['unknown', 'succeeded', 'failed', 'canceled']);
+      assert.equal(ended.state, 'unknown');
+      assert.equal(ended.failure_code, 'INVOCATION_UNKNOWN');
+      assert.deepEqual(lines(log), ['run']);
+      assert.match(node.stderr(), /1 invocation\(s\) whose outcome is unknown/);
+      assert.match(node.stderr(), new RegExp(`process group\\(s\\) ${leftovers.at(-1)} of those may still be running`));
       await untilConnected();
     });
 

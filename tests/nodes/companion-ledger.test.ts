@@ -4,7 +4,7 @@
 // file it keeps is written whole or not at all.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { identityPath, ledgerDir, loadOrCreateIdentity, readState, writeState } from '../../adapters/nodes/companion/home.js';
@@ -24,7 +24,8 @@ after(() => {
   removeTempDirs();
 });
 
-const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n');
+const lines = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n') : []);
+const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').trim() : '');
 
 test('a re-sent plan is answered from the record, never run again, even after a restart', async () => {
   const node = makeNode();
@@ -72,11 +73,17 @@ test('a companion SIGKILLed mid-command reports it unknown after restart, and th
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  await until('the command is running', () => out.includes('invoke.accepted') && lines(log).length === 1 && readFileSync(pidFile, 'utf8').trim());
-  leftovers.push(Number(readFileSync(pidFile, 'utf8')));
+  const record = () => {
+    const names = readdirSync(ledgerDir(node.home)).filter((n) => n.endsWith('.json'));
+    return names.length === 1 ? JSON.parse(readFileSync(join(ledgerDir(node.home), names[0]), 'utf8')) : null;
+  };
+  await until('the command is running', () => out.includes('invoke.accepted') && lines(log).length === 1 && read(pidFile) && record()?.pid);
+  leftovers.push(Number(read(pidFile)));
   child.kill('SIGKILL');
   await exited;
-  assert.equal(JSON.parse(readFileSync(join(ledgerDir(node.home), readdirSync(ledgerDir(node.home))[0]), 'utf8')).state, 'running');
+  const left = record();
+  assert.equal(left.state, 'running');
+  assert.equal(left.pid, Number(read(pidFile)), 'the record names the process group it left');
 
   const restarted = harness(node);
   assert.equal(restarted.ledger.get(plan.idempotency_key)!.state, 'unknown');

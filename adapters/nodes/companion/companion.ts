@@ -27,6 +27,16 @@ export interface CompanionOptions {
   stopSignal: () => Promise<string>;
 }
 
+/** Whether a process group still has a member (pids are reused, so this is a hint for the operator, never a reason to signal it). */
+function alive(group: number): boolean {
+  try {
+    process.kill(-group, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Why each permanent refusal happened, for the operator. */
 const REFUSALS: Record<number, string> = {
   [NODE_CLOSE.revoked]: 'the hub revoked or denied this node; ask its operator, or start over with a new home and enrollment token',
@@ -53,8 +63,12 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
   if (state.hub !== options.hub) state = { hub: options.hub, paired: false, last_admission: null };
   writeState(options.home, state);
   const ledger = Ledger.open(ledgerDir(options.home));
-  const unknown = ledger.all().filter((r) => r.state === 'unknown').length;
-  if (unknown > 0) log(`the ledger holds ${unknown} invocation(s) whose outcome is unknown (a previous run stopped mid-command); they are not run again`);
+  const unknown = ledger.all().filter((r) => r.state === 'unknown');
+  if (unknown.length > 0) {
+    const groups = unknown.flatMap((r) => (r.pid ? [r.pid] : [])).filter(alive);
+    log(`the ledger holds ${unknown.length} invocation(s) whose outcome is unknown (a previous run stopped mid-command); they are not run again`);
+    if (groups.length > 0) log(`process group(s) ${groups.join(', ')} of those may still be running; they are left to you`);
+  }
   const defaultDirectory = join(options.home, 'scratch');
   mkdirSync(defaultDirectory, { recursive: true, mode: 0o700 });
 

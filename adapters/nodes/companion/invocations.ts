@@ -97,6 +97,7 @@ export class Invocations {
     this.options.ledger.begin(plan);
     this.emit({ type: 'invoke.accepted', invocation_id: plan.invocation_id });
     const child = startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
+    if (child.pid !== null) this.options.ledger.spawned(plan.idempotency_key, child.pid);
     this.options.log?.(`${plan.invocation_id}: ${plan.command} started`);
     const finished = child.done.then((outcome) => this.complete(plan, outcome));
     this.running.set(plan.invocation_id, { key: plan.idempotency_key, process: child, finished });

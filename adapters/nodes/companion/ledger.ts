@@ -33,6 +33,8 @@ export interface LedgerRecord {
   command: string;
   state: LedgerState;
   started_at: string;
+  /** The command's process group, once spawned: a companion that died leaves it to the operator (a pid may be reused, so it is never signalled later). */
+  pid?: number;
   ended_at?: string;
   result?: NodeCommandResult;
   failure?: NodeFailure;
@@ -100,6 +102,13 @@ export class Ledger {
     });
     this.records.set(record.idempotency_key, record);
     return record;
+  }
+
+  /** The running record learns its process group. */
+  spawned(key: string, pid: number): void {
+    const record = this.records.get(key);
+    if (record?.state !== 'running') throw new Error('no running ledger record for this idempotency key');
+    this.records.set(key, this.write({ ...record, pid }));
   }
 
   finish(key: string, outcome: LedgerOutcome, now = new Date()): LedgerRecord {
