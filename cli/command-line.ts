@@ -32,6 +32,7 @@ const COMMANDS: Record<string, CommandModule> = {
   nodes: { load: async () => (await import('./commands/nodes.js')).registerNodes, viaHub: true },
   mcp: { load: async () => (await import('./commands/mcp.js')).registerMcp, viaHub: false },
   bot: { load: async () => (await import('./commands/bot.js')).registerBot, viaHub: false },
+  node: { load: async () => (await import('./commands/node.js')).registerNode, viaHub: false },
 };
 
 /** True when the command line names a command the running hub runs on its store. */

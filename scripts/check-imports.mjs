@@ -29,7 +29,13 @@ const RULES = {
   kernelWing: 'no kernel folder imports core/surfaces/** (a wing builds on the kernel, never the other way)',
   otherWing: 'a wing never imports another wing (core/surfaces/<name>/ stands alone beside the kernel)',
   ownWing: "a surface imports only its own wing's API and port files (core/surfaces/<its name>/<name>-api.ts, *-port.ts) and its wire modules (wire/**)",
+  companion: 'the companion (adapters/nodes/companion/) never imports the hub: only itself, core/surfaces/nodes/wire/** and generated/**',
+  intoCompanion: 'nothing of the hub imports the companion (adapters/nodes/companion/ is its own process)',
 };
+
+/** The companion `palai node` runs on another machine: the protocol's wire modules are all it shares with the hub. */
+const COMPANION = 'adapters/nodes/companion/';
+const COMPANION_SEES = [/^adapters\/nodes\/companion\//, /^core\/surfaces\/nodes\/wire\//, /^generated\//];
 
 // Statement-level imports start a line (so commented-out code is not read);
 // the clause between the keyword and `from` holds only names, braces, `*` and comments.
@@ -100,6 +106,8 @@ export function ruleBroken(fromFile, target) {
     return null;
   }
   const to = target.path;
+  if (fromFile.startsWith(COMPANION)) return COMPANION_SEES.some((p) => p.test(to)) ? null : RULES.companion;
+  if (to.startsWith(COMPANION)) return RULES.intoCompanion;
   if (to.startsWith('cli/')) return inCore ? RULES.coreInward : RULES.cli;
   if (inCore) {
     if (/^(adapters|bots)\//.test(to)) return RULES.coreInward;

@@ -205,6 +205,23 @@ await describeGateway(
       assert.equal(again.closed.code, NODE_CLOSE.revoked);
       assert.equal(again.after, rows);
     });
+
+    it('closes a pending node’s connection with 4403 when it is denied', async () => {
+      const hub = ctx();
+      const identity = newIdentity();
+      const { node, challenge } = await RawNode.challenged(hub.url);
+      node.send({ type: 'hello', proof: proofFor(identity, { nonce: challenge.nonce }), enrollment_token: await hub.token() });
+      await node.next('admitted');
+      await hub.api.nodes.deny(hub.projectId, identity.nodeId);
+      assert.equal((await node.closed).code, NODE_CLOSE.revoked);
+    });
+
+    it('counts refusals by close code on /metrics', async () => {
+      const hub = ctx();
+      const metrics = await hub.http.get('/metrics').expect(200);
+      for (const code of [NODE_CLOSE.invalidProof, NODE_CLOSE.catalogTooLarge, NODE_CLOSE.invalidFrame, NODE_CLOSE.enrollmentRefused])
+        assert.match(metrics.text, new RegExp(`palai_node_connection_refusals_total\\{code="${code}"\\} [1-9]`));
+    });
   },
   { challengeTtlMs: 2_000 },
 );

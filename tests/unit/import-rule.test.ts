@@ -91,6 +91,21 @@ import OpenAI from 'openai';
 import type { ModelPort } from '../../../core/models/model-port.js';
 import { mapEvents } from '../openai/openai-responses.js'; // breaks: another surface
 `,
+  'adapters/nodes/companion/companion.ts': `
+import { planFault } from '../../../core/surfaces/nodes/wire/execution-plan.js';
+import type { NodeCatalog } from '../../../generated/schemas.js';
+import { Ledger } from './ledger.js';
+import WebSocket from 'ws';
+import type { NodeGatewayPort } from '../../../core/surfaces/nodes/node-gateway-port.js'; // breaks: the companion (adapters/nodes/companion/) never imports the hub
+import { PalaiError } from '../../../core/errors/palai-error.js'; // breaks: never imports the hub
+import { loadConfig } from '../../../core/config.js'; // breaks: never imports the hub
+import { sendProblem } from '../../http/problem.js'; // breaks: never imports the hub
+import { gateway } from '../gateway.js'; // breaks: never imports the hub
+`,
+  'adapters/nodes/gateway.ts': `
+import type { NodesSurfaceApi } from '../../core/surfaces/nodes/nodes-api.js';
+import { Ledger } from './companion/ledger.js'; // breaks: nothing of the hub imports the companion
+`,
   'bots/slack/bot.ts': `
 import { kernel } from '../../core/kernel.js'; // breaks: only core/api
 import { sendProblem } from '../../adapters/http/problem.js'; // breaks: another surface

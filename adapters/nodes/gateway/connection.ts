@@ -49,6 +49,11 @@ export class NodeConnection {
   recordsEnd = true;
   /** The tenure was ended (recorded, released): never twice. */
   ended = false;
+  /** Its connection is recorded (connected), once it holds the lease. */
+  onRecord = false;
+  /** What was sent to the node before (and not finished) is still to be sent again on this connection. */
+  needsResend = true;
+  resendQueued = false;
   /** Another process was told a newer connection is here (once). */
   announced = false;
   /** The lease and heartbeat work in flight for it, so two never overlap. */

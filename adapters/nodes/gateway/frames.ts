@@ -27,13 +27,16 @@ export const loadFrameValidators = async (): Promise<void> => void (await valida
 
 const CATALOG_BOUNDS = new Set(['maxItems', 'maxLength', 'maxProperties']);
 
+const textOf = (data: RawData): string =>
+  Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+
 const invalid = (reason: string): Refusal => ({ code: NODE_CLOSE.invalidFrame, reason });
 
 export async function readFrame(data: RawData, isBinary: boolean): Promise<{ frame: NodeCompanionFrame } | { refusal: Refusal }> {
   if (isBinary) return { refusal: invalid('frames are JSON text') };
   let value: unknown;
   try {
-    value = JSON.parse(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8'));
+    value = JSON.parse(textOf(data));
   } catch {
     return { refusal: invalid('the frame is not JSON') };
   }

@@ -20,6 +20,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { NodeExecutionPlan, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import { storableText } from '../../../core/api/index.js';
+import type { LeaseGrant } from '../../../core/leases/lease-port.js';
 import type { Logger } from '../../../core/logger.js';
 import type { NodesSurfaceApi } from '../../../core/surfaces/nodes/nodes-api.js';
 import { NODE_SIGNALS, nodeConnectionLease, type NodeAdmission, type NodeGatewayPort } from '../../../core/surfaces/nodes/node-gateway-port.js';
@@ -262,15 +263,26 @@ export class NodeGatewayServer implements ConnectionHost {
       }
       connection.lease = grant;
       connection.leasedAt = now;
-      await this.port.connected(nodeId);
       this.logger.info({ node: nodeId, holder: this.holder }, "this process holds the node's connection");
-      this.enqueue(() => this.resend(connection));
-      return;
+    } else if (now - connection.leasedAt >= this.leaseMs / 3) {
+      if (!(await this.renew(connection, now))) return;
     }
-    if (now - connection.leasedAt < this.leaseMs / 3) return;
+    // Retried at the next look until it succeeded: the record, then the re-send.
+    if (!connection.onRecord) {
+      await this.port.connected(nodeId);
+      connection.onRecord = true;
+    }
+    if (connection.needsResend && !connection.resendQueued) {
+      connection.resendQueued = true;
+      this.enqueue(() => this.resend(connection));
+    }
+  }
+
+  /** False when the lease is gone (the connection is being closed). */
+  private async renew(connection: NodeConnection, now: number): Promise<boolean> {
     let grant;
     try {
-      grant = await this.api.leases.renew(connection.lease, this.leaseMs);
+      grant = await this.api.leases.renew(connection.lease as LeaseGrant, this.leaseMs);
     } catch (error) {
       // Without the store, the lease is ours only until it would have run out.
       if (Date.now() - connection.leasedAt >= this.leaseMs) {
@@ -283,10 +295,11 @@ export class NodeGatewayServer implements ConnectionHost {
       connection.recordsEnd = false;
       connection.lease = null;
       connection.close(NODE_CLOSE.superseded, 'another hub process holds the node now; reconnect');
-      return;
+      return false;
     }
     if (!connection.ended) connection.lease = grant;
     connection.leasedAt = now;
+    return true;
   }
 
   /** Records the end of the connection (when it is its to record) and hands the lease back; once. */
@@ -368,7 +381,8 @@ export class NodeGatewayServer implements ConnectionHost {
   }
 
   private leased(): NodeConnection[] {
-    return [...this.byNode.values()].filter((c) => c.lease !== null && !c.ended && c.state === 'admitted');
+    // A connection's first claim is its re-send, which also takes what is prepared.
+    return [...this.byNode.values()].filter((c) => c.lease !== null && !c.ended && c.state === 'admitted' && !c.needsResend);
   }
 
   private async poll(): Promise<void> {
@@ -381,10 +395,15 @@ export class NodeGatewayServer implements ConnectionHost {
 
   /** After a connection took its lease: everything sent to the node before and not finished, then its cancels. */
   private async resend(connection: NodeConnection): Promise<void> {
-    if (connection.ended || connection.state !== 'admitted') return;
-    const nodeId = connection.nodeId as string;
-    this.send(await this.port.claimDispatch([nodeId], this.holder, { resend: true }));
-    this.cancel(await this.port.toCancel([nodeId]));
+    try {
+      if (connection.ended || connection.state !== 'admitted') return;
+      const nodeId = connection.nodeId as string;
+      this.send(await this.port.claimDispatch([nodeId], this.holder, { resend: true }));
+      connection.needsResend = false;
+      this.cancel(await this.port.toCancel([nodeId]));
+    } finally {
+      connection.resendQueued = false;
+    }
   }
 
   private send(plans: NodeExecutionPlan[]): void {

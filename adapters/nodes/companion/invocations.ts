@@ -1,0 +1,154 @@
+// What the companion does with each `invoke` and `invoke.cancel` the hub sends.
+// The order is the promise: a plan's own hash and node first; then the ledger
+// (a re-send is answered from the record, never run again — even after the plan
+// expired); only a plan never seen is checked for expiry, catalog and local
+// policy, recorded `running`, accepted, run, and answered.
+import type { NodeCompanionFrame, NodeExecutionPlan, NodeFailure, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
+import type { NodeCatalog, NodeFailureCode } from '../../../generated/schemas.js';
+import { planFault, planHash } from '../../../core/surfaces/nodes/wire/execution-plan.js';
+import { MAX_FAILURE_MESSAGE, MAX_FRAME_BYTES } from '../../../core/surfaces/nodes/wire/limits.js';
+import type { CompanionConfig } from './config.js';
+import { startProcess, fitResult, type ExecOutcome, type RunningProcess } from './exec.js';
+import { resultFrameOf, type Ledger, type LedgerOutcome } from './ledger.js';
+import { authorize } from './policy.js';
+
+/** Room left in a frame for everything but the output. */
+const FRAME_MARGIN_BYTES = 16 * 1024;
+
+export interface InvocationsOptions {
+  nodeId: string;
+  config: CompanionConfig;
+  catalog: NodeCatalog;
+  catalogHash: string;
+  ledger: Ledger;
+  defaultDirectory: string;
+  /** The commands the hub last said were approved. */
+  approvedCommands: () => readonly string[];
+  /** Notes for the companion's log (no secrets, no output). */
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+type Send = (frame: NodeCompanionFrame) => void;
+
+export class Invocations {
+  private readonly running = new Map<string, { key: string; process: RunningProcess; finished: Promise<void> }>();
+  private send: Send | null = null;
+  private draining = false;
+
+  constructor(private readonly options: InvocationsOptions) {}
+
+  /** Where answers go: the current connection, or null while there is none (a re-send after reconnecting gets them). */
+  connect(send: Send | null): void {
+    this.send = send;
+  }
+
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /** Nothing new is run from now on; re-sends are still answered. */
+  stopTaking(): void {
+    this.draining = true;
+  }
+
+  /** Until every running command ended (and was recorded). */
+  async whenIdle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.finished));
+  }
+
+  /** Stops every running command (TERM, KILL after the grace) and waits for their records. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.running.values()].map((r) => r.process.cancel()));
+    await this.whenIdle();
+  }
+
+  /** Handles one invoke; resolves once it was answered (for a run: once the command ended). */
+  async invoke(plan: NodeExecutionPlan): Promise<void> {
+    const { plan_hash: claimed, ...unhashed } = plan;
+    if (planHash(unhashed) !== claimed) return this.refuse(plan, 'INVALID_PLAN', 'the plan hash does not match the plan');
+    if (plan.node_id !== this.options.nodeId) return this.refuse(plan, 'INVALID_PLAN', 'the plan is for another node');
+
+    const record = this.options.ledger.get(plan.idempotency_key);
+    if (record) {
+      if (record.plan_hash !== plan.plan_hash) {
+        return this.refuse(plan, 'IDEMPOTENCY_CONFLICT', 'this call was already sent with another plan; it is not run again');
+      }
+      if (record.state === 'running') {
+        this.emit({ type: 'invoke.accepted', invocation_id: record.invocation_id });
+        return this.running.get(record.invocation_id)?.finished;
+      }
+      this.emit(resultFrameOf(record));
+      return;
+    }
+    if (this.draining) return this.refuse(plan, 'NODE_UNAVAILABLE', 'the node is shutting down; the command was not run');
+    const now = this.options.now?.() ?? Date.now();
+    const fault = planFault(plan, { nodeId: this.options.nodeId, catalogHash: this.options.catalogHash }, now);
+    if (fault) return this.refuse(plan, 'INVALID_PLAN', fault);
+    const verdict = authorize(plan, {
+      config: this.options.config,
+      catalog: this.options.catalog,
+      approvedCommands: this.options.approvedCommands(),
+      defaultDirectory: this.options.defaultDirectory,
+    });
+    if (!verdict.ok) return this.refuse(plan, verdict.failure.code, verdict.failure.message);
+
+    // Recorded before anything starts: from here on, this key is never run again.
+    this.options.ledger.begin(plan);
+    this.emit({ type: 'invoke.accepted', invocation_id: plan.invocation_id });
+    const child = startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
+    if (child.pid !== null) this.options.ledger.spawned(plan.idempotency_key, child.pid);
+    this.options.log?.(`${plan.invocation_id}: ${plan.command} started`);
+    const finished = child.done.then((outcome) => this.complete(plan, outcome));
+    this.running.set(plan.invocation_id, { key: plan.idempotency_key, process: child, finished });
+    return finished;
+  }
+
+  /** Stops a running command; an ended one is answered from its record; one never seen is ignored. */
+  async cancel(invocationId: string): Promise<void> {
+    const running = this.running.get(invocationId);
+    if (running) {
+      await running.process.cancel();
+      return running.finished;
+    }
+    const record = this.options.ledger.all().find((r) => r.invocation_id === invocationId);
+    if (record && record.state !== 'running') this.emit(resultFrameOf(record));
+  }
+
+  private complete(plan: NodeExecutionPlan, outcome: ExecOutcome): void {
+    const result = fitResult(outcome.result, MAX_FRAME_BYTES - FRAME_MARGIN_BYTES);
+    let ended: LedgerOutcome;
+    if (outcome.startFailure) ended = { state: 'failed', failure: { code: 'EXECUTION_FAILED', message: outcome.startFailure } };
+    else if (outcome.canceled) {
+      ended = {
+        state: 'canceled',
+        result,
+        failure: failure('INVOCATION_CANCELED', 'the command was canceled'),
+        termination_confirmed: outcome.terminationConfirmed ?? false,
+      };
+    } else ended = { state: result.exit_code === 0 ? 'succeeded' : 'failed', result };
+    const record = this.options.ledger.finish(plan.idempotency_key, ended);
+    this.running.delete(plan.invocation_id);
+    this.options.log?.(`${plan.invocation_id}: ${plan.command} ${record.state}`);
+    this.emit(resultFrameOf(record));
+  }
+
+  /** Nothing was run and nothing recorded: the plan was refused. */
+  private refuse(plan: NodeExecutionPlan, code: NodeFailureCode, message: string): void {
+    this.options.log?.(`${plan.invocation_id}: refused (${code}): ${message}`);
+    const frame: NodeInvokeResultFrame = {
+      type: 'invoke.result',
+      invocation_id: plan.invocation_id,
+      plan_hash: plan.plan_hash,
+      state: 'failed',
+      failure: failure(code, message),
+    };
+    this.emit(frame);
+  }
+
+  private emit(frame: NodeCompanionFrame): void {
+    this.send?.(frame);
+  }
+}
+
+const failure = (code: NodeFailureCode, message: string): NodeFailure => ({ code, message: message.slice(0, MAX_FAILURE_MESSAGE) });
