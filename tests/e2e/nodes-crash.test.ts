@@ -37,19 +37,21 @@ const ranLines = (files: CompanionFiles): string[] => {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 };
 
-/** An agent whose first step runs `script` on the node `box`, then says "finished". */
-const runner = (name: string, script: string) => ({
+/** An agent whose first step runs `script` on the node `alias`, then says "finished". */
+const runner = (name: string, alias: string, script: string) => ({
   name,
-  tools: [{ type: 'node', node: 'box' }],
+  tools: [{ type: 'node', node: alias }],
   model: {
     provider: 'fake',
-    script: [{ tool_calls: [{ name: 'node__box__shell_exec', arguments: { script, working_scope: 'work' } }] }, { text: 'finished' }],
+    script: [{ tool_calls: [{ name: `node__${alias}__shell_exec`, arguments: { script, working_scope: 'work' } }] }, { text: 'finished' }],
   },
 });
 
-/** The outputs the journal holds for the response's node call. */
+/** The outputs the journal holds for the response's node call (a call Palai ran shows as an mcp_call, done a second time with its output). */
 const callOutputs = (journal: Awaited<ReturnType<typeof readJournal>>) =>
-  journal.filter((e) => e.event === 'response.output_item.done' && e.data.item.type === 'function_call_output').map((e) => e.data.item.output as string);
+  journal
+    .filter((e) => e.event === 'response.output_item.done' && e.data.item.type === 'mcp_call' && e.data.item.output !== null)
+    .map((e) => e.data.item.output as string);
 
 describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? false }, () => {
   const cluster = useCluster();
@@ -60,12 +62,15 @@ describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? f
     cleanUpProcesses();
   });
 
-  async function paired(hub: HubProcess): Promise<{ files: CompanionFiles; balancer: TcpBalancer; companion: Running; nodeId: string; hubUrl: string }> {
+  async function paired(
+    hub: HubProcess,
+    alias: string,
+  ): Promise<{ files: CompanionFiles; balancer: TcpBalancer; companion: Running; nodeId: string; hubUrl: string }> {
     const balancer = await TcpBalancer.start([portOf(hub)]);
     balancers.push(balancer);
     const files = companionFiles();
     const hubUrl = `ws://127.0.0.1:${balancer.port}/v1/nodes/connect`;
-    const { companion, nodeId } = await pairCompanion(caller(hub), (token) => startCompanion(hubUrl, files, cluster.env(), token), 'box', ['shell.exec.v1']);
+    const { companion, nodeId } = await pairCompanion(caller(hub), (token) => startCompanion(hubUrl, files, cluster.env(), token), alias, ['shell.exec.v1']);
     companions.push(companion);
     return { files, balancer, companion, nodeId, hubUrl };
   }
@@ -77,8 +82,8 @@ describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? f
       const a = await cluster.start('A', 'all');
       const hubs = [a];
       try {
-        const { files, balancer } = await paired(a);
-        await createAgent(baseOf(a), runner('crash-runner', 'echo run >> ran.log; sleep 3; echo done'));
+        const { files, balancer } = await paired(a, 'crash');
+        await createAgent(baseOf(a), runner('crash-runner', 'crash', 'echo run >> ran.log; sleep 8; echo end >> ended.log; echo done'));
         // Only A runs at first: A claims the response, and A holds the connection.
         const created = await createBackground(baseOf(a), 'crash-runner', 'go');
         await until('the command running on the node', () => ranLines(files).length === 1, 50);
@@ -107,8 +112,8 @@ describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? f
   test('the companion SIGKILLed mid-command and restarted: the call ends INVOCATION_UNKNOWN, the command is not run again', { timeout: 120_000 }, async (t) => {
     const a = await cluster.start('A', 'all');
     try {
-      const { files, companion, hubUrl, nodeId } = await paired(a);
-      await createAgent(baseOf(a), runner('unknown-runner', 'echo run >> ran.log; sleep 5; echo done'));
+      const { files, companion, hubUrl, nodeId } = await paired(a, 'unknown');
+      await createAgent(baseOf(a), runner('unknown-runner', 'unknown', 'echo run >> ran.log; sleep 5; echo done'));
       const created = await createBackground(baseOf(a), 'unknown-runner', 'go');
       await until('the command running on the node', () => ranLines(files).length === 1, 50);
       await killCompanion(companion);
@@ -133,8 +138,8 @@ describe('companion nodes under crashes [postgres]', { skip: postgresReason ?? f
   test('cancelling the response during `sleep 30`: the command’s process is gone within the grace period', { timeout: 120_000 }, async (t) => {
     const a = await cluster.start('A', 'all');
     try {
-      const { files, nodeId } = await paired(a);
-      await createAgent(baseOf(a), runner('cancel-runner', 'echo run >> ran.log; sleep 30 & echo $! > sleep.pid; wait'));
+      const { files, nodeId } = await paired(a, 'cancel');
+      await createAgent(baseOf(a), runner('cancel-runner', 'cancel', 'echo run >> ran.log; sleep 30 & echo $! > sleep.pid; wait'));
       const created = await createBackground(baseOf(a), 'cancel-runner', 'go');
       const pidFile = join(files.workDir, 'sleep.pid');
       const pid = await until('the sleep started', () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) || null : null), 50);
