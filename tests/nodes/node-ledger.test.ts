@@ -16,56 +16,14 @@ import { createProject } from '../../core/auth/projects.js';
 import { createLogger } from '../../core/logger.js';
 import { ModelRegistry } from '../../core/models/model-port.js';
 import type { NodeCallRequest } from '../../core/surfaces/nodes/node-calls-port.js';
-import type { NodesApi } from '../../core/surfaces/nodes/nodes-api.js';
 import { planFault } from '../../core/surfaces/nodes/wire/execution-plan.js';
 import { MAX_OPEN_INVOCATIONS } from '../../core/surfaces/nodes/wire/limits.js';
-import { functionTools } from '../../core/tools/function-provider.js';
-import { ToolRegistry } from '../../core/tools/tool-registry.js';
-import type { ResolvedTool, ToolCallContext, ToolOutcome, ToolProvider, ToolSpecEntry } from '../../core/tools/tool-port.js';
 import { testConfig } from '../support/hub.js';
 import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from '../support/stores.js';
 import { until } from '../support/until.js';
 import { execCatalog, newIdentity, proofFor } from './node-fixtures.js';
 
 const HOLDER = 'test-holder';
-let nodesOfHub: NodesApi | null = null;
-let currentProject = '';
-
-/**
- * The `node_call` function: prepares its plan, commits it as the checkpoint and
- * parks — what the `node` tool provider does, reduced to what this suite needs.
- */
-async function nodeCall(args: { node: string; script: string }, context: ToolCallContext): Promise<ToolOutcome> {
-  const prepared = await nodesOfHub!.nodeCalls.prepare(currentProject, {
-    responseId: context.responseId,
-    callId: context.callId,
-    nodeId: args.node,
-    command: 'shell.exec.v1',
-    input: { script: args.script },
-  });
-  if (prepared.output !== null) return { kind: 'output', output: prepared.output };
-  await context.saveCheckpoint({ invocation: prepared.invocationId, plan_hash: prepared.planHash });
-  return { kind: 'park', timeoutMs: 60_000 };
-}
-
-const nodeCallTools: ToolProvider<ToolSpecEntry> = {
-  kind: 'function',
-  async resolve(spec): Promise<ResolvedTool[]> {
-    if (spec.name !== 'node_call') return functionTools.resolve(spec as Parameters<typeof functionTools.resolve>[0]);
-    return [
-      {
-        name: 'node_call',
-        kind: 'function',
-        description: 'runs on a node',
-        parameters: { type: 'object' },
-        risk: 'read',
-        validateArguments: false,
-        run: nodeCall,
-      },
-    ];
-  },
-};
-
 const result = (invocationId: string, planHash: string, stdout: string, state: NodeInvokeResultFrame['state'] = 'succeeded'): NodeInvokeResultFrame => ({
   type: 'invoke.result',
   invocation_id: invocationId,
@@ -88,13 +46,10 @@ for (const kind of storeKinds) {
         config: testConfig(),
         db: database.db,
         logger: createLogger('silent'),
-        tools: new ToolRegistry().register(nodeCallTools),
         models: new ModelRegistry().register(new FakeModel()),
       });
       projectId = (await createProject(database.db, 'ledger')).id;
       await createApiKey(database.db, projectId, 'test');
-      nodesOfHub = nodes();
-      currentProject = projectId;
     });
     after(async () => {
       await hub?.close();
@@ -245,8 +200,8 @@ for (const kind of storeKinds) {
       const nodeId = await pairedNode();
       await hub.api.agents.create(projectId, {
         name: `runner-${kind}`,
-        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'node_call', arguments: { node: nodeId, script: 'echo run' } }] }, { text: 'done' }] },
-        tools: [{ type: 'function', name: 'node_call' }],
+        model: { provider: 'fake', script: [{ tool_calls: [{ name: `node__${nodeId}__shell_exec`, arguments: { script: 'echo run' } }] }, { text: 'done' }] },
+        tools: [{ type: 'node', node: nodeId }],
       });
       const response = await hub.api.responses.admit(projectId, { agent: `runner-${kind}`, input: [{ role: 'user', content: 'go' }] });
       const plan = await until('the plan is sent', async () => (await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }))[0]);
