@@ -58,7 +58,6 @@ async function callOnce(hub: GatewayHub, alias: string, tool: string, args: unkn
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
   const call = res.body.output.find((item: { type: string }) => item.type === "mcp_call");
-  if (call.output === null) console.log("DEBUG", JSON.stringify(res.body));
   return call.output as string;
 }
 
