@@ -6,6 +6,7 @@ import type { BackgroundLoop, SurfaceModule } from '../../core/api/index.js';
 import { WORK_ROLES } from '../../core/api/surface.js';
 import type { NodesSurfaceApi } from '../../core/surfaces/nodes/nodes-api.js';
 import { nodeGateway, type NodeGatewayOptions } from './gateway/index.js';
+import { gatewayMetrics } from './gateway/metrics.js';
 import { nodeTools } from './node-tools.js';
 import { nodeOperations } from './operations.js';
 
@@ -13,12 +14,16 @@ import { nodeOperations } from './operations.js';
 export const SWEEP_INTERVAL_MS = 5_000;
 
 function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
+  // Expired before they were sent (NODE_UNAVAILABLE) or cancelled before they were sent.
+  const { outcomes } = gatewayMetrics(api.metrics.registry);
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const tick = () => {
     running = api.nodeGateway
       .sweep()
-      .then(() => undefined)
+      .then((ended) => {
+        if (ended > 0) outcomes.inc({ state: 'swept' }, ended);
+      })
       .catch((error: unknown) => api.logger.warn({ err: error }, 'the node ledger sweep failed; it runs again shortly'))
       .finally(() => {
         running = null;
