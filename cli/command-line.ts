@@ -29,6 +29,7 @@ const COMMANDS: Record<string, CommandModule> = {
   agents: { load: async () => (await import('./commands/agents.js')).registerAgents, viaHub: true },
   doctor: { load: async () => (await import('./commands/doctor.js')).registerDoctor, viaHub: true },
   outbox: { load: async () => (await import('./commands/outbox.js')).registerOutbox, viaHub: true },
+  nodes: { load: async () => (await import('./commands/nodes.js')).registerNodes, viaHub: true },
   mcp: { load: async () => (await import('./commands/mcp.js')).registerMcp, viaHub: false },
   bot: { load: async () => (await import('./commands/bot.js')).registerBot, viaHub: false },
 };

@@ -1,0 +1,271 @@
+// The invocation ledger, on both stores, with the test standing in for the
+// gateway's process: a call prepares one plan (idempotent on
+// `<response_id>:<call_id>`), is dispatched once (and re-sent after a
+// reconnect), accepted, finished — and the result lands on the response's
+// parked call in the same transaction. Refusals (COMMAND_UNAVAILABLE,
+// IDEMPOTENCY_CONFLICT, NODE_BUSY), the sweep (expired → NODE_UNAVAILABLE,
+// cancelled before sending → INVOCATION_CANCELED) and cancels end the call
+// with the issue's error codes.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { FakeModel } from '../../adapters/models/fake/fake-model.js';
+import { startHub, type Hub } from '../../cli/hub.js';
+import type { NodeInvokeResultFrame } from '../../generated/protocol-schemas.js';
+import { createApiKey } from '../../core/auth/api-keys.js';
+import { createProject } from '../../core/auth/projects.js';
+import { createLogger } from '../../core/logger.js';
+import { ModelRegistry } from '../../core/models/model-port.js';
+import type { NodeCallRequest } from '../../core/surfaces/nodes/node-calls-port.js';
+import type { NodesApi } from '../../core/surfaces/nodes/nodes-api.js';
+import { planFault } from '../../core/surfaces/nodes/wire/execution-plan.js';
+import { MAX_OPEN_INVOCATIONS } from '../../core/surfaces/nodes/wire/limits.js';
+import { functionTools } from '../../core/tools/function-provider.js';
+import { ToolRegistry } from '../../core/tools/tool-registry.js';
+import type { ResolvedTool, ToolCallContext, ToolOutcome, ToolProvider, ToolSpecEntry } from '../../core/tools/tool-port.js';
+import { testConfig } from '../support/hub.js';
+import { openTestDatabase, postgresUnavailable, storeKinds, type TestDatabase } from '../support/stores.js';
+import { until } from '../support/until.js';
+import { execCatalog, newIdentity, proofFor } from './node-fixtures.js';
+
+const HOLDER = 'test-holder';
+let nodesOfHub: NodesApi | null = null;
+let currentProject = '';
+
+/**
+ * The `node_call` function: prepares its plan, commits it as the checkpoint and
+ * parks — what the `node` tool provider does, reduced to what this suite needs.
+ */
+async function nodeCall(args: { node: string; script: string }, context: ToolCallContext): Promise<ToolOutcome> {
+  const prepared = await nodesOfHub!.nodeCalls.prepare(currentProject, {
+    responseId: context.responseId,
+    callId: context.callId,
+    nodeId: args.node,
+    command: 'shell.exec.v1',
+    input: { script: args.script },
+  });
+  if (prepared.output !== null) return { kind: 'output', output: prepared.output };
+  await context.saveCheckpoint({ invocation: prepared.invocationId, plan_hash: prepared.planHash });
+  return { kind: 'park', timeoutMs: 60_000 };
+}
+
+const nodeCallTools: ToolProvider<ToolSpecEntry> = {
+  kind: 'function',
+  async resolve(spec): Promise<ResolvedTool[]> {
+    if (spec.name !== 'node_call') return functionTools.resolve(spec as Parameters<typeof functionTools.resolve>[0]);
+    return [
+      {
+        name: 'node_call',
+        kind: 'function',
+        description: 'runs on a node',
+        parameters: { type: 'object' },
+        risk: 'read',
+        validateArguments: false,
+        run: nodeCall,
+      },
+    ];
+  },
+};
+
+const result = (invocationId: string, planHash: string, stdout: string, state: NodeInvokeResultFrame['state'] = 'succeeded'): NodeInvokeResultFrame => ({
+  type: 'invoke.result',
+  invocation_id: invocationId,
+  plan_hash: planHash,
+  state,
+  result: { exit_code: 0, stdout, stderr: '', truncated: false },
+});
+
+for (const kind of storeKinds) {
+  describe(`the node invocation ledger [${kind}]`, { skip: kind === 'postgres' ? ((await postgresUnavailable()) ?? false) : false }, () => {
+    let database: TestDatabase;
+    let hub: Hub;
+    let projectId: string;
+    const nodes = () => hub.surfaces.slices.nodes;
+    let calls = 0;
+
+    before(async () => {
+      database = await openTestDatabase(kind);
+      hub = await startHub({
+        config: testConfig(),
+        db: database.db,
+        logger: createLogger('silent'),
+        tools: new ToolRegistry().register(nodeCallTools),
+        models: new ModelRegistry().register(new FakeModel()),
+      });
+      projectId = (await createProject(database.db, 'ledger')).id;
+      await createApiKey(database.db, projectId, 'test');
+      nodesOfHub = nodes();
+      currentProject = projectId;
+    });
+    after(async () => {
+      await hub?.close();
+      await database?.drop();
+    });
+
+    /** A paired, connected node approved for shell.exec.v1. */
+    async function pairedNode(): Promise<string> {
+      const identity = newIdentity();
+      const { token } = await nodes().nodeEnrollments.create(projectId, {});
+      await nodes().nodeGateway.admit(proofFor(identity), token);
+      await nodes().nodes.approve(projectId, identity.nodeId, { allowed_commands: ['shell.exec.v1'] });
+      await nodes().nodeGateway.connected(identity.nodeId);
+      return identity.nodeId;
+    }
+
+    const request = (nodeId: string, script = 'echo hi'): NodeCallRequest => ({
+      responseId: `resp_test${++calls}`,
+      callId: 'call_1',
+      nodeId,
+      command: 'shell.exec.v1',
+      input: { script },
+    });
+    const errorCode = (output: string | null) => (output === null ? null : (JSON.parse(output) as { error?: { code: string } }).error?.code);
+
+    test('a plan is prepared once per call, dispatched once, re-sent after a reconnect, and its result is the output', async () => {
+      const nodeId = await pairedNode();
+      const call = request(nodeId);
+      const prepared = await nodes().nodeCalls.prepare(projectId, call);
+      assert.equal(prepared.output, null);
+      assert.ok(prepared.expiresAt.getTime() <= Date.now() + 5 * 60_000);
+      const again = await nodes().nodeCalls.prepare(projectId, call);
+      assert.equal(again.invocationId, prepared.invocationId);
+      assert.equal(again.planHash, prepared.planHash);
+      assert.equal((await nodes().nodeInvocations.get(projectId, prepared.invocationId)).state, 'prepared');
+
+      const [plan, ...more] = await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      assert.deepEqual(more, []);
+      assert.equal(plan.invocation_id, prepared.invocationId);
+      assert.equal(plan.plan_hash, prepared.planHash);
+      assert.equal(plan.idempotency_key, `${call.responseId}:${call.callId}`);
+      assert.equal(planFault(plan, { nodeId, catalogHash: proofFor(newIdentity(), { catalog: execCatalog() }).catalog_hash }), null);
+      assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }), [], 'dispatched once');
+      const resent = await nodes().nodeGateway.claimDispatch([nodeId], 'another-holder', { resend: true });
+      assert.deepEqual(resent, [plan], 'the same plan, re-sent');
+
+      await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
+      assert.equal((await nodes().nodeInvocations.get(projectId, plan.invocation_id)).state, 'running');
+      assert.equal(await nodes().nodeCalls.outcome(plan.invocation_id), null);
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, `sha256:${'0'.repeat(64)}`, 'forged')), false);
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'hi\n')), true);
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'second')), true);
+      const output = await nodes().nodeCalls.outcome(plan.invocation_id);
+      assert.deepEqual(JSON.parse(output!), { exit_code: 0, stdout: 'hi\n', stderr: '', truncated: false });
+      const view = await nodes().nodeInvocations.get(projectId, plan.invocation_id);
+      assert.equal(view.state, 'succeeded');
+      assert.equal(view.exit_code, 0);
+      // A replay of the call after it ended answers from the ledger.
+      assert.equal((await nodes().nodeCalls.prepare(projectId, call)).output, output);
+      assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: true }), []);
+    });
+
+    test('the same call with another plan is IDEMPOTENCY_CONFLICT; a command not usable is COMMAND_UNAVAILABLE', async () => {
+      const nodeId = await pairedNode();
+      const call = request(nodeId, 'echo one');
+      const prepared = await nodes().nodeCalls.prepare(projectId, call);
+      const conflict = await nodes().nodeCalls.prepare(projectId, { ...call, input: { script: 'echo two' } });
+      assert.equal(errorCode(conflict.output), 'IDEMPOTENCY_CONFLICT');
+      assert.equal((await nodes().nodeInvocations.get(projectId, prepared.invocationId)).state, 'prepared', 'the first plan stands');
+
+      const unavailable = await nodes().nodeCalls.prepare(projectId, { ...request(nodeId), command: 'system.exec.v1' });
+      assert.equal(errorCode(unavailable.output), 'COMMAND_UNAVAILABLE');
+      const row = await nodes().nodeInvocations.get(projectId, unavailable.invocationId);
+      assert.equal(row.state, 'failed');
+      assert.equal(row.failure_code, 'COMMAND_UNAVAILABLE');
+      assert.ok(!(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false })).some((p) => p.invocation_id === unavailable.invocationId));
+    });
+
+    test(`the node's ${MAX_OPEN_INVOCATIONS + 1}th open invocation is NODE_BUSY`, async () => {
+      const nodeId = await pairedNode();
+      for (let i = 0; i < MAX_OPEN_INVOCATIONS; i++) assert.equal((await nodes().nodeCalls.prepare(projectId, request(nodeId))).output, null);
+      const busy = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      assert.equal(errorCode(busy.output), 'NODE_BUSY');
+      const listed = await nodes().nodes.invocations(projectId, nodeId, { limit: 2 });
+      assert.equal(listed.data[0].id, busy.invocationId, 'newest first');
+      assert.equal(listed.data[0].failure_code, 'NODE_BUSY');
+      assert.equal(listed.has_more, true);
+    });
+
+    test('the sweep ends expired plans as NODE_UNAVAILABLE and never sends them; a cancel before sending is INVOCATION_CANCELED', async () => {
+      const nodeId = await pairedNode();
+      const expiring = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await database.db.query("UPDATE node_invocations SET expires_at = now() - interval '1 second' WHERE id = $1", [expiring.invocationId]);
+      assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }), [], 'past its time to live: not sent');
+      assert.ok((await nodes().nodeGateway.sweep()) >= 1);
+      assert.equal((await nodes().nodeInvocations.get(projectId, expiring.invocationId)).state, 'expired');
+      assert.equal(errorCode(await nodes().nodeCalls.outcome(expiring.invocationId)), 'NODE_UNAVAILABLE');
+
+      const canceled = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      const view = await nodes().nodeInvocations.cancel(projectId, canceled.invocationId);
+      assert.equal(view.state, 'canceled');
+      assert.equal(errorCode(await nodes().nodeCalls.outcome(canceled.invocationId)), 'INVOCATION_CANCELED');
+      assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: true }), [], 'never sent');
+      assert.deepEqual(await nodes().nodeInvocations.cancel(projectId, canceled.invocationId), view, 'an ended one is returned as it is');
+    });
+
+    test('a cancel of a sent invocation asks its holder to stop it; the node reports canceled; unknown is INVOCATION_UNKNOWN', async () => {
+      const nodeId = await pairedNode();
+      const running = await nodes().nodeCalls.prepare(projectId, request(nodeId, 'sleep 30'));
+      await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      await nodes().nodeGateway.accepted(nodeId, running.invocationId);
+      assert.deepEqual(await nodes().nodeGateway.toCancel([nodeId]), []);
+      assert.equal((await nodes().nodeInvocations.cancel(projectId, running.invocationId)).state, 'running');
+      assert.deepEqual(await nodes().nodeGateway.toCancel([nodeId]), [running.invocationId]);
+      await nodes().nodeGateway.finished(nodeId, {
+        type: 'invoke.result',
+        invocation_id: running.invocationId,
+        plan_hash: running.planHash,
+        state: 'canceled',
+        termination_confirmed: true,
+      });
+      const view = await nodes().nodeInvocations.get(projectId, running.invocationId);
+      assert.equal(view.state, 'canceled');
+      assert.equal(view.termination_confirmed, true);
+      assert.equal(errorCode(await nodes().nodeCalls.outcome(running.invocationId)), 'INVOCATION_CANCELED');
+      assert.deepEqual(await nodes().nodeGateway.toCancel([nodeId]), []);
+
+      const lost = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      await nodes().nodeGateway.finished(nodeId, { type: 'invoke.result', invocation_id: lost.invocationId, plan_hash: lost.planHash, state: 'unknown' });
+      assert.equal(errorCode(await nodes().nodeCalls.outcome(lost.invocationId)), 'INVOCATION_UNKNOWN');
+    });
+
+    test('revoking a node cancels its open invocations', async () => {
+      const nodeId = await pairedNode();
+      const waiting = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      const sent = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      await nodes().nodes.revoke(projectId, nodeId, {});
+      for (const id of [waiting.invocationId, sent.invocationId]) {
+        assert.equal((await nodes().nodeInvocations.get(projectId, id)).state, 'canceled');
+        assert.equal(errorCode(await nodes().nodeCalls.outcome(id)), 'INVOCATION_CANCELED');
+      }
+      assert.equal(errorCode((await nodes().nodeCalls.prepare(projectId, request(nodeId))).output), 'COMMAND_UNAVAILABLE');
+    });
+
+    test("a node's result lands on the response's parked call and the run completes with it", async () => {
+      const nodeId = await pairedNode();
+      await hub.api.agents.create(projectId, {
+        name: `runner-${kind}`,
+        model: { provider: 'fake', script: [{ tool_calls: [{ name: 'node_call', arguments: { node: nodeId, script: 'echo run' } }] }, { text: 'done' }] },
+        tools: [{ type: 'function', name: 'node_call' }],
+      });
+      const response = await hub.api.responses.admit(projectId, { agent: `runner-${kind}`, input: [{ role: 'user', content: 'go' }] });
+      const plan = await until('the plan is sent', async () => (await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }))[0]);
+      assert.equal(plan.idempotency_key.split(':')[0], response.id);
+      await until('the response waits for the node', async () => (await hub.api.responses.get(projectId, response.id)).status === 'waiting_for_tool');
+      await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'run\n')), true);
+      const done = await until('the response completes', async () => {
+        const state = await hub.api.responses.get(projectId, response.id);
+        return state.status === 'completed' ? state : null;
+      });
+      const outputs = done.output.flatMap((item) => (item.type === 'function_call_output' ? [item.output] : []));
+      assert.deepEqual(
+        outputs.map((o) => JSON.parse(o)),
+        [{ exit_code: 0, stdout: 'run\n', stderr: '', truncated: false }],
+      );
+      const [invocation] = (await nodes().nodes.invocations(projectId, nodeId, {})).data;
+      assert.equal(invocation.response_id, response.id);
+      assert.equal(invocation.state, 'succeeded');
+    });
+  });
+}
