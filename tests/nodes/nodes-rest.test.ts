@@ -73,6 +73,29 @@ describeEachStore('nodes over REST', (ctx) => {
     assertProblem(tooLong, 400, 'validation-failed');
   });
 
+  test('an enrollment repeated with its Idempotency-Key is the same one, without its token', async () => {
+    const first = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).set('Idempotency-Key', 'enroll-once').send({ name: 'once' });
+    assertMatchesSpec(first, 'createNodeEnrollment');
+    assert.equal(first.status, 201, first.text);
+    const again = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).set('Idempotency-Key', 'enroll-once').send({ name: 'once' });
+    assertMatchesSpec(again, 'createNodeEnrollment');
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body.id, first.body.id);
+    assert.equal(again.body.token, undefined, 'the token is shown once');
+    const listed = (await call(ctx, 'get', '/v1/node_enrollments?limit=100', 'listNodeEnrollments', 200)).body.data;
+    assert.equal(listed.filter((e: Json) => e.name === 'once').length, 1);
+  });
+
+  test('/metrics counts nodes and invocations by state', async () => {
+    await pendingNode(ctx);
+    const metrics = await ctx().http.get('/metrics');
+    assert.equal(metrics.status, 200);
+    const pending = Number(/^palai_nodes\{state="pending_pairing"\} (\d+)$/m.exec(metrics.text)?.[1]);
+    assert.ok(pending >= 1, metrics.text.slice(0, 200));
+    assert.match(metrics.text, /^# TYPE palai_node_invocations gauge$/m);
+  });
+
   test('revoking an enrollment is idempotent, and its token enrolls nobody', async () => {
     const created = await enroll(ctx);
     const first = (await call(ctx, 'delete', `/v1/node_enrollments/${created.id}`, 'revokeNodeEnrollment', 200)).body;

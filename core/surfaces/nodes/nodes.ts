@@ -10,7 +10,7 @@ import type { Db, Queryable } from '../../store/db.js';
 import { endInvocation } from './invocation-endings.js';
 import { OPEN_STATES } from './invocation-states.js';
 import { NODE_SIGNALS } from './node-gateway-port.js';
-import { NODE_COLUMNS, nodeView, type InvocationRow, type NodeRow } from './node-views.js';
+import { NODE_COLUMNS, NODE_STATE_SQL, nodeView, type InvocationRow, type NodeRow } from './node-views.js';
 import { descriptorHashes } from './wire/catalog.js';
 
 /** The node `ref` names in the project (its id, else an alias); null when none. */
@@ -121,4 +121,11 @@ export async function denyNode(db: Db, projectId: string, ref: string): Promise<
 
 export async function revokeNode(db: Db, projectId: string, ref: string, request: RevokeNodeRequest = {}): Promise<Node> {
   return db.transaction(async (tx) => revokeIn(tx, await requireNode(tx, projectId, ref, true), request.reason ?? null));
+}
+
+export async function countNodes(q: Queryable): Promise<Partial<Record<NodeState, number>>> {
+  const { rows } = await q.query<{ state: NodeState; count: number }>(
+    `SELECT state, count(*)::int AS count FROM (SELECT ${NODE_STATE_SQL} AS state FROM nodes n) states GROUP BY state`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.state, r.count]));
 }
