@@ -174,7 +174,7 @@ export class NodeConnection {
 
   /**
    * A catalog is only admitted with a proof over it, so a node whose catalog
-   * changed is asked to reconnect (1012, not a permanent refusal) and present
+   * changed is asked to reconnect (NODE_CLOSE.reconnect, 1012: not a permanent refusal) and present
    * it in a new hello.
    */
   private catalogChanged(frame: NodeCatalogFrame): void {
@@ -182,13 +182,13 @@ export class NodeConnection {
     if (tooLarge) return this.refuse({ code: NODE_CLOSE.catalogTooLarge, reason: tooLarge });
     if (catalogHash(frame.catalog) !== frame.catalog_hash)
       return this.refuse({ code: NODE_CLOSE.invalidProof, reason: 'the catalog hash does not match the catalog' });
-    this.close(1012, 'reconnect to present the changed catalog in a new hello');
+    this.close(NODE_CLOSE.reconnect, 'reconnect to present the changed catalog in a new hello');
   }
 
   /** The store failed us: the node reconnects, and the re-send recovers what was not recorded. */
   private failed(error: unknown): void {
     this.host.logger.error({ err: error, node: this.nodeId }, 'handling a node frame failed; closing the connection');
-    this.close(1011, 'the hub could not handle a frame; reconnect');
+    this.close(NODE_CLOSE.hubError, 'the hub could not handle a frame; reconnect');
   }
 
   private onClose(code: number): void {
