@@ -89,7 +89,7 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
     if (paired && !state.paired) log(`paired: approved commands ${admission.allowedCommands.join(', ') || '(none)'}`);
     if (admission.state === 'pending_pairing') {
       log(
-        `${identity.nodeId} is pending approval; approve it with: palai nodes approve ${identity.nodeId} --commands ${catalog.commands.map((c) => c.name).join(',')}`,
+        `${identity.nodeId} is pending approval; approve it on the hub with: palai nodes approve ${identity.nodeId}${catalog.commands.map((c) => ` --command ${c.name}`).join('')} --alias <name>`,
       );
     } else log(`admitted as ${admission.state}`);
     state = {
