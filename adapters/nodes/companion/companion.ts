@@ -142,7 +142,7 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
     log('stopped');
     return 0;
   }
-  log(`the hub refused this node for good (${end.code}${end.reason ? `: ${end.reason}` : ''}): ${REFUSALS[end.code] ?? 'see docs/nodes.md'}`);
+  log(`the hub refused this node for good (${end.code}${end.reason ? `: ${end.reason}` : ''}): ${REFUSALS[end.code] ?? 'see docs/node-companion.md'}`);
   invocations.stopTaking();
   await invocations.stopAll();
   return 1;

@@ -1,4 +1,4 @@
-// The companion's side of GET /v1/nodes/connect (docs/nodes.md): the hub
+// The companion's side of GET /v1/nodes/connect (docs/node-companion.md): the hub
 // sends a challenge, the node answers with a hello holding its signed proof
 // (and its enrollment token while it is not paired), the hub admits it (or
 // closes with a 44xx code), and then invocations flow. Any disconnect is
