@@ -195,6 +195,17 @@ describeEachStore(
       await untilConnected();
     });
 
+    test('a changed config makes the node degraded: the approved shell command, whose descriptor is unchanged, still runs', async () => {
+      node.child.kill('SIGTERM');
+      assert.equal(await node.exited, 0);
+      const changed = join(tempDir('palai-node-changed-'), 'palai-node.yaml');
+      writeFileSync(changed, readFileSync(files.config, 'utf8').replace('{ git: /usr/bin/git }', '{ git: /usr/bin/git, ls: /bin/ls }'));
+      node = companion({ config: changed }, home);
+      await until('the node is degraded', async () => (await rest('get', `/v1/nodes/${nodeId}`)).body.state === 'degraded');
+      const id = await prepare(nodeId, 'echo still');
+      assert.equal((await untilState(id, ['succeeded', 'failed'])).state, 'succeeded');
+    });
+
     test('revoked, the companion exits 1 and says why; starting it again is refused the same way', async () => {
       const revoked = await rest('post', `/v1/nodes/${nodeId}/revoke`, {});
       assert.equal(revoked.status, 200, revoked.text);
