@@ -36,7 +36,12 @@ export class Invocations {
   private send: Send | null = null;
   private draining = false;
 
-  constructor(private readonly options: InvocationsOptions) {}
+  constructor(private options: InvocationsOptions) {}
+
+  /** A reloaded config: plans from now on are checked against it (running commands keep theirs). */
+  reconfigure(config: CompanionConfig, catalog: NodeCatalog, catalogHash: string): void {
+    this.options = { ...this.options, config, catalog, catalogHash };
+  }
 
   /** Where answers go: the current connection, or null while there is none (a re-send after reconnecting gets them). */
   connect(send: Send | null): void {
