@@ -7,6 +7,7 @@ import { benchFootprint } from './footprint.js';
 import { benchKernelPath } from './kernel-path.js';
 import { benchMcpClient } from './mcp-client.js';
 import { benchMcpToolsCall } from './mcp-tools-call.js';
+import { benchNodeConnections } from './node-connections.js';
 import { benchQueueKafka } from './queue-kafka.js';
 import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
@@ -23,6 +24,7 @@ await benchWebhooks();
 await benchMcpToolsCall();
 await benchMcpClient();
 await benchA2aPath();
+await benchNodeConnections();
 await benchQueueSqs();
 await benchQueueKafka();
 

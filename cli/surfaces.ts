@@ -4,6 +4,7 @@
 import { a2aSurface } from '../adapters/a2a/surface.js';
 import { mcpSurface } from '../adapters/mcp/surface.js';
 import { nodesSurface } from '../adapters/nodes/surface.js';
+import { nodeGateway } from '../adapters/nodes/gateway/index.js';
 import { queueSurface, type QueueSurface } from '../adapters/queue/surface.js';
 import { webhooksSurface } from '../adapters/webhooks/surface.js';
 import { slackSurface, type SlackSurface } from '../bots/slack/surface.js';
@@ -43,7 +44,9 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
   const queue = queueSurface({ ...api, ...slices.queue });
   const slack = slackSurface({ ...api, ...slices.slack });
   // The nodes module's gateway (`upgrade`) and tool provider are wired here, through nodesSurface's `extra`.
-  const nodes = nodesSurface({ ...api, ...slices.nodes });
+  const nodesApi = { ...api, ...slices.nodes };
+  const gateway = nodeGateway(nodesApi);
+  const nodes = nodesSurface(nodesApi, { upgrade: [gateway.upgrade], loops: gateway.loops, close: gateway.close });
   const modules = [
     a2aSurface({ ...api, ...slices.a2a }),
     mcpSurface({ ...api, ...slices.mcp }),

@@ -5,6 +5,7 @@
 import type { BackgroundLoop, SurfaceModule } from '../../core/api/index.js';
 import { WORK_ROLES } from '../../core/api/surface.js';
 import type { NodesSurfaceApi } from '../../core/surfaces/nodes/nodes-api.js';
+import { registerNodeMetrics } from './metrics.js';
 import { nodeOperations } from './operations.js';
 
 /** How often the sweep ends expired and cancelled plans that were never sent. */
@@ -40,6 +41,13 @@ function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
   };
 }
 
+/** Registers the wing's gauges when the hub starts (every role serves /metrics), not when the module is merely built. */
+const metricsLoop = (api: NodesSurfaceApi): BackgroundLoop => ({
+  name: 'nodes.metrics',
+  start: () => registerNodeMetrics(api, api.metrics.registry),
+  stop: () => undefined,
+});
+
 export function nodesSurface(api: NodesSurfaceApi, extra: NodesSurfaceExtra = {}, options: { sweepIntervalMs?: number } = {}): SurfaceModule {
   return {
     // ---- wired by the lead through `extra`: `upgrade` (the WebSocket gateway, adapters/nodes/gateway)
@@ -47,6 +55,6 @@ export function nodesSurface(api: NodesSurfaceApi, extra: NodesSurfaceExtra = {}
     ...extra,
     name: 'nodes',
     operations: nodeOperations(api),
-    loops: [sweepLoop(api, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS), ...(extra.loops ?? [])],
+    loops: [metricsLoop(api), sweepLoop(api, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS), ...(extra.loops ?? [])],
   };
 }

@@ -201,6 +201,21 @@ for (const kind of storeKinds) {
       assert.deepEqual(await nodes().nodeInvocations.cancel(projectId, canceled.invocationId), view, 'an ended one is returned as it is');
     });
 
+    test('a sent invocation whose node never reports, past its expiry and timeout, ends INVOCATION_UNKNOWN', async () => {
+      const nodeId = await pairedNode();
+      const silent = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      const reporting = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      await nodes().nodeGateway.accepted(nodeId, silent.invocationId);
+      // Expired a day ago: whatever its timeout, the node's answer cannot come any more. The other is only past its expiry.
+      await database.db.query("UPDATE node_invocations SET expires_at = now() - interval '1 day' WHERE id = $1", [silent.invocationId]);
+      await database.db.query("UPDATE node_invocations SET expires_at = now() - interval '1 second' WHERE id = $1", [reporting.invocationId]);
+      await nodes().nodeGateway.sweep();
+      assert.equal((await nodes().nodeInvocations.get(projectId, silent.invocationId)).state, 'unknown');
+      assert.equal(errorCode(await nodes().nodeCalls.outcome(silent.invocationId)), 'INVOCATION_UNKNOWN');
+      assert.equal((await nodes().nodeInvocations.get(projectId, reporting.invocationId)).state, 'dispatched', 'a running command may still report');
+    });
+
     test('a cancel of a sent invocation asks its holder to stop it; the node reports canceled; unknown is INVOCATION_UNKNOWN', async () => {
       const nodeId = await pairedNode();
       const running = await nodes().nodeCalls.prepare(projectId, request(nodeId, 'sleep 30'));
