@@ -28,7 +28,7 @@ const RULES = {
   cli: 'only cli/ is the composition root: nothing in core/, adapters/ or bots/ imports it',
   kernelWing: 'no kernel folder imports core/surfaces/** (a wing builds on the kernel, never the other way)',
   otherWing: 'a wing never imports another wing (core/surfaces/<name>/ stands alone beside the kernel)',
-  ownWing: "a surface imports only its own wing's API and port files (core/surfaces/<its name>/<name>-api.ts, *-port.ts) and its wire modules (wire/**)",
+  ownWing: "a surface imports only its own wing's API and port files (core/surfaces/<its name>/<name>-api.ts, *-port.ts, wire/**)",
 };
 
 // Statement-level imports start a line (so commented-out code is not read);
@@ -84,11 +84,11 @@ function wingOf(path) {
 /** The wing a surface's folder is paired with: adapters/<name> and bots/<name> own core/surfaces/<name>. */
 const surfaceWing = (surface) => surface?.split('/')[1] ?? null;
 
-/** A wing's files a surface may see: its API slice, its ports and its wire modules (what both ends of its protocol share). */
+/** A wing's files a surface may see: its API slice, its ports, and its wire/ (the protocol it shares with a remote party, such as a companion node). */
 const wingFace = (wing, path) =>
   path === `core/surfaces/${wing}/${wing}-api.ts` ||
-  path.startsWith(`core/surfaces/${wing}/wire/`) ||
-  (path.startsWith(`core/surfaces/${wing}/`) && path.endsWith('-port.ts'));
+  (path.startsWith(`core/surfaces/${wing}/`) && path.endsWith('-port.ts')) ||
+  path.startsWith(`core/surfaces/${wing}/wire/`);
 
 /** The rule an import breaks, or null. */
 export function ruleBroken(fromFile, target) {

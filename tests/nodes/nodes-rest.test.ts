@@ -69,6 +69,10 @@ describeEachStore('nodes over REST', (ctx) => {
       [created.id, named.id],
     );
 
+    // At rest only its hash: no column of the store holds the token.
+    const { rows } = await ctx().hub.kernel.db.query<{ row: string }>('SELECT row_to_json(e)::text AS row FROM node_enrollments e WHERE id = $1', [created.id]);
+    assert.ok(!rows[0].row.includes(created.token) && !rows[0].row.includes(created.token.slice(5)));
+
     const tooLong = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).send({ expires_in_seconds: 86_401 });
     assertProblem(tooLong, 400, 'validation-failed');
   });
@@ -132,6 +136,18 @@ describeEachStore('nodes over REST', (ctx) => {
     // Without a token an unknown identity is refused too; a known one needs none.
     await refusedWith(gateway(ctx).admit(proofFor(newIdentity()), undefined), NODE_CLOSE.enrollmentRefused);
     assert.equal((await gateway(ctx).admit(proofFor(first), undefined)).nodeId, first.nodeId);
+  });
+
+  test('two identities racing for one single-use token: exactly one is enrolled', async () => {
+    const { token } = await enroll(ctx);
+    const racers = [newIdentity(), newIdentity(), newIdentity()];
+    const outcomes = await Promise.allSettled(racers.map((identity) => gateway(ctx).admit(proofFor(identity), token)));
+    assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') assert.equal((outcome.reason as NodeAdmissionRefused).closeCode, NODE_CLOSE.enrollmentRefused);
+    }
+    const found = await Promise.all(racers.map((identity) => ctx().http.get(`/v1/nodes/${identity.nodeId}`).set(ctx().auth)));
+    assert.equal(found.filter((res) => res.status === 200).length, 1);
   });
 
   test('a pending node is listed and shown, filtered by state', async () => {
@@ -256,14 +272,27 @@ describeEachStore('nodes over REST', (ctx) => {
   test(`the ${MAX_PENDING_PAIRINGS + 1}th pending pairing of a project is refused and writes nothing`, async () => {
     const auth = { Authorization: `Bearer ${await ctx().newProjectKey()}` };
     const { token, id } = await enroll(ctx, { max_uses: 1000 }, auth);
-    for (let i = 0; i < MAX_PENDING_PAIRINGS; i++) await gateway(ctx).admit(proofFor(newIdentity()), token);
+    const admitted: string[] = [];
+    for (let i = 0; i < MAX_PENDING_PAIRINGS; i++) {
+      const identity = newIdentity();
+      await gateway(ctx).admit(proofFor(identity), token);
+      admitted.push(identity.nodeId);
+    }
     const extra = newIdentity();
     await refusedWith(gateway(ctx).admit(proofFor(extra), token), NODE_CLOSE.busy);
     const enrollment = (await call(ctx, 'get', '/v1/node_enrollments', 'listNodeEnrollments', 200, undefined, auth)).body.data.find((e: Json) => e.id === id);
     assert.equal(enrollment.uses, MAX_PENDING_PAIRINGS);
     assertProblem(await ctx().http.get(`/v1/nodes/${extra.nodeId}`).set(auth), 404, 'not-found');
-    const listed = await call(ctx, 'get', '/v1/nodes?state=pending_pairing&limit=100', 'listNodes', 200, undefined, auth);
-    assert.equal(listed.body.has_more, true);
+    // Paged oldest first, the cursor a node id.
+    const seen: string[] = [];
+    for (let after = ''; ;) {
+      const page = (await call(ctx, 'get', `/v1/nodes?state=pending_pairing&limit=50${after}`, 'listNodes', 200, undefined, auth)).body;
+      seen.push(...page.data.map((n: Json) => n.id));
+      if (!page.has_more) break;
+      after = `&after=${page.last_id}`;
+    }
+    assert.deepEqual([...seen].sort(), [...admitted].sort());
+    assert.equal(seen[0], admitted[0]);
   });
 
   test('a node without invocations has an empty page; an unknown invocation is 404', async () => {

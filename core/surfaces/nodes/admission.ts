@@ -92,7 +92,8 @@ export async function markConnected(db: Queryable, nodeId: string): Promise<void
 }
 
 export async function markSeen(db: Queryable, nodeId: string): Promise<void> {
-  await db.query('UPDATE nodes SET last_seen_at = now() WHERE id = $1', [nodeId]);
+  // A heartbeat is a live connection, even after a late "disconnected" from a connection it replaced on another process.
+  await db.query('UPDATE nodes SET last_seen_at = now(), connected_at = coalesce(connected_at, now()), disconnect_reason = NULL WHERE id = $1', [nodeId]);
 }
 
 export async function markDisconnected(db: Queryable, nodeId: string, reason: string): Promise<void> {

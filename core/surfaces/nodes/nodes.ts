@@ -34,11 +34,13 @@ export async function nodeById(q: Queryable, nodeId: string, forUpdate = false):
   return rows[0] ?? null;
 }
 
+/** Oldest first: node ids come from keys, not the clock, so the cursor is a node and the order its creation. */
 export async function listNodes(q: Queryable, projectId: string, query: PageRequest & { state?: NodeState; alias?: string }): Promise<Page<Node>> {
   const { rows } = await q.query<NodeRow>(
-    `SELECT * FROM (SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.project_id = $1 AND ($2::text IS NULL OR n.id > $2)) listed
+    `SELECT * FROM (SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.project_id = $1
+       AND ($2::text IS NULL OR (n.created_at, n.id) > (SELECT c.created_at, c.id FROM nodes c WHERE c.id = $2))) listed
      WHERE ($3::text IS NULL OR state = $3) AND ($4::text IS NULL OR $4 = ANY(aliases))
-     ORDER BY id LIMIT $5`,
+     ORDER BY created_at, id LIMIT $5`,
     [projectId, query.after ?? null, query.state ?? null, query.alias ?? null, fetchSize(query)],
   );
   return toPage(rows, query, nodeView);
