@@ -212,5 +212,5 @@ await describeGateway(
       assert.equal(hub.gateway.server.held().includes(identity.nodeId), false);
     });
   },
-  { pollMs: 1_000, leaseMs: 200 },
+  { lookMs: 1_000, leaseMs: 200 },
 );

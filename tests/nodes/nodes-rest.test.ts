@@ -69,6 +69,10 @@ describeEachStore('nodes over REST', (ctx) => {
       [created.id, named.id],
     );
 
+    // At rest only its hash: no column of the store holds the token.
+    const { rows } = await ctx().hub.kernel.db.query<{ row: string }>('SELECT row_to_json(e)::text AS row FROM node_enrollments e WHERE id = $1', [created.id]);
+    assert.ok(!rows[0].row.includes(created.token) && !rows[0].row.includes(created.token.slice(5)));
+
     const tooLong = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).send({ expires_in_seconds: 86_401 });
     assertProblem(tooLong, 400, 'validation-failed');
   });
@@ -132,6 +136,18 @@ describeEachStore('nodes over REST', (ctx) => {
     // Without a token an unknown identity is refused too; a known one needs none.
     await refusedWith(gateway(ctx).admit(proofFor(newIdentity()), undefined), NODE_CLOSE.enrollmentRefused);
     assert.equal((await gateway(ctx).admit(proofFor(first), undefined)).nodeId, first.nodeId);
+  });
+
+  test('two identities racing for one single-use token: exactly one is enrolled', async () => {
+    const { token } = await enroll(ctx);
+    const racers = [newIdentity(), newIdentity(), newIdentity()];
+    const outcomes = await Promise.allSettled(racers.map((identity) => gateway(ctx).admit(proofFor(identity), token)));
+    assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') assert.equal((outcome.reason as NodeAdmissionRefused).closeCode, NODE_CLOSE.enrollmentRefused);
+    }
+    const found = await Promise.all(racers.map((identity) => ctx().http.get(`/v1/nodes/${identity.nodeId}`).set(ctx().auth)));
+    assert.equal(found.filter((res) => res.status === 200).length, 1);
   });
 
   test('a pending node is listed and shown, filtered by state', async () => {
