@@ -15,15 +15,14 @@ import { nodeOperations } from './operations.js';
 export const SWEEP_INTERVAL_MS = 5_000;
 
 function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
-  // Expired before they were sent (NODE_UNAVAILABLE) or cancelled before they were sent.
-  const { outcomes } = gatewayMetrics(api.metrics.registry);
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const tick = () => {
     running = api.nodeGateway
       .sweep()
       .then((ended) => {
-        if (ended > 0) outcomes.inc({ state: 'swept' }, ended);
+        // Expired (NODE_UNAVAILABLE) or cancelled before they were sent, or past any report (INVOCATION_UNKNOWN).
+        if (ended > 0) gatewayMetrics(api.metrics.registry).outcomes.inc({ state: 'swept' }, ended);
       })
       .catch((error: unknown) => api.logger.warn({ err: error }, 'the node ledger sweep failed; it runs again shortly'))
       .finally(() => {

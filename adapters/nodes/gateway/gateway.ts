@@ -81,7 +81,7 @@ export class NodeGatewayServer implements ConnectionHost {
   private readonly heartbeatMs: number;
   private readonly maxOpenChallenges: number;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
-  private readonly metrics: GatewayMetrics;
+  private figures: GatewayMetrics | null = null;
   private readonly challenged = new Set<NodeConnection>();
   private readonly byNode = new Map<string, NodeConnection>();
   /** Tenures being ended (recorded, released), awaited by stop. */
@@ -111,7 +111,11 @@ export class NodeGatewayServer implements ConnectionHost {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.challengeTtlMs = options.challengeTtlMs ?? CHALLENGE_TTL_MS;
     this.maxOpenChallenges = options.maxOpenChallenges ?? MAX_OPEN_CHALLENGES;
-    this.metrics = gatewayMetrics(api.metrics.registry);
+  }
+
+  /** Made at first use: a module is built before (and without) the parts a running hub has. */
+  private get metrics(): GatewayMetrics {
+    return (this.figures ??= gatewayMetrics(this.api.metrics.registry));
   }
 
   /** The nodes whose lease this process holds now. */
