@@ -150,6 +150,19 @@ describeEachStore('nodes over REST', (ctx) => {
     assert.equal(found.filter((res) => res.status === 200).length, 1);
   });
 
+  test('the store refuses, writing nothing, a proof that does not hold or a catalog over a limit', async () => {
+    const { token, id } = await enroll(ctx, { max_uses: 10 });
+    const identity = newIdentity();
+    const forged = { ...proofFor(identity), client_version: '9.9.9' };
+    await refusedWith(gateway(ctx).admit(forged, token), NODE_CLOSE.invalidProof);
+    await refusedWith(gateway(ctx).admit(proofFor(identity, { catalogHash: `sha256:${'0'.repeat(64)}` }), token), NODE_CLOSE.invalidProof);
+    const huge = { commands: Array.from({ length: 129 }, (_, i) => descriptor(`cmd${i}.run.v1`)) };
+    await refusedWith(gateway(ctx).admit(proofFor(identity, { catalog: huge }), token), NODE_CLOSE.catalogTooLarge);
+    assertProblem(await ctx().http.get(`/v1/nodes/${identity.nodeId}`).set(ctx().auth), 404, 'not-found');
+    const enrollment = (await call(ctx, 'get', '/v1/node_enrollments?limit=100', 'listNodeEnrollments', 200)).body.data.find((e: Json) => e.id === id);
+    assert.equal(enrollment.uses, 0);
+  });
+
   test('a pending node is listed and shown, filtered by state', async () => {
     const identity = await pendingNode(ctx);
     const node = await getNode(ctx, identity.nodeId);

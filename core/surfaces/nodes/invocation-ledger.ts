@@ -1,6 +1,7 @@
 // The ledger as the gateway's process moves it: dispatching plans to the nodes
 // it holds, recording what each node answered (and answering the call in the
-// same transaction), finding what to stop, and sweeping what was never sent.
+// same transaction), finding what to stop, and sweeping what was never sent
+// (or can no longer be reported).
 import type { NodeExecutionPlan, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import { TERMINAL_STATUSES } from '../../response-status.js';
 import { notifySignal } from '../../signals/signals.js';
