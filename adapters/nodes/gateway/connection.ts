@@ -176,7 +176,8 @@ export class NodeConnection {
     sendFrame(this.ws, {
       type: 'admitted',
       node_id: admission.nodeId,
-      state: admission.state,
+      // The store records this connection only once its lease is held: to the node it is connected now.
+      state: admission.state === 'disconnected' ? 'connected' : admission.state,
       allowed_commands: admission.usableCommands,
       approved_catalog_hash: admission.approvedCatalogHash,
     });
