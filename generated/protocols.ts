@@ -1542,10 +1542,10 @@ export interface components {
             usage_by_step: components["schemas"]["Usage"][];
         };
         /**
-         * @description Palai's exact state of a response (the kernel's), shown as `palai_status`.
+         * @description Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.
          * @enum {unknown}
          */
-        ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
+        ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "parked";
         /** @description One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`. */
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"] | components["schemas"]["McpCallCompletedEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */

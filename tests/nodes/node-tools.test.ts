@@ -44,7 +44,10 @@ async function pairedNode(hub: GatewayHub): Promise<{ node: RawNode; alias: stri
 }
 
 const resolve = (hub: GatewayHub, spec: Omit<NodeToolSpec, 'type'>) =>
-  nodeTools(hub.api.nodeCalls).resolve({ type: 'node', ...spec }, { projectId: hub.projectId, responseId: 'resp_test', egress: (() => undefined) as unknown as EgressFetch });
+  nodeTools(hub.api.nodeCalls).resolve(
+    { type: 'node', ...spec },
+    { projectId: hub.projectId, responseId: 'resp_test', egress: (() => undefined) as unknown as EgressFetch },
+  );
 
 /** Runs an agent whose model calls `tool` with `args` once, then answers "done"; the call's output. */
 async function callOnce(hub: GatewayHub, alias: string, tool: string, args: unknown): Promise<string> {
@@ -52,12 +55,16 @@ async function callOnce(hub: GatewayHub, alias: string, tool: string, args: unkn
   const created = await hub.http
     .post('/v1/agents')
     .set(hub.auth)
-    .send({ name, tools: [{ type: 'node', node: alias }], model: { provider: 'fake', script: [{ tool_calls: [{ name: tool, arguments: args }] }, { text: 'done' }] } });
+    .send({
+      name,
+      tools: [{ type: 'node', node: alias }],
+      model: { provider: 'fake', script: [{ tool_calls: [{ name: tool, arguments: args }] }, { text: 'done' }] },
+    });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const res = await hub.http.post('/v1/responses').set(hub.auth).send({ model: name, input: 'go' });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
-  const call = res.body.output.find((item: { type: string }) => item.type === "mcp_call");
+  const call = res.body.output.find((item: { type: string }) => item.type === 'mcp_call');
   return call.output as string;
 }
 
