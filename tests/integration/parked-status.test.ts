@@ -2,7 +2,8 @@
 // parks its call (a companion node's command, here a test tool) leaves the
 // response `parked`: REST shows it in progress with nothing to answer; a
 // synchronous POST, a stream and A2A's blocking send wait through it and end
-// with the party's answer (or the call's timeout outcome); a caller's tool
+// with the party's answer (or the call's timeout outcome), and MCP's tools/call
+// too; a caller's tool
 // outputs are refused; a cancel ends it at once; and no webhook announces it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -16,6 +17,7 @@ import { describeEachStore, type TestHub } from '../support/hub.js';
 import { parseSse } from '../support/sse.js';
 import { until } from '../support/until.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
+import { connect, listen } from '../mcp/mcp-client.js';
 
 const LONG = 60_000;
 
@@ -207,6 +209,24 @@ await describeEachStore(
       await answer(id, callId, 'for the agent');
       const sent = await pending;
       assert.equal(sent.body.result.task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(sent.body));
+    });
+
+    test('MCP tools/call keeps waiting through parked and answers with the finished run', async () => {
+      const agent = await parker();
+      const server = await listen(hub().hub.app);
+      const { client } = await connect(server.url, hub().apiKey);
+      try {
+        const pending = client.callTool({ name: agent, arguments: { input: 'go' } });
+        const { id, callId } = await parkedOf(agent);
+        await answer(id, callId, 'for the host');
+        const result = await pending;
+        assert.equal(result.isError, undefined, JSON.stringify(result));
+        assert.deepEqual(result.content, [{ type: 'text', text: 'done' }]);
+        assert.equal((result._meta as Record<string, unknown>)['palai/status'], 'completed');
+      } finally {
+        await client.close();
+        await server.close();
+      }
     });
 
     test('no webhook is delivered at parked: a subscriber to every event hears of the end only', async () => {
