@@ -2070,7 +2070,7 @@ export interface components {
             type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "rate_limit_error" | "server_error";
         };
         /**
-         * @description A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.
+         * @description A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.
          * @enum {unknown}
          */
         OpenAIResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
