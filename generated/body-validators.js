@@ -26182,7 +26182,7 @@ return errors === 0;
 validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeEnrollmentCreated = validate167;
-const schema234 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out).","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at","token"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
+const schema234 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26285,8 +26285,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.token === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+for(const key0 in data){
+if(!(func89.call(schema234.properties, key0))){
+const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26295,9 +26296,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func89.call(schema234.properties, key0))){
-const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern70.test(data0)){
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26307,11 +26311,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern70.test(data0)){
-const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
+else {
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26321,8 +26322,9 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.object !== undefined){
+if("node_enrollment" !== data.object){
+const err12 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node_enrollment"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -26332,9 +26334,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("node_enrollment" !== data.object){
-const err13 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node_enrollment"},message:"must be equal to constant"};
+if(data.name !== undefined){
+let data2 = data.name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema234.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -26344,10 +26347,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data2 = data.name;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err14 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema234.properties.name.type},message:"must be string,null"};
+if(data.status !== undefined){
+let data3 = data.status;
+if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema234.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -26357,10 +26360,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data3 = data.status;
-if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema234.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.expires_at !== undefined){
+let data4 = data.expires_at;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -26370,10 +26373,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-let data4 = data.expires_at;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err16 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.max_uses !== undefined){
+let data5 = data.max_uses;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -26383,10 +26386,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.max_uses !== undefined){
-let data5 = data.max_uses;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err17 = {instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.uses !== undefined){
+let data6 = data.uses;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err17 = {instancePath:instancePath+"/uses",schemaPath:"#/properties/uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -26396,10 +26399,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.uses !== undefined){
-let data6 = data.uses;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/uses",schemaPath:"#/properties/uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.revoked_at !== undefined){
+let data7 = data.revoked_at;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema234.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -26409,10 +26412,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.revoked_at !== undefined){
-let data7 = data.revoked_at;
-if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema234.properties.revoked_at.type},message:"must be integer,null"};
+if(data.created_at !== undefined){
+let data8 = data.created_at;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err19 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26422,10 +26425,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data8 = data.created_at;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err20 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.token !== undefined){
+if(typeof data.token !== "string"){
+const err20 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -26435,26 +26437,14 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.token !== undefined){
-if(typeof data.token !== "string"){
-const err21 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
 }
 errors++;
 }

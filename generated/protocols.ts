@@ -1008,7 +1008,7 @@ export interface components {
             status: "active" | "expired" | "used_up" | "revoked";
             uses: number;
         };
-        /** @description A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). */
+        /** @description A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once. */
         NodeEnrollmentCreated: {
             created_at: number;
             /** @description Unix seconds. */
@@ -1022,7 +1022,7 @@ export interface components {
             /** @enum {unknown} */
             status: "active" | "expired" | "used_up" | "revoked";
             /** @description Shown once: `palai node run --token <token>`. */
-            token: string;
+            token?: string;
             uses: number;
         };
         NodeEnrollmentList: {

@@ -6,6 +6,8 @@ import type { BackgroundLoop, SurfaceModule } from '../../core/api/index.js';
 import { WORK_ROLES } from '../../core/api/surface.js';
 import type { NodesSurfaceApi } from '../../core/surfaces/nodes/nodes-api.js';
 import { nodeGateway, type NodeGatewayOptions } from './gateway/index.js';
+import { gatewayMetrics } from './gateway/metrics.js';
+import { registerNodeMetrics } from './metrics.js';
 import { nodeTools } from './node-tools.js';
 import { nodeOperations } from './operations.js';
 
@@ -18,7 +20,10 @@ function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
   const tick = () => {
     running = api.nodeGateway
       .sweep()
-      .then(() => undefined)
+      .then((ended) => {
+        // Expired (NODE_UNAVAILABLE) or cancelled before they were sent, or past any report (INVOCATION_UNKNOWN).
+        if (ended > 0) gatewayMetrics(api.metrics.registry).outcomes.inc({ state: 'swept' }, ended);
+      })
       .catch((error: unknown) => api.logger.warn({ err: error }, 'the node ledger sweep failed; it runs again shortly'))
       .finally(() => {
         running = null;
@@ -39,6 +44,13 @@ function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
   };
 }
 
+/** Registers the wing's gauges when the hub starts (every role serves /metrics), not when the module is merely built. */
+const metricsLoop = (api: NodesSurfaceApi): BackgroundLoop => ({
+  name: 'nodes.metrics',
+  start: () => registerNodeMetrics(api, api.metrics.registry),
+  stop: () => undefined,
+});
+
 export function nodesSurface(api: NodesSurfaceApi, options: { sweepIntervalMs?: number; gateway?: NodeGatewayOptions } = {}): SurfaceModule {
   const gateway = nodeGateway(api, options.gateway);
   return {
@@ -46,7 +58,7 @@ export function nodesSurface(api: NodesSurfaceApi, options: { sweepIntervalMs?: 
     operations: nodeOperations(api),
     upgrade: [gateway.upgrade],
     toolProviders: [nodeTools(api.nodeCalls)],
-    loops: [sweepLoop(api, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS), ...gateway.loops],
+    loops: [metricsLoop(api), sweepLoop(api, options.sweepIntervalMs ?? SWEEP_INTERVAL_MS), ...gateway.loops],
     close: gateway.close,
   };
 }

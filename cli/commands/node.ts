@@ -12,7 +12,7 @@ export function registerNode(program: Command, context: CommandContext): void {
   const node = program.command('node').description('the companion: pair this machine with a hub and run the commands its agents send');
   node
     .command('run')
-    .description('connect to the hub and run approved commands until stopped (SIGTERM lets running commands finish)')
+    .description('connect to the hub and run approved commands until stopped (SIGTERM lets running commands finish; SIGHUP reloads the config)')
     .requiredOption('--hub <url>', "the hub's node endpoint, ws(s)://host/v1/nodes/connect")
     .requiredOption('--config <file>', 'the operator config, palai-node.yaml')
     .requiredOption('--home <dir>', "the node's home: its identity, state and ledger")
@@ -40,6 +40,7 @@ async function run(context: CommandContext, options: { hub: string; config: stri
       clientVersion: packageVersion(),
       log: (line) => context.err(`palai node: ${line}`),
       stopSignal: signals(),
+      onReload: (reload) => void process.on('SIGHUP', reload),
     });
   } catch (error) {
     if (!(error instanceof CompanionConfigError)) throw error;

@@ -176,3 +176,19 @@ test('input that does not fit the command, or a timeout over the node maximum, i
   const timeout = await refused((node, marker) => planFor(node, 'shell.exec.v1', { script: `touch ${marker}`, timeout_seconds: 3600 }));
   assert.equal(timeout.code, 'COMMAND_DENIED');
 });
+
+test('a command that cannot start is EXECUTION_FAILED, recorded, and the message names no path', async () => {
+  const node = makeNode();
+  node.config.shell.executables.set('echo', join(node.scopes.scratch, 'no-such-program'));
+  const h = harness(node);
+  const plan = planFor(node, 'system.exec.v1', { executable: 'echo' });
+  await h.invocations.invoke(plan);
+  const [result] = h.results();
+  assert.equal(result.state, 'failed');
+  assert.deepEqual(result.failure, { code: 'EXECUTION_FAILED', message: 'the command could not start (ENOENT)' });
+  assert.equal(h.ledger.get(plan.idempotency_key)!.state, 'failed');
+
+  node.config.shell.workingScopes.set('scratch', join(node.scopes.scratch, 'gone'));
+  await h.invocations.invoke(planFor(node, 'shell.exec.v1', { script: 'true', working_scope: 'scratch' }));
+  assert.deepEqual(h.results()[1].failure, { code: 'EXECUTION_FAILED', message: "the working scope's directory does not exist on the node" });
+});

@@ -195,6 +195,22 @@ describeEachStore(
       await untilConnected();
     });
 
+    test('a config reloaded on SIGHUP with another executable makes the node degraded; shell.exec.v1, whose descriptor is unchanged, still runs', async () => {
+      const mark = node.stderr().length;
+      writeFileSync(files.config, readFileSync(files.config, 'utf8').replace('{ git: /usr/bin/git }', '{ git: /usr/bin/git, ls: /bin/ls }'));
+      node.child.kill('SIGHUP');
+      await stderrHas(node, 'config reloaded: 2 command(s)', mark);
+      await until('the node is degraded', async () => (await rest('get', `/v1/nodes/${nodeId}`)).body.state === 'degraded');
+      const id = await prepare(nodeId, 'echo still');
+      assert.equal((await untilState(id, ['succeeded', 'failed'])).state, 'succeeded');
+
+      const valid = readFileSync(files.config, 'utf8');
+      writeFileSync(files.config, 'policy: { allowed_commands: 7 }\n');
+      node.child.kill('SIGHUP');
+      await stderrHas(node, 'the config was not reloaded (the running one stays)', mark);
+      writeFileSync(files.config, valid);
+    });
+
     test('revoked, the companion exits 1 and says why; starting it again is refused the same way', async () => {
       const revoked = await rest('post', `/v1/nodes/${nodeId}/revoke`, {});
       assert.equal(revoked.status, 200, revoked.text);

@@ -5,7 +5,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_CLOSE } from '../../core/surfaces/nodes/wire/close-codes.js';
-import { MAX_CATALOG_BYTES, MAX_FRAME_BYTES, MAX_SCHEMA_BYTES } from '../../core/surfaces/nodes/wire/limits.js';
+import { MAX_CATALOG_BYTES, MAX_FRAME_BYTES, MAX_PENDING_PAIRINGS, MAX_SCHEMA_BYTES } from '../../core/surfaces/nodes/wire/limits.js';
 import type { NodeCatalog } from '../../generated/schemas.js';
 import { describeGateway, RawNode, type GatewayHub } from './gateway-hub.js';
 import { descriptor, newIdentity, proofFor, type ProofOptions, type TestIdentity } from './node-fixtures.js';
@@ -244,3 +244,17 @@ await describeGateway(
   },
   { maxOpenChallenges: 2 },
 );
+
+await describeGateway('gateway pending pairings', (ctx) => {
+  it('refuses the 129th pending pairing of a project with 4429 and writes nothing', async () => {
+    const hub = ctx();
+    const { token } = await hub.api.nodeEnrollments.create(hub.projectId, { max_uses: MAX_PENDING_PAIRINGS + 1 });
+    assert.ok(token);
+    // The first 128 enrolled through the port directly; the socket is what is under test for the next one.
+    for (let i = 0; i < MAX_PENDING_PAIRINGS; i++) await hub.api.nodeGateway.admit(proofFor(newIdentity()), token);
+    const { closed, before, after } = await helloRefused(hub, newIdentity(), {}, token);
+    assert.equal(closed.code, NODE_CLOSE.busy);
+    assert.equal(after, before);
+    assert.equal(before, MAX_PENDING_PAIRINGS);
+  });
+});

@@ -147,7 +147,7 @@ await describeGateway('gateway dispatch', (ctx) => {
     const { node } = await pairedNode(hub);
     const catalog = { commands: [...execCatalog().commands].reverse() };
     node.send({ type: 'catalog', catalog, catalog_hash: catalogHash(catalog) });
-    assert.equal((await node.closed).code, 1012);
+    assert.equal((await node.closed).code, NODE_CLOSE.reconnect);
     const again = await pairedNode(hub);
     const fresh = await RawNode.challenged(hub.url);
     again.node.send({ type: 'hello', proof: proofFor(again.identity, { nonce: fresh.challenge.nonce }) });
@@ -212,5 +212,5 @@ await describeGateway(
       assert.equal(hub.gateway.server.held().includes(identity.nodeId), false);
     });
   },
-  { pollMs: 1_000, leaseMs: 200 },
+  { lookMs: 1_000, leaseMs: 200 },
 );

@@ -58,7 +58,11 @@ export function describeGateway(name: string, suite: (ctx: () => GatewayHub) => 
         gateway,
         url,
         nodeRows: async () => (await hub.hub.kernel.db.query<{ n: number }>('SELECT count(*)::int AS n FROM nodes')).rows[0].n,
-        token: async () => (await api.nodeEnrollments.create(hub.projectId, { max_uses: 1 })).token,
+        token: async () => {
+          const { token } = await api.nodeEnrollments.create(hub.projectId, { max_uses: 1 });
+          if (!token) throw new Error('a new enrollment answers with its token');
+          return token;
+        },
         another: (opts = {}) => start({ ...options, ...opts }),
       };
     });

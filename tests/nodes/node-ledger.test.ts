@@ -112,6 +112,23 @@ for (const kind of storeKinds) {
       assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: true }), []);
     });
 
+    test('the same call prepared by several processes at once is one invocation', async () => {
+      const nodeId = await pairedNode();
+      const call = request(nodeId);
+      const prepared = await Promise.all([1, 2, 3, 4].map(() => nodes().nodeCalls.prepare(projectId, call)));
+      assert.equal(new Set(prepared.map((p) => p.invocationId)).size, 1);
+      assert.ok(prepared.every((p) => p.output === null));
+      const { rows } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM node_invocations WHERE response_id = $1', [call.responseId]);
+      assert.equal(rows[0].n, 1);
+    });
+
+    test('the hub sweeps on its own: an expired plan ends NODE_UNAVAILABLE without anyone asking', async () => {
+      const nodeId = await pairedNode();
+      const expiring = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await database.db.query("UPDATE node_invocations SET expires_at = now() - interval '1 second' WHERE id = $1", [expiring.invocationId]);
+      await until('the sweep loop ends it', async () => (await nodes().nodeInvocations.get(projectId, expiring.invocationId)).state === 'expired');
+    });
+
     test('the same call with another plan is IDEMPOTENCY_CONFLICT; a command not usable is COMMAND_UNAVAILABLE', async () => {
       const nodeId = await pairedNode();
       const call = request(nodeId, 'echo one');
@@ -154,6 +171,21 @@ for (const kind of storeKinds) {
       assert.equal(errorCode(await nodes().nodeCalls.outcome(canceled.invocationId)), 'INVOCATION_CANCELED');
       assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: true }), [], 'never sent');
       assert.deepEqual(await nodes().nodeInvocations.cancel(projectId, canceled.invocationId), view, 'an ended one is returned as it is');
+    });
+
+    test('a sent invocation whose node never reports, past its expiry and timeout, ends INVOCATION_UNKNOWN', async () => {
+      const nodeId = await pairedNode();
+      const silent = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      const reporting = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      await nodes().nodeGateway.accepted(nodeId, silent.invocationId);
+      // Expired a day ago: whatever its timeout, the node's answer cannot come any more. The other is only past its expiry.
+      await database.db.query("UPDATE node_invocations SET expires_at = now() - interval '1 day' WHERE id = $1", [silent.invocationId]);
+      await database.db.query("UPDATE node_invocations SET expires_at = now() - interval '1 second' WHERE id = $1", [reporting.invocationId]);
+      await nodes().nodeGateway.sweep();
+      assert.equal((await nodes().nodeInvocations.get(projectId, silent.invocationId)).state, 'unknown');
+      assert.equal(errorCode(await nodes().nodeCalls.outcome(silent.invocationId)), 'INVOCATION_UNKNOWN');
+      assert.equal((await nodes().nodeInvocations.get(projectId, reporting.invocationId)).state, 'dispatched', 'a running command may still report');
     });
 
     test('a cancel of a sent invocation asks its holder to stop it; the node reports canceled; unknown is INVOCATION_UNKNOWN', async () => {

@@ -4,11 +4,12 @@
 // approved (a command outside the catalog refused, naming it), denied and
 // revoked — and the hub's REST API sees each change.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createNodesApi } from '../../core/surfaces/nodes/create-nodes-api.js';
 import type { NodesApi } from '../../core/surfaces/nodes/nodes-api.js';
 import { PgDb } from '../../core/store/pg-db.js';
-import { cleanUpProcesses, runPalai, startPalai, userEnv, type Result, type Running } from '../support/cli.js';
+import { cleanUpProcesses, runPalai, startPalai, tempDir, userEnv, type Result, type Running } from '../support/cli.js';
 import { freshPostgresDatabase, postgresUnavailable } from '../support/stores.js';
 import { newIdentity, proofFor } from './node-fixtures.js';
 
@@ -116,5 +117,39 @@ describe('palai nodes beside a running hub', { skip: unavailable ?? false, timeo
     const tooLong = await palai(['enroll', '--expires-in', '86401']);
     assert.equal(tooLong.code, 1);
     assert.match(tooLong.stderr, /at most 86400/);
+  });
+});
+
+describe('palai nodes while palai serve holds the embedded store', { timeout: 300_000 }, () => {
+  let env: NodeJS.ProcessEnv;
+  let hub: Running;
+  let base = '';
+
+  before(async () => {
+    env = userEnv({ PALAI_HOME: join(tempDir('palai-nodes-cli-'), 'home'), PALAI_BOOTSTRAP_API_KEY: API_KEY });
+    hub = startPalai(['serve', '--port', '0'], env);
+    [, base] = await hub.waitFor(/^Palai listening on (http:\/\/\S+)$/m, STARTUP_TIMEOUT_MS);
+  });
+  after(async () => {
+    hub?.child.kill('SIGTERM');
+    await hub?.exited;
+    cleanUpProcesses();
+  });
+
+  test('the commands run on the hub, over its operator socket: enroll prints the token, the API lists the enrollment', async () => {
+    const enrolled = await runPalai(['nodes', 'enroll', '--name', 'via-socket'], env, COMMAND_TIMEOUT_MS);
+    assert.equal(enrolled.code, 0, enrolled.stderr);
+    const token = enrolled.stdout.match(/^Token \(shown once, store it now\): (\S+)$/m)?.[1];
+    assert.ok(token, enrolled.stdout);
+    const res = await fetch(`${base}/v1/node_enrollments`, { headers: { Authorization: `Bearer ${API_KEY}` } });
+    const listed = (await res.json()) as { data: { name: string }[] };
+    assert.deepEqual(
+      listed.data.map((e) => e.name),
+      ['via-socket'],
+    );
+    assert.ok(!JSON.stringify(listed).includes(token));
+    const list = await runPalai(['nodes', 'list'], env, COMMAND_TIMEOUT_MS);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /No nodes/);
   });
 });

@@ -69,8 +69,35 @@ describeEachStore('nodes over REST', (ctx) => {
       [created.id, named.id],
     );
 
+    // At rest only its hash: no column of the store holds the token.
+    const { rows } = await ctx().hub.kernel.db.query<{ row: string }>('SELECT row_to_json(e)::text AS row FROM node_enrollments e WHERE id = $1', [created.id]);
+    assert.ok(!rows[0].row.includes(created.token) && !rows[0].row.includes(created.token.slice(5)));
+
     const tooLong = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).send({ expires_in_seconds: 86_401 });
     assertProblem(tooLong, 400, 'validation-failed');
+  });
+
+  test('an enrollment repeated with its Idempotency-Key is the same one, without its token', async () => {
+    const first = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).set('Idempotency-Key', 'enroll-once').send({ name: 'once' });
+    assertMatchesSpec(first, 'createNodeEnrollment');
+    assert.equal(first.status, 201, first.text);
+    const again = await ctx().http.post('/v1/node_enrollments').set(ctx().auth).set('Idempotency-Key', 'enroll-once').send({ name: 'once' });
+    assertMatchesSpec(again, 'createNodeEnrollment');
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body.id, first.body.id);
+    assert.equal(again.body.token, undefined, 'the token is shown once');
+    const listed = (await call(ctx, 'get', '/v1/node_enrollments?limit=100', 'listNodeEnrollments', 200)).body.data;
+    assert.equal(listed.filter((e: Json) => e.name === 'once').length, 1);
+  });
+
+  test('/metrics counts nodes and invocations by state', async () => {
+    await pendingNode(ctx);
+    const metrics = await ctx().http.get('/metrics');
+    assert.equal(metrics.status, 200);
+    const pending = Number(/^palai_nodes\{state="pending_pairing"\} (\d+)$/m.exec(metrics.text)?.[1]);
+    assert.ok(pending >= 1, metrics.text.slice(0, 200));
+    assert.match(metrics.text, /^# TYPE palai_node_invocations gauge$/m);
   });
 
   test('revoking an enrollment is idempotent, and its token enrolls nobody', async () => {
@@ -109,6 +136,31 @@ describeEachStore('nodes over REST', (ctx) => {
     // Without a token an unknown identity is refused too; a known one needs none.
     await refusedWith(gateway(ctx).admit(proofFor(newIdentity()), undefined), NODE_CLOSE.enrollmentRefused);
     assert.equal((await gateway(ctx).admit(proofFor(first), undefined)).nodeId, first.nodeId);
+  });
+
+  test('two identities racing for one single-use token: exactly one is enrolled', async () => {
+    const { token } = await enroll(ctx);
+    const racers = [newIdentity(), newIdentity(), newIdentity()];
+    const outcomes = await Promise.allSettled(racers.map((identity) => gateway(ctx).admit(proofFor(identity), token)));
+    assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') assert.equal((outcome.reason as NodeAdmissionRefused).closeCode, NODE_CLOSE.enrollmentRefused);
+    }
+    const found = await Promise.all(racers.map((identity) => ctx().http.get(`/v1/nodes/${identity.nodeId}`).set(ctx().auth)));
+    assert.equal(found.filter((res) => res.status === 200).length, 1);
+  });
+
+  test('the store refuses, writing nothing, a proof that does not hold or a catalog over a limit', async () => {
+    const { token, id } = await enroll(ctx, { max_uses: 10 });
+    const identity = newIdentity();
+    const forged = { ...proofFor(identity), client_version: '9.9.9' };
+    await refusedWith(gateway(ctx).admit(forged, token), NODE_CLOSE.invalidProof);
+    await refusedWith(gateway(ctx).admit(proofFor(identity, { catalogHash: `sha256:${'0'.repeat(64)}` }), token), NODE_CLOSE.invalidProof);
+    const huge = { commands: Array.from({ length: 129 }, (_, i) => descriptor(`cmd${i}.run.v1`)) };
+    await refusedWith(gateway(ctx).admit(proofFor(identity, { catalog: huge }), token), NODE_CLOSE.catalogTooLarge);
+    assertProblem(await ctx().http.get(`/v1/nodes/${identity.nodeId}`).set(ctx().auth), 404, 'not-found');
+    const enrollment = (await call(ctx, 'get', '/v1/node_enrollments?limit=100', 'listNodeEnrollments', 200)).body.data.find((e: Json) => e.id === id);
+    assert.equal(enrollment.uses, 0);
   });
 
   test('a pending node is listed and shown, filtered by state', async () => {
@@ -233,14 +285,27 @@ describeEachStore('nodes over REST', (ctx) => {
   test(`the ${MAX_PENDING_PAIRINGS + 1}th pending pairing of a project is refused and writes nothing`, async () => {
     const auth = { Authorization: `Bearer ${await ctx().newProjectKey()}` };
     const { token, id } = await enroll(ctx, { max_uses: 1000 }, auth);
-    for (let i = 0; i < MAX_PENDING_PAIRINGS; i++) await gateway(ctx).admit(proofFor(newIdentity()), token);
+    const admitted: string[] = [];
+    for (let i = 0; i < MAX_PENDING_PAIRINGS; i++) {
+      const identity = newIdentity();
+      await gateway(ctx).admit(proofFor(identity), token);
+      admitted.push(identity.nodeId);
+    }
     const extra = newIdentity();
     await refusedWith(gateway(ctx).admit(proofFor(extra), token), NODE_CLOSE.busy);
     const enrollment = (await call(ctx, 'get', '/v1/node_enrollments', 'listNodeEnrollments', 200, undefined, auth)).body.data.find((e: Json) => e.id === id);
     assert.equal(enrollment.uses, MAX_PENDING_PAIRINGS);
     assertProblem(await ctx().http.get(`/v1/nodes/${extra.nodeId}`).set(auth), 404, 'not-found');
-    const listed = await call(ctx, 'get', '/v1/nodes?state=pending_pairing&limit=100', 'listNodes', 200, undefined, auth);
-    assert.equal(listed.body.has_more, true);
+    // Paged oldest first, the cursor a node id.
+    const seen: string[] = [];
+    for (let after = ''; ;) {
+      const page = (await call(ctx, 'get', `/v1/nodes?state=pending_pairing&limit=50${after}`, 'listNodes', 200, undefined, auth)).body;
+      seen.push(...page.data.map((n: Json) => n.id));
+      if (!page.has_more) break;
+      after = `&after=${page.last_id}`;
+    }
+    assert.deepEqual([...seen].sort(), [...admitted].sort());
+    assert.equal(seen[0], admitted[0]);
   });
 
   test('a node without invocations has an empty page; an unknown invocation is 404', async () => {

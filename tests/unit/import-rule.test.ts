@@ -52,6 +52,8 @@ import type { QueueMessage } from '../../core/surfaces/queue/queue-port.js';
 import { admitJob } from '../../core/surfaces/queue/admission.js'; // breaks: its own wing's API and port files
 import type { SlackApi } from '../../core/surfaces/slack/slack-api.js'; // breaks: its own wing's API and port files
 import type { SlackMessage } from '../../core/surfaces/slack/slack-bots-port.js'; // breaks: its own wing's API and port files
+import { frameHash } from '../../core/surfaces/queue/wire/frame-hash.js';
+import { botFrame } from '../../core/surfaces/slack/wire/frames.js'; // breaks: its own wing's API and port files
 `,
   'core/store/postgres.ts': `
 import pg from 'pg';

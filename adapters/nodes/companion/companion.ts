@@ -25,6 +25,8 @@ export interface CompanionOptions {
   log(line: string): void;
   /** Resolves with a signal's name when the companion must stop (SIGTERM, SIGINT); a second one stops the running commands. */
   stopSignal: () => Promise<string>;
+  /** Calls back on each request to reload the config (SIGHUP). */
+  onReload?: (reload: () => void) => void;
 }
 
 /** Whether a process group still has a member (pids are reused, so this is a hint for the operator, never a reason to signal it). */
@@ -53,8 +55,9 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
   const { log } = options;
   if (!/^wss?:\/\//iu.test(options.hub)) throw new CompanionConfigError(`--hub must be a ws:// or wss:// URL (got ${options.hub.slice(0, 100)})`);
   const { config, warnings } = loadCompanionConfig(options.configPath);
-  const { catalog, hash, warnings: left } = deriveCatalog(config);
-  for (const line of [...warnings, ...left]) log(`warning: ${line}`);
+  const derived = deriveCatalog(config);
+  let { catalog, hash } = derived;
+  for (const line of [...warnings, ...derived.warnings]) log(`warning: ${line}`);
 
   ensureHome(options.home);
   const identity = loadOrCreateIdentity(options.home);
@@ -89,7 +92,7 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
     if (paired && !state.paired) log(`paired: approved commands ${admission.allowedCommands.join(', ') || '(none)'}`);
     if (admission.state === 'pending_pairing') {
       log(
-        `${identity.nodeId} is pending approval; approve it with: palai nodes approve ${identity.nodeId} --commands ${catalog.commands.map((c) => c.name).join(',')}`,
+        `${identity.nodeId} is pending approval; approve it on the hub with: palai nodes approve ${identity.nodeId}${catalog.commands.map((c) => ` --command ${c.name}`).join('')} --alias <name>`,
       );
     } else log(`admitted as ${admission.state}`);
     state = {
@@ -119,6 +122,25 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
     log,
   });
   log(`node ${identity.nodeId}: ${catalog.commands.length} command(s) (catalog ${hash}); connecting to ${options.hub}`);
+  options.onReload?.(() => {
+    try {
+      const reloaded = loadCompanionConfig(options.configPath);
+      const next = deriveCatalog(reloaded.config);
+      for (const line of [...reloaded.warnings, ...next.warnings]) log(`warning: ${line}`);
+      if (next.hash === hash) {
+        log('config reloaded; the catalog is unchanged');
+        invocations.reconfigure(reloaded.config, next.catalog, next.hash);
+        return;
+      }
+      ({ catalog, hash } = next);
+      invocations.reconfigure(reloaded.config, catalog, hash);
+      connection.changeCatalog(catalog, hash);
+      log(`config reloaded: ${catalog.commands.length} command(s) (catalog ${hash}); the hub sees the new catalog`);
+    } catch (error) {
+      const details = error instanceof CompanionConfigError ? [error.message, ...error.details].join('; ') : String(error);
+      log(`the config was not reloaded (the running one stays): ${details}`);
+    }
+  });
 
   const graceMs = config.policy.graceSeconds * 1000;
   const stopping = options.stopSignal().then(async (signal) => {
@@ -142,7 +164,7 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
     log('stopped');
     return 0;
   }
-  log(`the hub refused this node for good (${end.code}${end.reason ? `: ${end.reason}` : ''}): ${REFUSALS[end.code] ?? 'see docs/nodes.md'}`);
+  log(`the hub refused this node for good (${end.code}${end.reason ? `: ${end.reason}` : ''}): ${REFUSALS[end.code] ?? 'see docs/node-companion.md'}`);
   invocations.stopTaking();
   await invocations.stopAll();
   return 1;

@@ -1,4 +1,4 @@
-// The companion's side of GET /v1/nodes/connect (docs/nodes.md): the hub
+// The companion's side of GET /v1/nodes/connect (docs/node-companion.md): the hub
 // sends a challenge, the node answers with a hello holding its signed proof
 // (and its enrollment token while it is not paired), the hub admits it (or
 // closes with a 44xx code), and then invocations flow. Any disconnect is
@@ -47,8 +47,9 @@ export class HubConnection {
   private stopped = false;
   private wake: (() => void) | null = null;
   private readonly backoff: Backoff;
+  private send: ((frame: NodeCompanionFrame) => void) | null = null;
 
-  constructor(private readonly options: ConnectionOptions) {
+  constructor(private options: ConnectionOptions) {
     this.backoff = options.backoff ?? new Backoff();
   }
 
@@ -70,6 +71,16 @@ export class HubConnection {
       this.wake = null;
     }
     return { kind: 'stopped' };
+  }
+
+  /**
+   * The catalog changed (a reloaded config): the hub is told with a `catalog`
+   * frame and asks for a new hello (1012), whose proof covers the new catalog.
+   */
+  changeCatalog(catalog: NodeCatalog, catalogHash: string): void {
+    this.options = { ...this.options, catalog, catalogHash };
+    if (this.send) this.send({ type: 'catalog', catalog, catalog_hash: catalogHash });
+    else this.socket?.close(1000, 'the catalog changed');
   }
 
   /** Closes the connection (1000) and ends run(); answers already sent stay sent. */
@@ -117,6 +128,7 @@ export class HubConnection {
             if (!admitted) {
               admitted = true;
               this.backoff.reset();
+              this.send = send;
               options.onLink(send);
             }
             options.onAdmission({ state: frame.state, allowedCommands: frame.allowed_commands, approvedCatalogHash: frame.approved_catalog_hash });
@@ -137,6 +149,7 @@ export class HubConnection {
       socket.on('close', (code, reason) => {
         clearInterval(heartbeat);
         if (admitted) options.onLink(null);
+        if (this.send === send) this.send = null;
         if (this.socket === socket) this.socket = null;
         resolve({ code, reason: reason.toString('utf8') });
       });

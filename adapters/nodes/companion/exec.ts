@@ -40,7 +40,8 @@ export function baseEnv(source: NodeJS.ProcessEnv = process.env): Record<string,
   return env;
 }
 
-const EMPTY_RESULT: NodeCommandResult = { exit_code: null, signal: null, timed_out: false, stdout: '', stderr: '', truncated: false };
+/** What a command that never started produced. */
+export const EMPTY_RESULT: NodeCommandResult = { exit_code: null, signal: null, timed_out: false, stdout: '', stderr: '', truncated: false };
 
 export function startProcess(spec: RunSpec, graceMs: number): RunningProcess {
   if (!existsSync(spec.cwd)) {

@@ -8,7 +8,7 @@ import type { NodeCatalog, NodeFailureCode } from '../../../generated/schemas.js
 import { planFault, planHash } from '../../../core/surfaces/nodes/wire/execution-plan.js';
 import { MAX_FAILURE_MESSAGE, MAX_FRAME_BYTES } from '../../../core/surfaces/nodes/wire/limits.js';
 import type { CompanionConfig } from './config.js';
-import { startProcess, fitResult, type ExecOutcome, type RunningProcess } from './exec.js';
+import { EMPTY_RESULT, startProcess, fitResult, type ExecOutcome, type RunningProcess } from './exec.js';
 import { resultFrameOf, type Ledger, type LedgerOutcome } from './ledger.js';
 import { authorize } from './policy.js';
 
@@ -36,7 +36,12 @@ export class Invocations {
   private send: Send | null = null;
   private draining = false;
 
-  constructor(private readonly options: InvocationsOptions) {}
+  constructor(private options: InvocationsOptions) {}
+
+  /** A reloaded config: plans from now on are checked against it (running commands keep theirs). */
+  reconfigure(config: CompanionConfig, catalog: NodeCatalog, catalogHash: string): void {
+    this.options = { ...this.options, config, catalog, catalogHash };
+  }
 
   /** Where answers go: the current connection, or null while there is none (a re-send after reconnecting gets them). */
   connect(send: Send | null): void {
@@ -96,7 +101,14 @@ export class Invocations {
     // Recorded before anything starts: from here on, this key is never run again.
     this.options.ledger.begin(plan);
     this.emit({ type: 'invoke.accepted', invocation_id: plan.invocation_id });
-    const child = startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
+    let child: RunningProcess;
+    try {
+      child = startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
+    } catch (error) {
+      // spawn refused its arguments outright: nothing started, and the record says so.
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      return this.complete(plan, { result: EMPTY_RESULT, canceled: false, startFailure: `the command could not start (${code})` });
+    }
     if (child.pid !== null) this.options.ledger.spawned(plan.idempotency_key, child.pid);
     this.options.log?.(`${plan.invocation_id}: ${plan.command} started`);
     const finished = child.done.then((outcome) => this.complete(plan, outcome));

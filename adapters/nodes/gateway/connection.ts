@@ -78,7 +78,9 @@ export class NodeConnection {
     this.expiry.unref();
     ws.on('message', (data, isBinary) => {
       this.lastHeard = Date.now();
-      this.chain = this.chain.then(() => this.onFrame(data, isBinary)).catch((error: unknown) => this.failed(error));
+      // Whether the frame came on a live connection is decided now, not when its turn in the chain comes.
+      const live = this.state !== 'closed' && ws.readyState === ws.OPEN;
+      this.chain = this.chain.then(() => this.onFrame(data, isBinary, live)).catch((error: unknown) => this.failed(error));
     });
     ws.on('close', (code) => this.onClose(code));
     // A frame over maxPayload is closed 1009 by ws itself, which reports it here.
@@ -117,11 +119,20 @@ export class NodeConnection {
     this.close(refusal.code, refusal.reason);
   }
 
-  private async onFrame(data: RawData, isBinary: boolean): Promise<void> {
-    if (this.state === 'closed' || this.ws.readyState !== this.ws.OPEN) return;
+  private async onFrame(data: RawData, isBinary: boolean, cameLive: boolean): Promise<void> {
+    if (!cameLive) return;
     const read = await readFrame(data, isBinary);
-    if ('refusal' in read) return this.refuse(read.refusal);
+    const stillOpen = this.state !== 'closed' && this.ws.readyState === this.ws.OPEN;
+    if ('refusal' in read) return stillOpen ? this.refuse(read.refusal) : undefined;
     const frame: NodeCompanionFrame = read.frame;
+    if (!stillOpen) {
+      // What an admitted node said before it closed still counts: a stopping companion sends its last result, then closes.
+      const nodeId = this.nodeId;
+      if (nodeId === null || this.admission === null) return;
+      if (frame.type === 'invoke.accepted') return this.host.port.accepted(nodeId, frame.invocation_id);
+      if (frame.type === 'invoke.result') return this.host.result(this, frame);
+      return;
+    }
     if (this.state === 'challenged') {
       if (frame.type !== 'hello') return this.refuse({ code: NODE_CLOSE.invalidFrame, reason: 'the first frame must be a hello' });
       return this.hello(frame);
@@ -174,7 +185,7 @@ export class NodeConnection {
 
   /**
    * A catalog is only admitted with a proof over it, so a node whose catalog
-   * changed is asked to reconnect (1012, not a permanent refusal) and present
+   * changed is asked to reconnect (NODE_CLOSE.reconnect, 1012: not a permanent refusal) and present
    * it in a new hello.
    */
   private catalogChanged(frame: NodeCatalogFrame): void {
@@ -182,13 +193,13 @@ export class NodeConnection {
     if (tooLarge) return this.refuse({ code: NODE_CLOSE.catalogTooLarge, reason: tooLarge });
     if (catalogHash(frame.catalog) !== frame.catalog_hash)
       return this.refuse({ code: NODE_CLOSE.invalidProof, reason: 'the catalog hash does not match the catalog' });
-    this.close(1012, 'reconnect to present the changed catalog in a new hello');
+    this.close(NODE_CLOSE.reconnect, 'reconnect to present the changed catalog in a new hello');
   }
 
   /** The store failed us: the node reconnects, and the re-send recovers what was not recorded. */
   private failed(error: unknown): void {
     this.host.logger.error({ err: error, node: this.nodeId }, 'handling a node frame failed; closing the connection');
-    this.close(1011, 'the hub could not handle a frame; reconnect');
+    this.close(NODE_CLOSE.hubError, 'the hub could not handle a frame; reconnect');
   }
 
   private onClose(code: number): void {

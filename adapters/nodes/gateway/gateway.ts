@@ -40,9 +40,11 @@ export const NODE_CONNECTION_SIGNAL = 'nodes.connection';
 export interface NodeGatewayOptions {
   /** Who this process is, for the leases and the plans it dispatches. Default host:pid:random. */
   holder?: string;
-  /** How often held connections are looked after (leases, heartbeats) and plans polled for. Default 1 s. */
+  /** The poll behind the work signal. Default 1 s. */
   pollMs?: number;
-  /** The connection lease's time to live; renewed after a third of it. Default 15 s. */
+  /** How often held connections are looked after (lease renewals, heartbeats) and plans polled for. Default pollMs, or a third of the lease when shorter. */
+  lookMs?: number;
+  /** The connection lease's time to live; renewed after a third of it. Default 15 s, or PALAI_LEASE_SECONDS when shorter. */
   leaseMs?: number;
   /** How long a challenge stays open. Default 30 s (the protocol's). */
   challengeTtlMs?: number;
@@ -74,11 +76,12 @@ export class NodeGatewayServer implements ConnectionHost {
   readonly logger: Logger;
   readonly challengeTtlMs: number;
   private readonly pollMs: number;
+  private readonly lookMs: number;
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
   private readonly maxOpenChallenges: number;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
-  private readonly metrics: GatewayMetrics;
+  private figures: GatewayMetrics | null = null;
   private readonly challenged = new Set<NodeConnection>();
   private readonly byNode = new Map<string, NodeConnection>();
   /** Tenures being ended (recorded, released), awaited by stop. */
@@ -101,11 +104,18 @@ export class NodeGatewayServer implements ConnectionHost {
     this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.logger = (options.logger ?? api.logger).child({ component: 'node-gateway' });
     this.pollMs = options.pollMs ?? 1_000;
-    this.leaseMs = options.leaseMs ?? 15_000;
+    // A node whose holder died waits this long for another process to take it over.
+    this.leaseMs = options.leaseMs ?? Math.min(15_000, api.config.leaseSeconds * 1000);
+    // The leases must be renewed before they run out, however long the poll.
+    this.lookMs = options.lookMs ?? Math.min(this.pollMs, this.leaseMs / 3);
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.challengeTtlMs = options.challengeTtlMs ?? CHALLENGE_TTL_MS;
     this.maxOpenChallenges = options.maxOpenChallenges ?? MAX_OPEN_CHALLENGES;
-    this.metrics = gatewayMetrics(api.metrics.registry);
+  }
+
+  /** Made at first use: a module is built before (and without) the parts a running hub has. */
+  private get metrics(): GatewayMetrics {
+    return (this.figures ??= gatewayMetrics(this.api.metrics.registry));
   }
 
   /** The nodes whose lease this process holds now. */
@@ -143,13 +153,14 @@ export class NodeGatewayServer implements ConnectionHost {
       this.api.signals.listen(NODE_SIGNALS.changed, (nodeId) => this.onChanged(nodeId)),
       this.api.signals.listen(NODE_CONNECTION_SIGNAL, (payload) => this.onNewerElsewhere(payload)),
     ]);
+    const every = this.lookMs;
     const next = () => {
       if (this.stopped) return;
       this.ticking = this.tick().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(next, this.pollMs).unref();
+        if (!this.stopped) this.timer = setTimeout(next, every).unref();
       });
     };
-    this.timer = setTimeout(next, this.pollMs).unref();
+    this.timer = setTimeout(next, every).unref();
   }
 
   /** Closes every connection (1001), records their end and hands their leases back. */

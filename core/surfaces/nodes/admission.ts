@@ -8,7 +8,9 @@ import { useEnrollment } from './enrollments.js';
 import { NodeAdmissionRefused, type NodeAdmission } from './node-gateway-port.js';
 import { nodeById } from './nodes.js';
 import { boundedMessage, usableDescriptors, type NodeRow } from './node-views.js';
+import { catalogFault, catalogHash } from './wire/catalog.js';
 import { NODE_CLOSE } from './wire/close-codes.js';
+import { proofFault } from './wire/node-identity.js';
 import { MAX_PENDING_PAIRINGS, MAX_PROTOCOL } from './wire/limits.js';
 
 export const admissionOf = (row: NodeRow): NodeAdmission => ({
@@ -56,7 +58,17 @@ async function enroll(tx: Queryable, proof: NodeIdentityProof, token: string | u
   );
 }
 
+/** The gateway checked these already; checked again here so the store never records a catalog a node could not have proven. */
+function checkProof(proof: NodeIdentityProof): void {
+  const fault = proofFault(proof);
+  if (fault) throw new NodeAdmissionRefused(NODE_CLOSE.invalidProof, fault);
+  if (catalogHash(proof.catalog) !== proof.catalog_hash) throw new NodeAdmissionRefused(NODE_CLOSE.invalidProof, 'the catalog hash does not match the catalog');
+  const tooLarge = catalogFault(proof.catalog);
+  if (tooLarge) throw new NodeAdmissionRefused(NODE_CLOSE.catalogTooLarge, tooLarge);
+}
+
 export async function admit(db: Db, proof: NodeIdentityProof, token: string | undefined): Promise<NodeAdmission> {
+  checkProof(proof);
   return db.transaction(async (tx) => {
     const known = await nodeById(tx, proof.node_id, true);
     if (known) {
@@ -92,7 +104,8 @@ export async function markConnected(db: Queryable, nodeId: string): Promise<void
 }
 
 export async function markSeen(db: Queryable, nodeId: string): Promise<void> {
-  await db.query('UPDATE nodes SET last_seen_at = now() WHERE id = $1', [nodeId]);
+  // A heartbeat is a live connection, even after a late "disconnected" from a connection it replaced on another process.
+  await db.query('UPDATE nodes SET last_seen_at = now(), connected_at = coalesce(connected_at, now()), disconnect_reason = NULL WHERE id = $1', [nodeId]);
 }
 
 export async function markDisconnected(db: Queryable, nodeId: string, reason: string): Promise<void> {

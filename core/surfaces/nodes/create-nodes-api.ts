@@ -4,9 +4,9 @@ import type { Kernel } from '../../kernel.js';
 import { admission, admit, markConnected, markDisconnected, markSeen } from './admission.js';
 import { createEnrollment, listEnrollments, requireEnrollment, revokeEnrollment } from './enrollments.js';
 import { claimDispatch, invocationsToCancel, markAccepted, recordResult, sweepLedger } from './invocation-ledger.js';
-import { cancelInvocationView, getInvocation, listInvocations } from './invocation-queries.js';
+import { cancelInvocationView, countInvocations, getInvocation, listInvocations } from './invocation-queries.js';
 import { callOutcome, nodeTools, prepareCall } from './invocations.js';
-import { approveNode, denyNode, listNodes, requireNode, revokeNode } from './nodes.js';
+import { approveNode, countNodes, denyNode, listNodes, requireNode, revokeNode } from './nodes.js';
 import type { NodesApi } from './nodes-api.js';
 import { enrollmentView, nodeView } from './node-views.js';
 
@@ -25,10 +25,12 @@ export function createNodesApi({ db }: Pick<Kernel, 'db'>): NodesApi {
       deny: (projectId, ref) => denyNode(db, projectId, ref),
       revoke: (projectId, ref, request) => revokeNode(db, projectId, ref, request),
       invocations: (projectId, ref, page) => listInvocations(db, projectId, ref, page),
+      counts: () => countNodes(db),
     },
     nodeInvocations: {
       get: (projectId, id) => getInvocation(db, projectId, id),
       cancel: (projectId, id) => cancelInvocationView(db, projectId, id),
+      counts: () => countInvocations(db),
     },
     nodeGateway: {
       admit: (proof, token) => admit(db, proof, token),

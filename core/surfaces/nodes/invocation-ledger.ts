@@ -1,17 +1,21 @@
 // The ledger as the gateway's process moves it: dispatching plans to the nodes
 // it holds, recording what each node answered (and answering the call in the
-// same transaction), finding what to stop, and sweeping what was never sent.
+// same transaction), finding what to stop, and sweeping what was never sent
+// (or can no longer be reported).
 import type { NodeExecutionPlan, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import { TERMINAL_STATUSES } from '../../response-status.js';
 import { notifySignal } from '../../signals/signals.js';
 import type { Db, Queryable } from '../../store/db.js';
-import { endInvocation, lockInvocation } from './invocation-endings.js';
+import { endInvocation, lockInvocation, type InvocationEnding } from './invocation-endings.js';
 import { SENT_STATES } from './invocation-states.js';
 import { NODE_SIGNALS } from './node-gateway-port.js';
 import type { InvocationRow } from './node-views.js';
+import { CLOCK_SKEW_MS } from './wire/limits.js';
 
 const RESPONSE_ENDED = `EXISTS (SELECT 1 FROM responses r WHERE r.id = i.response_id AND r.status = ANY('{${TERMINAL_STATUSES.join(',')}}'::text[]))`;
 const SWEEP_BATCH = 100;
+/** Beyond a command's timeout: the node's TERM-then-KILL of its process group, and its answer on the way. */
+const STOP_GRACE_MS = 5 * 60_000;
 
 export async function claimDispatch(db: Db, nodeIds: readonly string[], holder: string, options: { resend: boolean }): Promise<NodeExecutionPlan[]> {
   if (nodeIds.length === 0) return [];
@@ -68,23 +72,37 @@ export async function invocationsToCancel(db: Queryable, nodeIds: readonly strin
   return rows.map((r) => r.id);
 }
 
-/** Ends what was never sent: expired (NODE_UNAVAILABLE), or cancelled, its response ended (INVOCATION_CANCELED). */
+/**
+ * When a sent invocation's outcome can no longer come: the node checks a plan's
+ * expiry (with the clock skew) before it starts and runs it for its timeout at
+ * most, so past this the node never reported — its outcome is unknown, never retried.
+ */
+const SILENT_AFTER = `i.expires_at + make_interval(secs => (i.plan->>'timeout_seconds')::int + ${(CLOCK_SKEW_MS + STOP_GRACE_MS) / 1000}) <= now()`;
+
+function sweepEnding(row: InvocationRow, expired: boolean): InvocationEnding {
+  if (row.state !== 'prepared') {
+    return { state: 'unknown', failureCode: 'INVOCATION_UNKNOWN', failureMessage: 'The node did not report how the command ended; it is not run again.' };
+  }
+  return expired ? { state: 'expired', failureCode: 'NODE_UNAVAILABLE' } : { state: 'canceled', failureCode: 'INVOCATION_CANCELED' };
+}
+
+/**
+ * Ends what was never sent: expired (NODE_UNAVAILABLE), or cancelled, its
+ * response ended (INVOCATION_CANCELED); and what was sent but can no longer be
+ * reported (INVOCATION_UNKNOWN), so a node gone for good does not hold its calls open.
+ */
 export async function sweepLedger(db: Db): Promise<number> {
   let total = 0;
   for (;;) {
     const ended = await db.transaction(async (tx) => {
       const { rows } = await tx.query<InvocationRow & { expired: boolean }>(
         `SELECT i.*, i.expires_at <= now() AS expired FROM node_invocations i
-         WHERE i.state = 'prepared' AND (i.expires_at <= now() OR i.cancel_requested_at IS NOT NULL OR ${RESPONSE_ENDED})
+         WHERE (i.state = 'prepared' AND (i.expires_at <= now() OR i.cancel_requested_at IS NOT NULL OR ${RESPONSE_ENDED}))
+            OR (i.state = ANY($1::text[]) AND ${SILENT_AFTER})
          ORDER BY i.id LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED`,
+        [SENT_STATES],
       );
-      for (const { expired, ...row } of rows) {
-        await endInvocation(
-          tx,
-          row,
-          expired ? { state: 'expired', failureCode: 'NODE_UNAVAILABLE' } : { state: 'canceled', failureCode: 'INVOCATION_CANCELED' },
-        );
-      }
+      for (const { expired, ...row } of rows) await endInvocation(tx, row, sweepEnding(row, expired));
       return rows.length;
     });
     total += ended;

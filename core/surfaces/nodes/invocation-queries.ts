@@ -1,5 +1,5 @@
 // The ledger as the operator reads it: a node's invocations, newest first, and one by id.
-import type { NodeInvocation } from '../../../generated/schemas.js';
+import type { NodeInvocation, NodeInvocationState } from '../../../generated/schemas.js';
 import { PalaiError } from '../../errors/palai-error.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
 import type { Db, Queryable } from '../../store/db.js';
@@ -28,4 +28,9 @@ export async function cancelInvocationView(db: Db, projectId: string, id: string
   const row = await cancelInvocation(db, projectId, id);
   if (!row) throw notFound(id);
   return invocationView(row);
+}
+
+export async function countInvocations(q: Queryable): Promise<Partial<Record<NodeInvocationState, number>>> {
+  const { rows } = await q.query<{ state: NodeInvocationState; count: number }>('SELECT state, count(*)::int AS count FROM node_invocations GROUP BY state');
+  return Object.fromEntries(rows.map((r) => [r.state, r.count]));
 }

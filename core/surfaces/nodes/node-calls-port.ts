@@ -41,7 +41,10 @@ export interface NodeCallsPort {
   /**
    * Prepares the plan for the call, or finds the one prepared for it. A
    * command no longer usable, or the node's 257th open invocation, ends at
-   * once: `output` holds the error result (COMMAND_UNAVAILABLE, NODE_BUSY).
+   * once: `output` holds the error result (COMMAND_UNAVAILABLE, NODE_BUSY),
+   * recorded as a `failed` invocation (no row, and `invocationId` '', only
+   * when the node is not the project's). The same call with another node,
+   * command or input is IDEMPOTENCY_CONFLICT; the first plan stands.
    */
   prepare(projectId: string, call: NodeCallRequest): Promise<PreparedNodeCall>;
   /** The model's output for an ended invocation, else null. */

@@ -9,6 +9,7 @@ import type {
   NodeEnrollment,
   NodeEnrollmentCreated,
   NodeInvocation,
+  NodeInvocationState,
   NodeState,
   RevokeNodeRequest,
 } from '../../../generated/schemas.js';
@@ -38,11 +39,15 @@ export interface NodesApi {
     revoke(projectId: string, ref: string, request: RevokeNodeRequest): Promise<Node>;
     /** Newest first. */
     invocations(projectId: string, ref: string, page: PageRequest): Promise<Page<NodeInvocation>>;
+    /** Nodes by state, across projects (for /metrics). */
+    counts(): Promise<Partial<Record<NodeState, number>>>;
   };
   nodeInvocations: {
     get(projectId: string, id: string): Promise<NodeInvocation>;
     /** Not yet sent: never sent; sent: the node is asked to stop it. An ended one is returned as it is. */
     cancel(projectId: string, id: string): Promise<NodeInvocation>;
+    /** The ledger by state, across projects (for /metrics). */
+    counts(): Promise<Partial<Record<NodeInvocationState, number>>>;
   };
   /** What the WebSocket gateway records and reads (a node is known by its key, not a project key). */
   nodeGateway: NodeGatewayPort;

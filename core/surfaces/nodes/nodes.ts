@@ -10,7 +10,7 @@ import type { Db, Queryable } from '../../store/db.js';
 import { endInvocation } from './invocation-endings.js';
 import { OPEN_STATES } from './invocation-states.js';
 import { NODE_SIGNALS } from './node-gateway-port.js';
-import { NODE_COLUMNS, nodeView, type InvocationRow, type NodeRow } from './node-views.js';
+import { NODE_COLUMNS, NODE_STATE_SQL, nodeView, type InvocationRow, type NodeRow } from './node-views.js';
 import { descriptorHashes } from './wire/catalog.js';
 
 /** The node `ref` names in the project (its id, else an alias); null when none. */
@@ -34,11 +34,13 @@ export async function nodeById(q: Queryable, nodeId: string, forUpdate = false):
   return rows[0] ?? null;
 }
 
+/** Oldest first: node ids come from keys, not the clock, so the cursor is a node and the order its creation. */
 export async function listNodes(q: Queryable, projectId: string, query: PageRequest & { state?: NodeState; alias?: string }): Promise<Page<Node>> {
   const { rows } = await q.query<NodeRow>(
-    `SELECT * FROM (SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.project_id = $1 AND ($2::text IS NULL OR n.id > $2)) listed
+    `SELECT * FROM (SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.project_id = $1
+       AND ($2::text IS NULL OR (n.created_at, n.id) > (SELECT c.created_at, c.id FROM nodes c WHERE c.id = $2))) listed
      WHERE ($3::text IS NULL OR state = $3) AND ($4::text IS NULL OR $4 = ANY(aliases))
-     ORDER BY id LIMIT $5`,
+     ORDER BY created_at, id LIMIT $5`,
     [projectId, query.after ?? null, query.state ?? null, query.alias ?? null, fetchSize(query)],
   );
   return toPage(rows, query, nodeView);
@@ -121,4 +123,11 @@ export async function denyNode(db: Db, projectId: string, ref: string): Promise<
 
 export async function revokeNode(db: Db, projectId: string, ref: string, request: RevokeNodeRequest = {}): Promise<Node> {
   return db.transaction(async (tx) => revokeIn(tx, await requireNode(tx, projectId, ref, true), request.reason ?? null));
+}
+
+export async function countNodes(q: Queryable): Promise<Partial<Record<NodeState, number>>> {
+  const { rows } = await q.query<{ state: NodeState; count: number }>(
+    `SELECT state, count(*)::int AS count FROM (SELECT ${NODE_STATE_SQL} AS state FROM nodes n) states GROUP BY state`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.state, r.count]));
 }

@@ -59,6 +59,10 @@ const TABLES = [
   'tool_calls',
   'idempotency_keys',
   'model_connections',
+  'node_enrollments',
+  'nodes',
+  'node_aliases',
+  'node_invocations',
 ];
 
 /**
@@ -71,7 +75,11 @@ export async function snapshot(db: Db, projectId: string): Promise<Record<string
     `SELECT ${counts},
        (SELECT md5(coalesce(string_agg(id || ':' || current_revision, ',' ORDER BY id), '')) FROM agents WHERE project_id = $1) AS agent_state,
        (SELECT md5(coalesce(string_agg(id || ':' || status || ':' || next_sequence, ',' ORDER BY id), '')) FROM responses WHERE project_id = $1) AS response_state,
-       (SELECT md5(coalesce(string_agg(response_id || ':' || call_id || ':' || status, ',' ORDER BY response_id, call_id), '')) FROM tool_calls WHERE project_id = $1) AS tool_call_state`,
+       (SELECT md5(coalesce(string_agg(response_id || ':' || call_id || ':' || status, ',' ORDER BY response_id, call_id), '')) FROM tool_calls WHERE project_id = $1) AS tool_call_state,
+       (SELECT md5(coalesce(string_agg(id || ':' || coalesce(revoked_at::text, '-') || ':' || coalesce(approved_at::text, '-') || ':' || array_to_string(allowed_commands, ',') || ':' || coalesce(display_name, '-'), ',' ORDER BY id), '')) FROM nodes WHERE project_id = $1) AS node_state,
+       (SELECT md5(coalesce(string_agg(id || ':' || coalesce(revoked_at::text, '-') || ':' || uses, ',' ORDER BY id), '')) FROM node_enrollments WHERE project_id = $1) AS enrollment_state,
+       (SELECT md5(coalesce(string_agg(alias || ':' || node_id, ',' ORDER BY alias), '')) FROM node_aliases WHERE project_id = $1) AS alias_state,
+       (SELECT md5(coalesce(string_agg(id || ':' || state || ':' || coalesce(cancel_requested_at::text, '-'), ',' ORDER BY id), '')) FROM node_invocations WHERE project_id = $1) AS invocation_state`,
     [projectId],
   );
   return rows[0];

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import type { TestHub } from '../hub.js';
 import { OMIT, type Hints } from './schema-values.js';
 import type { World } from './requests.js';
+import { newIdentity, proofFor } from '../../nodes/node-fixtures.js';
 
 type Ctx = () => TestHub;
 
@@ -112,12 +113,34 @@ export async function createWorld(ctx: Ctx, maxBodyBytes: number): Promise<World
     '*.call_id': fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...callIds) }, { weight: 1, arbitrary: fc.constant('call_unknown') }),
   };
 
+  // Companion nodes: pending ones to approve, deny and revoke, one paired (`fuzz-box`) with an ended invocation.
+  const nodes = ctx().hub.surfaces.slices.nodes;
+  const enrollment = await post(ctx, '/v1/node_enrollments', { max_uses: 10 }, 201);
+  const doomedEnrollment = await post(ctx, '/v1/node_enrollments', {}, 201);
+  const pending = async () => {
+    const identity = newIdentity();
+    await nodes.nodeGateway.admit(proofFor(identity), enrollment.token);
+    return identity.nodeId;
+  };
+  const [toApprove, toDeny, toRevoke, paired] = [await pending(), await pending(), await pending(), await pending()];
+  await nodes.nodes.approve(ctx().projectId, paired, { allowed_commands: ['shell.exec.v1'], aliases: ['fuzz-box'] });
+  const invocation = await nodes.nodeCalls.prepare(ctx().projectId, {
+    responseId: completed.id,
+    callId: 'call_fuzz_node',
+    nodeId: paired,
+    command: 'shell.exec.v1',
+    input: { script: 'true' },
+  });
+  // Ended at once: an open one would be ended by the sweep (its response is over) while a request is being checked for writing nothing.
+  await nodes.nodeInvocations.cancel(ctx().projectId, invocation.invocationId);
+  hints['ApproveNodeRequest.allowed_commands'] = fc.constantFrom([], ['shell.exec.v1'], ['shell.exec.v1', 'system.exec.v1'], ['files.read.v1']);
+
   const anyResponse = [...ids(forTool), ...ids(forApproval), ...ids(forInput), completed.id];
   return {
     apiKey: ctx().apiKey,
     maxBodyBytes,
     hints,
-    cursors: [agents.echo.id, session.id, connection.id, completed.id],
+    cursors: [agents.echo.id, session.id, connection.id, completed.id, paired, enrollment.id, invocation.invocationId],
     lastSequence: rows[0].last,
     pathValues: {
       getAgent: { agent: [agents.echo.name, agents.echo.id, agents.scratch.name] },
@@ -134,6 +157,14 @@ export async function createWorld(ctx: Ctx, maxBodyBytes: number): Promise<World
       submitToolOutputs: { response_id: [...ids(forTool), completed.id] },
       decideApproval: { response_id: [...ids(forApproval), completed.id] },
       submitInput: { response_id: [...ids(forInput), completed.id] },
+      revokeNodeEnrollment: { enrollment: [doomedEnrollment.id] },
+      getNode: { node: [paired, 'fuzz-box', toApprove] },
+      approveNode: { node: [toApprove, paired, 'fuzz-box'] },
+      denyNode: { node: [toDeny, paired] },
+      revokeNode: { node: [toRevoke] },
+      listNodeInvocations: { node: [paired, 'fuzz-box'] },
+      getNodeInvocation: { invocation: [invocation.invocationId] },
+      cancelNodeInvocation: { invocation: [invocation.invocationId] },
     },
   };
 }

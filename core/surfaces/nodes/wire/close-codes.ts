@@ -21,8 +21,12 @@ export const NODE_CLOSE = {
   catalogTooLarge: 4413,
   /** Too many open challenges on this process, or pending pairings in the project. */
   busy: 4429,
-  /** The hub process is shutting down. */
+  /** The hub process is shutting down, or lost its hold on the node's connection. */
   goingAway: 1001,
+  /** The hub could not record a frame (its store failed): reconnect, and the re-send recovers it. */
+  hubError: 1011,
+  /** The node's catalog changed on a live connection: reconnect and present it in a new hello. */
+  reconnect: 1012,
   /** A frame over 1 MiB (the WebSocket library's own code). */
   tooLarge: 1009,
 } as const;

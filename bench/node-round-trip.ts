@@ -1,25 +1,17 @@
-// Companion nodes, through real processes: `palai serve` on a scratch
-// PostgreSQL database and `palai node run` beside it.
-//   - a `shell.exec.v1` `true` round trip through the durable path (the plan
-//     prepared, dispatched and its result recorded, by the ledger's own times)
-//     against the same command spawned locally, p50 and p99 and their ratio;
-//   - the hub's memory per connected idle node, with 200 nodes connected (raw
-//     protocol clients in this process: 200 companion processes would measure
-//     this machine, not the hub).
-// Prints figures; asserts nothing.
+// A companion node's round trip, through real processes: `palai serve` on a
+// scratch PostgreSQL database and `palai node run` beside it. A `shell.exec.v1`
+// `true` through the durable path (the plan prepared, dispatched and its result
+// recorded, by the ledger's own times) against the same command spawned
+// locally: p50 and p99, and their ratio. Memory per idle node is
+// node-connections.ts. Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import WebSocket from 'ws';
-import { catalogHash } from '../core/surfaces/nodes/wire/catalog.js';
-import { MAX_PROTOCOL, MIN_PROTOCOL } from '../core/surfaces/nodes/wire/limits.js';
-import { generateIdentity, signProof } from '../core/surfaces/nodes/wire/node-identity.js';
-import type { NodeCatalog } from '../generated/schemas.js';
 import { record } from './figures.js';
-import { BIN, build, call, percentile, ROOT, rssMb, scratchDatabase, serve, stop, type Served } from './processes.js';
+import { BIN, build, call, percentile, ROOT, scratchDatabase, serve, stop, type Served } from './processes.js';
 
 const ROUND_TRIPS = 100;
 const IDLE_NODES = 200;
@@ -106,92 +98,14 @@ async function roundTrips(hub: Served, databaseUrl: string): Promise<void> {
   }
 }
 
-const CATALOG: NodeCatalog = {
-  commands: [
-    {
-      name: 'shell.exec.v1',
-      risk: 'privileged',
-      description: 'Runs a script.',
-      input_schema: { type: 'object', required: ['script'], properties: { script: { type: 'string' } }, additionalProperties: false },
-      max_timeout_seconds: 60,
-      max_output_bytes: 65536,
-    },
-  ],
-};
-
-/** A protocol client that answers the challenge, then only heartbeats: an idle node. */
-function idleNode(hubUrl: string, token: string): Promise<{ socket: WebSocket; nodeId: string }> {
-  const identity = generateIdentity();
-  const socket = new WebSocket(hubUrl);
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.once('close', (code) => reject(new Error(`closed ${code}`)));
-    socket.on('message', (data) => {
-      const frame = JSON.parse(String(data));
-      if (frame.type === 'challenge') {
-        const proof = signProof(identity.privateKeyPem, {
-          node_id: identity.nodeId,
-          public_key: identity.publicKey,
-          nonce: frame.nonce,
-          min_protocol: MIN_PROTOCOL,
-          max_protocol: MAX_PROTOCOL,
-          client_version: 'bench',
-          platform: 'linux',
-          architecture: 'x64',
-          catalog: CATALOG,
-          catalog_hash: catalogHash(CATALOG),
-        });
-        socket.send(JSON.stringify({ type: 'hello', proof, enrollment_token: token }));
-      } else if (frame.type === 'admitted') {
-        const beat = setInterval(() => socket.send(JSON.stringify({ type: 'heartbeat' })), 10_000);
-        socket.once('close', () => clearInterval(beat));
-        socket.removeAllListeners('close');
-        resolve({ socket, nodeId: identity.nodeId });
-      }
-    });
-  });
-}
-
-async function idleMemory(hub: Served): Promise<void> {
-  const hubUrl = `${hub.base.replace('http', 'ws')}/v1/nodes/connect`;
-  const { token } = await call<{ token: string }>(hub.base, 'POST', '/v1/node_enrollments', { max_uses: 1000 });
-  const settle = async () => {
-    (global as { gc?: () => void }).gc?.();
-    await sleep(3_000);
-    return rssMb(hub.child.pid!);
-  };
-  const before = await settle();
-  const sockets: WebSocket[] = [];
-  try {
-    // In batches under the 128 pending pairings a project may have: each batch is approved before the next connects.
-    for (let batch = 0; batch < IDLE_NODES / 50; batch++) {
-      const nodes = await Promise.all(Array.from({ length: 50 }, () => idleNode(hubUrl, token)));
-      sockets.push(...nodes.map((n) => n.socket));
-      for (const node of nodes) await call(hub.base, 'POST', `/v1/nodes/${node.nodeId}/approve`, { allowed_commands: ['shell.exec.v1'] });
-    }
-    const after = await settle();
-    record({
-      name: `hub memory per connected idle node (${IDLE_NODES} connected)`,
-      value: ((after - before) * 1024) / IDLE_NODES,
-      unit: 'KiB',
-      note: `RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`,
-    });
-  } finally {
-    for (const socket of sockets) socket.terminate();
-  }
-}
-
-export async function benchNodes(): Promise<void> {
-  const database = await scratchDatabase('nodes');
+export async function benchNodeRoundTrip(): Promise<void> {
+  const database = await scratchDatabase('node_round_trip');
   if (!database) return;
   build();
   let hub: Served | null = null;
   try {
     hub = await serve('all', { PALAI_DATABASE_URL: database.url });
     await roundTrips(hub, database.url);
-    await stop(hub);
-    hub = await serve('all', { PALAI_DATABASE_URL: database.url });
-    await idleMemory(hub);
   } finally {
     if (hub) await stop(hub);
     await database.drop();
