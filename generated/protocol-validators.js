@@ -5218,7 +5218,7 @@ const schema64 = {"description":"One journal entry's payload, discriminated by `
 const schema79 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
 const schema80 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
 const schema65 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
-const schema66 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema66 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
 const schema67 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
 const schema74 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
 const schema76 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
@@ -6417,7 +6417,7 @@ errors++;
 }
 if(data.status !== undefined){
 let data1 = data.status;
-if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
+if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
 const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
@@ -7564,7 +7564,7 @@ errors++;
 }
 if(data.status !== undefined){
 let data1 = data.status;
-if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
+if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
 const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
@@ -14793,7 +14793,7 @@ errors++;
 }
 if(data.status !== undefined){
 let data1 = data.status;
-if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
+if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
 const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
@@ -16948,7 +16948,7 @@ errors++;
 }
 if(data.status !== undefined){
 let data1 = data.status;
-if(!((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input"))){
+if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
 const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];

@@ -1198,7 +1198,7 @@ export interface components {
             type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "rate_limit_error" | "server_error";
         };
         /**
-         * @description A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); `timed_out` and `budget_exceeded` are `incomplete`.
+         * @description A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.
          * @enum {unknown}
          */
         OpenAIResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
@@ -1542,10 +1542,10 @@ export interface components {
             usage_by_step: components["schemas"]["Usage"][];
         };
         /**
-         * @description Palai's exact state of a response (the kernel's), shown as `palai_status`.
+         * @description Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.
          * @enum {unknown}
          */
-        ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input";
+        ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "canceled" | "timed_out" | "budget_exceeded" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "parked";
         /** @description One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`. */
         ResponseStreamEvent: components["schemas"]["ResponseLifecycleEvent"] | components["schemas"]["OutputItemEvent"] | components["schemas"]["ContentPartEvent"] | components["schemas"]["OutputTextDeltaEvent"] | components["schemas"]["OutputTextDoneEvent"] | components["schemas"]["McpCallCompletedEvent"];
         /** @description What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream. */

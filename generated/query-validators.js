@@ -2205,7 +2205,7 @@ validate36.evaluated = {"props":{"refresh":true},"dynamicProps":false,"dynamicIt
 
 export const listResponsesQuery = validate37;
 const schema51 = {"$id":"https://palai.dev/schemas/query/listResponsesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"},"agent":{"type":"string","minLength":1,"maxLength":128},"session_id":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus"},"created_after":{"type":"integer","minimum":0,"maximum":253402300799},"created_before":{"type":"integer","minimum":0,"maximum":253402300799}},"required":[]};
-const schema52 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input"]};
+const schema52 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/listResponsesQuery.json" */;
@@ -2444,7 +2444,7 @@ errors++;
 }
 if(data.status !== undefined){
 let data5 = data.status;
-if(!((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input"))){
+if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
 const err13 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];

@@ -15,7 +15,7 @@ import { PUSH_CONSUMER } from './push-consumer-name.js';
 
 export { PUSH_CONSUMER };
 const SECRET_PURPOSE = 'a2a-push-credential';
-/** Every status a task goes through is announced. */
+/** Every status a task goes through is announced, but parked: the task is still working (its state would not change). */
 const ANNOUNCED = ['queued', 'in_progress', ...WAITING_STATUSES, ...TERMINAL_STATUSES];
 const MAX_URL = 2000;
 const MAX_TOKEN = 4096;

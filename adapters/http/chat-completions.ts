@@ -68,6 +68,7 @@ export function chatEnding(state: ResponseState): ChatFinishReason {
       );
     case 'queued':
     case 'in_progress':
+    case 'parked':
       throw new PalaiError('invalid-state', `Response ${state.id} is still running; fetch it later with GET /v1/responses/${state.id}.`, {
         extensions: { response_id: state.id },
       });

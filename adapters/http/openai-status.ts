@@ -2,6 +2,7 @@
 // By default the REST surface speaks OpenAI's, so the SDKs' typed models and
 // stream helpers work: a response that waits for its caller has done what it
 // can, so it reads `completed`, with what it waits for among its output items.
+// A response parked on an outside party still works for its caller: `in_progress`.
 // Clients that opt in (`Palai-Events: extended`) get Palai's own status events.
 import { isTerminal, type ResponseStatus } from '../../core/api/index.js';
 import type { OpenAIResponseStatus, ResponseLifecycleEvent } from '../../generated/schemas.js';
@@ -25,6 +26,7 @@ export const STATUS_PROJECTION: Readonly<Record<ResponseStatus, StatusProjection
   waiting_for_approval: { status: 'completed', event: 'response.completed', extendedEvent: 'response.waiting_for_approval' },
   waiting_for_tool: { status: 'completed', event: 'response.completed', extendedEvent: 'response.waiting_for_tool' },
   waiting_for_input: { status: 'completed', event: 'response.completed', extendedEvent: 'response.waiting_for_input' },
+  parked: { status: 'in_progress', event: 'response.in_progress', extendedEvent: 'response.in_progress' },
   completed: { status: 'completed', event: 'response.completed', extendedEvent: 'response.completed' },
   failed: { status: 'failed', event: 'response.failed', extendedEvent: 'response.failed' },
   // The SDKs know no `response.cancelled` event; `incomplete` is the one that says "ended unfinished".

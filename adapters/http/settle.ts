@@ -4,7 +4,7 @@
 // the answer is a 503 naming it: the client fetches it later instead of sending
 // the request again.
 import type { Response } from 'express';
-import { isTerminal, isWaiting, type KernelApi, type ResponseState } from '../../core/api/index.js';
+import { isSettled, type KernelApi, type ResponseState } from '../../core/api/index.js';
 import { isPalaiError, PalaiError } from '../../core/errors/palai-error.js';
 
 export async function settled(api: KernelApi, res: Response, projectId: string, responseId: string, maxMs: number): Promise<ResponseState> {
@@ -29,7 +29,7 @@ export async function settled(api: KernelApi, res: Response, projectId: string, 
     // Every answer closes the connection's response: nothing is left to stop by then.
     res.off('close', onClose);
   }
-  if (api.lifecycle.closing.aborted && !isTerminal(state.status) && !isWaiting(state.status)) {
+  if (api.lifecycle.closing.aborted && !isSettled(state.status)) {
     throw new PalaiError(
       'shutting-down',
       `This process is shutting down; response ${responseId} goes on in another one. Fetch it with GET /v1/responses/${responseId}.`,

@@ -62,6 +62,7 @@ export function callResult(state: ResponseState, structured: boolean): CallToolR
       return toolError(`${waitingText(state)} Response ${state.id} waits; answer it through Palai's API, or call this tool as a task.`, meta);
     case 'queued':
     case 'in_progress':
+    case 'parked':
       return toolError(`Response ${state.id} is still running.`, meta);
     default: {
       const unknown: never = state.status;

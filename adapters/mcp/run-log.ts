@@ -15,6 +15,7 @@ const STATUS_LEVEL: Partial<Record<string, McpLogLevel>> = {
   waiting_for_approval: 'notice',
   waiting_for_tool: 'notice',
   waiting_for_input: 'notice',
+  parked: 'info',
   completed: 'info',
   failed: 'error',
   canceled: 'warning',

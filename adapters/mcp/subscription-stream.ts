@@ -13,7 +13,7 @@
 // it elsewhere from its last event id (a draining process refuses it, 503).
 import type { Response } from 'express';
 import type { ResourceUpdatedNotification } from '@modelcontextprotocol/sdk/types.js';
-import { isTerminal, isWaiting, type FeedCursor, type FeedEntry } from '../../core/api/index.js';
+import { isSettled, type FeedCursor, type FeedEntry } from '../../core/api/index.js';
 import type { McpSurfaceApi } from '../../core/surfaces/mcp/mcp-api.js';
 import type { McpSession } from '../../core/surfaces/mcp/mcp-sessions-port.js';
 import { refuse, TRANSPORT_ERROR } from './http-answers.js';
@@ -116,7 +116,7 @@ export async function serveSubscriptions(
       if (uris.length === 0) continue;
       const watched = new Set(uris);
       const changed = [uriOf({ kind: 'response', id: entry.responseId })];
-      const settles = entry.event.type === 'status' && (isTerminal(entry.event.status) || isWaiting(entry.event.status));
+      const settles = entry.event.type === 'status' && isSettled(entry.event.status);
       if (settles && uris.some((uri) => uri.startsWith('palai://sessions/'))) {
         const sessionId = await sessionOfResponse(entry.responseId);
         if (sessionId) changed.push(uriOf({ kind: 'session', id: sessionId }));

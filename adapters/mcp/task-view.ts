@@ -13,6 +13,7 @@ export const TASK_STATUS_FOR: Readonly<Record<ResponseStatus, Task['status']>> =
   waiting_for_input: 'input_required',
   waiting_for_approval: 'input_required',
   waiting_for_tool: 'input_required',
+  parked: 'working',
   completed: 'completed',
   failed: 'failed',
   timed_out: 'failed',

@@ -5,7 +5,7 @@
 // the segments it was posting and continues where its saved progress says.
 // Text of a model call that broke off (its item closed `incomplete`) is left out:
 // the retried call streams the answer again.
-import type { JournalEntry, ResponseState } from '../../core/api/index.js';
+import { isSettled, isTerminal, type JournalEntry, type ResponseState } from '../../core/api/index.js';
 
 type PendingCall = ResponseState['pending_calls'][number];
 
@@ -76,6 +76,7 @@ function statusSegments(response: ResponseState, answered: boolean): Segment[] {
       return [{ kind: 'notice', text: 'Sorry, the answer ran out of its budget and was stopped.' }];
     case 'queued':
     case 'in_progress':
+    case 'parked':
       return [];
     default: {
       const never: never = response.status;
@@ -98,14 +99,14 @@ export function answerOf(entries: readonly JournalEntry[]): Answer {
       if (!broken.has(event.item_id)) run += event.delta;
       continue;
     }
-    if (event.type !== 'status' || event.status === 'queued' || event.status === 'in_progress') continue;
+    if (event.type !== 'status' || !isSettled(event.status)) continue;
     if (run) {
       segments.push(...splitRun(run, true));
       answered = true;
       run = '';
     }
     segments.push(...statusSegments(event.response, answered));
-    if (event.status !== 'waiting_for_approval' && event.status !== 'waiting_for_input' && event.status !== 'waiting_for_tool') done = true;
+    if (isTerminal(event.status)) done = true;
   }
   if (run) segments.push(...splitRun(run, false));
   return { segments, done };

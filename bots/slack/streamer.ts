@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JournalEntry } from '../../core/api/index.js';
+import { isSettled, type JournalEntry } from '../../core/api/index.js';
 import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
 import type { SlackReplyJob, SlackReplySave } from '../../core/surfaces/slack/slack-bots-port.js';
 import { answerOf } from './answer.js';
@@ -156,7 +156,7 @@ export class SlackStreamer {
       };
       for await (const entry of this.api.responses.follow(job.projectId, job.responseId, { after: -1, signal })) {
         entries.push(entry);
-        const ends = entry.event.type === 'status' && entry.event.status !== 'queued' && entry.event.status !== 'in_progress';
+        const ends = entry.event.type === 'status' && isSettled(entry.event.status);
         if (entry.sequence <= job.projectedSequence) continue;
         if (ends || Date.now() - lastFlush >= this.flushMs) {
           await flush();

@@ -9,11 +9,18 @@ export { inspectJson, MAX_JSON_DEPTH, unstorableText } from '../json-guard.js';
 export { outputText } from '../responses/items.js';
 export { compileSchema, type CompiledSchema, type SchemaDraft } from '../schemas/json-schema-drafts.js';
 export {
+  isParked,
+  isSettled,
+  isSuspended,
   isTerminal,
   isWaiting,
+  PARKED_STATUS,
+  SETTLED_STATUSES,
+  SUSPENDED_STATUSES,
   TERMINAL_STATUSES,
   WAITING_STATUSES,
   type ResponseStatus,
+  type SuspendedStatus,
   type TerminalStatus,
   type WaitingStatus,
 } from '../response-status.js';

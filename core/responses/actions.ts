@@ -14,7 +14,7 @@ import { messageText, normalizeInput } from './items.js';
 import { requireResponse, type ResponseRow } from './responses.js';
 import { appendOutputItems } from './output-items.js';
 import { changeStatus, finishResponse, waitingStatusFor } from './status-writer.js';
-import { isTerminal, isWaiting } from '../response-status.js';
+import { isParked, isSuspended, isTerminal, isWaiting } from '../response-status.js';
 
 const apiWriter = (row: ResponseRow): JournalWriter => ({ projectId: row.project_id, responseId: row.id, leaseToken: null });
 
@@ -29,9 +29,16 @@ function pendingCall(row: ResponseRow, calls: ToolCallRow[], callId: string, exp
   return call;
 }
 
-async function lockWaiting(tx: Queryable, projectId: string, responseId: string): Promise<{ row: ResponseRow; calls: ToolCallRow[] }> {
+/** Only an outside party's answer reaches a parked response: its caller is asked nothing. */
+async function lockWaiting(tx: Queryable, projectId: string, responseId: string, answers: WaitAnswer[]): Promise<{ row: ResponseRow; calls: ToolCallRow[] }> {
   const row = await requireResponse(tx, projectId, responseId, true);
-  if (!isWaiting(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} is ${row.status}; it waits for nothing.`);
+  const outsideOnly = answers.every((answer) => answer.kind === 'parked');
+  if (isParked(row.status) && !outsideOnly) {
+    throw new PalaiError('invalid-state', `Response ${row.id} is parked: it waits for an outside party's answer, nothing its caller can give.`);
+  }
+  if (!(outsideOnly ? isSuspended(row.status) : isWaiting(row.status))) {
+    throw new PalaiError('invalid-state', `Response ${row.id} is ${row.status}; it waits for nothing.`);
+  }
   return { row, calls: await openToolCalls(tx, row.id, true) };
 }
 
@@ -143,7 +150,7 @@ export async function answerWaiting(
   idem?: IdempotencyClaim,
 ): Promise<ResponseRow> {
   await reserveKey(tx, projectId, idem, responseId);
-  const { row, calls } = await lockWaiting(tx, projectId, responseId);
+  const { row, calls } = await lockWaiting(tx, projectId, responseId, answers);
   await applyAnswers(tx, row, calls, answers);
   return requireResponse(tx, projectId, responseId);
 }
@@ -178,7 +185,7 @@ export async function submitInput(db: Db, projectId: string, responseId: string,
 }
 
 /**
- * Idempotent. A response nobody runs (queued or waiting) ends canceled at once;
+ * Idempotent. A response nobody runs (queued, waiting or parked) ends canceled at once;
  * a running one gets a cancel request its worker observes within one step (a
  * NOTIFY interrupts even a streaming model call).
  */
@@ -188,7 +195,7 @@ export async function cancelResponse(db: Db, projectId: string, responseId: stri
     const row = await requireResponse(tx, projectId, responseId, true);
     if (row.status === 'canceled') return row;
     if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; it cannot be cancelled.`);
-    if (row.status === 'queued' || isWaiting(row.status)) {
+    if (row.status === 'queued' || isSuspended(row.status)) {
       return finishResponse(tx, apiWriter(row), { status: 'canceled', output: [], error: null });
     }
     await tx.query('UPDATE responses SET cancel_requested_at = COALESCE(cancel_requested_at, now()) WHERE id = $1', [row.id]);

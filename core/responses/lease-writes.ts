@@ -21,7 +21,7 @@ export type ClaimedRow = RunRow & { agent_spec: AgentSpecFields; previous_status
 const claimSet = (workerId: string, leaseSeconds: string) =>
   `status = 'in_progress', lease_owner = ${workerId}, lease_token = r.lease_token + 1, lease_expires_at = now() + make_interval(secs => ${leaseSeconds}), wake_at = NULL`;
 
-/** Claims up to `limit` runnable responses (queued, in progress without a live lease, or woken in one of `claimable`), oldest first. */
+/** Claims up to `limit` runnable responses (queued, in progress without a live lease, or woken in one of `claimable`: a wait or parked), oldest first. */
 export async function claimRunnable(
   db: Queryable,
   workerId: string,
@@ -35,7 +35,8 @@ export async function claimRunnable(
     // claim stays cheap however many completions await VACUUM (the bitmap scan
     // read every one of them again, each time). Each branch locks at most
     // $4 rows; the few it does not keep are unlocked at commit. (queued and
-    // in_progress are always claimable; $3 names the waiting ones that are.)
+    // in_progress are always claimable; $3 names the suspended ones — waits
+    // and parked — that are.)
     `WITH runnable AS (
        SELECT id, status, lease_expires_at, created_at FROM responses
        WHERE status IN ('queued', 'in_progress')
@@ -44,7 +45,7 @@ export async function claimRunnable(
        FOR UPDATE SKIP LOCKED),
      woken AS (
        SELECT id, status, lease_expires_at, created_at FROM responses
-       WHERE wake_at <= now() AND status LIKE 'waiting_for_%' AND status = ANY($3::text[])
+       WHERE wake_at <= now() AND status NOT IN ('queued', 'in_progress') AND status = ANY($3::text[])
        ORDER BY wake_at LIMIT $4
        FOR UPDATE SKIP LOCKED),
      candidate AS (

@@ -1,5 +1,6 @@
 // Waiting for a response to settle (terminal or waiting for someone), for callers
-// that answer synchronously. The run itself never depends on anyone waiting.
+// that answer synchronously. A parked response is not settled: nobody is asked
+// anything yet, so the caller keeps waiting for the party's answer. The run itself never depends on anyone waiting.
 //
 // A response this process runs is awaited in memory: the answer is the row its
 // run committed last, and no read is made. Anything else is read, again at
@@ -7,9 +8,9 @@
 import { eventsKey } from '../journal/wakeups.js';
 import type { Kernel } from '../kernel.js';
 import { requireResponse, type ResponseRow } from './responses.js';
-import { isTerminal, isWaiting } from '../response-status.js';
+import { isSettled as isSettledStatus } from '../response-status.js';
 
-const isSettled = (row: ResponseRow) => isTerminal(row.status) || isWaiting(row.status);
+const isSettled = (row: ResponseRow) => isSettledStatus(row.status);
 
 /** The run's outcome, or undefined when the deadline or the signal comes first. */
 async function localOutcome(run: Promise<ResponseRow | null>, deadline: number, signal?: AbortSignal): Promise<ResponseRow | null | undefined> {

@@ -20,9 +20,17 @@ import { SqlParams } from '../store/sql-params.js';
 import type { ToolCallRow } from '../tools/tool-calls.js';
 import { lockUnderLease } from './lease.js';
 import { responseState, updateResponse, type ResponseRow } from './responses.js';
-import { canTransition, isTerminal, TRANSITIONS, type ResponseStatus, type TerminalStatus, type WaitingStatus } from '../response-status.js';
+import {
+  canTransition,
+  isTerminal,
+  TRANSITIONS,
+  type ResponseStatus,
+  type SuspendedStatus,
+  type TerminalStatus,
+  type WaitingStatus,
+} from '../response-status.js';
 
-export type { TerminalStatus, WaitingStatus };
+export type { SuspendedStatus, TerminalStatus, WaitingStatus };
 
 export interface Outcome {
   status: TerminalStatus;
@@ -39,8 +47,8 @@ export interface Outcome {
   };
 }
 
-/** The change to make: back to the workers, a wait, or the end. */
-export type StatusChange = { to: 'in_progress' } | { to: WaitingStatus } | Outcome;
+/** The change to make: back to the workers, a wait (or parked), or the end. */
+export type StatusChange = { to: 'in_progress' } | { to: SuspendedStatus } | Outcome;
 
 export class IllegalTransition extends Error {
   constructor(responseId: string, from: string, to: string) {
@@ -166,12 +174,15 @@ export async function changeStatus(tx: Queryable, writer: JournalWriter, change:
 /** Commits the terminal state, the session's new items and the one terminal event together. */
 export const finishResponse = (tx: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow> => changeStatus(tx, writer, outcome);
 
-/** The waiting status the open calls imply; approval first, since nothing runs before it. */
-export function waitingStatusFor(openCalls: Pick<ToolCallRow, 'status'>[]): WaitingStatus | null {
+/**
+ * The status the open calls imply; approval first, since nothing runs before it.
+ * Only when every open call is parked on an outside party is the response
+ * `parked`: anything a caller must answer makes it a wait the caller sees.
+ */
+export function waitingStatusFor(openCalls: Pick<ToolCallRow, 'status'>[]): SuspendedStatus | null {
   if (openCalls.some((c) => c.status === 'awaiting_approval')) return 'waiting_for_approval';
   if (openCalls.some((c) => c.status === 'awaiting_output')) return 'waiting_for_tool';
   if (openCalls.some((c) => c.status === 'awaiting_input')) return 'waiting_for_input';
-  // A call parked for an outside party: the response waits for that tool's output.
-  if (openCalls.some((c) => c.status === 'parked')) return 'waiting_for_tool';
+  if (openCalls.some((c) => c.status === 'parked')) return 'parked';
   return null;
 }

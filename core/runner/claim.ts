@@ -2,7 +2,8 @@
 // LOCKED, so workers in any number of processes never take the same one, and
 // each claim bumps the fencing token. Runnable means: queued; in progress with
 // no lease (handed back by an API action) or an expired one (its worker died);
-// or waiting with a wake-up time that has passed (approval timeout, deadline).
+// or waiting or parked with a wake-up time that has passed (approval timeout,
+// a parked call's deadline, the response's own).
 //
 // A worker claims as many as it has free slots in one transaction, which also
 // journals each one's return to in_progress, and gets back everything its runs

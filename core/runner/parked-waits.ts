@@ -9,7 +9,7 @@
 import { assertLease } from '../responses/lease.js';
 import { appendOutputItems } from '../responses/output-items.js';
 import type { ResponseRow } from '../responses/responses.js';
-import { changeStatus, type WaitingStatus } from '../responses/status-writer.js';
+import { changeStatus, type SuspendedStatus } from '../responses/status-writer.js';
 import { completeDueParkedCalls, hasDueParkedCalls } from '../tools/parked-calls.js';
 import type { ToolCallRow } from '../tools/tool-calls.js';
 import type { RunContext } from './run-context.js';
@@ -27,8 +27,8 @@ export async function endDueParkedCalls(ctx: RunContext, open: readonly Pick<Too
   });
 }
 
-/** Parks the response in `waiting`; null when a parked call among `open` became due meanwhile (run on instead). */
-export async function parkResponse(ctx: RunContext, waiting: WaitingStatus, open: readonly Pick<ToolCallRow, 'status'>[]): Promise<ResponseRow | null> {
+/** Parks the response in `waiting` (a wait, or parked); null when a parked call among `open` became due meanwhile (run on instead). */
+export async function parkResponse(ctx: RunContext, waiting: SuspendedStatus, open: readonly Pick<ToolCallRow, 'status'>[]): Promise<ResponseRow | null> {
   const { db } = ctx.kernel;
   if (!hasParked(open)) return db.transaction((tx) => changeStatus(tx, ctx.writer, { to: waiting }));
   return db.transaction(async (tx) => {

@@ -4,13 +4,14 @@
 //   - the answer a call already has, again → nothing changes (a replay);
 //   - another answer for a call that has one → idempotency-conflict;
 //   - a call whose deadline passed (by the store's clock) → invalid-state;
-//   - a parked call of a waiting response → its output, and the response goes
-//     back to the workers when nothing else holds it;
+//   - a parked call of a suspended response (parked, or waiting on something
+//     else too) → its output, and the response goes back to the workers when
+//     nothing else holds it;
 //   - a call still running, or a response a worker holds → the answer is kept
 //     and ends the call at the worker's next look (see parked-calls.ts).
 import { PalaiError } from '../errors/palai-error.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
-import { isTerminal, isWaiting } from '../response-status.js';
+import { isSuspended, isTerminal } from '../response-status.js';
 import { answerWaiting } from '../responses/actions.js';
 import { requireResponse, type ResponseRow } from '../responses/responses.js';
 import type { Db, Queryable } from '../store/db.js';
@@ -69,7 +70,7 @@ export async function answerParkedCallIn(tx: Queryable, projectId: string, respo
   if (call.status !== 'parked' && call.status !== 'running') {
     throw new PalaiError('invalid-state', `The ${named} does not wait for an outside answer (it is ${call.status.replace('_', ' ')}).`);
   }
-  if (call.status === 'parked' && isWaiting(row.status)) {
+  if (call.status === 'parked' && isSuspended(row.status)) {
     return answerWaiting(tx, projectId, row.id, [{ kind: 'parked', call_id: callId, output, pointer: '/call_id' }]);
   }
   await keepAnswer(tx, row.id, callId, output);

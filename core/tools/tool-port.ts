@@ -72,8 +72,9 @@ export type ToolOutcome =
   | { kind: 'await_input'; question: string; resume?: boolean }
   /**
    * Wait for an external party (a companion node, another service) without
-   * holding a worker: the call is committed as parked, the response waits
-   * (`waiting_for_tool`) and the worker's slot is free. The party's surface
+   * holding a worker: the call is committed as parked, the response is
+   * `parked` (or in the caller's wait, when something else waits for the
+   * caller too) and the worker's slot is free. The party's surface
    * answers through the kernel API (`responses.answerParkedCall`), and its
    * answer is the call's output; an answer that comes while `run` is still
    * going is kept and ends the call as soon as it parks. When nobody answers

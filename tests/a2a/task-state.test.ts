@@ -16,6 +16,7 @@ const ALL: ResponseStatus[] = [
   'waiting_for_approval',
   'waiting_for_tool',
   'waiting_for_input',
+  'parked',
   'completed',
   'failed',
   'canceled',
@@ -32,6 +33,7 @@ test('every kernel status has exactly one task state, as the table says', () => 
     waiting_for_approval: TaskState.TASK_STATE_INPUT_REQUIRED,
     waiting_for_tool: TaskState.TASK_STATE_INPUT_REQUIRED,
     waiting_for_input: TaskState.TASK_STATE_INPUT_REQUIRED,
+    parked: TaskState.TASK_STATE_WORKING,
     completed: TaskState.TASK_STATE_COMPLETED,
     failed: TaskState.TASK_STATE_FAILED,
     canceled: TaskState.TASK_STATE_CANCELED,
@@ -41,7 +43,7 @@ test('every kernel status has exactly one task state, as the table says', () => 
   for (const status of ALL) assert.equal(TASK_STATE[status], expected[status], status);
 });
 
-test('terminal statuses are terminal task states and only they; every wait is input-required', () => {
+test('terminal statuses are terminal task states and only they; every wait is input-required, a parked response working', () => {
   for (const status of ALL) {
     assert.equal(A2A_TERMINAL.has(TASK_STATE[status]), isTerminal(status), status);
     assert.equal(TASK_STATE[status] === TaskState.TASK_STATE_INPUT_REQUIRED, isWaiting(status), status);

@@ -150,7 +150,7 @@ for (const kind of storeKinds) {
     const parkedState = (responseId: string): Promise<ResponseState> =>
       until('the call is parked and the response waits', async () => {
         const state = await api().responses.get(projectId, responseId);
-        return state.status === 'waiting_for_tool' && (await callOf(responseId))?.status === 'parked' && state;
+        return state.status === 'parked' && (await callOf(responseId))?.status === 'parked' && state;
       });
     const ended = (responseId: string) =>
       until('the response ends', async () => {
@@ -173,10 +173,10 @@ for (const kind of storeKinds) {
       const other = await admit('plain', 'meanwhile');
       const otherDone = await ended(other.id);
       assert.equal(otherDone.status, 'completed');
-      assert.equal((await api().responses.get(projectId, parked.id)).status, 'waiting_for_tool');
+      assert.equal((await api().responses.get(projectId, parked.id)).status, 'parked');
 
       const answered = await api().responses.answerParkedCall(projectId, parked.id, call.call_id, { output: 'the party answered' });
-      assert.notEqual(answered.status, 'waiting_for_tool');
+      assert.notEqual(answered.status, 'parked');
       const done = await ended(parked.id);
       assert.equal(done.status, 'completed');
       assert.deepEqual(outputsOf(done), ['the party answered']);
@@ -217,7 +217,8 @@ for (const kind of storeKinds) {
       const parked = await admit(await agentCalling('park_call', { timeout_ms: 300, timeout_output: timeoutOutput }));
       const done = await ended(parked.id);
       const statuses = (await api().responses.events(projectId, parked.id, -1)).flatMap(({ event }) => (event.type === 'status' ? [event.status] : []));
-      assert.ok(statuses.includes('waiting_for_tool'), `it waited first: ${statuses.join(', ')}`);
+      assert.ok(statuses.includes('parked'), `it was parked first: ${statuses.join(', ')}`);
+      assert.ok(!statuses.includes('waiting_for_tool'), `no wait a caller must act on: ${statuses.join(', ')}`);
       assert.equal(done.status, 'completed');
       assert.deepEqual(outputsOf(done), [timeoutOutput]);
       assert.ok(seenOutputs.includes(timeoutOutput), 'the model saw the timeout outcome');
@@ -280,7 +281,7 @@ for (const kind of storeKinds) {
       const after = await callOf(parked.id);
       assert.equal(after.status, 'parked');
       assert.deepEqual(after.checkpoint, before.checkpoint);
-      assert.equal((await api().responses.get(projectId, parked.id)).status, 'waiting_for_tool');
+      assert.equal((await api().responses.get(projectId, parked.id)).status, 'parked');
       await api().responses.answerParkedCall(projectId, parked.id, before.call_id, { output: 'after the restart' });
       const done = await ended(parked.id);
       assert.deepEqual(outputsOf(done), ['after the restart']);
@@ -306,7 +307,7 @@ for (const kind of storeKinds) {
       const { call_id } = await callOf(parked.id);
       await assert.rejects(
         api().responses.submitToolOutputs(projectId, parked.id, { outputs: [{ call_id, output: 'from the client' }] }),
-        isProblem('invalid-state'),
+        isProblem('invalid-state', /parked/),
       );
       await api().responses.cancel(projectId, parked.id);
       await assert.rejects(

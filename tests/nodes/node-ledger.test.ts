@@ -238,7 +238,7 @@ for (const kind of storeKinds) {
       const response = await hub.api.responses.admit(projectId, { agent: `runner-${kind}`, input: [{ role: 'user', content: 'go' }] });
       const plan = await until('the plan is sent', async () => (await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }))[0]);
       assert.equal(plan.idempotency_key.split(':')[0], response.id);
-      await until('the response waits for the node', async () => (await hub.api.responses.get(projectId, response.id)).status === 'waiting_for_tool');
+      await until('the response waits for the node', async () => (await hub.api.responses.get(projectId, response.id)).status === 'parked');
       await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
       assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'run\n')), true);
       const done = await until('the response completes', async () => {

@@ -20,6 +20,7 @@ const EXPECTED: Record<ResponseStatus, [string, string, string]> = {
   waiting_for_approval: ['completed', 'response.completed', 'response.waiting_for_approval'],
   waiting_for_tool: ['completed', 'response.completed', 'response.waiting_for_tool'],
   waiting_for_input: ['completed', 'response.completed', 'response.waiting_for_input'],
+  parked: ['in_progress', 'response.in_progress', 'response.in_progress'],
   completed: ['completed', 'response.completed', 'response.completed'],
   failed: ['failed', 'response.failed', 'response.failed'],
   canceled: ['cancelled', 'response.incomplete', 'response.cancelled'],

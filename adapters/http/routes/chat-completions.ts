@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { isPalaiError, PalaiError } from '../../../core/errors/palai-error.js';
-import { isTerminal, isWaiting, type KernelApi, type ResponseState } from '../../../core/api/index.js';
+import { isSettled, type KernelApi, type ResponseState } from '../../../core/api/index.js';
 import type { ChatCompletionRequest } from '../../../generated/schemas.js';
 import { chatChunk, chatCompletion, chatEnding, chatToolCalls, chatUsage, segmentAfter, WHOLE_RESPONSE, type ChatSegment } from '../chat-completions.js';
 import { inChatTerms } from '../chat-pointers.js';
@@ -34,7 +34,7 @@ async function streamChat(api: KernelApi, res: Response, projectId: string, stat
     send(chatChunk(state, { ...none, delta: { role: 'assistant', content: '' } }));
     for await (const { event } of api.responses.follow(projectId, state.id, { after, signal })) {
       if (event.type === 'text.delta') send(chatChunk(state, { ...none, delta: { content: event.delta } }));
-      if (event.type !== 'status' || !(isTerminal(event.status) || isWaiting(event.status))) continue;
+      if (event.type !== 'status' || !isSettled(event.status)) continue;
       finished = true;
       const finish_reason = chatEnding(event.response);
       if (finish_reason === 'tool_calls') {

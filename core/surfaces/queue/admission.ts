@@ -11,7 +11,7 @@ import { inspectJson } from '../../json-guard.js';
 import type { Inbox, InboxIdentity } from '../../idempotency/inbox-port.js';
 import { subscribe } from '../../outbox/subscriptions.js';
 import { admitWithin, type AdmissionCommand } from '../../responses/admission.js';
-import { TERMINAL_STATUSES, WAITING_STATUSES, type ResponseStatus } from '../../response-status.js';
+import { SETTLED_STATUSES, type ResponseStatus } from '../../response-status.js';
 import type { Db } from '../../store/db.js';
 import {
   JOB_DEDUPE_HOURS,
@@ -23,8 +23,8 @@ import {
   type QueueMessage,
 } from './queue-port.js';
 
-/** The statuses a job's result is sent on: every end, and every wait for someone. */
-export const RESULT_STATUSES: ResponseStatus[] = [...TERMINAL_STATUSES, ...WAITING_STATUSES];
+/** The statuses a job's result is sent on: every end, and every wait for someone (never parked: it is still working). */
+export const RESULT_STATUSES: ResponseStatus[] = [...SETTLED_STATUSES];
 
 const MAX_BODY_CHARS = 2 * 1024 * 1024;
 
