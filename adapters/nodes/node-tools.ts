@@ -15,8 +15,8 @@
 //   offline    the call waits up to the plan's time to live; the wing's sweep
 //              then ends it NODE_UNAVAILABLE and it is never sent
 //   no answer  a plan sent but never answered (the node vanished with it) ends
-//              INVOCATION_UNKNOWN when its time to live and run time are past
-import { nodeError, type NodeCallsPort } from '../../core/surfaces/nodes/node-calls-port.js';
+//              INVOCATION_UNKNOWN when the ledger's sweep gives up on its report
+import { nodeError, REPORT_GRACE_MS, type NodeCallsPort } from '../../core/surfaces/nodes/node-calls-port.js';
 import { commandToolName } from '../../core/surfaces/nodes/wire/catalog.js';
 import { ToolResolutionError, type ResolvedTool, type ToolCallContext, type ToolOutcome, type ToolProvider } from '../../core/tools/tool-port.js';
 import type { NodeCommandDescriptor, NodeToolSpec } from '../../generated/schemas.js';
@@ -24,8 +24,8 @@ import type { NodeCommandDescriptor, NodeToolSpec } from '../../generated/schema
 /** What a model's tool name may be (OpenAI's rule). */
 const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** How long past the plan's run time a sent plan's answer is still awaited (a reconnect, a slow network). */
-const ANSWER_GRACE_MS = 60_000;
+/** Past the ledger's own wait for a report: its sweep answers a silent node's call first, so the call and the ledger agree. */
+const ANSWER_GRACE_MS = REPORT_GRACE_MS + 60_000;
 
 interface NodeCallCheckpoint {
   invocationId: string;

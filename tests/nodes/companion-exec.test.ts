@@ -90,6 +90,22 @@ test('a cancel takes the whole process group, KILL after the grace when TERM is 
   assert.equal(h.ledger.get(plan.idempotency_key)!.state, 'canceled');
 });
 
+test('a cancel for a plan not seen yet makes the plan, when it comes, refused as cancelled and never run', async () => {
+  const node = makeNode();
+  const h = harness(node);
+  const marker = join(node.scopes.scratch, 'ran');
+  const plan = planFor(node, 'shell.exec.v1', { script: `touch ${marker}`, working_scope: 'scratch' });
+  await h.invocations.cancel(plan.invocation_id);
+  assert.deepEqual(h.results(), [], 'nothing to answer for an invocation never seen');
+  await h.invocations.invoke(plan);
+  const [result] = h.results();
+  assert.equal(result.state, 'canceled');
+  assert.equal(result.plan_hash, plan.plan_hash);
+  assert.equal(result.failure!.code, 'INVOCATION_CANCELED');
+  assert.equal(existsSync(marker), false, 'not run');
+  assert.equal(h.ledger.get(plan.idempotency_key), undefined, 'nothing recorded: a re-send comes after its cancel again');
+});
+
 /** Refusals: the answer, no ledger record, the marker file never made. */
 async function refused(
   make: (node: ReturnType<typeof makeNode>, marker: string) => Parameters<ReturnType<typeof harness>['invocations']['invoke']>[0],

@@ -127,6 +127,27 @@ await describeGateway('gateway dispatch', (ctx) => {
     await again.node.close();
   });
 
+  it('after a reconnect, a sent plan whose cancel was asked meanwhile comes after its cancel', async () => {
+    const hub = ctx();
+    const { identity, node } = await pairedNode(hub);
+    await prepare(hub, identity.nodeId, 'sleep 30');
+    const { plan } = await node.next('invoke');
+    // The socket dies before the node could say anything: the hub cannot know whether it got the plan.
+    node.ws.terminate();
+    await node.closed;
+    await hub.api.nodeInvocations.cancel(hub.projectId, plan.invocation_id);
+    const again = await admit(hub.url, identity);
+    const cancel = await again.node.next('invoke.cancel');
+    assert.equal(cancel.invocation_id, plan.invocation_id);
+    const resent = await again.node.next('invoke');
+    assert.deepEqual(resent.plan, plan);
+    const sequence = again.node.order.filter((type) => type === 'invoke' || type === 'invoke.cancel');
+    assert.deepEqual(sequence.slice(0, 2), ['invoke.cancel', 'invoke'], 'the cancel first, so a node that never got the plan refuses it');
+    again.node.send({ type: 'invoke.result', invocation_id: plan.invocation_id, plan_hash: plan.plan_hash, state: 'canceled', termination_confirmed: true });
+    await until('the invocation is canceled', async () => (await hub.api.nodeInvocations.get(hub.projectId, plan.invocation_id)).state === 'canceled');
+    await again.node.close();
+  });
+
   it('sends a cancel for a sent invocation', async () => {
     const hub = ctx();
     const { identity, node } = await pairedNode(hub);

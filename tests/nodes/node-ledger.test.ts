@@ -156,6 +156,15 @@ for (const kind of storeKinds) {
       assert.equal(listed.has_more, true);
     });
 
+    test('a plan for a command the operator withdrew before it was sent is not sent', async () => {
+      const nodeId = await pairedNode();
+      await nodes().nodes.approve(projectId, nodeId, { allowed_commands: ['shell.exec.v1', 'system.exec.v1'] });
+      const prepared = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      await nodes().nodes.approve(projectId, nodeId, { allowed_commands: ['system.exec.v1'] });
+      assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }), []);
+      assert.equal((await nodes().nodeInvocations.get(projectId, prepared.invocationId)).state, 'prepared');
+    });
+
     test('the sweep ends expired plans as NODE_UNAVAILABLE and never sends them; a cancel before sending is INVOCATION_CANCELED', async () => {
       const nodeId = await pairedNode();
       const expiring = await nodes().nodeCalls.prepare(projectId, request(nodeId));

@@ -12,12 +12,16 @@ export interface Closed {
 
 export class RawNode {
   private readonly frames: NodeHubFrame[] = [];
+  /** Every frame's type, in the order it came (read or not). */
+  readonly order: string[] = [];
   private waiting: (() => void) | null = null;
   /** How the connection ended (the hub's close code, or 1006 when it dropped). */
   readonly closed: Promise<Closed>;
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      this.frames.push(JSON.parse(String(data)) as NodeHubFrame);
+      const frame = JSON.parse(String(data)) as NodeHubFrame;
+      this.frames.push(frame);
+      this.order.push(frame.type);
       this.waiting?.();
     });
     ws.on('error', () => undefined);

@@ -6,7 +6,7 @@
 import type { NodeCompanionFrame, NodeExecutionPlan, NodeFailure, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import type { NodeCatalog, NodeFailureCode } from '../../../generated/schemas.js';
 import { planFault, planHash } from '../../../core/surfaces/nodes/wire/execution-plan.js';
-import { MAX_FAILURE_MESSAGE, MAX_FRAME_BYTES } from '../../../core/surfaces/nodes/wire/limits.js';
+import { CLOCK_SKEW_MS, MAX_FAILURE_MESSAGE, MAX_FRAME_BYTES, MAX_PLAN_TTL_MS } from '../../../core/surfaces/nodes/wire/limits.js';
 import type { CompanionConfig } from './config.js';
 import { EMPTY_RESULT, startProcess, fitResult, type ExecOutcome, type RunningProcess } from './exec.js';
 import { resultFrameOf, type Ledger, type LedgerOutcome } from './ledger.js';
@@ -33,6 +33,8 @@ type Send = (frame: NodeCompanionFrame) => void;
 
 export class Invocations {
   private readonly running = new Map<string, { key: string; process: RunningProcess; finished: Promise<void> }>();
+  /** Cancels of invocations not seen yet, by id: when each came (kept a plan's life). */
+  private readonly cancelledUnseen = new Map<string, number>();
   private send: Send | null = null;
   private draining = false;
 
@@ -86,6 +88,18 @@ export class Invocations {
       this.emit(resultFrameOf(record));
       return;
     }
+    if (this.cancelledUnseen.delete(plan.invocation_id)) {
+      this.options.log?.(`${plan.invocation_id}: cancelled before it came; not run`);
+      this.emit({
+        type: 'invoke.result',
+        invocation_id: plan.invocation_id,
+        plan_hash: plan.plan_hash,
+        state: 'canceled',
+        failure: failure('INVOCATION_CANCELED', 'the invocation was cancelled before the node got it; it was not run'),
+        termination_confirmed: true,
+      });
+      return;
+    }
     if (this.draining) return this.refuse(plan, 'NODE_UNAVAILABLE', 'the node is shutting down; the command was not run');
     const now = this.options.now?.() ?? Date.now();
     const fault = planFault(plan, { nodeId: this.options.nodeId, catalogHash: this.options.catalogHash }, now);
@@ -116,7 +130,11 @@ export class Invocations {
     return finished;
   }
 
-  /** Stops a running command; an ended one is answered from its record; one never seen is ignored. */
+  /**
+   * Stops a running command; an ended one is answered from its record. One never
+   * seen is remembered: the hub sends a cancelled plan's cancel before re-sending
+   * the plan after a reconnect, and the plan is then refused, never started.
+   */
   async cancel(invocationId: string): Promise<void> {
     const running = this.running.get(invocationId);
     if (running) {
@@ -124,7 +142,13 @@ export class Invocations {
       return running.finished;
     }
     const record = this.options.ledger.all().find((r) => r.invocation_id === invocationId);
-    if (record && record.state !== 'running') this.emit(resultFrameOf(record));
+    if (record) {
+      if (record.state !== 'running') this.emit(resultFrameOf(record));
+      return;
+    }
+    const now = this.options.now?.() ?? Date.now();
+    for (const [id, at] of this.cancelledUnseen) if (at + MAX_PLAN_TTL_MS + CLOCK_SKEW_MS < now) this.cancelledUnseen.delete(id);
+    this.cancelledUnseen.set(invocationId, now);
   }
 
   private complete(plan: NodeExecutionPlan, outcome: ExecOutcome): void {

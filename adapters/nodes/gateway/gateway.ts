@@ -409,6 +409,11 @@ export class NodeGatewayServer implements ConnectionHost {
     try {
       if (connection.ended || connection.state !== 'admitted') return;
       const nodeId = connection.nodeId as string;
+      // Cancels first: a plan sent on an earlier connection whose cancel was asked since comes again
+      // after its cancel, so a node that never got it refuses it instead of starting it.
+      const stops = await this.port.toCancel([nodeId]);
+      for (const id of stops) connection.sent.add(id);
+      this.cancel(stops);
       this.send(await this.port.claimDispatch([nodeId], this.holder, { resend: true }));
       connection.needsResend = false;
       this.cancel(await this.port.toCancel([nodeId]));

@@ -8,14 +8,14 @@ import { notifySignal } from '../../signals/signals.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { endInvocation, lockInvocation, type InvocationEnding } from './invocation-endings.js';
 import { SENT_STATES } from './invocation-states.js';
+import { REPORT_GRACE_MS } from './node-calls-port.js';
 import { NODE_SIGNALS } from './node-gateway-port.js';
 import type { InvocationRow } from './node-views.js';
-import { CLOCK_SKEW_MS } from './wire/limits.js';
 
 const RESPONSE_ENDED = `EXISTS (SELECT 1 FROM responses r WHERE r.id = i.response_id AND r.status = ANY('{${TERMINAL_STATUSES.join(',')}}'::text[]))`;
+/** The command is still approved: a plan prepared before the operator withdrew it is not sent. */
+const STILL_APPROVED = `EXISTS (SELECT 1 FROM nodes n WHERE n.id = i.node_id AND n.revoked_at IS NULL AND i.command = ANY(n.allowed_commands))`;
 const SWEEP_BATCH = 100;
-/** Beyond a command's timeout: the node's TERM-then-KILL of its process group, and its answer on the way. */
-const STOP_GRACE_MS = 5 * 60_000;
 
 export async function claimDispatch(db: Db, nodeIds: readonly string[], holder: string, options: { resend: boolean }): Promise<NodeExecutionPlan[]> {
   if (nodeIds.length === 0) return [];
@@ -23,6 +23,7 @@ export async function claimDispatch(db: Db, nodeIds: readonly string[], holder: 
     const { rows } = await tx.query<{ plan: NodeExecutionPlan }>(
       `UPDATE node_invocations i SET state = 'dispatched', dispatch_holder = $2, dispatched_at = now(), updated_at = now()
        WHERE i.node_id = ANY($1::text[]) AND i.state = 'prepared' AND i.expires_at > now() AND i.cancel_requested_at IS NULL AND NOT ${RESPONSE_ENDED}
+         AND ${STILL_APPROVED}
        RETURNING i.plan, i.id`,
       [nodeIds, holder],
     );
@@ -77,7 +78,7 @@ export async function invocationsToCancel(db: Queryable, nodeIds: readonly strin
  * expiry (with the clock skew) before it starts and runs it for its timeout at
  * most, so past this the node never reported — its outcome is unknown, never retried.
  */
-const SILENT_AFTER = `i.expires_at + make_interval(secs => (i.plan->>'timeout_seconds')::int + ${(CLOCK_SKEW_MS + STOP_GRACE_MS) / 1000}) <= now()`;
+const SILENT_AFTER = `i.expires_at + make_interval(secs => (i.plan->>'timeout_seconds')::int + ${REPORT_GRACE_MS / 1000}) <= now()`;
 
 function sweepEnding(row: InvocationRow, expired: boolean): InvocationEnding {
   if (row.state !== 'prepared') {

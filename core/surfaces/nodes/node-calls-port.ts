@@ -3,7 +3,7 @@
 // takeover after a crash finds the same one — commits it as the call's
 // checkpoint, and parks; the gateway's process sends it and answers the call.
 import type { NodeCommandDescriptor, NodeFailureCode } from '../../../generated/schemas.js';
-import { MAX_FAILURE_MESSAGE } from './wire/limits.js';
+import { CLOCK_SKEW_MS, MAX_FAILURE_MESSAGE } from './wire/limits.js';
 
 /** A node's tools for an agent's entry: its usable commands. */
 export interface NodeTools {
@@ -56,3 +56,11 @@ export const boundedMessage = (message: string): string => (message.length > MAX
 
 /** A call's output for an invocation that did not produce a result: one of the failure codes (docs/nodes.md), never a path or an environment value. */
 export const nodeError = (code: NodeFailureCode, message: string): string => JSON.stringify({ error: { code, message: boundedMessage(message) } });
+
+/**
+ * How long past a sent plan's expiry plus its timeout the hub still waits for
+ * the node's report (its clock skew, its TERM-then-KILL, a reconnect); then the
+ * ledger's sweep ends it INVOCATION_UNKNOWN, answering the call. A parked call
+ * waits longer than this, so the ledger and the call always agree.
+ */
+export const REPORT_GRACE_MS = CLOCK_SKEW_MS + 5 * 60_000;
