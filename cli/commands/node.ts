@@ -26,9 +26,10 @@ export function registerNode(program: Command, context: CommandContext): void {
 }
 
 async function run(context: CommandContext, options: { hub: string; config: string; home: string; token?: string }): Promise<void> {
-  const [{ runCompanion }, { CompanionConfigError }] = await Promise.all([
+  const [{ runCompanion }, { CompanionConfigError }, { HomeInUseError }] = await Promise.all([
     import('../../adapters/nodes/companion/companion.js'),
     import('../../adapters/nodes/companion/config.js'),
+    import('../../adapters/nodes/companion/home.js'),
   ]);
   const token = options.token ?? process.env.PALAI_NODE_TOKEN;
   try {
@@ -43,6 +44,11 @@ async function run(context: CommandContext, options: { hub: string; config: stri
       onReload: (reload) => void process.on('SIGHUP', reload),
     });
   } catch (error) {
+    if (error instanceof HomeInUseError) {
+      context.err(`palai node: ${error.message}`);
+      context.exitCode = 1;
+      return;
+    }
     if (!(error instanceof CompanionConfigError)) throw error;
     context.err(`palai node: ${error.message}`);
     for (const detail of error.details) context.err(`  ${detail}`);

@@ -2,10 +2,11 @@
 // config or hub URL stops it with exit 2 and says why, and `status` of an
 // empty home says there is no identity yet.
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { cleanUpProcesses, runPalai, tempDir, userEnv } from '../support/cli.js';
+import { cleanUpProcesses, runPalai, startPalai, tempDir, userEnv } from '../support/cli.js';
+import { until } from '../support/until.js';
 
 after(cleanUpProcesses);
 
@@ -45,4 +46,24 @@ test('status of a home without an identity says so, exit 1', async () => {
   const run = await runPalai(['node', 'status', '--home', home], userEnv(), 30_000);
   assert.equal(run.code, 1);
   assert.match(run.stderr, /no node identity in .* \(palai node run makes one\)/);
+});
+
+test('a second palai node run on a home in use exits 1 naming the first; a lock left by a killed one is taken over', async () => {
+  const dir = tempDir('palai-node-cli-');
+  const config = join(dir, 'palai-node.yaml');
+  writeFileSync(config, 'policy: { allowed_commands: [] }\n');
+  const home = join(dir, 'home');
+  // Port 9 refuses: the first keeps reconnecting, holding its home.
+  const first = startPalai(['node', 'run', '--hub', HUB, '--config', config, '--home', home], userEnv());
+  await until('the first holds the home', () => existsSync(join(home, 'companion.lock')));
+  const second = await runPalai(['node', 'run', '--hub', HUB, '--config', config, '--home', home], userEnv(), 30_000);
+  assert.equal(second.code, 1, second.stderr);
+  assert.match(second.stderr, new RegExp(`another palai node run \\(pid ${first.child.pid}\\) uses the home`));
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const third = startPalai(['node', 'run', '--hub', HUB, '--config', config, '--home', home], userEnv());
+  await until('the third took the lock over', () => readFileSync(join(home, 'companion.lock'), 'utf8').trim() === String(third.child.pid));
+  third.child.kill('SIGTERM');
+  assert.equal(await third.exited, 0, third.stderr());
+  assert.equal(existsSync(join(home, 'companion.lock')), false, 'released on exit');
 });

@@ -7,10 +7,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_CLOSE } from '../../../core/surfaces/nodes/wire/close-codes.js';
-import { deriveCatalog } from './catalog.js';
-import { CompanionConfigError, loadCompanionConfig } from './config.js';
+import { deriveCatalog, type DerivedCatalog } from './catalog.js';
+import { CompanionConfigError, loadCompanionConfig, type CompanionConfig } from './config.js';
 import { HubConnection, type Admission } from './connection.js';
-import { ensureHome, ledgerDir, loadOrCreateIdentity, readState, writeState, type CompanionState } from './home.js';
+import { ledgerDir, loadOrCreateIdentity, lockHome, readState, writeState, type CompanionState } from './home.js';
 import { Invocations } from './invocations.js';
 import { Ledger } from './ledger.js';
 
@@ -56,10 +56,21 @@ export async function runCompanion(options: CompanionOptions): Promise<number> {
   if (!/^wss?:\/\//iu.test(options.hub)) throw new CompanionConfigError(`--hub must be a ws:// or wss:// URL (got ${options.hub.slice(0, 100)})`);
   const { config, warnings } = loadCompanionConfig(options.configPath);
   const derived = deriveCatalog(config);
-  let { catalog, hash } = derived;
   for (const line of [...warnings, ...derived.warnings]) log(`warning: ${line}`);
 
-  ensureHome(options.home);
+  // One companion per home: two would share an identity and a ledger, and one could run what the other ran.
+  const release = lockHome(options.home);
+  try {
+    return await runHeld(options, config, derived);
+  } finally {
+    release();
+  }
+}
+
+/** The companion's run, its home held. */
+async function runHeld(options: CompanionOptions, config: CompanionConfig, derived: DerivedCatalog): Promise<number> {
+  const { log } = options;
+  let { catalog, hash } = derived;
   const identity = loadOrCreateIdentity(options.home);
   let state: CompanionState = readState(options.home);
   // Paired with one hub says nothing about another: a new hub sees the token again.

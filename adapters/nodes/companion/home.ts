@@ -1,7 +1,7 @@
 // The companion's home directory: its identity (an ed25519 key, made once, kept
 // with mode 0600), its state (the hub, whether it is paired, the last admission)
 // and its ledger (ledger.ts). The enrollment token is never written here.
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NodeState } from '../../../generated/schemas.js';
 import { generateIdentity, identityOf } from '../../../core/surfaces/nodes/wire/node-identity.js';
@@ -71,4 +71,49 @@ export function readState(home: string): CompanionState {
 
 export function writeState(home: string, state: CompanionState): void {
   writeFileAtomic(statePath(home), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+const lockPath = (home: string): string => join(home, 'companion.lock');
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: a process of another user has the pid; it runs.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Holds the home for this process: two companions on one home would share an
+ * identity and a ledger, and one could run what the other already ran. A lock
+ * left by a process that is gone (SIGKILL) is taken over. The release removes it.
+ * Throws, naming the other process, when a live one holds it.
+ */
+export function lockHome(home: string): () => void {
+  ensureHome(home);
+  const path = lockPath(home);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+      const holder = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && running(holder)) {
+        throw new HomeInUseError(`another palai node run (pid ${holder}) uses the home ${home}; stop it first, or give this one its own --home`);
+      }
+      rmSync(path, { force: true });
+    }
+  }
+}
+
+export class HomeInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HomeInUseError';
+  }
 }
