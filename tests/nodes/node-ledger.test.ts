@@ -16,6 +16,7 @@ import { createProject } from '../../core/auth/projects.js';
 import { createLogger } from '../../core/logger.js';
 import { ModelRegistry } from '../../core/models/model-port.js';
 import type { NodeCallRequest } from '../../core/surfaces/nodes/node-calls-port.js';
+import { nodeConnectionLease } from '../../core/surfaces/nodes/node-gateway-port.js';
 import { planFault } from '../../core/surfaces/nodes/wire/execution-plan.js';
 import { MAX_OPEN_INVOCATIONS } from '../../core/surfaces/nodes/wire/limits.js';
 import { testConfig } from '../support/hub.js';
@@ -63,6 +64,9 @@ for (const kind of storeKinds) {
       await nodes().nodeGateway.admit(proofFor(identity), token);
       await nodes().nodes.approve(projectId, identity.nodeId, { allowed_commands: ['shell.exec.v1'] });
       await nodes().nodeGateway.connected(identity.nodeId);
+      // What the gateway holds while the node is connected: only its holder dispatches.
+      const lease = await hub.api.leases.take(nodeConnectionLease(identity.nodeId), HOLDER, 10 * 60_000);
+      assert.ok(lease, 'the connection lease is free');
       return identity.nodeId;
     }
 
@@ -93,7 +97,8 @@ for (const kind of storeKinds) {
       assert.equal(plan.idempotency_key, `${call.responseId}:${call.callId}`);
       assert.equal(planFault(plan, { nodeId, catalogHash: proofFor(newIdentity(), { catalog: execCatalog() }).catalog_hash }), null);
       assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false }), [], 'dispatched once');
-      const resent = await nodes().nodeGateway.claimDispatch([nodeId], 'another-holder', { resend: true });
+      // The node reconnected (to the same process here): what was sent is sent again, unchanged.
+      const resent = await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: true });
       assert.deepEqual(resent, [plan], 'the same plan, re-sent');
 
       await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
@@ -154,6 +159,15 @@ for (const kind of storeKinds) {
       assert.equal(listed.data[0].id, busy.invocationId, 'newest first');
       assert.equal(listed.data[0].failure_code, 'NODE_BUSY');
       assert.equal(listed.has_more, true);
+    });
+
+    test('only the holder of the node’s connection lease dispatches its plans', async () => {
+      const nodeId = await pairedNode();
+      const prepared = await nodes().nodeCalls.prepare(projectId, request(nodeId));
+      assert.deepEqual(await nodes().nodeGateway.claimDispatch([nodeId], 'another-process', { resend: true }), []);
+      assert.equal((await nodes().nodeInvocations.get(projectId, prepared.invocationId)).state, 'prepared');
+      const [plan] = await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      assert.equal(plan.invocation_id, prepared.invocationId);
     });
 
     test('a plan for a command the operator withdrew before it was sent is not sent', async () => {

@@ -9,10 +9,16 @@ import type { Db, Queryable } from '../../store/db.js';
 import { endInvocation, lockInvocation, type InvocationEnding } from './invocation-endings.js';
 import { SENT_STATES } from './invocation-states.js';
 import { REPORT_GRACE_MS } from './node-calls-port.js';
-import { NODE_SIGNALS } from './node-gateway-port.js';
+import { NODE_SIGNALS, nodeConnectionLease } from './node-gateway-port.js';
 import type { InvocationRow } from './node-views.js';
 
 const RESPONSE_ENDED = `EXISTS (SELECT 1 FROM responses r WHERE r.id = i.response_id AND r.status = ANY('{${TERMINAL_STATUSES.join(',')}}'::text[]))`;
+/**
+ * The claiming process holds the node's connection lease now (its holder is the
+ * dispatch holder): a process whose lease ran out while its claim was on the
+ * way dispatches nothing, so no plan is marked sent to a socket that is gone.
+ */
+const HOLDS_CONNECTION = `EXISTS (SELECT 1 FROM cluster_leases l WHERE l.key = '${nodeConnectionLease('')}' || i.node_id AND l.holder = $2 AND l.expires_at > now())`;
 /** The command is still approved: a plan prepared before the operator withdrew it is not sent. */
 const STILL_APPROVED = `EXISTS (SELECT 1 FROM nodes n WHERE n.id = i.node_id AND n.revoked_at IS NULL AND i.command = ANY(n.allowed_commands))`;
 const SWEEP_BATCH = 100;
@@ -23,7 +29,7 @@ export async function claimDispatch(db: Db, nodeIds: readonly string[], holder: 
     const { rows } = await tx.query<{ plan: NodeExecutionPlan }>(
       `UPDATE node_invocations i SET state = 'dispatched', dispatch_holder = $2, dispatched_at = now(), updated_at = now()
        WHERE i.node_id = ANY($1::text[]) AND i.state = 'prepared' AND i.expires_at > now() AND i.cancel_requested_at IS NULL AND NOT ${RESPONSE_ENDED}
-         AND ${STILL_APPROVED}
+         AND ${STILL_APPROVED} AND ${HOLDS_CONNECTION}
        RETURNING i.plan, i.id`,
       [nodeIds, holder],
     );
@@ -31,7 +37,7 @@ export async function claimDispatch(db: Db, nodeIds: readonly string[], holder: 
     if (!options.resend) return plans;
     const { rows: sent } = await tx.query<{ plan: NodeExecutionPlan }>(
       `UPDATE node_invocations i SET dispatch_holder = $2, updated_at = now()
-       WHERE i.node_id = ANY($1::text[]) AND i.state = ANY($3::text[]) AND NOT (i.id = ANY($4::text[]))
+       WHERE i.node_id = ANY($1::text[]) AND i.state = ANY($3::text[]) AND NOT (i.id = ANY($4::text[])) AND ${HOLDS_CONNECTION}
        RETURNING i.plan`,
       [nodeIds, holder, SENT_STATES, plans.map((p) => p.invocation_id)],
     );
