@@ -17,10 +17,14 @@ const SCANNED = ['core', 'adapters', 'bots'];
 const SURFACE_LIBRARIES = [/^express$/, /^@slack\//, /^kafkajs$/, /^@aws-sdk\//, /^openai$/, /^@anthropic-ai\/sdk$/];
 /** Database drivers: only the store may hold them. */
 const STORE_LIBRARIES = [/^pg$/, /^@electric-sql\/pglite$/];
+/** Cron libraries: one module reads cron expressions, so every schedule means the same thing. */
+const CRON_LIBRARIES = [/^croner$/, /^cron$/, /^cron-parser$/, /^node-cron$/, /^node-schedule$/];
+const CRON_MODULE = 'core/surfaces/autonomy/cron.ts';
 
 const RULES = {
   coreInward: 'core never imports adapters/, bots/ or cli/',
   coreLibrary: 'core imports no surface library (express, Slack, Kafka, AWS, model SDKs)',
+  cronLibrary: `a cron library (croner) is imported only by ${CRON_MODULE}`,
   storeDriver: 'database drivers (pg, PGlite) are imported only inside core/store/',
   dbHandle: 'a surface never imports the Db handle (core/store/db.ts)',
   kernelApi: 'a surface imports from core only core/api/**, *-port.ts, core/errors/**, core/ids.ts, core/config.ts, core/logger.ts, core/response-status.ts',
@@ -100,6 +104,7 @@ const wingFace = (wing, path) =>
 export function ruleBroken(fromFile, target) {
   const inCore = fromFile.startsWith('core/');
   if (target.pkg) {
+    if (CRON_LIBRARIES.some((p) => p.test(target.pkg)) && fromFile !== CRON_MODULE) return RULES.cronLibrary;
     if (!inCore) return null;
     if (SURFACE_LIBRARIES.some((p) => p.test(target.pkg))) return RULES.coreLibrary;
     if (STORE_LIBRARIES.some((p) => p.test(target.pkg)) && !fromFile.startsWith('core/store/')) return RULES.storeDriver;

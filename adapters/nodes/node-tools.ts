@@ -18,11 +18,15 @@
 //              INVOCATION_UNKNOWN when the ledger's sweep gives up on its report
 import { nodeError, REPORT_GRACE_MS, type NodeCallsPort } from '../../core/surfaces/nodes/node-calls-port.js';
 import { commandToolName } from '../../core/surfaces/nodes/wire/catalog.js';
-import { ToolResolutionError, type ResolvedTool, type ToolCallContext, type ToolOutcome, type ToolProvider } from '../../core/tools/tool-port.js';
+import {
+  MODEL_TOOL_NAME,
+  ToolResolutionError,
+  type ResolvedTool,
+  type ToolCallContext,
+  type ToolOutcome,
+  type ToolProvider,
+} from '../../core/tools/tool-port.js';
 import type { NodeCommandDescriptor, NodeToolSpec } from '../../generated/schemas.js';
-
-/** What a model's tool name may be (OpenAI's rule). */
-const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Past the ledger's own wait for a report: its sweep answers a silent node's call first, so the call and the ledger agree. */
 const ANSWER_GRACE_MS = REPORT_GRACE_MS + 60_000;

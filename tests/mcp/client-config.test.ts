@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../core/config.js';
 import { stdioServersOf } from '../../core/surfaces/mcp/create-mcp-api.js';
-import { MODEL_TOOL_NAME, modelToolName } from '../../core/surfaces/mcp/mcp-servers-port.js';
+import { modelToolName } from '../../core/surfaces/mcp/mcp-servers-port.js';
+import { MODEL_TOOL_NAME } from '../../core/tools/tool-port.js';
 import { parseStdioDeclarations } from '../../core/surfaces/mcp/stdio-declarations.js';
 import { cleanUpProcesses, tempDir } from '../support/cli.js';
 

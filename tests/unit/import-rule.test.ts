@@ -108,7 +108,15 @@ import { gateway } from '../gateway.js'; // breaks: never imports the hub
 import type { NodesSurfaceApi } from '../../core/surfaces/nodes/nodes-api.js';
 import { Ledger } from './companion/ledger.js'; // breaks: nothing of the hub imports the companion
 `,
+  'core/surfaces/autonomy/cron.ts': `
+import { Cron } from 'croner';
+`,
+  'core/surfaces/autonomy/scheduler.ts': `
+import { Cron } from 'croner'; // breaks: a cron library (croner) is imported only by
+import { parseSchedule } from './cron.js';
+`,
   'bots/slack/bot.ts': `
+import cron from 'node-cron'; // breaks: cron library
 import { kernel } from '../../core/kernel.js'; // breaks: only core/api
 import { sendProblem } from '../../adapters/http/problem.js'; // breaks: another surface
 import { main } from '../../cli/main.js'; // breaks: composition root

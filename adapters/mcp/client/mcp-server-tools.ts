@@ -17,8 +17,8 @@
 //              run it, and only the model (or a person) can decide what now
 import type { McpSurfaceApi } from '../../../core/surfaces/mcp/mcp-api.js';
 import { isPalaiError } from '../../../core/errors/palai-error.js';
-import { MODEL_TOOL_NAME, modelToolName, type McpServerConnection, type McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
-import { ToolResolutionError, type ResolvedTool, type ToolProvider, type ToolRisk } from '../../../core/tools/tool-port.js';
+import { modelToolName, type McpServerConnection, type McpToolDescription } from '../../../core/surfaces/mcp/mcp-servers-port.js';
+import { MODEL_TOOL_NAME, ToolResolutionError, type ResolvedTool, type ToolProvider, type ToolRisk } from '../../../core/tools/tool-port.js';
 import type { McpToolSpec } from '../../../generated/schemas.js';
 import type { McpClientPool } from './client-pool.js';
 import { prepareSchema } from './tool-schemas.js';

@@ -82,8 +82,6 @@ export interface McpServers {
   useClient(client: McpServerClient): void;
 }
 
-/** What a function name may be for every model provider. */
-export const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_NAME = 64;
 
 /**

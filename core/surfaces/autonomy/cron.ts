@@ -1,0 +1,103 @@
+// The project's one cron implementation: a schedule's occurrences, from croner
+// behind this module (the import rule lets no other file import a cron library).
+// Cron takes five fields, or six with seconds first; the time zone is an IANA name.
+// Occurrences are instants: a local time skipped by a DST change gives one
+// occurrence at the next valid time, and a repeated one gives one, its first.
+import { Cron } from 'croner';
+
+/** A schedule checked by `parseSchedule`: it yields occurrences, never throws. */
+export interface Schedule {
+  readonly cron: string;
+  readonly timezone: string;
+  /** The first occurrence strictly after `after`, or null when the pattern has no more. */
+  nextAfter(after: Date): Date | null;
+  /** The occurrences in (after, until], oldest first, at most `limit`. */
+  between(after: Date, until: Date, limit: number): Date[];
+}
+
+/** Why a schedule was refused, with the field it names (`cron` or `timezone`). */
+export class ScheduleError extends Error {
+  constructor(
+    readonly field: 'cron' | 'timezone',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ScheduleError';
+  }
+}
+
+/** How many occurrences are read to find the schedule's shortest interval. */
+const INTERVAL_SAMPLE = 64;
+
+export interface ScheduleOptions {
+  /** IANA time zone; default `UTC`. */
+  timezone?: string;
+  /** The shortest interval allowed between two occurrences, in seconds; default 0 (no minimum). */
+  minIntervalSeconds?: number;
+  /** Where the interval check starts reading occurrences; default now. */
+  from?: Date;
+}
+
+/** Checks a cron expression and its time zone; throws ScheduleError naming the field. */
+export function parseSchedule(cron: string, options: ScheduleOptions = {}): Schedule {
+  const timezone = options.timezone ?? 'UTC';
+  if (!isTimeZone(timezone)) throw new ScheduleError('timezone', `${JSON.stringify(timezone)} is not an IANA time zone.`);
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    throw new ScheduleError('cron', `A cron expression has five fields, or six with seconds first; ${JSON.stringify(cron)} has ${fields.length}.`);
+  }
+  let pattern: Cron;
+  try {
+    pattern = new Cron(fields.join(' '), { timezone, paused: true, mode: '5-or-6-parts' });
+  } catch (error) {
+    throw new ScheduleError('cron', `${JSON.stringify(cron)} is not a cron expression: ${(error as Error).message.replace(/^CronPattern: /, '')}`);
+  }
+  const schedule = scheduleOf(pattern, cron, timezone);
+  const minimum = options.minIntervalSeconds ?? 0;
+  const shortest = shortestInterval(schedule, options.from ?? new Date());
+  if (shortest === null && schedule.nextAfter(options.from ?? new Date()) === null) {
+    throw new ScheduleError('cron', `${JSON.stringify(cron)} has no occurrence after now.`);
+  }
+  if (shortest !== null && shortest < minimum * 1000) {
+    throw new ScheduleError('cron', `${JSON.stringify(cron)} fires every ${shortest / 1000} s; the shortest interval allowed is ${minimum} s.`);
+  }
+  return schedule;
+}
+
+function scheduleOf(pattern: Cron, cron: string, timezone: string): Schedule {
+  const nextAfter = (after: Date) => pattern.nextRun(after);
+  return {
+    cron,
+    timezone,
+    nextAfter,
+    between(after, until, limit) {
+      const found: Date[] = [];
+      for (let at = nextAfter(after); at && at <= until && found.length < limit; at = nextAfter(at)) found.push(at);
+      return found;
+    },
+  };
+}
+
+/** The shortest gap between consecutive occurrences among the next few, in ms (null with fewer than two). */
+function shortestInterval(schedule: Schedule, from: Date): number | null {
+  let shortest: number | null = null;
+  let previous = schedule.nextAfter(from);
+  for (let i = 0; previous && i < INTERVAL_SAMPLE; i++) {
+    const next = schedule.nextAfter(previous);
+    if (!next) break;
+    const gap = next.getTime() - previous.getTime();
+    shortest = shortest === null ? gap : Math.min(shortest, gap);
+    previous = next;
+  }
+  return shortest;
+}
+
+function isTimeZone(name: string): boolean {
+  if (name.length === 0 || name.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
