@@ -124,10 +124,10 @@ export interface ToolProvider<S extends ToolSpecEntry = ToolSpecEntry> {
   validateSpec?(spec: S): string | null;
 }
 
-/** What a built-in tool is given besides its call: the kernel's services it may use. */
 /** What a function name may be for every model provider (OpenAI's rule, the strictest). */
 export const MODEL_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** What a built-in tool is given besides its call: the kernel's services it may use. */
 export type BuiltinDeps = Pick<ToolResolveContext, 'egress'>;
 
 /** A tool the hub itself runs. It declares a JSON Schema for its arguments (validated before it runs) and a default risk. */

@@ -53,11 +53,10 @@ export function parseSchedule(cron: string, options: ScheduleOptions = {}): Sche
     throw new ScheduleError('cron', `${JSON.stringify(cron)} is not a cron expression: ${(error as Error).message.replace(/^CronPattern: /, '')}`);
   }
   const schedule = scheduleOf(pattern, cron, timezone);
+  const first = schedule.nextAfter(options.from ?? new Date());
+  if (!first) throw new ScheduleError('cron', `${JSON.stringify(cron)} has no occurrence after now.`);
   const minimum = options.minIntervalSeconds ?? 0;
-  const shortest = shortestInterval(schedule, options.from ?? new Date());
-  if (shortest === null && schedule.nextAfter(options.from ?? new Date()) === null) {
-    throw new ScheduleError('cron', `${JSON.stringify(cron)} has no occurrence after now.`);
-  }
+  const shortest = shortestInterval(schedule, first);
   if (shortest !== null && shortest < minimum * 1000) {
     throw new ScheduleError('cron', `${JSON.stringify(cron)} fires every ${shortest / 1000} s; the shortest interval allowed is ${minimum} s.`);
   }
@@ -78,11 +77,11 @@ function scheduleOf(pattern: Cron, cron: string, timezone: string): Schedule {
   };
 }
 
-/** The shortest gap between consecutive occurrences among the next few, in ms (null with fewer than two). */
-function shortestInterval(schedule: Schedule, from: Date): number | null {
+/** The shortest gap between consecutive occurrences from `first` on, in ms (null when `first` is the last). */
+function shortestInterval(schedule: Schedule, first: Date): number | null {
   let shortest: number | null = null;
-  let previous = schedule.nextAfter(from);
-  for (let i = 0; previous && i < INTERVAL_SAMPLE; i++) {
+  let previous = first;
+  for (let i = 0; i < INTERVAL_SAMPLE; i++) {
     const next = schedule.nextAfter(previous);
     if (!next) break;
     const gap = next.getTime() - previous.getTime();
