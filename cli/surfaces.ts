@@ -2,6 +2,7 @@
 // given the kernel API and its own wing's slice — and nothing of another
 // surface. A new surface adds its module here and nowhere else in cli/.
 import { a2aSurface } from '../adapters/a2a/surface.js';
+import { autonomySurface } from '../adapters/autonomy/surface.js';
 import { mcpSurface } from '../adapters/mcp/surface.js';
 import { nodesSurface } from '../adapters/nodes/surface.js';
 import { queueSurface, type QueueSurface } from '../adapters/queue/surface.js';
@@ -11,6 +12,8 @@ import type { KernelApi, SurfaceModule } from '../core/api/index.js';
 import type { Kernel } from '../core/kernel.js';
 import type { A2aApi } from '../core/surfaces/a2a/a2a-api.js';
 import { createA2aApi } from '../core/surfaces/a2a/create-a2a-api.js';
+import type { AutonomyApi } from '../core/surfaces/autonomy/autonomy-api.js';
+import { createAutonomyApi } from '../core/surfaces/autonomy/create-autonomy-api.js';
 import type { McpApi } from '../core/surfaces/mcp/mcp-api.js';
 import type { NodesApi } from '../core/surfaces/nodes/nodes-api.js';
 import { createNodesApi } from '../core/surfaces/nodes/create-nodes-api.js';
@@ -25,7 +28,7 @@ import { createWebhooksApi } from '../core/surfaces/webhooks/create-webhooks-api
 export interface Surfaces {
   modules: SurfaceModule[];
   /** Each wing's slice as bound to this kernel, for the commands and tests that call a wing directly. */
-  slices: { a2a: A2aApi; mcp: McpApi; nodes: NodesApi; queue: QueueApi; slack: SlackApi; webhooks: WebhooksApi };
+  slices: { a2a: A2aApi; autonomy: AutonomyApi; mcp: McpApi; nodes: NodesApi; queue: QueueApi; slack: SlackApi; webhooks: WebhooksApi };
   /** Typed handles on two modules, for the commands and tests that look inside them. */
   queue: QueueSurface;
   slack: SlackSurface;
@@ -34,6 +37,7 @@ export interface Surfaces {
 export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
   const slices = {
     a2a: createA2aApi(kernel),
+    autonomy: createAutonomyApi(kernel),
     mcp: createMcpApi(kernel),
     nodes: createNodesApi(kernel),
     queue: createQueueApi(kernel),
@@ -48,6 +52,7 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
     mcpSurface({ ...api, ...slices.mcp }),
     webhooksSurface({ ...api, ...slices.webhooks }),
     nodes,
+    autonomySurface({ ...api, ...slices.autonomy }),
     queue,
     slack,
   ];

@@ -76,6 +76,12 @@ export interface PalaiConfig {
   webhookConcurrency: number;
   /** Responses admitted and not yet started above which queue consumers stop taking jobs; 0: never. */
   queueMaxBacklog: number;
+  /** The shortest interval a schedule may have (PALAI_MIN_SCHEDULE_SECONDS). */
+  minScheduleSeconds: number;
+  /** How often the scheduler looks for due triggers (a NOTIFY wakes it sooner). */
+  schedulerIntervalMs: number;
+  /** How late an occurrence may be taken and still be on time; older ones are missed runs. */
+  scheduleGraceSeconds: number;
 }
 
 /** A server-side key's environment variable and the base URL it may be sent to. */
@@ -277,5 +283,8 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     webhookDisableAfterSeconds: int(env, 'PALAI_WEBHOOK_DISABLE_AFTER_SECONDS', 5 * 24 * 3600, 1),
     webhookConcurrency: int(env, 'PALAI_WEBHOOK_CONCURRENCY', 4, 1, 1000),
     queueMaxBacklog: int(env, 'PALAI_QUEUE_MAX_BACKLOG', 1000, 0, 10_000_000),
+    minScheduleSeconds: int(env, 'PALAI_MIN_SCHEDULE_SECONDS', 60, 1, 31_536_000),
+    schedulerIntervalMs: int(env, 'PALAI_SCHEDULER_INTERVAL_MS', 1000, 50, 60_000),
+    scheduleGraceSeconds: int(env, 'PALAI_SCHEDULE_GRACE_SECONDS', 10, 0, 86_400),
   };
 }

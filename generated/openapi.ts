@@ -564,6 +564,238 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/objectives": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listObjectives"];
+        put?: never;
+        /**
+         * Give an agent a durable goal its wakes work toward (docs/autonomy.md).
+         * @description The objective is `blocked` (reason `no-approved-policy`) until a policy
+         *     is approved by its hash: nothing wakes it before a person did.
+         */
+        post: operations["createObjective"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get: operations["getObjective"];
+        put?: never;
+        post?: never;
+        /** Delete the objective, its policies, triggers and wake records; a running wake is cancelled. */
+        delete: operations["deleteObjective"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the objective; `status` paused is the kill switch.
+         * @description `paused` cancels the wake that is running and admits no new one until
+         *     `active` again (occurrences missed meanwhile follow each trigger's
+         *     missed-run policy). `completed` and `abandoned` end the objective: its
+         *     triggers are done and a running wake is cancelled.
+         */
+        patch: operations["updateObjective"];
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get: operations["listObjectivePolicies"];
+        put?: never;
+        /**
+         * Propose a policy version (a draft with its canonical hash) for a person to approve.
+         * @description The hash is `sha256:` and the hex SHA-256 of the document's RFC 8785
+         *     canonical JSON, so key order and whitespace never change it. The same
+         *     document proposed again answers with its existing version.
+         */
+        post: operations["createObjectivePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/policies/{version}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+                /** @description The policy version (1, 2, …). */
+                version: components["parameters"]["PolicyVersion"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a draft by its hash; the approved version before it is superseded.
+         * @description Only a `draft` whose stored hash equals `hash` is approved; any other
+         *     hash answers 409 `policy-hash-mismatch` and changes nothing. A
+         *     `blocked` objective waiting for a policy becomes `active`.
+         */
+        post: operations["approveObjectivePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/policies/{version}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+                /** @description The policy version (1, 2, …). */
+                version: components["parameters"]["PolicyVersion"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke a version; no wake is admitted under it from now on. */
+        post: operations["revokeObjectivePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Wake the objective on a cron schedule.
+         * @description Five fields, or six with seconds first, in an IANA time zone (default
+         *     UTC). A local time a DST change skips or repeats wakes once. The
+         *     shortest interval is PALAI_MIN_SCHEDULE_SECONDS (default 60).
+         */
+        post: operations["createObjectiveSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/schedules/{trigger}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+                /** @description The trigger's id (`trg_…`). */
+                trigger: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Stop the schedule; its wake records stay. */
+        delete: operations["deleteObjectiveSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get: operations["listObjectiveTriggers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/wake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Wake the objective now, under the same gates as a schedule.
+         * @description Answers the wake as recorded: `admitted` with its response, or
+         *     `skipped` with the reason (no approved policy, a wake still running…).
+         *     A repeat with the same Idempotency-Key answers with the same wake.
+         */
+        post: operations["wakeObjective"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/wakes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get: operations["listObjectiveWakes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queue_consumers": {
         parameters: {
             query?: never;
@@ -1216,6 +1448,10 @@ export interface components {
             allowed_commands: components["schemas"]["NodeCommandName"][];
             display_name?: string;
         };
+        ApproveObjectivePolicyRequest: {
+            /** @description The hash the person reviewed (`sha256:…`). */
+            hash: string;
+        };
         /** @description A tool from Palai's built-in registry. */
         BuiltinToolSpec: {
             name: string;
@@ -1368,6 +1604,8 @@ export interface components {
             prompt_tokens: number;
             total_tokens: number;
         };
+        /** @enum {unknown} */
+        ConsequenceClass: "observe" | "local_mutation" | "external_effect" | "external_representation" | "financial" | "legal_attestation" | "destructive";
         ContentPart: components["schemas"]["InputTextPart"] | components["schemas"]["OutputTextPart"];
         ContentPartEvent: {
             content_index: number;
@@ -1428,6 +1666,36 @@ export interface components {
              */
             max_uses: number;
             name?: string;
+        };
+        CreateObjectivePolicyRequest: {
+            document: components["schemas"]["ObjectivePolicyDocument"];
+        };
+        CreateObjectiveRequest: {
+            /** @description The agent's id (`agt_…`) or name. */
+            agent: string;
+            description: components["schemas"]["ObjectiveText"];
+            metadata?: components["schemas"]["Metadata"];
+            overlap?: components["schemas"]["ObjectiveOverlap"];
+            /** @default 0 */
+            priority: number;
+            /** @description When a person means to review it (Unix seconds). */
+            review_at?: number;
+            /** @description An existing session of the agent the wakes continue (session_mode objective only). */
+            session?: string;
+            session_mode?: components["schemas"]["ObjectiveSessionMode"];
+            success_criteria?: components["schemas"]["ObjectiveText"];
+        };
+        CreateObjectiveScheduleRequest: {
+            /** @default 86400 */
+            catchup_window_seconds: number;
+            cron: string;
+            /** @description No occurrence after this (Unix seconds); must be in the future. */
+            end_at?: number;
+            /** @default 10 */
+            max_catch_up: number;
+            missed_run_policy?: components["schemas"]["MissedRunPolicy"];
+            /** @description IANA time zone (default UTC). */
+            timezone?: string;
         };
         CreateQueueConsumerRequest: {
             /** @description The agent every job runs (name or id); jobs may then leave `agent` out. */
@@ -1552,6 +1820,20 @@ export interface components {
             deleted: true;
             id: string;
             object: string;
+        };
+        DeletedObjective: {
+            /** @constant */
+            deleted: true;
+            id: string;
+            /** @constant */
+            object: "objective.deleted";
+        };
+        DeletedObjectiveTrigger: {
+            /** @constant */
+            deleted: true;
+            id: string;
+            /** @constant */
+            object: "objective_trigger.deleted";
         };
         FakeErrorStep: {
             error: components["schemas"]["FakeProviderError"];
@@ -1838,6 +2120,11 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        /**
+         * @description After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.
+         * @enum {unknown}
+         */
+        MissedRunPolicy: "skip" | "run_once" | "catch_up";
         /** @description An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes. */
         Model: {
             agent_id: string;
@@ -2055,6 +2342,159 @@ export interface components {
             timeout_seconds?: number;
             /** @constant */
             type: "node";
+        };
+        Objective: {
+            agent_id: string;
+            /** @description Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence. */
+            blocked_reason: string | null;
+            /** @description What the agent's complete_objective call gave as evidence. */
+            completed_evidence?: string | null;
+            created_at: number;
+            description: string;
+            id: string;
+            last_wake_response_id?: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /** @constant */
+            object: "objective";
+            overlap: components["schemas"]["ObjectiveOverlap"];
+            /** @description The approved policy the wakes run under, or null. */
+            policy: null | {
+                expires_at: number | null;
+                hash: string;
+                version: number;
+            };
+            priority: number;
+            review_at: number | null;
+            /** @description The session the wakes continue (session_mode objective): the one named at creation, else the first wake's. */
+            session_id: string | null;
+            session_mode: components["schemas"]["ObjectiveSessionMode"];
+            status: components["schemas"]["ObjectiveStatus"];
+            success_criteria: string | null;
+            updated_at: number;
+        };
+        ObjectiveList: {
+            data: components["schemas"]["Objective"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /**
+         * @description A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.
+         * @enum {unknown}
+         */
+        ObjectiveOverlap: "skip" | "buffer_one";
+        ObjectivePolicy: {
+            approved_at: number | null;
+            created_at: number;
+            document: components["schemas"]["ObjectivePolicyDocument"];
+            expires_at: number | null;
+            hash: string;
+            /** @constant */
+            object: "objective_policy";
+            objective_id: string;
+            revoked_at: number | null;
+            status: components["schemas"]["ObjectivePolicyStatus"];
+            version: number;
+        };
+        /** @description What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB. */
+        ObjectivePolicyDocument: {
+            /** @description The only tools a wake may use (by name); null: the agent's own. */
+            allowed_tools?: string[] | null;
+            consequence_classes: components["schemas"]["ConsequenceClass"][];
+            /** @description After this (Unix seconds) no wake is admitted under the policy. */
+            expires_at?: number | null;
+            max_actions_per_period?: null | {
+                count: number;
+                period_seconds: number;
+            };
+            max_concurrency?: number | null;
+            /** @description Each wake's time limit (narrows the agent's timeout_seconds). */
+            max_seconds?: number | null;
+            /** @description Each wake's token budget (narrows the agent's max_total_tokens). */
+            max_tokens?: number | null;
+            /** @description MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools. */
+            mcp_tools?: string[] | null;
+            /** @description What the objective may act on, in words a reviewer reads. */
+            objective_scope: string;
+            /** @description `HH-HH` in the policy's time zone; `22-07` wraps past midnight. */
+            quiet_hours?: string | null;
+            /** @description IANA time zone of quiet_hours (default UTC). */
+            timezone?: string;
+        };
+        ObjectivePolicyList: {
+            data: components["schemas"]["ObjectivePolicy"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        ObjectivePolicyStatus: "draft" | "approved" | "superseded" | "revoked";
+        /**
+         * @description `objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.
+         * @enum {unknown}
+         */
+        ObjectiveSessionMode: "objective" | "per_wake";
+        /** @enum {unknown} */
+        ObjectiveStatus: "active" | "paused" | "blocked" | "completed" | "abandoned";
+        ObjectiveText: string;
+        /** @description The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere. */
+        ObjectiveToolSpec: {
+            /** @constant */
+            type: "objective";
+        };
+        ObjectiveTrigger: {
+            catchup_window_seconds: number;
+            created_at: number;
+            cron: string | null;
+            end_at: number | null;
+            id: string;
+            /**
+             * @description cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake.
+             * @enum {unknown}
+             */
+            kind: "cron" | "once" | "manual";
+            /** @description The due time of its last admitted wake. */
+            last_fired_at: number | null;
+            last_skip_reason: components["schemas"]["WakeSkipReason"] | null;
+            max_catch_up: number;
+            missed_run_policy: components["schemas"]["MissedRunPolicy"];
+            /** @description Unix seconds. */
+            next_due_at: number | null;
+            /** @constant */
+            object: "objective_trigger";
+            objective_id: string;
+            /** @description The agent's reason for a one-shot wake. */
+            reason: string | null;
+            skipped_count: number;
+            /** @enum {unknown} */
+            status: "enabled" | "done";
+            timezone: string | null;
+        };
+        ObjectiveTriggerList: {
+            data: components["schemas"]["ObjectiveTrigger"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
+        };
+        ObjectiveWake: {
+            created_at: number;
+            /** @description The occurrence's due time (Unix seconds). */
+            due_at: number;
+            /** @constant */
+            object: "objective_wake";
+            /** @enum {unknown} */
+            outcome: "admitted" | "skipped";
+            reason: components["schemas"]["WakeSkipReason"] | null;
+            response_id: string | null;
+            trigger_id: string;
+        };
+        ObjectiveWakeList: {
+            data: components["schemas"]["ObjectiveWake"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
         };
         /**
          * @description The same problem in OpenAI's error shape (an RFC 9457 extension member), so the
@@ -2522,7 +2962,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"] | components["schemas"]["NodeToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"] | components["schemas"]["NodeToolSpec"] | components["schemas"]["ObjectiveToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -2530,6 +2970,19 @@ export interface components {
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
         UpdateConversationRequest: {
             metadata: components["schemas"]["Metadata"];
+        };
+        UpdateObjectiveRequest: {
+            description?: components["schemas"]["ObjectiveText"];
+            metadata?: components["schemas"]["Metadata"];
+            overlap?: components["schemas"]["ObjectiveOverlap"];
+            priority?: number;
+            review_at?: number | null;
+            /**
+             * @description `blocked` is the hub's to set, with its reason.
+             * @enum {unknown}
+             */
+            status?: "active" | "paused" | "completed" | "abandoned";
+            success_criteria?: components["schemas"]["ObjectiveText"] | null;
         };
         UpdateQueueConsumerRequest: {
             agent?: string | null;
@@ -2574,6 +3027,12 @@ export interface components {
             };
             total_tokens: number;
         };
+        WakeObjectiveRequest: {
+            /** @description Why, as the wake's input tells the agent. */
+            reason?: string;
+        };
+        /** @enum {unknown} */
+        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
         WebhookAttempt: {
             attempt: number;
             created_at: components["schemas"]["UnixSeconds"];
@@ -2681,6 +3140,8 @@ export interface components {
         NodeInvocationId: string;
         /** @description The node's id (`node_…`) or one of its aliases. */
         NodeRef: string;
+        /** @description The objective's id (`obj_…`). */
+        ObjectiveId: string;
         /**
          * @description `extended` streams Palai's own status events (`response.waiting_for_approval`,
          *     `response.waiting_for_tool`, `response.waiting_for_input`, `response.cancelled`)
@@ -2690,8 +3151,12 @@ export interface components {
         PalaiEventsHeader: "openai" | "extended";
         /** @description The `Palai-Events` header as a query parameter, for clients that cannot set headers (a browser's EventSource). */
         PalaiEventsQuery: "openai" | "extended";
+        /** @description The policy version (1, 2, …). */
+        PolicyVersion: number;
         ResponseId: string;
         SessionId: string;
+        /** @description The trigger's id (`trg_…`). */
+        TriggerId: string;
         /** @description The delivery's id (`dlv_…`), the `webhook-id` its receiver saw. */
         WebhookDeliveryId: string;
         /** @description The webhook endpoint's id (`wh_…`). */
@@ -3773,6 +4238,393 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Node"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listObjectives: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the id of the last object of the previous page. */
+                after?: components["parameters"]["After"];
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                status?: components["schemas"]["ObjectiveStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's objectives, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createObjective: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateObjectiveRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Objective"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getObjective: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The objective. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Objective"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteObjective: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObjective"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    updateObjective: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateObjectiveRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Objective"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listObjectivePolicies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every version of the objective's delegation policy, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectivePolicyList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createObjectivePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateObjectivePolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The draft. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectivePolicy"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    approveObjectivePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+                /** @description The policy version (1, 2, …). */
+                version: components["parameters"]["PolicyVersion"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApproveObjectivePolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description Approved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectivePolicy"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    revokeObjectivePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+                /** @description The policy version (1, 2, …). */
+                version: components["parameters"]["PolicyVersion"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (again, it changes nothing). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectivePolicy"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createObjectiveSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateObjectiveScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The trigger. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveTrigger"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteObjectiveSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+                /** @description The trigger's id (`trg_…`). */
+                trigger: components["parameters"]["TriggerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedObjectiveTrigger"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listObjectiveTriggers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every trigger of the objective (schedules, the agent's one-shot wakes, manual wakes), oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveTriggerList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    wakeObjective: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WakeObjectiveRequest"];
+            };
+        };
+        responses: {
+            /** @description The wake. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveWake"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listObjectiveWakes: {
+        parameters: {
+            query?: {
+                /** @description Only wakes due before this time (Unix seconds), to page back. */
+                before?: number;
+                /** @description Page size. Default 100. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Admitted and skipped occurrences, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveWakeList"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -28,6 +28,20 @@ export type OperationId =
   | 'listNodeInvocations'
   | 'getNodeInvocation'
   | 'cancelNodeInvocation'
+  | 'listObjectives'
+  | 'createObjective'
+  | 'getObjective'
+  | 'updateObjective'
+  | 'deleteObjective'
+  | 'listObjectivePolicies'
+  | 'createObjectivePolicy'
+  | 'approveObjectivePolicy'
+  | 'revokeObjectivePolicy'
+  | 'createObjectiveSchedule'
+  | 'deleteObjectiveSchedule'
+  | 'listObjectiveTriggers'
+  | 'wakeObjective'
+  | 'listObjectiveWakes'
   | 'listQueueConsumers'
   | 'createQueueConsumer'
   | 'getQueueConsumer'
@@ -473,6 +487,202 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": null,
     "responses": {
       "200": "NodeInvocation",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listObjectives",
+    "method": "GET",
+    "path": "/v1/objectives",
+    "expressPath": "/v1/objectives",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": "listObjectivesQuery",
+    "responses": {
+      "200": "ObjectiveList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createObjective",
+    "method": "POST",
+    "path": "/v1/objectives",
+    "expressPath": "/v1/objectives",
+    "authenticated": true,
+    "bodySchema": "CreateObjectiveRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "201": "Objective",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getObjective",
+    "method": "GET",
+    "path": "/v1/objectives/{objective}",
+    "expressPath": "/v1/objectives/:objective",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "Objective",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "updateObjective",
+    "method": "PATCH",
+    "path": "/v1/objectives/{objective}",
+    "expressPath": "/v1/objectives/:objective",
+    "authenticated": true,
+    "bodySchema": "UpdateObjectiveRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "200": "Objective",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteObjective",
+    "method": "DELETE",
+    "path": "/v1/objectives/{objective}",
+    "expressPath": "/v1/objectives/:objective",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObjective",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listObjectivePolicies",
+    "method": "GET",
+    "path": "/v1/objectives/{objective}/policies",
+    "expressPath": "/v1/objectives/:objective/policies",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectivePolicyList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createObjectivePolicy",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/policies",
+    "expressPath": "/v1/objectives/:objective/policies",
+    "authenticated": true,
+    "bodySchema": "CreateObjectivePolicyRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "201": "ObjectivePolicy",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "approveObjectivePolicy",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/policies/{version}/approve",
+    "expressPath": "/v1/objectives/:objective/policies/:version/approve",
+    "authenticated": true,
+    "bodySchema": "ApproveObjectivePolicyRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectivePolicy",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "revokeObjectivePolicy",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/policies/{version}/revoke",
+    "expressPath": "/v1/objectives/:objective/policies/:version/revoke",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectivePolicy",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createObjectiveSchedule",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/schedules",
+    "expressPath": "/v1/objectives/:objective/schedules",
+    "authenticated": true,
+    "bodySchema": "CreateObjectiveScheduleRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "201": "ObjectiveTrigger",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteObjectiveSchedule",
+    "method": "DELETE",
+    "path": "/v1/objectives/{objective}/schedules/{trigger}",
+    "expressPath": "/v1/objectives/:objective/schedules/:trigger",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedObjectiveTrigger",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listObjectiveTriggers",
+    "method": "GET",
+    "path": "/v1/objectives/{objective}/triggers",
+    "expressPath": "/v1/objectives/:objective/triggers",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectiveTriggerList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "wakeObjective",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/wake",
+    "expressPath": "/v1/objectives/:objective/wake",
+    "authenticated": true,
+    "bodySchema": "WakeObjectiveRequest",
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "201": "ObjectiveWake",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listObjectiveWakes",
+    "method": "GET",
+    "path": "/v1/objectives/{objective}/wakes",
+    "expressPath": "/v1/objectives/:objective/wakes",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": "listObjectiveWakesQuery",
+    "responses": {
+      "200": "ObjectiveWakeList",
       "default": "Problem"
     }
   },

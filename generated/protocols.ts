@@ -157,6 +157,10 @@ export interface components {
             allowed_commands: components["schemas"]["NodeCommandName"][];
             display_name?: string;
         };
+        ApproveObjectivePolicyRequest: {
+            /** @description The hash the person reviewed (`sha256:…`). */
+            hash: string;
+        };
         /** @description A tool from Palai's built-in registry. */
         BuiltinToolSpec: {
             name: string;
@@ -309,6 +313,8 @@ export interface components {
             prompt_tokens: number;
             total_tokens: number;
         };
+        /** @enum {unknown} */
+        ConsequenceClass: "observe" | "local_mutation" | "external_effect" | "external_representation" | "financial" | "legal_attestation" | "destructive";
         ContentAddedEvent: {
             content_index: number;
             item_id: string;
@@ -385,6 +391,36 @@ export interface components {
              */
             max_uses: number;
             name?: string;
+        };
+        CreateObjectivePolicyRequest: {
+            document: components["schemas"]["ObjectivePolicyDocument"];
+        };
+        CreateObjectiveRequest: {
+            /** @description The agent's id (`agt_…`) or name. */
+            agent: string;
+            description: components["schemas"]["ObjectiveText"];
+            metadata?: components["schemas"]["Metadata"];
+            overlap?: components["schemas"]["ObjectiveOverlap"];
+            /** @default 0 */
+            priority: number;
+            /** @description When a person means to review it (Unix seconds). */
+            review_at?: number;
+            /** @description An existing session of the agent the wakes continue (session_mode objective only). */
+            session?: string;
+            session_mode?: components["schemas"]["ObjectiveSessionMode"];
+            success_criteria?: components["schemas"]["ObjectiveText"];
+        };
+        CreateObjectiveScheduleRequest: {
+            /** @default 86400 */
+            catchup_window_seconds: number;
+            cron: string;
+            /** @description No occurrence after this (Unix seconds); must be in the future. */
+            end_at?: number;
+            /** @default 10 */
+            max_catch_up: number;
+            missed_run_policy?: components["schemas"]["MissedRunPolicy"];
+            /** @description IANA time zone (default UTC). */
+            timezone?: string;
         };
         CreateQueueConsumerRequest: {
             /** @description The agent every job runs (name or id); jobs may then leave `agent` out. */
@@ -509,6 +545,20 @@ export interface components {
             deleted: true;
             id: string;
             object: string;
+        };
+        DeletedObjective: {
+            /** @constant */
+            deleted: true;
+            id: string;
+            /** @constant */
+            object: "objective.deleted";
+        };
+        DeletedObjectiveTrigger: {
+            /** @constant */
+            deleted: true;
+            id: string;
+            /** @constant */
+            object: "objective_trigger.deleted";
         };
         FakeErrorStep: {
             error: components["schemas"]["FakeProviderError"];
@@ -820,6 +870,11 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        /**
+         * @description After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.
+         * @enum {unknown}
+         */
+        MissedRunPolicy: "skip" | "run_once" | "catch_up";
         /** @description An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes. */
         Model: {
             agent_id: string;
@@ -1183,6 +1238,159 @@ export interface components {
             timeout_seconds?: number;
             /** @constant */
             type: "node";
+        };
+        Objective: {
+            agent_id: string;
+            /** @description Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence. */
+            blocked_reason: string | null;
+            /** @description What the agent's complete_objective call gave as evidence. */
+            completed_evidence?: string | null;
+            created_at: number;
+            description: string;
+            id: string;
+            last_wake_response_id?: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /** @constant */
+            object: "objective";
+            overlap: components["schemas"]["ObjectiveOverlap"];
+            /** @description The approved policy the wakes run under, or null. */
+            policy: null | {
+                expires_at: number | null;
+                hash: string;
+                version: number;
+            };
+            priority: number;
+            review_at: number | null;
+            /** @description The session the wakes continue (session_mode objective): the one named at creation, else the first wake's. */
+            session_id: string | null;
+            session_mode: components["schemas"]["ObjectiveSessionMode"];
+            status: components["schemas"]["ObjectiveStatus"];
+            success_criteria: string | null;
+            updated_at: number;
+        };
+        ObjectiveList: {
+            data: components["schemas"]["Objective"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /**
+         * @description A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.
+         * @enum {unknown}
+         */
+        ObjectiveOverlap: "skip" | "buffer_one";
+        ObjectivePolicy: {
+            approved_at: number | null;
+            created_at: number;
+            document: components["schemas"]["ObjectivePolicyDocument"];
+            expires_at: number | null;
+            hash: string;
+            /** @constant */
+            object: "objective_policy";
+            objective_id: string;
+            revoked_at: number | null;
+            status: components["schemas"]["ObjectivePolicyStatus"];
+            version: number;
+        };
+        /** @description What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB. */
+        ObjectivePolicyDocument: {
+            /** @description The only tools a wake may use (by name); null: the agent's own. */
+            allowed_tools?: string[] | null;
+            consequence_classes: components["schemas"]["ConsequenceClass"][];
+            /** @description After this (Unix seconds) no wake is admitted under the policy. */
+            expires_at?: number | null;
+            max_actions_per_period?: null | {
+                count: number;
+                period_seconds: number;
+            };
+            max_concurrency?: number | null;
+            /** @description Each wake's time limit (narrows the agent's timeout_seconds). */
+            max_seconds?: number | null;
+            /** @description Each wake's token budget (narrows the agent's max_total_tokens). */
+            max_tokens?: number | null;
+            /** @description MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools. */
+            mcp_tools?: string[] | null;
+            /** @description What the objective may act on, in words a reviewer reads. */
+            objective_scope: string;
+            /** @description `HH-HH` in the policy's time zone; `22-07` wraps past midnight. */
+            quiet_hours?: string | null;
+            /** @description IANA time zone of quiet_hours (default UTC). */
+            timezone?: string;
+        };
+        ObjectivePolicyList: {
+            data: components["schemas"]["ObjectivePolicy"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        ObjectivePolicyStatus: "draft" | "approved" | "superseded" | "revoked";
+        /**
+         * @description `objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.
+         * @enum {unknown}
+         */
+        ObjectiveSessionMode: "objective" | "per_wake";
+        /** @enum {unknown} */
+        ObjectiveStatus: "active" | "paused" | "blocked" | "completed" | "abandoned";
+        ObjectiveText: string;
+        /** @description The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere. */
+        ObjectiveToolSpec: {
+            /** @constant */
+            type: "objective";
+        };
+        ObjectiveTrigger: {
+            catchup_window_seconds: number;
+            created_at: number;
+            cron: string | null;
+            end_at: number | null;
+            id: string;
+            /**
+             * @description cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake.
+             * @enum {unknown}
+             */
+            kind: "cron" | "once" | "manual";
+            /** @description The due time of its last admitted wake. */
+            last_fired_at: number | null;
+            last_skip_reason: components["schemas"]["WakeSkipReason"] | null;
+            max_catch_up: number;
+            missed_run_policy: components["schemas"]["MissedRunPolicy"];
+            /** @description Unix seconds. */
+            next_due_at: number | null;
+            /** @constant */
+            object: "objective_trigger";
+            objective_id: string;
+            /** @description The agent's reason for a one-shot wake. */
+            reason: string | null;
+            skipped_count: number;
+            /** @enum {unknown} */
+            status: "enabled" | "done";
+            timezone: string | null;
+        };
+        ObjectiveTriggerList: {
+            data: components["schemas"]["ObjectiveTrigger"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
+        };
+        ObjectiveWake: {
+            created_at: number;
+            /** @description The occurrence's due time (Unix seconds). */
+            due_at: number;
+            /** @constant */
+            object: "objective_wake";
+            /** @enum {unknown} */
+            outcome: "admitted" | "skipped";
+            reason: components["schemas"]["WakeSkipReason"] | null;
+            response_id: string | null;
+            trigger_id: string;
+        };
+        ObjectiveWakeList: {
+            data: components["schemas"]["ObjectiveWake"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
         };
         /**
          * @description The same problem in OpenAI's error shape (an RFC 9457 extension member), so the
@@ -1763,7 +1971,7 @@ export interface components {
         };
         /** @enum {unknown} */
         ToolRisk: "read" | "write" | "privileged";
-        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"] | components["schemas"]["NodeToolSpec"];
+        ToolSpec: components["schemas"]["FunctionToolSpec"] | components["schemas"]["BuiltinToolSpec"] | components["schemas"]["A2AToolSpec"] | components["schemas"]["McpToolSpec"] | components["schemas"]["NodeToolSpec"] | components["schemas"]["ObjectiveToolSpec"];
         /** @description Seconds since the Unix epoch. */
         UnixSeconds: number;
         UpdateAgentRequest: {
@@ -1771,6 +1979,19 @@ export interface components {
         } & WithRequired<components["schemas"]["AgentSpecFields"], "model">;
         UpdateConversationRequest: {
             metadata: components["schemas"]["Metadata"];
+        };
+        UpdateObjectiveRequest: {
+            description?: components["schemas"]["ObjectiveText"];
+            metadata?: components["schemas"]["Metadata"];
+            overlap?: components["schemas"]["ObjectiveOverlap"];
+            priority?: number;
+            review_at?: number | null;
+            /**
+             * @description `blocked` is the hub's to set, with its reason.
+             * @enum {unknown}
+             */
+            status?: "active" | "paused" | "completed" | "abandoned";
+            success_criteria?: components["schemas"]["ObjectiveText"] | null;
         };
         UpdateQueueConsumerRequest: {
             agent?: string | null;
@@ -1815,6 +2036,12 @@ export interface components {
             };
             total_tokens: number;
         };
+        WakeObjectiveRequest: {
+            /** @description Why, as the wake's input tells the agent. */
+            reason?: string;
+        };
+        /** @enum {unknown} */
+        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
         WebhookAttempt: {
             attempt: number;
             created_at: components["schemas"]["UnixSeconds"];

@@ -59,6 +59,7 @@ export const A2A_ERROR_FOR: Readonly<Record<ProblemSlug, A2AErrorClass>> = {
   'limit-exceeded': UnsupportedOperationError,
   'output-invalid': InvalidAgentResponseError,
   'invalid-state': UnsupportedOperationError,
+  'policy-hash-mismatch': UnsupportedOperationError,
   'not-ready': Unavailable,
   'store-busy': Unavailable,
   'store-unavailable': Unavailable,

@@ -34,6 +34,7 @@ export const HTTP_STATUS: Record<ProblemSlug, number> = {
   'request-timeout': 408,
   conflict: 409,
   'invalid-state': 409,
+  'policy-hash-mismatch': 409,
   'payload-too-large': 413,
   'unsupported-media-type': 415,
   'idempotency-conflict': 422,

@@ -34,6 +34,7 @@ export const JSONRPC_CODE_FOR: Readonly<Record<ProblemSlug, number>> = {
   'limit-exceeded': CALLER,
   'output-invalid': SERVER,
   'invalid-state': CALLER,
+  'policy-hash-mismatch': CALLER,
   'not-ready': SERVER,
   'store-busy': SERVER,
   'store-unavailable': SERVER,

@@ -21,9 +21,10 @@ export function checkAgentSpec(spec: AgentSpecFields): void {
     // An MCP server's or a node's tools are known when a run lists them; two entries may take different tools of one.
     if (tool.type === 'mcp' || tool.type === 'node') return;
     // A remote agent's tool is named after it.
-    const name = tool.type === 'a2a' ? `a2a__${tool.remote_agent}` : tool.name;
-    if (seen.has(name))
-      errors.push({ pointer: `/tools/${index}/${tool.type === 'a2a' ? 'remote_agent' : 'name'}`, detail: `duplicate tool name ${JSON.stringify(name)}` });
+    // An objective entry stands for the wake tools, which it may offer once.
+    const name = tool.type === 'a2a' ? `a2a__${tool.remote_agent}` : tool.type === 'objective' ? 'schedule_wake' : tool.name;
+    const field = tool.type === 'a2a' ? 'remote_agent' : tool.type === 'objective' ? 'type' : 'name';
+    if (seen.has(name)) errors.push({ pointer: `/tools/${index}/${field}`, detail: `duplicate tool name ${JSON.stringify(name)}` });
     seen.add(name);
     // Built-ins are known without the kernel's tool registry, which is not reachable here.
     const problem = tool.type === 'builtin' ? builtinTools.validateSpec(tool) : null;

@@ -129,6 +129,11 @@ export const problemTypes = {
     meaning: 'The response is not in a state that allows this action (already ended, or waiting for something else).',
     retry: 'after-change',
   },
+  'policy-hash-mismatch': {
+    title: 'The hash is not the policy version it approves',
+    meaning: 'The approval names a hash other than the stored draft\'s (or the version is no longer a draft): re-read the policy, review it, and approve the hash shown.',
+    retry: 'after-change',
+  },
   'not-ready': {
     title: 'The service is not ready',
     meaning: 'The server is starting or degraded; retrying later can help.',

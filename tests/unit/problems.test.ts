@@ -74,6 +74,7 @@ test('the HTTP table holds the statuses clients branch on', () => {
     'request-timeout': 408,
     conflict: 409,
     'invalid-state': 409,
+    'policy-hash-mismatch': 409,
     'payload-too-large': 413,
     'unsupported-media-type': 415,
     'idempotency-conflict': 422,

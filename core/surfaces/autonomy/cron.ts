@@ -48,7 +48,7 @@ export function parseSchedule(cron: string, options: ScheduleOptions = {}): Sche
   }
   let pattern: Cron;
   try {
-    pattern = new Cron(fields.join(' '), { timezone, paused: true, mode: '5-or-6-parts' });
+    pattern = cronOf(fields, timezone);
   } catch (error) {
     throw new ScheduleError('cron', `${JSON.stringify(cron)} is not a cron expression: ${(error as Error).message.replace(/^CronPattern: /, '')}`);
   }
@@ -59,6 +59,28 @@ export function parseSchedule(cron: string, options: ScheduleOptions = {}): Sche
   const shortest = shortestInterval(schedule, first);
   if (shortest !== null && shortest < minimum * 1000) {
     throw new ScheduleError('cron', `${JSON.stringify(cron)} fires every ${shortest / 1000} s; the shortest interval allowed is ${minimum} s.`);
+  }
+  return schedule;
+}
+
+/** A paused croner pattern: it only computes occurrences, never runs anything. */
+const cronOf = (fields: string[], timezone: string): Cron => new Cron(fields.join(' '), { timezone, paused: true, mode: '5-or-6-parts' });
+
+/** Stored schedules by cron and zone: each tick reads the same few again. */
+const loaded = new Map<string, Schedule>();
+const LOADED_MAX = 4096;
+
+/**
+ * A schedule `parseSchedule` accepted when it was stored, for reading its
+ * occurrences: no interval check, and no refusal when it has no more (it yields none).
+ */
+export function loadSchedule(cron: string, timezone: string): Schedule {
+  const key = `${timezone} ${cron}`;
+  let schedule = loaded.get(key);
+  if (!schedule) {
+    schedule = scheduleOf(cronOf(cron.trim().split(/\s+/), timezone), cron, timezone);
+    if (loaded.size >= LOADED_MAX) loaded.clear();
+    loaded.set(key, schedule);
   }
   return schedule;
 }
@@ -91,7 +113,7 @@ function shortestInterval(schedule: Schedule, first: Date): number | null {
   return shortest;
 }
 
-function isTimeZone(name: string): boolean {
+export function isTimeZone(name: string): boolean {
   if (name.length === 0 || name.length > 64) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });

@@ -1,0 +1,68 @@
+// The scheduler in a worker process: a tick every PALAI_SCHEDULER_INTERVAL_MS,
+// and at once when a signal says a trigger was made (a hint that may be lost,
+// hence the interval). A tick that reached its bound runs again straight away.
+// Ticks never overlap in one process; across processes SKIP LOCKED shares the work.
+import type { BackgroundLoop } from '../../core/api/index.js';
+import { WORK_ROLES } from '../../core/api/surface.js';
+import type { AutonomySurfaceApi } from '../../core/surfaces/autonomy/autonomy-api.js';
+import { TRIGGERS_SIGNAL, type TickOutcome } from '../../core/surfaces/autonomy/autonomy-port.js';
+import type { WakeMetrics } from './metrics.js';
+
+function record(metrics: WakeMetrics, outcome: TickOutcome): void {
+  if (outcome.admitted > 0) metrics.count('admitted', null, outcome.admitted);
+  for (const [reason, n] of Object.entries(outcome.skipped)) if (n) metrics.count('skipped', reason, n);
+  for (const ms of outcome.lagsMs) metrics.lag(ms);
+}
+
+export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metrics: () => WakeMetrics): BackgroundLoop {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = true;
+  let unlisten: (() => Promise<void>) | null = null;
+
+  const run = async () => {
+    for (;;) {
+      const outcome = await api.scheduler.tick();
+      record(metrics(), outcome);
+      if (!outcome.more || stopped) return;
+    }
+  };
+  const kick = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = run()
+      .catch((error: unknown) => {
+        metrics().tickFailed();
+        api.logger.warn({ err: error }, 'a scheduler tick failed; it runs again shortly');
+      })
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          kick();
+        }
+      });
+  };
+  return {
+    name: 'autonomy.scheduler',
+    roles: WORK_ROLES,
+    async start() {
+      stopped = false;
+      unlisten = await api.signals.listen(TRIGGERS_SIGNAL, kick);
+      timer = setInterval(kick, intervalMs);
+      timer.unref();
+      kick();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      await unlisten?.();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Binds the autonomy wing's slice to one kernel.
+import { atBoundary } from '../../api/boundary.js';
+import type { Kernel } from '../../kernel.js';
+import type { AutonomyApi } from './autonomy-api.js';
+import { completeObjective, objectiveOfResponse } from './objective-calls.js';
+import { createObjective, deleteObjective, getObjective, listObjectives, updateObjective } from './objectives.js';
+import { approvePolicy, draftPolicy, listPolicies, revokePolicy } from './policies.js';
+import { tick } from './scheduler.js';
+import { createSchedule, deleteTrigger, listTriggers, scheduleOnce } from './triggers.js';
+import { getWake, listWakes, wakeNow } from './wakes.js';
+
+/** The most triggers one scheduler transaction takes. */
+export const DEFAULT_TICK_BATCH = 200;
+
+export function createAutonomyApi({ db, config }: Pick<Kernel, 'db' | 'config'>): AutonomyApi {
+  return atBoundary({
+    objectives: {
+      create: (projectId, request, options) => createObjective(db, projectId, request, options?.idempotency),
+      get: (projectId, id) => getObjective(db, projectId, id),
+      list: (projectId, query) => listObjectives(db, projectId, query),
+      update: (projectId, id, request) => updateObjective(db, projectId, id, request),
+      delete: (projectId, id) => deleteObjective(db, projectId, id),
+      wake: (projectId, id, reason, options) => wakeNow(db, projectId, id, reason, options?.idempotency),
+      getWake: (projectId, id, ref) => getWake(db, projectId, id, ref),
+      wakes: (projectId, id, query) => listWakes(db, projectId, id, query),
+    },
+    objectivePolicies: {
+      draft: (projectId, objectiveId, request) => draftPolicy(db, projectId, objectiveId, request.document),
+      list: (projectId, objectiveId) => listPolicies(db, projectId, objectiveId),
+      approve: (projectId, objectiveId, version, hash) => approvePolicy(db, projectId, objectiveId, version, hash),
+      revoke: (projectId, objectiveId, version) => revokePolicy(db, projectId, objectiveId, version),
+    },
+    objectiveTriggers: {
+      createSchedule: (projectId, objectiveId, request) => createSchedule(db, config.minScheduleSeconds, projectId, objectiveId, request),
+      delete: (projectId, objectiveId, triggerId) => deleteTrigger(db, projectId, objectiveId, triggerId),
+      list: (projectId, objectiveId) => listTriggers(db, projectId, objectiveId),
+    },
+    scheduler: {
+      tick: (options) => tick(db, { graceSeconds: config.scheduleGraceSeconds, batch: options?.batch ?? DEFAULT_TICK_BATCH }),
+    },
+    objectiveCalls: {
+      objectiveOf: (projectId, responseId) => objectiveOfResponse(db, projectId, responseId),
+      scheduleWake: (objectiveId, call) => scheduleOnce(db, objectiveId, call),
+      complete: (objectiveId, evidence) => completeObjective(db, objectiveId, evidence),
+    },
+  });
+}
