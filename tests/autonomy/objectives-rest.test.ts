@@ -69,7 +69,7 @@ describeEachStore(
 
       const wrong = await send(ctx, 'post', `/v1/objectives/${id}/policies/1/approve`, { hash: `sha256:${'0'.repeat(64)}` });
       assertProblem(wrong, 409, 'policy-hash-mismatch');
-      assert.equal(wrong.body.expected_hash, draft.hash);
+      assert.ok(!wrong.text.includes(draft.hash), 'the problem does not hand out the hash to approve');
       assert.equal((await call(ctx, 'get', `/v1/objectives/${id}`, 'getObjective', 200)).status, 'blocked');
 
       const racing = await Promise.all([1, 2].map(() => send(ctx, 'post', `/v1/objectives/${id}/policies/1/approve`, { hash: draft.hash })));

@@ -103,6 +103,9 @@ test('every setting the loader reads refuses a bad value with one line that star
     PALAI_WEBHOOK_DISABLE_AFTER_SECONDS: 'never',
     PALAI_WEBHOOK_CONCURRENCY: '1001',
     PALAI_QUEUE_MAX_BACKLOG: '99999999999999999999',
+    PALAI_MIN_SCHEDULE_SECONDS: '0',
+    PALAI_SCHEDULER_INTERVAL_MS: '10',
+    PALAI_SCHEDULE_GRACE_SECONDS: '1 day',
   };
   // Read through a proxy: a setting added to the loader without a row here fails this test.
   const read = new Set<string>();

@@ -79,9 +79,9 @@ export async function approvePolicy(db: Db, projectId: string, objectiveId: stri
       throw new PalaiError('conflict', `Policy version ${version} of ${objective.id} is ${policy.status}; only a draft can be approved.`);
     }
     if (policy.hash !== hash) {
-      throw new PalaiError('policy-hash-mismatch', `Policy version ${version} of ${objective.id} has hash ${policy.hash}, not ${JSON.stringify(hash)}.`, {
+      // The stored hash is not repeated here: whoever approves reads the version (GET …/policies) and names the hash it shows.
+      throw new PalaiError('policy-hash-mismatch', `${JSON.stringify(hash)} is not the hash of policy version ${version} of ${objective.id}; read that version and approve the hash it shows.`, {
         errors: [{ pointer: '/hash', detail: 'is not the hash of this version' }],
-        extensions: { expected_hash: policy.hash },
       });
     }
     if (policy.expires_at !== null && policy.expires_at.getTime() <= Date.now()) {
