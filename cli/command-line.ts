@@ -30,6 +30,7 @@ const COMMANDS: Record<string, CommandModule> = {
   doctor: { load: async () => (await import('./commands/doctor.js')).registerDoctor, viaHub: true },
   outbox: { load: async () => (await import('./commands/outbox.js')).registerOutbox, viaHub: true },
   nodes: { load: async () => (await import('./commands/nodes.js')).registerNodes, viaHub: true },
+  objectives: { load: async () => (await import('./commands/objectives.js')).registerObjectives, viaHub: true },
   mcp: { load: async () => (await import('./commands/mcp.js')).registerMcp, viaHub: false },
   bot: { load: async () => (await import('./commands/bot.js')).registerBot, viaHub: false },
   node: { load: async () => (await import('./commands/node.js')).registerNode, viaHub: false },
