@@ -5,7 +5,7 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 export const AdmissionCommand = validate21;
 const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. Without a previous response, input ending with function call outputs for all of a waiting response's pending client calls (same agent, same session when one is named) answers it the same way, with those trailing outputs; so does an empty input in a session whose latest response waits for outputs the session now holds.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. Empty only when continuing a conversation: an existing session (by id or key) or a previous response.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"allOf":[{"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}},{"if":{"not":{"anyOf":[{"required":["previous_response_id"]},{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["id","key"]}}}}}]}},"then":{"properties":{"input":{"type":"array","minItems":1}}}}]};
 const schema41 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
-const schema46 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema60 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
 const schema33 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
 const schema39 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
@@ -1048,11 +1048,1240 @@ return errors === 0;
 }
 validate22.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema42 = {"description":"What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions).","type":"object","additionalProperties":false,"properties":{"temperature":{"type":"number","minimum":0,"maximum":2},"top_p":{"type":"number","minimum":0,"maximum":1},"max_output_tokens":{"type":"integer","minimum":1,"maximum":1000000,"description":"The cap on each model step's output."},"parallel_tool_calls":{"type":"boolean","description":"false asks the model for at most one tool call per step."},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"tools":{"type":"array","maxItems":128,"description":"Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"$ref":"#/$defs/TextFormat","description":"The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema."},"user":{"type":"string","maxLength":256,"description":"The caller's id for its end user; kept and echoed."}}};
+const schema42 = {"description":"What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions).","type":"object","additionalProperties":false,"properties":{"temperature":{"type":"number","minimum":0,"maximum":2},"top_p":{"type":"number","minimum":0,"maximum":1},"max_output_tokens":{"type":"integer","minimum":1,"maximum":1000000,"description":"The cap on each model step's output."},"parallel_tool_calls":{"type":"boolean","description":"false asks the model for at most one tool call per step."},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"tools":{"type":"array","maxItems":128,"description":"Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"$ref":"#/$defs/TextFormat","description":"The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema."},"user":{"type":"string","maxLength":256,"description":"The caller's id for its end user; kept and echoed."},"allowed_tools":{"type":"array","maxItems":128,"uniqueItems":true,"description":"The run may use only the tools with these names (the agent's, the client functions of `tools`, those of `tool_entries` alike); the model is offered no other. A name that is no tool of the run is ignored; an empty list leaves the run no tools. Set by the admitting surface, never by an end user's request.","items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits that narrow the agent's for this run: each applies as the smaller of the two (the agent's own where one side sets none; max_steps counts the default of 100 as the agent's), so they never widen it. Set by the admitting surface."},"tool_entries":{"type":"array","maxItems":16,"description":"Tool entries the admitting surface adds for this run, resolved by their providers beside the agent's own (after them and the client functions); a name taken twice fails the run as any such clash does. Each is checked by its provider at admission.","items":{"$ref":"#/$defs/ToolSpec"}}}};
 const schema43 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
 const schema44 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
 const schema45 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const schema46 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
+const func19 = Object.prototype.hasOwnProperty;
 const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const schema47 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"},{"$ref":"#/$defs/NodeToolSpec"}]};
+const schema48 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema49 = {"enum":["read","write","privileged"]};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "type") || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("function" !== data.type){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+if(typeof data2 === "string"){
+if(func1(data2) > 4000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.parameters !== undefined){
+let data3 = data.parameters;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+const err8 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.strict !== undefined){
+if(typeof data.strict !== "boolean"){
+const err9 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.risk !== undefined){
+let data5 = data.risk;
+if(!(((data5 === "read") || (data5 === "write")) || (data5 === "privileged"))){
+const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate28.errors = vErrors;
+return errors === 0;
+}
+validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema50 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "name")) || (key0 === "risk"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("builtin" !== data.type){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.risk !== undefined){
+let data2 = data.risk;
+if(!(((data2 === "read") || (data2 === "write")) || (data2 === "privileged"))){
+const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema52 = {"type":"object","description":"A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`.","required":["type","remote_agent"],"additionalProperties":false,"properties":{"type":{"const":"a2a"},"remote_agent":{"$ref":"#/$defs/RemoteAgentName"},"description":{"type":"string","maxLength":4000,"description":"What the model is told the agent does (default from its card)."},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema53 = {"type":"string","pattern":"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$","description":"Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name."};
+const pattern11 = new RegExp("^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$", "u");
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.remote_agent === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remote_agent"},message:"must have required property '"+"remote_agent"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "remote_agent")) || (key0 === "description")) || (key0 === "risk"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("a2a" !== data.type){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "a2a"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.remote_agent !== undefined){
+let data1 = data.remote_agent;
+if(typeof data1 === "string"){
+if(!pattern11.test(data1)){
+const err4 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+if(typeof data2 === "string"){
+if(func1(data2) > 4000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.risk !== undefined){
+let data3 = data.risk;
+if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
+const err8 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema55 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
+const schema56 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
+const pattern12 = new RegExp("^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate34.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.server_label === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "server_label"},message:"must have required property '"+"server_label"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("mcp" !== data.type){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.server_label !== undefined){
+let data1 = data.server_label;
+if(typeof data1 === "string"){
+if(!pattern12.test(data1)){
+const err4 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.allowed_tools !== undefined){
+let data2 = data.allowed_tools;
+if(Array.isArray(data2)){
+if(data2.length > 256){
+const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 128){
+const err7 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.require_approval !== undefined){
+let data4 = data.require_approval;
+const _errs11 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs12 = errors;
+if(!((data4 === "always") || (data4 === "never"))){
+const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema55.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+}
+const _errs13 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.tools === undefined){
+const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!(key1 === "tools")){
+const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data4.tools !== undefined){
+let data5 = data4.tools;
+if(Array.isArray(data5)){
+if(data5.length > 256){
+const err14 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+let data6 = data5[i1];
+if(typeof data6 === "string"){
+if(func1(data6) > 128){
+const err15 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func1(data6) < 1){
+const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+}
+}
+if(!valid4){
+const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs11;
+if(vErrors !== null){
+if(_errs11){
+vErrors.length = _errs11;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema57 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
+const schema58 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
+const pattern13 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate36.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.node === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "node"},message:"must have required property '"+"node"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("node" !== data.type){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.node !== undefined){
+let data1 = data.node;
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err4 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.commands !== undefined){
+let data2 = data.commands;
+if(Array.isArray(data2)){
+if(data2.length > 128){
+const err7 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 128){
+const err8 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern13.test(data3)){
+const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.require_approval !== undefined){
+let data4 = data.require_approval;
+const _errs11 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs12 = errors;
+if(!((data4 === "always") || (data4 === "never"))){
+const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema57.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+}
+const _errs13 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.commands === undefined){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!(key1 === "commands")){
+const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data4.commands !== undefined){
+let data5 = data4.commands;
+if(Array.isArray(data5)){
+if(data5.length > 128){
+const err16 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+let data6 = data5[i1];
+if(typeof data6 === "string"){
+if(func1(data6) > 128){
+const err17 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(func1(data6) < 1){
+const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern13.test(data6)){
+const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+}
+}
+if(!valid4){
+const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+else {
+errors = _errs11;
+if(vErrors !== null){
+if(_errs11){
+vErrors.length = _errs11;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeout_seconds !== undefined){
+let data7 = data.timeout_seconds;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err24 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 3600 || isNaN(data7)){
+const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs2 = errors;
+if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs3 = errors;
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs4 = errors;
+if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs4 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 3];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 3;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs5 = errors;
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs5 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 4];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 4;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate27.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate27.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1066,7 +2295,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((((((key0 === "temperature") || (key0 === "top_p")) || (key0 === "max_output_tokens")) || (key0 === "parallel_tool_calls")) || (key0 === "tool_choice")) || (key0 === "tools")) || (key0 === "text_format")) || (key0 === "user"))){
+if(!(func19.call(schema42.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -1802,14 +3031,278 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.allowed_tools !== undefined){
+let data23 = data.allowed_tools;
+if(Array.isArray(data23)){
+if(data23.length > 128){
+const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err55];
 }
 else {
 vErrors.push(err55);
+}
+errors++;
+}
+const len1 = data23.length;
+for(let i1=0; i1<len1; i1++){
+let data24 = data23[i1];
+if(typeof data24 === "string"){
+if(!pattern5.test(data24)){
+const err56 = {instancePath:instancePath+"/allowed_tools/" + i1,schemaPath:"#/properties/allowed_tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/allowed_tools/" + i1,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+let i2 = data23.length;
+let j0;
+if(i2 > 1){
+const indices0 = {};
+for(;i2--;){
+let item0 = data23[i2];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err58 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+break;
+}
+indices0[item0] = i2;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data.limits !== undefined){
+let data25 = data.limits;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key5 in data25){
+if(!((((key5 === "max_steps") || (key5 === "max_tool_calls")) || (key5 === "timeout_seconds")) || (key5 === "max_total_tokens"))){
+const err60 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data25.max_steps !== undefined){
+let data26 = data25.max_steps;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err61 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 1000 || isNaN(data26)){
+const err62 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(data26 < 1 || isNaN(data26)){
+const err63 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+}
+if(data25.max_tool_calls !== undefined){
+let data27 = data25.max_tool_calls;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err64 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 10000 || isNaN(data27)){
+const err65 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data27 < 0 || isNaN(data27)){
+const err66 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+if(data25.timeout_seconds !== undefined){
+let data28 = data25.timeout_seconds;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err67 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 2147483647 || isNaN(data28)){
+const err68 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if(data28 < 1 || isNaN(data28)){
+const err69 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+if(data25.max_total_tokens !== undefined){
+let data29 = data25.max_total_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err70 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err71 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.tool_entries !== undefined){
+let data30 = data.tool_entries;
+if(Array.isArray(data30)){
+if(data30.length > 16){
+const err73 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+const len2 = data30.length;
+for(let i3=0; i3<len2; i3++){
+if(!(validate27(data30[i3], {instancePath:instancePath+"/tool_entries/" + i3,parentData:data30,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
 }
 errors++;
 }
@@ -2708,12 +4201,12 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AdmissionOptions = validate28;
+export const AdmissionOptions = validate40;
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2722,7 +4215,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((((((key0 === "temperature") || (key0 === "top_p")) || (key0 === "max_output_tokens")) || (key0 === "parallel_tool_calls")) || (key0 === "tool_choice")) || (key0 === "tools")) || (key0 === "text_format")) || (key0 === "user"))){
+if(!(func19.call(schema42.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -3458,9 +4951,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.allowed_tools !== undefined){
+let data23 = data.allowed_tools;
+if(Array.isArray(data23)){
+if(data23.length > 128){
+const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3469,17 +4964,279 @@ vErrors.push(err55);
 }
 errors++;
 }
-validate28.errors = vErrors;
+const len1 = data23.length;
+for(let i1=0; i1<len1; i1++){
+let data24 = data23[i1];
+if(typeof data24 === "string"){
+if(!pattern5.test(data24)){
+const err56 = {instancePath:instancePath+"/allowed_tools/" + i1,schemaPath:"#/properties/allowed_tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/allowed_tools/" + i1,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+let i2 = data23.length;
+let j0;
+if(i2 > 1){
+const indices0 = {};
+for(;i2--;){
+let item0 = data23[i2];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err58 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+break;
+}
+indices0[item0] = i2;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data.limits !== undefined){
+let data25 = data.limits;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key5 in data25){
+if(!((((key5 === "max_steps") || (key5 === "max_tool_calls")) || (key5 === "timeout_seconds")) || (key5 === "max_total_tokens"))){
+const err60 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data25.max_steps !== undefined){
+let data26 = data25.max_steps;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err61 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 1000 || isNaN(data26)){
+const err62 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(data26 < 1 || isNaN(data26)){
+const err63 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+}
+if(data25.max_tool_calls !== undefined){
+let data27 = data25.max_tool_calls;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err64 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 10000 || isNaN(data27)){
+const err65 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data27 < 0 || isNaN(data27)){
+const err66 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+if(data25.timeout_seconds !== undefined){
+let data28 = data25.timeout_seconds;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err67 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 2147483647 || isNaN(data28)){
+const err68 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if(data28 < 1 || isNaN(data28)){
+const err69 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+if(data25.max_total_tokens !== undefined){
+let data29 = data25.max_total_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err70 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err71 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.tool_entries !== undefined){
+let data30 = data.tool_entries;
+if(Array.isArray(data30)){
+if(data30.length > 16){
+const err73 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+const len2 = data30.length;
+for(let i3=0; i3<len2; i3++){
+if(!(validate27(data30[i3], {instancePath:instancePath+"/tool_entries/" + i3,parentData:data30,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const AdmissionSession = validate29;
+export const AdmissionSession = validate42;
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3810,22 +5567,22 @@ vErrors = null;
 }
 }
 }
-validate29.errors = vErrors;
+validate42.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate29.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate42.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ContentAddedEvent = validate30;
-const schema52 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
-const schema53 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema54 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema55 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+export const ContentAddedEvent = validate43;
+const schema67 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema68 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema69 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema70 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4017,17 +5774,17 @@ vErrors = null;
 }
 }
 }
-validate31.errors = vErrors;
+validate44.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate31.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate44.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4172,8 +5929,8 @@ errors++;
 }
 }
 if(data.part !== undefined){
-if(!(validate31(data.part, {instancePath:instancePath+"/part",parentData:data,parentDataProperty:"part",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate44(data.part, {instancePath:instancePath+"/part",parentData:data,parentDataProperty:"part",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -4188,18 +5945,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ContentDoneEvent = validate33;
-const schema56 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+export const ContentDoneEvent = validate46;
+const schema71 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4344,8 +6101,8 @@ errors++;
 }
 }
 if(data.part !== undefined){
-if(!(validate31(data.part, {instancePath:instancePath+"/part",parentData:data,parentDataProperty:"part",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate44(data.part, {instancePath:instancePath+"/part",parentData:data,parentDataProperty:"part",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -4360,22 +6117,22 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ItemAddedEvent = validate35;
-const schema57 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
-const schema58 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema60 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
-const schema61 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
-const schema59 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+export const ItemAddedEvent = validate48;
+const schema72 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema73 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema75 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+const schema76 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+const schema74 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4450,7 +6207,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema59.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema74.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4463,7 +6220,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema59.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema74.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4478,8 +6235,8 @@ let data4 = data.content;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate31(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate44(data4[i0], {instancePath:instancePath+"/content/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -4506,16 +6263,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4526,8 +6283,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -4656,7 +6413,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema60.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema75.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4802,7 +6559,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema61.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema76.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4864,17 +6621,17 @@ vErrors = null;
 }
 }
 }
-validate36.errors = vErrors;
+validate49.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate49.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4962,8 +6719,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate36(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -4978,18 +6735,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ItemDoneEvent = validate41;
-const schema62 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+export const ItemDoneEvent = validate54;
+const schema77 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5077,8 +6834,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate36(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -5093,18 +6850,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ItemUpdatedEvent = validate43;
-const schema63 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+export const ItemUpdatedEvent = validate56;
+const schema78 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5192,8 +6949,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate36(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -5208,28 +6965,27 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KernelEvent = validate45;
-const schema64 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
-const schema79 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
-const schema80 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
-const schema65 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
-const schema66 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema67 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
-const schema74 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema76 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const func31 = Object.prototype.hasOwnProperty;
-const pattern12 = new RegExp("^resp_", "u");
-const schema70 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."}}};
+export const KernelEvent = validate58;
+const schema79 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
+const schema95 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
+const schema96 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
+const schema80 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
+const schema81 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema82 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
+const schema90 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema92 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const pattern20 = new RegExp("^resp_", "u");
+const schema85 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."},"allowed_tools":{"type":"array","description":"The only tools the run may use, by name; absent when the run asked for none.","items":{"type":"string"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits narrowing the agent's, as asked; absent when the run asked for none."},"tool_entries":{"type":"array","description":"Tool entries the admitting surface added for this run; absent when it added none.","items":{"$ref":"#/$defs/ToolSpec"}}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5268,7 +7024,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "temperature") || (key0 === "max_output_tokens")) || (key0 === "user")) || (key0 === "top_p")) || (key0 === "parallel_tool_calls")) || (key0 === "tool_choice")) || (key0 === "tools")) || (key0 === "text_format"))){
+if(!(func19.call(schema85.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -5282,7 +7038,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema70.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema85.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5295,7 +7051,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema70.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema85.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5308,7 +7064,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema70.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema85.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5321,7 +7077,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema70.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema85.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5334,7 +7090,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema70.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema85.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6021,9 +7777,13 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.allowed_tools !== undefined){
+let data23 = data.allowed_tools;
+if(Array.isArray(data23)){
+const len1 = data23.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data23[i1] !== "string"){
+const err54 = {instancePath:instancePath+"/allowed_tools/" + i1,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -6032,18 +7792,220 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate48.errors = vErrors;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.limits !== undefined){
+let data25 = data.limits;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key5 in data25){
+if(!((((key5 === "max_steps") || (key5 === "max_tool_calls")) || (key5 === "timeout_seconds")) || (key5 === "max_total_tokens"))){
+const err56 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data25.max_steps !== undefined){
+let data26 = data25.max_steps;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err57 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 1000 || isNaN(data26)){
+const err58 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(data26 < 1 || isNaN(data26)){
+const err59 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+if(data25.max_tool_calls !== undefined){
+let data27 = data25.max_tool_calls;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err60 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 10000 || isNaN(data27)){
+const err61 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data27 < 0 || isNaN(data27)){
+const err62 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+if(data25.timeout_seconds !== undefined){
+let data28 = data25.timeout_seconds;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err63 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 2147483647 || isNaN(data28)){
+const err64 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data28 < 1 || isNaN(data28)){
+const err65 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+if(data25.max_total_tokens !== undefined){
+let data29 = data25.max_total_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err66 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err67 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data.tool_entries !== undefined){
+let data30 = data.tool_entries;
+if(Array.isArray(data30)){
+const len2 = data30.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate27(data30[i2], {instancePath:instancePath+"/tool_entries/" + i2,parentData:data30,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema77 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
-const schema78 = {"enum":["read","write","privileged"]};
+const schema93 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6152,7 +8114,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6165,7 +8127,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema77.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema93.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6190,7 +8152,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema77.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema93.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6211,16 +8173,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6379,7 +8341,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func31.call(schema67.properties, key0))){
+if(!(func19.call(schema82.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -6393,7 +8355,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern20.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -6418,7 +8380,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6547,7 +8509,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema67.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema82.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6560,7 +8522,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema67.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema82.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6573,7 +8535,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema67.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema82.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6672,8 +8634,8 @@ errors++;
 }
 }
 if(data.options !== undefined){
-if(!(validate48(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate61(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 }
@@ -6682,8 +8644,8 @@ let data14 = data.output;
 if(Array.isArray(data14)){
 const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate36(data14[i0], {instancePath:instancePath+"/output/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate49(data14[i0], {instancePath:instancePath+"/output/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -7424,8 +9386,8 @@ let data38 = data.pending_calls;
 if(Array.isArray(data38)){
 const len2 = data38.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate51(data38[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data38,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate65(data38[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data38,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 }
@@ -7457,7 +9419,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema67.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema82.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -7491,16 +9453,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7565,7 +9527,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7576,8 +9538,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate47(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate60(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -7592,16 +9554,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7612,8 +9574,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -7623,8 +9585,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -7641,8 +9603,8 @@ props0 = true;
 }
 }
 const _errs3 = errors;
-if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -7659,8 +9621,8 @@ props0 = true;
 }
 }
 const _errs4 = errors;
-if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs4 === errors;
@@ -7677,8 +9639,8 @@ props0 = true;
 }
 }
 const _errs5 = errors;
-if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs5 === errors;
@@ -7695,8 +9657,8 @@ props0 = true;
 }
 }
 const _errs6 = errors;
-if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -8088,19 +10050,19 @@ vErrors = null;
 }
 }
 }
-validate45.errors = vErrors;
+validate58.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate45.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate58.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const KernelEventType = validate60;
-const schema81 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
+export const KernelEventType = validate74;
+const schema97 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8108,7 +10070,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((data === "status") || (data === "item.added")) || (data === "item.done")) || (data === "item.updated")) || (data === "content.added")) || (data === "content.done")) || (data === "text.delta")) || (data === "text.done"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8117,25 +10079,23 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeAdmittedFrame = validate61;
-const schema82 = {"type":"object","required":["type","node_id","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"admitted"},"node_id":{"$ref":"#/$defs/NodeId"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]}}};
-const schema83 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
-const schema84 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
-const schema85 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
-const schema86 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
-const pattern16 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
-const pattern17 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
-const pattern18 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+export const NodeAdmittedFrame = validate75;
+const schema98 = {"type":"object","required":["type","node_id","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"admitted"},"node_id":{"$ref":"#/$defs/NodeId"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]}}};
+const schema99 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
+const schema100 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
+const schema102 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
+const pattern24 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const pattern26 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8220,7 +10180,7 @@ errors++;
 if(data.node_id !== undefined){
 let data1 = data.node_id;
 if(typeof data1 === "string"){
-if(!pattern16.test(data1)){
+if(!pattern24.test(data1)){
 const err7 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -8245,7 +10205,7 @@ errors++;
 if(data.state !== undefined){
 let data2 = data.state;
 if(!(((((data2 === "pending_pairing") || (data2 === "connected")) || (data2 === "disconnected")) || (data2 === "degraded")) || (data2 === "revoked"))){
-const err9 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8282,7 +10242,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern17.test(data4)){
+if(!pattern13.test(data4)){
 const err12 = {instancePath:instancePath+"/allowed_commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -8323,7 +10283,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs15 = errors;
 if(typeof data5 === "string"){
-if(!pattern18.test(data5)){
+if(!pattern26.test(data5)){
 const err15 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -8404,18 +10364,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeApprovedFrame = validate62;
-const schema87 = {"type":"object","required":["type","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"approved"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
+export const NodeApprovedFrame = validate76;
+const schema103 = {"type":"object","required":["type","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"approved"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8490,7 +10450,7 @@ errors++;
 if(data.state !== undefined){
 let data1 = data.state;
 if(!(((((data1 === "pending_pairing") || (data1 === "connected")) || (data1 === "disconnected")) || (data1 === "degraded")) || (data1 === "revoked"))){
-const err6 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8527,7 +10487,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern17.test(data3)){
+if(!pattern13.test(data3)){
 const err9 = {instancePath:instancePath+"/allowed_commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -8564,7 +10524,7 @@ errors++;
 if(data.approved_catalog_hash !== undefined){
 let data4 = data.approved_catalog_hash;
 if(typeof data4 === "string"){
-if(!pattern18.test(data4)){
+if(!pattern26.test(data4)){
 const err12 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -8597,21 +10557,21 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCatalogFrame = validate63;
-const schema91 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
-const schema92 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema93 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
-const schema95 = {"enum":["read","write","privileged"]};
+export const NodeCatalogFrame = validate77;
+const schema107 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema108 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
+const schema109 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema111 = {"enum":["read","write","privileged"]};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8714,7 +10674,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern17.test(data0)){
+if(!pattern13.test(data0)){
 const err9 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -8739,7 +10699,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema95.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8868,16 +10828,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8922,8 +10882,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate65(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate79(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 }
@@ -8950,16 +10910,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9022,15 +10982,15 @@ errors++;
 }
 }
 if(data.catalog !== undefined){
-if(!(validate64(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate78(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
 if(data.catalog_hash !== undefined){
 let data2 = data.catalog_hash;
 if(typeof data2 === "string"){
-if(!pattern18.test(data2)){
+if(!pattern26.test(data2)){
 const err5 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -9063,19 +11023,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeChallengeFrame = validate68;
-const schema97 = {"type":"object","required":["type","nonce","min_protocol","max_protocol","expires_at"],"additionalProperties":false,"properties":{"type":{"const":"challenge"},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"expires_at":{"type":"string","format":"date-time"}}};
-const schema98 = {"type":"integer","minimum":1,"maximum":1000};
+export const NodeChallengeFrame = validate82;
+const schema113 = {"type":"object","required":["type","nonce","min_protocol","max_protocol","expires_at"],"additionalProperties":false,"properties":{"type":{"const":"challenge"},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"expires_at":{"type":"string","format":"date-time"}}};
+const schema114 = {"type":"integer","minimum":1,"maximum":1000};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9285,20 +11245,20 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCompanionConfig = validate69;
-const schema100 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
-const pattern24 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern26 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const NodeCompanionConfig = validate83;
+const schema116 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
+const pattern32 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern34 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9425,7 +11385,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern17.test(data3)){
+if(!pattern13.test(data3)){
 const err10 = {instancePath:instancePath+"/policy/allowed_commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -9462,7 +11422,7 @@ errors++;
 if(data1.maximum_risk !== undefined){
 let data4 = data1.maximum_risk;
 if(!(((data4 === "read") || (data4 === "write")) || (data4 === "privileged"))){
-const err13 = {instancePath:instancePath+"/policy/maximum_risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema95.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/policy/maximum_risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9655,7 +11615,7 @@ errors++;
 for(const key3 in data10){
 const _errs27 = errors;
 if(typeof key3 === "string"){
-if(!pattern24.test(key3)){
+if(!pattern32.test(key3)){
 const err29 = {instancePath:instancePath+"/shell/working_scopes",schemaPath:"#/properties/shell/properties/working_scopes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\"",propertyName:key3};
 if(vErrors === null){
 vErrors = [err29];
@@ -9741,7 +11701,7 @@ errors++;
 for(const key5 in data12){
 const _errs33 = errors;
 if(typeof key5 === "string"){
-if(!pattern24.test(key5)){
+if(!pattern32.test(key5)){
 const err36 = {instancePath:instancePath+"/shell/executables",schemaPath:"#/properties/shell/properties/executables/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\"",propertyName:key5};
 if(vErrors === null){
 vErrors = [err36];
@@ -9828,7 +11788,7 @@ const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
 let data15 = data14[i1];
 if(typeof data15 === "string"){
-if(!pattern26.test(data15)){
+if(!pattern34.test(data15)){
 const err43 = {instancePath:instancePath+"/shell/environment_names/" + i1,schemaPath:"#/properties/shell/properties/environment_names/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -9885,24 +11845,24 @@ vErrors.push(err47);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCompanionFrame = validate70;
-const schema103 = {"description":"A frame the companion sends.","oneOf":[{"$ref":"#/$defs/NodeHelloFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeAcceptedFrame"},{"$ref":"#/$defs/NodeInvokeResultFrame"},{"$ref":"#/$defs/NodeCatalogFrame"}]};
-const schema110 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"heartbeat"}}};
-const schema111 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema104 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
-const schema105 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
-const pattern28 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
-const pattern30 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
+export const NodeCompanionFrame = validate84;
+const schema119 = {"description":"A frame the companion sends.","oneOf":[{"$ref":"#/$defs/NodeHelloFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeAcceptedFrame"},{"$ref":"#/$defs/NodeInvokeResultFrame"},{"$ref":"#/$defs/NodeCatalogFrame"}]};
+const schema126 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"heartbeat"}}};
+const schema127 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
+const schema120 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
+const schema121 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
+const pattern36 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
+const pattern38 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10021,7 +11981,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func31.call(schema105.properties, key0))){
+if(!(func19.call(schema121.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -10035,7 +11995,7 @@ errors++;
 if(data.node_id !== undefined){
 let data0 = data.node_id;
 if(typeof data0 === "string"){
-if(!pattern16.test(data0)){
+if(!pattern24.test(data0)){
 const err12 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10060,7 +12020,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern28.test(data1)){
+if(!pattern36.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -10328,15 +12288,15 @@ errors++;
 }
 }
 if(data.catalog !== undefined){
-if(!(validate64(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate78(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
 if(data.catalog_hash !== undefined){
 let data10 = data.catalog_hash;
 if(typeof data10 === "string"){
-if(!pattern18.test(data10)){
+if(!pattern26.test(data10)){
 const err37 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -10361,7 +12321,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern38.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -10394,16 +12354,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10456,8 +12416,8 @@ errors++;
 }
 }
 if(data.proof !== undefined){
-if(!(validate72(data.proof, {instancePath:instancePath+"/proof",parentData:data,parentDataProperty:"proof",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate86(data.proof, {instancePath:instancePath+"/proof",parentData:data,parentDataProperty:"proof",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 }
@@ -10507,22 +12467,22 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema112 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
-const schema114 = {"enum":["succeeded","failed","canceled","unknown"]};
-const schema115 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
-const pattern31 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
-const schema116 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
-const schema117 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+const schema128 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
+const schema130 = {"enum":["succeeded","failed","canceled","unknown"]};
+const schema131 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
+const pattern39 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const schema132 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
+const schema133 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10565,7 +12525,7 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(!(((((((((data0 === "COMMAND_DENIED") || (data0 === "COMMAND_UNAVAILABLE")) || (data0 === "EXECUTION_FAILED")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "INVALID_PLAN")) || (data0 === "NODE_BUSY")) || (data0 === "INVOCATION_CANCELED")) || (data0 === "INVOCATION_UNKNOWN")) || (data0 === "NODE_UNAVAILABLE"))){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema133.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10611,16 +12571,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10695,7 +12655,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern31.test(data1)){
+if(!pattern39.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -10720,7 +12680,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data2 = data.plan_hash;
 if(typeof data2 === "string"){
-if(!pattern18.test(data2)){
+if(!pattern26.test(data2)){
 const err8 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -10745,7 +12705,7 @@ errors++;
 if(data.state !== undefined){
 let data3 = data.state;
 if(!((((data3 === "succeeded") || (data3 === "failed")) || (data3 === "canceled")) || (data3 === "unknown"))){
-const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema114.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10813,7 +12773,7 @@ errors++;
 if(data4.exit_code !== undefined){
 let data5 = data4.exit_code;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema115.properties.exit_code.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema131.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10826,7 +12786,7 @@ errors++;
 if(data4.signal !== undefined){
 let data6 = data4.signal;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema115.properties.signal.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema131.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10897,8 +12857,8 @@ errors++;
 }
 }
 if(data.failure !== undefined){
-if(!(validate77(data.failure, {instancePath:instancePath+"/failure",parentData:data,parentDataProperty:"failure",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate91(data.failure, {instancePath:instancePath+"/failure",parentData:data,parentDataProperty:"failure",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -10925,16 +12885,16 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10945,8 +12905,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate85(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -11064,7 +13024,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern31.test(data2)){
+if(!pattern39.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeAcceptedFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -11111,8 +13071,8 @@ props0 = true;
 }
 }
 const _errs14 = errors;
-if(!(validate76(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs14 === errors;
@@ -11129,8 +13089,8 @@ props0 = true;
 }
 }
 const _errs15 = errors;
-if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs15 === errors;
@@ -11171,19 +13131,19 @@ vErrors = null;
 }
 }
 }
-validate70.errors = vErrors;
+validate84.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate70.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const NodeExecutionPlan = validate81;
-const schema118 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
+export const NodeExecutionPlan = validate95;
+const schema134 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11312,7 +13272,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func31.call(schema118.properties, key0))){
+if(!(func19.call(schema134.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -11326,7 +13286,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data0 = data.invocation_id;
 if(typeof data0 === "string"){
-if(!pattern31.test(data0)){
+if(!pattern39.test(data0)){
 const err13 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -11351,7 +13311,7 @@ errors++;
 if(data.node_id !== undefined){
 let data1 = data.node_id;
 if(typeof data1 === "string"){
-if(!pattern16.test(data1)){
+if(!pattern24.test(data1)){
 const err15 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -11396,7 +13356,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern17.test(data2)){
+if(!pattern13.test(data2)){
 const err19 = {instancePath:instancePath+"/command",schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -11421,7 +13381,7 @@ errors++;
 if(data.descriptor_hash !== undefined){
 let data3 = data.descriptor_hash;
 if(typeof data3 === "string"){
-if(!pattern18.test(data3)){
+if(!pattern26.test(data3)){
 const err21 = {instancePath:instancePath+"/descriptor_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -11446,7 +13406,7 @@ errors++;
 if(data.catalog_hash !== undefined){
 let data4 = data.catalog_hash;
 if(typeof data4 === "string"){
-if(!pattern18.test(data4)){
+if(!pattern26.test(data4)){
 const err23 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -11613,7 +13573,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data11 = data.plan_hash;
 if(typeof data11 === "string"){
-if(!pattern18.test(data11)){
+if(!pattern26.test(data11)){
 const err37 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -11646,17 +13606,17 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeFailure = validate82;
+export const NodeFailure = validate96;
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11699,7 +13659,7 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(!(((((((((data0 === "COMMAND_DENIED") || (data0 === "COMMAND_UNAVAILABLE")) || (data0 === "EXECUTION_FAILED")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "INVALID_PLAN")) || (data0 === "NODE_BUSY")) || (data0 === "INVOCATION_CANCELED")) || (data0 === "INVOCATION_UNKNOWN")) || (data0 === "NODE_UNAVAILABLE"))){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema133.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11745,17 +13705,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeHeartbeatFrame = validate83;
+export const NodeHeartbeatFrame = validate97;
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11808,17 +13768,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeHelloFrame = validate84;
+export const NodeHelloFrame = validate98;
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11871,8 +13831,8 @@ errors++;
 }
 }
 if(data.proof !== undefined){
-if(!(validate72(data.proof, {instancePath:instancePath+"/proof",parentData:data,parentDataProperty:"proof",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate86(data.proof, {instancePath:instancePath+"/proof",parentData:data,parentDataProperty:"proof",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 }
@@ -11922,20 +13882,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeHubFrame = validate86;
-const schema128 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
-const schema131 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema130 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
+export const NodeHubFrame = validate100;
+const schema144 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
+const schema147 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
+const schema146 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11988,8 +13948,8 @@ errors++;
 }
 }
 if(data.plan !== undefined){
-if(!(validate81(data.plan, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate95(data.plan, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -12004,16 +13964,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12024,8 +13984,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+if(!(validate82(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -12035,8 +13995,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -12053,8 +14013,8 @@ props0 = true;
 }
 }
 const _errs3 = errors;
-if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate76(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -12131,8 +14091,8 @@ props0 = true;
 }
 }
 const _errs9 = errors;
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs9 === errors;
@@ -12197,7 +14157,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern31.test(data2)){
+if(!pattern39.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeCancelFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -12269,18 +14229,18 @@ vErrors = null;
 }
 }
 }
-validate86.errors = vErrors;
+validate100.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate86.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate100.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const NodeId = validate93;
+export const NodeId = validate107;
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12288,7 +14248,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern16.test(data)){
+if(!pattern24.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -12309,17 +14269,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeIdentityProof = validate94;
+export const NodeIdentityProof = validate108;
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12438,7 +14398,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func31.call(schema105.properties, key0))){
+if(!(func19.call(schema121.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -12452,7 +14412,7 @@ errors++;
 if(data.node_id !== undefined){
 let data0 = data.node_id;
 if(typeof data0 === "string"){
-if(!pattern16.test(data0)){
+if(!pattern24.test(data0)){
 const err12 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -12477,7 +14437,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern28.test(data1)){
+if(!pattern36.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -12745,15 +14705,15 @@ errors++;
 }
 }
 if(data.catalog !== undefined){
-if(!(validate64(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate78(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
 if(data.catalog_hash !== undefined){
 let data10 = data.catalog_hash;
 if(typeof data10 === "string"){
-if(!pattern18.test(data10)){
+if(!pattern26.test(data10)){
 const err37 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -12778,7 +14738,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern30.test(data11)){
+if(!pattern38.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -12811,17 +14771,17 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvocationOutcome = validate96;
+export const NodeInvocationOutcome = validate110;
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12829,7 +14789,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "succeeded") || (data === "failed")) || (data === "canceled")) || (data === "unknown"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema114.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12838,17 +14798,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvokeAcceptedFrame = validate97;
+export const NodeInvokeAcceptedFrame = validate111;
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12903,7 +14863,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern31.test(data1)){
+if(!pattern39.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -12936,17 +14896,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvokeCancelFrame = validate98;
+export const NodeInvokeCancelFrame = validate112;
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13001,7 +14961,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern31.test(data1)){
+if(!pattern39.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -13034,17 +14994,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvokeFrame = validate99;
+export const NodeInvokeFrame = validate113;
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13097,8 +15057,8 @@ errors++;
 }
 }
 if(data.plan !== undefined){
-if(!(validate81(data.plan, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate95(data.plan, {instancePath:instancePath+"/plan",parentData:data,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -13113,17 +15073,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvokeResultFrame = validate101;
+export const NodeInvokeResultFrame = validate115;
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13198,7 +15158,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern31.test(data1)){
+if(!pattern39.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -13223,7 +15183,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data2 = data.plan_hash;
 if(typeof data2 === "string"){
-if(!pattern18.test(data2)){
+if(!pattern26.test(data2)){
 const err8 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13248,7 +15208,7 @@ errors++;
 if(data.state !== undefined){
 let data3 = data.state;
 if(!((((data3 === "succeeded") || (data3 === "failed")) || (data3 === "canceled")) || (data3 === "unknown"))){
-const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema114.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13316,7 +15276,7 @@ errors++;
 if(data4.exit_code !== undefined){
 let data5 = data4.exit_code;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema115.properties.exit_code.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema131.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13329,7 +15289,7 @@ errors++;
 if(data4.signal !== undefined){
 let data6 = data4.signal;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema115.properties.signal.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema131.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13400,8 +15360,8 @@ errors++;
 }
 }
 if(data.failure !== undefined){
-if(!(validate77(data.failure, {instancePath:instancePath+"/failure",parentData:data,parentDataProperty:"failure",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate91(data.failure, {instancePath:instancePath+"/failure",parentData:data,parentDataProperty:"failure",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -13428,17 +15388,17 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeProtocolVersion = validate103;
+export const NodeProtocolVersion = validate117;
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13477,18 +15437,18 @@ vErrors.push(err2);
 errors++;
 }
 }
-validate103.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueJob = validate104;
-const schema147 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const QueueJob = validate118;
+const schema163 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13861,18 +15821,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueResult = validate106;
-const schema149 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const QueueResult = validate120;
+const schema165 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13965,7 +15925,7 @@ errors++;
 if(data.idempotency_key !== undefined){
 let data0 = data.idempotency_key;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema149.properties.idempotency_key.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema165.properties.idempotency_key.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13978,7 +15938,7 @@ errors++;
 if(data.response_id !== undefined){
 let data1 = data.response_id;
 if(typeof data1 === "string"){
-if(!pattern12.test(data1)){
+if(!pattern20.test(data1)){
 const err9 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -14003,7 +15963,7 @@ errors++;
 if(data.status !== undefined){
 let data2 = data.status;
 if(!(((((((data2 === "completed") || (data2 === "failed")) || (data2 === "canceled")) || (data2 === "incomplete")) || (data2 === "waiting_for_approval")) || (data2 === "waiting_for_input")) || (data2 === "waiting_for_tool"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema149.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema165.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14030,8 +15990,8 @@ let data4 = data.output;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate36(data4[i0], {instancePath:instancePath+"/output/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate49(data4[i0], {instancePath:instancePath+"/output/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -14586,17 +16546,17 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseState = validate108;
+export const ResponseState = validate122;
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14755,7 +16715,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func31.call(schema67.properties, key0))){
+if(!(func19.call(schema82.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -14769,7 +16729,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern20.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -14794,7 +16754,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14923,7 +16883,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema67.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema82.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14936,7 +16896,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema67.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema82.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14949,7 +16909,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema67.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema82.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15048,8 +17008,8 @@ errors++;
 }
 }
 if(data.options !== undefined){
-if(!(validate48(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate61(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 }
@@ -15058,8 +17018,8 @@ let data14 = data.output;
 if(Array.isArray(data14)){
 const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate36(data14[i0], {instancePath:instancePath+"/output/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate49(data14[i0], {instancePath:instancePath+"/output/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -15800,8 +17760,8 @@ let data38 = data.pending_calls;
 if(Array.isArray(data38)){
 const len2 = data38.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate51(data38[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data38,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate65(data38[i2], {instancePath:instancePath+"/pending_calls/" + i2,parentData:data38,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 }
@@ -15833,7 +17793,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema67.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema82.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -15867,17 +17827,17 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunOptions = validate112;
+export const RunOptions = validate126;
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15916,7 +17876,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "temperature") || (key0 === "max_output_tokens")) || (key0 === "user")) || (key0 === "top_p")) || (key0 === "parallel_tool_calls")) || (key0 === "tool_choice")) || (key0 === "tools")) || (key0 === "text_format"))){
+if(!(func19.call(schema85.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -15930,7 +17890,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema70.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema85.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15943,7 +17903,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema70.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema85.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15956,7 +17916,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema70.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema85.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15969,7 +17929,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema70.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema85.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15982,7 +17942,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema70.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema85.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16669,9 +18629,13 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.allowed_tools !== undefined){
+let data23 = data.allowed_tools;
+if(Array.isArray(data23)){
+const len1 = data23.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data23[i1] !== "string"){
+const err54 = {instancePath:instancePath+"/allowed_tools/" + i1,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -16680,18 +18644,221 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate112.errors = vErrors;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.limits !== undefined){
+let data25 = data.limits;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key5 in data25){
+if(!((((key5 === "max_steps") || (key5 === "max_tool_calls")) || (key5 === "timeout_seconds")) || (key5 === "max_total_tokens"))){
+const err56 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data25.max_steps !== undefined){
+let data26 = data25.max_steps;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err57 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 1000 || isNaN(data26)){
+const err58 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(data26 < 1 || isNaN(data26)){
+const err59 = {instancePath:instancePath+"/limits/max_steps",schemaPath:"#/$defs/AgentLimits/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+if(data25.max_tool_calls !== undefined){
+let data27 = data25.max_tool_calls;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err60 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 10000 || isNaN(data27)){
+const err61 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data27 < 0 || isNaN(data27)){
+const err62 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/$defs/AgentLimits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+if(data25.timeout_seconds !== undefined){
+let data28 = data25.timeout_seconds;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err63 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 2147483647 || isNaN(data28)){
+const err64 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data28 < 1 || isNaN(data28)){
+const err65 = {instancePath:instancePath+"/limits/timeout_seconds",schemaPath:"#/$defs/AgentLimits/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+if(data25.max_total_tokens !== undefined){
+let data29 = data25.max_total_tokens;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err66 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err67 = {instancePath:instancePath+"/limits/max_total_tokens",schemaPath:"#/$defs/AgentLimits/properties/max_total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/limits",schemaPath:"#/$defs/AgentLimits/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data.tool_entries !== undefined){
+let data30 = data.tool_entries;
+if(Array.isArray(data30)){
+const len2 = data30.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate27(data30[i2], {instancePath:instancePath+"/tool_entries/" + i2,parentData:data30,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ShellExecInput = validate113;
-const schema163 = {"type":"object","description":"shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB.","required":["script"],"additionalProperties":false,"properties":{"script":{"type":"string","minLength":1,"maxLength":65536},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
+export const ShellExecInput = validate128;
+const schema180 = {"type":"object","description":"shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB.","required":["script"],"additionalProperties":false,"properties":{"script":{"type":"string","minLength":1,"maxLength":65536},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16874,17 +19041,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StatusEvent = validate114;
+export const StatusEvent = validate129;
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16949,7 +19116,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16960,8 +19127,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate47(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate60(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -16976,18 +19143,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SystemExecInput = validate116;
-const schema166 = {"type":"object","description":"system.exec.v1: an executable alias with its arguments, no shell.","required":["executable"],"additionalProperties":false,"properties":{"executable":{"type":"string","minLength":1,"maxLength":64},"args":{"type":"array","maxItems":1024,"items":{"type":"string","maxLength":65536}},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
+export const SystemExecInput = validate131;
+const schema183 = {"type":"object","description":"system.exec.v1: an executable alias with its arguments, no shell.","required":["executable"],"additionalProperties":false,"properties":{"executable":{"type":"string","minLength":1,"maxLength":64},"args":{"type":"array","maxItems":1024,"items":{"type":"string","maxLength":65536}},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17221,17 +19388,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextDeltaEvent = validate117;
+export const TextDeltaEvent = validate132;
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17398,17 +19565,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextDoneEvent = validate118;
+export const TextDoneEvent = validate133;
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17575,20 +19742,20 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEvent = validate119;
-const schema169 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
-const schema171 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
-const schema170 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
+export const WebhookEvent = validate134;
+const schema186 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
+const schema188 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
+const schema187 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17641,7 +19808,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema187.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17699,8 +19866,8 @@ errors++;
 }
 }
 if(data2.response !== undefined){
-if(!(validate47(data2.response, {instancePath:instancePath+"/data/response",parentData:data2,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate60(data2.response, {instancePath:instancePath+"/data/response",parentData:data2,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -17752,16 +19919,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17772,8 +19939,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -17945,18 +20112,18 @@ vErrors = null;
 }
 }
 }
-validate119.errors = vErrors;
+validate134.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate119.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate134.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const WebhookResponseEvent = validate123;
+export const WebhookResponseEvent = validate138;
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18009,7 +20176,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema187.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -18067,8 +20234,8 @@ errors++;
 }
 }
 if(data2.response !== undefined){
-if(!(validate47(data2.response, {instancePath:instancePath+"/data/response",parentData:data2,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate60(data2.response, {instancePath:instancePath+"/data/response",parentData:data2,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -18120,17 +20287,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookTestEvent = validate125;
+export const WebhookTestEvent = validate140;
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18264,7 +20431,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

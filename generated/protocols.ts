@@ -30,6 +30,10 @@ export interface components {
         } & (unknown & unknown);
         /** @description What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions). */
         AdmissionOptions: {
+            /** @description The run may use only the tools with these names (the agent's, the client functions of `tools`, those of `tool_entries` alike); the model is offered no other. A name that is no tool of the run is ignored; an empty list leaves the run no tools. Set by the admitting surface, never by an end user's request. */
+            allowed_tools?: string[];
+            /** @description Limits that narrow the agent's for this run: each applies as the smaller of the two (the agent's own where one side sets none; max_steps counts the default of 100 as the agent's), so they never widen it. Set by the admitting surface. */
+            limits?: components["schemas"]["AgentLimits"];
             /** @description The cap on each model step's output. */
             max_output_tokens?: number;
             /** @description false asks the model for at most one tool call per step. */
@@ -38,6 +42,8 @@ export interface components {
             /** @description The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema. */
             text_format?: components["schemas"]["TextFormat"];
             tool_choice?: components["schemas"]["ToolChoice"];
+            /** @description Tool entries the admitting surface adds for this run, resolved by their providers beside the agent's own (after them and the client functions); a name taken twice fails the run as any such clash does. Each is checked by its provider at admission. */
+            tool_entries?: components["schemas"]["ToolSpec"][];
             /** @description Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's. */
             tools?: components["schemas"]["RequestFunctionTool"][];
             top_p?: number;
@@ -1770,12 +1776,18 @@ export interface components {
         };
         /** @description What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them. */
         RunOptions: {
+            /** @description The only tools the run may use, by name; absent when the run asked for none. */
+            allowed_tools?: string[];
+            /** @description Limits narrowing the agent's, as asked; absent when the run asked for none. */
+            limits?: components["schemas"]["AgentLimits"];
             max_output_tokens: number | null;
             parallel_tool_calls?: boolean | null;
             temperature: number | null;
             /** @description The run's own output format: json_schema or json_object make its output contract. */
             text_format?: components["schemas"]["TextFormat"] | null;
             tool_choice?: components["schemas"]["ToolChoice"] | null;
+            /** @description Tool entries the admitting surface added for this run; absent when it added none. */
+            tool_entries?: components["schemas"]["ToolSpec"][];
             /** @description Client functions offered for this run only. */
             tools?: components["schemas"]["RequestFunctionTool"][];
             top_p?: number | null;

@@ -88,7 +88,7 @@ function bindKernelApi(kernel: Kernel): KernelApi {
     responses: {
       async admit(projectId, command, options) {
         const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, command, options.idempotency) : null;
-        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency)));
+        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency, kernel.tools)));
       },
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
       async list(projectId, { agent, ...filter }, page) {

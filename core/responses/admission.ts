@@ -17,15 +17,27 @@ import { resolveItemReferences } from './item-references.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
 import { answerTarget, type AnswerTarget } from './answer-target.js';
-import { assertAdmissionCommand, type AdmissionCommand } from './admission-command.js';
+import { effectiveSpec } from '../agents/effective-spec.js';
+import { assertAdmissionCommand, BUILTIN_ENTRY_CHECK, type AdmissionCommand, type ToolEntryCheck } from './admission-command.js';
 import { journalStatuses } from './status-writer.js';
 import { normalizeInput } from './items.js';
 import { INSERTED_RESPONSE_COLUMNS, type ResponseRow, type StoredRunOptions } from './responses.js';
 
-export type { AdmissionCommand };
+export type { AdmissionCommand, ToolEntryCheck };
 
-export async function admitResponse(db: Db, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return db.transaction((tx) => admitWithin(tx, projectId, command, idem));
+/**
+ * Admission in a transaction of its own. `tools` checks the tool entries the
+ * command adds (`options.tool_entries`): the kernel's tool registry; without
+ * it only built-ins are checked, the others when the run resolves them.
+ */
+export async function admitResponse(
+  db: Db,
+  projectId: string,
+  command: AdmissionCommand,
+  idem?: IdempotencyClaim,
+  tools: ToolEntryCheck = BUILTIN_ENTRY_CHECK,
+): Promise<ResponseRow> {
+  return db.transaction((tx) => admitWithin(tx, projectId, command, idem, tools));
 }
 
 /** The worker that takes a new response in the admitting transaction, and for how long its first lease holds. */
@@ -39,10 +51,17 @@ export type Admitted = { kind: 'new'; row: ResponseRow; spec: AgentSpecFields } 
 
 /**
  * Admission inside the caller's transaction, for kernel modules that commit
- * more with the response (a queue job's record and its result subscription).
+ * more with the response (a queue job's record and its result subscription);
+ * `tools` as for admitResponse.
  */
-export async function admitWithin(tx: Queryable, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow> {
-  return (await admit(tx, projectId, command, idem)).row;
+export async function admitWithin(
+  tx: Queryable,
+  projectId: string,
+  command: AdmissionCommand,
+  idem?: IdempotencyClaim,
+  tools: ToolEntryCheck = BUILTIN_ENTRY_CHECK,
+): Promise<ResponseRow> {
+  return (await admit(tx, projectId, command, tools, idem)).row;
 }
 
 /**
@@ -58,12 +77,20 @@ export function admitClaimed(
   command: AdmissionCommand,
   idem: IdempotencyClaim | undefined,
   claim: ClaimOnAdmission,
+  tools: ToolEntryCheck,
 ): Promise<Admitted> {
-  return admit(tx, projectId, command, idem, claim);
+  return admit(tx, projectId, command, tools, idem, claim);
 }
 
-async function admit(tx: Queryable, projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim, claim?: ClaimOnAdmission): Promise<Admitted> {
-  await assertAdmissionCommand(command);
+async function admit(
+  tx: Queryable,
+  projectId: string,
+  command: AdmissionCommand,
+  tools: ToolEntryCheck,
+  idem?: IdempotencyClaim,
+  claim?: ClaimOnAdmission,
+): Promise<Admitted> {
+  await assertAdmissionCommand(command, tools);
   // Locked: answering it and a concurrent cancel or answer must not both apply.
   const target = await answerTarget(tx, projectId, command, true);
   if (target) return { kind: 'answered', row: await answerFromCommand(tx, projectId, target, command, idem) };
@@ -72,7 +99,10 @@ async function admit(tx: Queryable, projectId: string, command: AdmissionCommand
   await reserveKey(tx, projectId, idem, id);
   const { agent, sessionId } = await runContext(tx, projectId, command);
   const input = normalizeInput(await resolveItemReferences(tx, projectId, command.input));
-  const timeout = agent.spec.limits?.timeout_seconds ?? null;
+  const options = runOptions(command.options ?? {}, agent.spec);
+  // What the run starts from: the agent's spec under the limits the command narrows it to (its timeout sets the deadline).
+  const spec = effectiveSpec(agent.spec, options);
+  const timeout = spec.limits?.timeout_seconds ?? null;
   // Claimed here, it is inserted as the claim would leave it (responses/lease-writes.ts's claimSet): lease token 1.
   const { rows } = await tx.query<ResponseRow>(
     `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
@@ -92,7 +122,7 @@ async function admit(tx: Queryable, projectId: string, command: AdmissionCommand
       JSON.stringify(input),
       command.instructions ?? null,
       JSON.stringify(command.metadata ?? {}),
-      JSON.stringify(runOptions(command.options ?? {}, agent.spec)),
+      JSON.stringify(options),
       command.background === true,
       timeout,
       agent.name,
@@ -107,12 +137,12 @@ async function admit(tx: Queryable, projectId: string, command: AdmissionCommand
   // Nobody has the id yet, so nobody follows the journal; only the workers need waking, unless it is claimed here.
   if (!claim) {
     await journalStatuses(tx, writer, [inserted], { wake: false, notify: [[WORK_CHANNEL, id]] });
-    return { kind: 'new', row: inserted, spec: agent.spec };
+    return { kind: 'new', row: inserted, spec };
   }
   // The state it passed through: queued, before the claim (same transaction, so the same timestamps).
   const queued: ResponseRow = { ...inserted, status: 'queued', lease_token: 0 };
   await journalStatuses(tx, writer, [queued, inserted], { wake: false });
-  return { kind: 'new', row: inserted, spec: agent.spec };
+  return { kind: 'new', row: inserted, spec };
 }
 
 /**
@@ -171,12 +201,23 @@ async function bindSession(tx: Queryable, session: Session, agent: AgentRow): Pr
   }
 }
 
-/** What the command asks of this run beyond the agent's spec, as stored; what it leaves out leaves the agent's. */
+/**
+ * What the command asks of this run beyond the agent's spec, as stored; what it
+ * leaves out leaves the agent's. An empty `allowed_tools` is kept (no tools at
+ * all); empty `limits` and `tool_entries` ask nothing.
+ */
 function runOptions(options: AdmissionOptions, spec: AgentSpecFields): StoredRunOptions {
-  const { tools: _tools, text_format, ...knobs } = options;
+  const { tools: _tools, text_format, limits, tool_entries, ...knobs } = options;
   const tools = requestTools(options.tools ?? [], spec);
-  if (typeof options.tool_choice === 'object') checkChosenTool(options.tool_choice.name, tools, spec);
-  return { ...knobs, ...(tools.length > 0 ? { tools } : {}), ...(text_format && text_format.type !== 'text' ? { text_format } : {}) };
+  const stored: StoredRunOptions = {
+    ...knobs,
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(text_format && text_format.type !== 'text' ? { text_format } : {}),
+    ...(limits && Object.keys(limits).length > 0 ? { limits } : {}),
+    ...(tool_entries && tool_entries.length > 0 ? { tool_entries } : {}),
+  };
+  if (typeof options.tool_choice === 'object') checkChosenTool(options.tool_choice.name, stored, spec);
+  return stored;
 }
 
 /** The run's own client functions, each named once and none named like one of the agent's tools. */
@@ -201,14 +242,23 @@ function requestTools(offered: RequestFunctionTool[], spec: AgentSpecFields): Re
   });
 }
 
-/** A forced tool must be one the run offers; tools only a provider (MCP) can name are checked when the run starts. */
-function checkChosenTool(name: string, tools: RequestFunctionTool[], spec: AgentSpecFields): void {
-  const specTools = spec.tools ?? [];
-  const named = specTools.every((tool) => tool.type === 'function' || tool.type === 'builtin');
-  const known = tools.some((tool) => tool.name === name) || specTools.some((tool) => 'name' in tool && tool.name === name);
-  if (named && !known) {
+/**
+ * A forced tool must be one the run offers, and one `allowed_tools` leaves it;
+ * tools only a provider (MCP) can name are checked when the run starts.
+ */
+function checkChosenTool(name: string, options: StoredRunOptions, spec: AgentSpecFields): void {
+  const entries = [...(spec.tools ?? []), ...(options.tool_entries ?? [])];
+  const named = entries.every((tool) => tool.type === 'function' || tool.type === 'builtin');
+  const known = (options.tools ?? []).some((tool) => tool.name === name) || entries.some((tool) => 'name' in tool && tool.name === name);
+  const detail =
+    options.allowed_tools !== undefined && !options.allowed_tools.includes(name)
+      ? 'is not one of allowed_tools'
+      : named && !known
+        ? "is not one of the agent's tools or the request's"
+        : null;
+  if (detail !== null) {
     throw new PalaiError('validation-failed', `tool_choice names ${JSON.stringify(name)}, which is not a tool of this run.`, {
-      errors: [{ pointer: '/options/tool_choice/name', detail: "is not one of the agent's tools or the request's" }],
+      errors: [{ pointer: '/options/tool_choice/name', detail }],
     });
   }
 }

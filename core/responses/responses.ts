@@ -22,8 +22,9 @@ interface PendingCallRow {
 /** Run options as stored: only what the request set. */
 export type StoredRunOptions = { [K in keyof RunOptions]?: NonNullable<RunOptions[K]> };
 
-/** Every run option, null (or no tools) where the request set none. */
+/** Every run option, null (or no tools) where the request set none; the narrowing ones (allowed_tools, limits, tool_entries) only when set. */
 export function runOptionsOf(stored: StoredRunOptions): RunOptions {
+  const { allowed_tools, limits, tool_entries } = stored;
   return {
     temperature: stored.temperature ?? null,
     max_output_tokens: stored.max_output_tokens ?? null,
@@ -33,6 +34,9 @@ export function runOptionsOf(stored: StoredRunOptions): RunOptions {
     tool_choice: stored.tool_choice ?? null,
     tools: stored.tools ?? [],
     text_format: stored.text_format ?? null,
+    ...(allowed_tools !== undefined ? { allowed_tools } : {}),
+    ...(limits !== undefined ? { limits } : {}),
+    ...(tool_entries !== undefined ? { tool_entries } : {}),
   };
 }
 

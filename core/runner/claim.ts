@@ -9,6 +9,7 @@
 // journals each one's return to in_progress, and gets back everything its runs
 // start from (the rows, their agents' specs): no read follows a claim.
 import type { AgentSpecFields } from '../../generated/schemas.js';
+import { effectiveSpec } from '../agents/effective-spec.js';
 import { claimRunnable, extendLease, handBackLease, type ClaimedRow, type RunRow } from '../responses/lease-writes.js';
 import { journalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
@@ -27,7 +28,7 @@ export interface Claim {
 export interface ClaimedRun {
   claim: Claim;
   row: RunRow;
-  /** The spec of the agent revision the response pinned. */
+  /** The spec of the agent revision the response pinned, under the limits its options narrow it to. */
   spec: AgentSpecFields;
 }
 
@@ -54,7 +55,7 @@ async function announceClaims(tx: Queryable, rows: ClaimedRow[]): Promise<Claime
     const claim = toClaim(row);
     if (!claim.takeover && claim.previousStatus !== 'in_progress') await journalStatus(tx, claim, row);
     const { agent_spec: spec, previous_status: _previous, takeover: _takeover, ...runRow } = row;
-    runs.push({ claim, row: runRow, spec });
+    runs.push({ claim, row: runRow, spec: effectiveSpec(spec, runRow.options) });
   }
   return runs;
 }

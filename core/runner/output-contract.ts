@@ -13,7 +13,7 @@ export function outputSchemaOf(spec: AgentSpecFields, options: StoredRunOptions)
   return spec.output_schema;
 }
 
-/** The request's client functions as tool spec entries, offered beside the agent's own. */
+/** The run's tool entries: the agent's own, then the request's client functions, then the entries its surface added. */
 export function runToolSpecs(spec: AgentSpecFields, options: StoredRunOptions): Array<NonNullable<AgentSpecFields['tools']>[number]> {
   const own = (options.tools ?? []).map(({ name, description, parameters, strict }): FunctionToolSpec => ({
     type: 'function',
@@ -22,7 +22,7 @@ export function runToolSpecs(spec: AgentSpecFields, options: StoredRunOptions): 
     ...(parameters ? { parameters } : {}),
     ...(strict != null ? { strict } : {}),
   }));
-  return [...(spec.tools ?? []), ...own];
+  return [...(spec.tools ?? []), ...own, ...(options.tool_entries ?? [])];
 }
 
 /** The violations of `text` against `schema` (empty when it satisfies it). */

@@ -80,7 +80,7 @@ export async function end(ctx: RunContext, status: TerminalStatus, error: Respon
   ctx.log.info({ status, error_code: error?.code }, 'response finished');
 }
 
-/** Whether the run's usage has passed its agent's `max_total_tokens`. */
+/** Whether the run's usage has passed its `max_total_tokens` (the agent's, or the narrower one its options ask). */
 export const overTokenBudget = (spec: AgentSpecFields, usage: Usage | null): boolean =>
   spec.limits?.max_total_tokens !== undefined && (usage?.total_tokens ?? 0) > spec.limits.max_total_tokens;
 
@@ -88,4 +88,4 @@ export const tokenBudgetError = (spec: AgentSpecFields): ResponseError =>
   responseError('limit-exceeded', `The token budget of ${spec.limits?.max_total_tokens} was used up.`);
 
 export const deadlineError = (spec: AgentSpecFields): ResponseError =>
-  responseError('limit-exceeded', `The agent's timeout of ${spec.limits?.timeout_seconds}s passed.`);
+  responseError('limit-exceeded', `The run's timeout of ${spec.limits?.timeout_seconds}s passed.`);

@@ -2,6 +2,7 @@
 // run, park the response when it waits for someone, otherwise take a model step —
 // each result committed under the lease's fencing token before the next step reads it.
 import type { AgentSpecFields, Item, ResponseError } from '../../generated/schemas.js';
+import { allowedTools, DEFAULT_MAX_STEPS } from '../agents/effective-spec.js';
 import { appendEvent, LeaseLostError, type JournalWriter } from '../journal/journal.js';
 import { lockUnderLease } from '../responses/lease.js';
 import type { Kernel } from '../kernel.js';
@@ -19,9 +20,6 @@ import { closeDanglingItems } from './recovery.js';
 import { deadlineError, end, overTokenBudget, responseError, tokenBudgetError, type RunContext } from './run-context.js';
 import { endDueParkedCalls, parkResponse } from './parked-waits.js';
 import { executeToolCall, expireApprovals } from './tool-execution.js';
-
-/** The model calls a run may make when its agent sets no `limits.max_steps` (docs/tools.md). */
-export const DEFAULT_MAX_STEPS = 100;
 
 /** The reason a response must stop before its next step, if any. */
 function stopBefore(row: ResponseRow, spec: AgentSpecFields): { status: TerminalStatus; error: ResponseError | null } | null {
@@ -64,12 +62,14 @@ export async function runResponse(kernel: Kernel, run: ClaimedRun, signal: Abort
   }
   const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log, settled: null };
   try {
-    ctx.tools = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), {
+    const resolved = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), {
       projectId: claim.projectId,
       responseId: claim.responseId,
       egress: kernel.egress,
       signal,
     });
+    // A tool allowed_tools leaves out is not offered, and a call of it is one of a tool the run does not have.
+    ctx.tools = allowedTools(resolved, first.options);
     const chosen = first.options.tool_choice;
     if (typeof chosen === 'object' && !ctx.tools.has(chosen.name))
       throw new ToolResolutionError(`tool_choice names ${JSON.stringify(chosen.name)}, which is not a tool of this run.`);

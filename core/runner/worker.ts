@@ -81,7 +81,7 @@ export class Worker implements LocalRuns {
     this.reserved++;
     let admitted: Admitted;
     try {
-      admitted = await this.kernel.db.transaction((tx) => admitClaimed(tx, projectId, command, idem, claimHere));
+      admitted = await this.kernel.db.transaction((tx) => admitClaimed(tx, projectId, command, idem, claimHere, this.kernel.tools));
     } finally {
       this.reserved--;
     }
