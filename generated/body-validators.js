@@ -12529,10 +12529,10 @@ validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateObjectivePolicyRequest = validate90;
 const schema131 = {"type":"object","required":["document"],"additionalProperties":false,"properties":{"document":{"$ref":"#/$defs/ObjectivePolicyDocument"}}};
-const schema132 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
+const schema132 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":120,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
 const func91 = Object.prototype.hasOwnProperty;
 const func0 = func0Module.default;
-const pattern33 = new RegExp("^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$", "u");
+const pattern34 = new RegExp("^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$", "u");
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12625,8 +12625,8 @@ vErrors.push(err6);
 errors++;
 }
 if(Array.isArray(data1)){
-if(data1.length > 256){
-const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+if(data1.length > 120){
+const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 120},message:"must NOT have more than 120 items"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12639,8 +12639,8 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 === "string"){
-if(func1(data2) > 128){
-const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!pattern5.test(data2)){
+const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12649,24 +12649,14 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
-}
-errors++;
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
 }
 errors++;
 }
@@ -12682,12 +12672,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err11 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err10 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err10];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err10);
 }
 errors++;
 break;
@@ -12700,7 +12690,18 @@ indices0[item0] = i1;
 if(data.mcp_tools !== undefined){
 let data3 = data.mcp_tools;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema132.properties.mcp_tools.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema132.properties.mcp_tools.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(Array.isArray(data3)){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12709,9 +12710,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(Array.isArray(data3)){
-if(data3.length > 256){
-const err13 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+const len1 = data3.length;
+for(let i2=0; i2<len1; i2++){
+let data4 = data3[i2];
+if(typeof data4 === "string"){
+if(func1(data4) > 256){
+const err13 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12720,12 +12724,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-const len1 = data3.length;
-for(let i2=0; i2<len1; i2++){
-let data4 = data3[i2];
-if(typeof data4 === "string"){
-if(func1(data4) > 256){
-const err14 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data4) < 1){
+const err14 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12734,24 +12734,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func1(data4) < 1){
-const err15 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err15 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
-}
-errors++;
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
 }
 errors++;
 }
@@ -12767,12 +12757,12 @@ continue;
 }
 if(typeof indices1[item1] == "number"){
 j1 = indices1[item1];
-const err17 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)"};
+const err16 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err16];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err16);
 }
 errors++;
 break;
@@ -12786,12 +12776,12 @@ if(data.consequence_classes !== undefined){
 let data5 = data.consequence_classes;
 if(Array.isArray(data5)){
 if(data5.length > 7){
-const err18 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items"};
+const err17 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items"};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err17];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -12799,12 +12789,12 @@ const len2 = data5.length;
 for(let i4=0; i4<len2; i4++){
 let data6 = data5[i4];
 if(!(((((((data6 === "observe") || (data6 === "local_mutation")) || (data6 === "external_effect")) || (data6 === "external_representation")) || (data6 === "financial")) || (data6 === "legal_attestation")) || (data6 === "destructive"))){
-const err19 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err18];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -12816,12 +12806,12 @@ outer0:
 for(;i5--;){
 for(j2 = i5; j2--;){
 if(func0(data5[i5], data5[j2])){
-const err20 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)"};
+const err19 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err19];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err19);
 }
 errors++;
 break outer0;
@@ -12831,12 +12821,12 @@ break outer0;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err20 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err20];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err20);
 }
 errors++;
 }
@@ -12848,12 +12838,12 @@ let valid11 = false;
 let passing0 = null;
 const _errs18 = errors;
 if(data7 !== null){
-const err22 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err21 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err21];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err21);
 }
 errors++;
 }
@@ -12865,7 +12855,17 @@ passing0 = 0;
 const _errs20 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.count === undefined){
-const err23 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+const err22 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7.period_seconds === undefined){
+const err23 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "period_seconds"},message:"must have required property '"+"period_seconds"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12874,8 +12874,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data7.period_seconds === undefined){
-const err24 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "period_seconds"},message:"must have required property '"+"period_seconds"+"'"};
+for(const key1 in data7){
+if(!((key1 === "count") || (key1 === "period_seconds"))){
+const err24 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12884,9 +12885,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key1 in data7){
-if(!((key1 === "count") || (key1 === "period_seconds"))){
-const err25 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data7.count !== undefined){
+let data8 = data7.count;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err25 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12895,11 +12898,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data7.count !== undefined){
-let data8 = data7.count;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err26 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 1000000 || isNaN(data8)){
+const err26 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12908,9 +12909,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 1000000 || isNaN(data8)){
-const err27 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(data8 < 0 || isNaN(data8)){
+const err27 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12919,8 +12919,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data8 < 0 || isNaN(data8)){
-const err28 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data7.period_seconds !== undefined){
+let data9 = data7.period_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err28 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12929,12 +12933,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-if(data7.period_seconds !== undefined){
-let data9 = data7.period_seconds;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err29 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 31536000 || isNaN(data9)){
+const err29 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12943,9 +12944,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 31536000 || isNaN(data9)){
-const err30 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(data9 < 1 || isNaN(data9)){
+const err30 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12954,26 +12954,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data9 < 1 || isNaN(data9)){
-const err31 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
 }
 errors++;
 }
@@ -12989,12 +12979,12 @@ passing0 = 1;
 }
 }
 if(!valid11){
-const err33 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err32 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err32];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err32);
 }
 errors++;
 }
@@ -13013,7 +13003,18 @@ vErrors = null;
 if(data.max_concurrency !== undefined){
 let data10 = data.max_concurrency;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err34 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema132.properties.max_concurrency.type},message:"must be integer,null"};
+const err33 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema132.properties.max_concurrency.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100 || isNaN(data10)){
+const err34 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13022,9 +13023,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 100 || isNaN(data10)){
-const err35 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(data10 < 1 || isNaN(data10)){
+const err35 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13033,8 +13033,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data10 < 1 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.max_tokens !== undefined){
+let data11 = data.max_tokens;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err36 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema132.properties.max_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13043,12 +13047,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-if(data.max_tokens !== undefined){
-let data11 = data.max_tokens;
-if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err37 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema132.properties.max_tokens.type},message:"must be integer,null"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 1 || isNaN(data11)){
+const err37 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13057,9 +13058,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 1 || isNaN(data11)){
-const err38 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.max_seconds !== undefined){
+let data12 = data.max_seconds;
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err38 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema132.properties.max_seconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13068,12 +13072,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-if(data.max_seconds !== undefined){
-let data12 = data.max_seconds;
-if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema132.properties.max_seconds.type},message:"must be integer,null"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 2147483647 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13082,9 +13083,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 2147483647 || isNaN(data12)){
-const err40 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(data12 < 1 || isNaN(data12)){
+const err40 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13093,8 +13093,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data12 < 1 || isNaN(data12)){
-const err41 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.quiet_hours !== undefined){
+let data13 = data.quiet_hours;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err41 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema132.properties.quiet_hours.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13103,28 +13107,14 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-if(data.quiet_hours !== undefined){
-let data13 = data.quiet_hours;
-if((typeof data13 !== "string") && (data13 !== null)){
-const err42 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema132.properties.quiet_hours.type},message:"must be string,null"};
+if(typeof data13 === "string"){
+if(!pattern34.test(data13)){
+const err42 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"},message:"must match pattern \""+"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-if(typeof data13 === "string"){
-if(!pattern33.test(data13)){
-const err43 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"},message:"must match pattern \""+"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"+"\""};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -13134,7 +13124,17 @@ if(data.timezone !== undefined){
 let data14 = data.timezone;
 if(typeof data14 === "string"){
 if(func1(data14) > 64){
-const err44 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+const err43 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(func1(data14) < 1){
+const err44 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13143,8 +13143,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(func1(data14) < 1){
-const err45 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err45 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13154,8 +13155,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-else {
-const err46 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.expires_at !== undefined){
+let data15 = data.expires_at;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema132.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13164,11 +13167,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.expires_at !== undefined){
-let data15 = data.expires_at;
-if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema132.properties.expires_at.type},message:"must be integer,null"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13177,27 +13178,16 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err48 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err48];
 }
 else {
 vErrors.push(err48);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
 }
 errors++;
 }
@@ -13267,7 +13257,7 @@ const schema134 = {"type":"object","required":["agent","description"],"additiona
 const schema135 = {"type":"string","minLength":1,"maxLength":20000,"pattern":"\\S"};
 const schema137 = {"description":"`objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.","enum":["objective","per_wake"]};
 const schema138 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
-const pattern34 = new RegExp("\\S", "u");
+const pattern35 = new RegExp("\\S", "u");
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13370,7 +13360,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern34.test(data1)){
+if(!pattern35.test(data1)){
 const err8 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13415,7 +13405,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern34.test(data2)){
+if(!pattern35.test(data2)){
 const err12 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -13887,12 +13877,12 @@ const schema143 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 const schema144 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
 const schema148 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
 const schema149 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
-const pattern36 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern39 = new RegExp("^[a-z0-9-]{1,32}$", "u");
+const pattern37 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern40 = new RegExp("^[a-z0-9-]{1,32}$", "u");
 const schema145 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
 const schema146 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
-const pattern40 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
-const pattern41 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
+const pattern41 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
+const pattern42 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13974,7 +13964,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 === "string"){
-if(!pattern40.test(data1)){
+if(!pattern41.test(data1)){
 const err6 = {instancePath:instancePath+"/brokers/" + i0,schemaPath:"#/properties/brokers/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14011,7 +14001,7 @@ errors++;
 if(data.topic !== undefined){
 let data2 = data.topic;
 if(typeof data2 === "string"){
-if(!pattern41.test(data2)){
+if(!pattern42.test(data2)){
 const err9 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -14071,7 +14061,7 @@ errors++;
 if(data.retry_topic !== undefined){
 let data4 = data.retry_topic;
 if(typeof data4 === "string"){
-if(!pattern41.test(data4)){
+if(!pattern42.test(data4)){
 const err14 = {instancePath:instancePath+"/retry_topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -14239,7 +14229,7 @@ errors++;
 if(data.topic !== undefined){
 let data1 = data.topic;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14324,7 +14314,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern36.test(data0)){
+if(!pattern37.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/QueueConsumerName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -14457,7 +14447,7 @@ errors++;
 if(data2.region !== undefined){
 let data5 = data2.region;
 if(typeof data5 === "string"){
-if(!pattern39.test(data5)){
+if(!pattern40.test(data5)){
 const err14 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -17263,9 +17253,9 @@ const schema164 = {"type":"object","required":["name","agent","bot_token","signi
 const schema165 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
 const schema166 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
 const schema167 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
-const pattern52 = new RegExp("^xoxb-", "u");
-const pattern53 = new RegExp("^xapp-", "u");
-const pattern54 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
+const pattern53 = new RegExp("^xoxb-", "u");
+const pattern54 = new RegExp("^xapp-", "u");
+const pattern55 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17333,7 +17323,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern36.test(data0)){
+if(!pattern37.test(data0)){
 const err5 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/SlackBotName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -17416,7 +17406,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern52.test(data3)){
+if(!pattern53.test(data3)){
 const err12 = {instancePath:instancePath+"/bot_token",schemaPath:"#/properties/bot_token/pattern",keyword:"pattern",params:{pattern: "^xoxb-"},message:"must match pattern \""+"^xoxb-"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -17486,7 +17476,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern53.test(data5)){
+if(!pattern54.test(data5)){
 const err18 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/pattern",keyword:"pattern",params:{pattern: "^xapp-"},message:"must match pattern \""+"^xapp-"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -17525,7 +17515,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern54.test(data7)){
+if(!pattern55.test(data7)){
 const err21 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/$defs/SlackUserIds/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -22522,7 +22512,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 === "string"){
-if(!pattern40.test(data1)){
+if(!pattern41.test(data1)){
 const err6 = {instancePath:instancePath+"/brokers/" + i0,schemaPath:"#/properties/brokers/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -22559,7 +22549,7 @@ errors++;
 if(data.topic !== undefined){
 let data2 = data.topic;
 if(typeof data2 === "string"){
-if(!pattern41.test(data2)){
+if(!pattern42.test(data2)){
 const err9 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -22619,7 +22609,7 @@ errors++;
 if(data.retry_topic !== undefined){
 let data4 = data.retry_topic;
 if(typeof data4 === "string"){
-if(!pattern41.test(data4)){
+if(!pattern42.test(data4)){
 const err14 = {instancePath:instancePath+"/retry_topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -22717,7 +22707,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern41.test(data)){
+if(!pattern42.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -23124,7 +23114,7 @@ validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const McpServer = validate145;
 const schema212 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
-const pattern61 = new RegExp("^mcps_", "u");
+const pattern62 = new RegExp("^mcps_", "u");
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23232,7 +23222,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern61.test(data0)){
+if(!pattern62.test(data0)){
 const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mcps_"},message:"must match pattern \""+"^mcps_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -23603,7 +23593,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern61.test(data3)){
+if(!pattern62.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/McpServer/properties/id/pattern",keyword:"pattern",params:{pattern: "^mcps_"},message:"must match pattern \""+"^mcps_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -25213,7 +25203,7 @@ validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const ModelConnection = validate156;
 const schema227 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern65 = new RegExp("^mconn_", "u");
+const pattern66 = new RegExp("^mconn_", "u");
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25331,7 +25321,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern65.test(data0)){
+if(!pattern66.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mconn_"},message:"must match pattern \""+"^mconn_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -26161,8 +26151,8 @@ export const Node = validate165;
 const schema235 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
 const schema236 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
 const schema241 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
-const pattern66 = new RegExp("^node_", "u");
-const pattern68 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+const pattern67 = new RegExp("^node_", "u");
+const pattern69 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
 const schema237 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
 const schema238 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
 const schema240 = {"enum":["read","write","privileged"]};
@@ -26721,7 +26711,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern66.test(data0)){
+if(!pattern67.test(data0)){
 const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^node_"},message:"must match pattern \""+"^node_"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -26867,7 +26857,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data11 = data.catalog_hash;
 if(typeof data11 === "string"){
-if(!pattern68.test(data11)){
+if(!pattern69.test(data11)){
 const err30 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -26896,7 +26886,7 @@ let valid5 = false;
 let passing0 = null;
 const _errs27 = errors;
 if(typeof data12 === "string"){
-if(!pattern68.test(data12)){
+if(!pattern69.test(data12)){
 const err32 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
@@ -27696,7 +27686,7 @@ validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const NodeEnrollment = validate176;
 const schema250 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
-const pattern73 = new RegExp("^nen_", "u");
+const pattern74 = new RegExp("^nen_", "u");
 
 function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27814,7 +27804,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern73.test(data0)){
+if(!pattern74.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -28074,7 +28064,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern73.test(data0)){
+if(!pattern74.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -28407,7 +28397,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern73.test(data3)){
+if(!pattern74.test(data3)){
 const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/NodeEnrollment/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -28651,7 +28641,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern68.test(data)){
+if(!pattern69.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -28680,7 +28670,7 @@ validate180.evaluated = {"dynamicProps":false,"dynamicItems":false};
 export const NodeInvocation = validate181;
 const schema256 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
 const schema258 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
-const pattern77 = new RegExp("^ninv_", "u");
+const pattern78 = new RegExp("^ninv_", "u");
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28868,7 +28858,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern77.test(data0)){
+if(!pattern78.test(data0)){
 const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ninv_"},message:"must match pattern \""+"^ninv_"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -28999,7 +28989,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data7 = data.plan_hash;
 if(typeof data7 === "string"){
-if(!pattern68.test(data7)){
+if(!pattern69.test(data7)){
 const err28 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -29951,7 +29941,7 @@ validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 export const Objective = validate190;
 const schema269 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
 const schema272 = {"enum":["active","paused","blocked","completed","abandoned"]};
-const pattern82 = new RegExp("^obj_", "u");
+const pattern83 = new RegExp("^obj_", "u");
 
 function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30139,7 +30129,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern82.test(data0)){
+if(!pattern83.test(data0)){
 const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^obj_"},message:"must match pattern \""+"^obj_"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -31119,8 +31109,8 @@ vErrors.push(err6);
 errors++;
 }
 if(Array.isArray(data1)){
-if(data1.length > 256){
-const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+if(data1.length > 120){
+const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 120},message:"must NOT have more than 120 items"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -31133,8 +31123,8 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 === "string"){
-if(func1(data2) > 128){
-const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!pattern5.test(data2)){
+const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -31143,24 +31133,14 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
-}
-errors++;
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
 }
 errors++;
 }
@@ -31176,12 +31156,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err11 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err10 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err10];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err10);
 }
 errors++;
 break;
@@ -31194,7 +31174,18 @@ indices0[item0] = i1;
 if(data.mcp_tools !== undefined){
 let data3 = data.mcp_tools;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema132.properties.mcp_tools.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema132.properties.mcp_tools.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(Array.isArray(data3)){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -31203,9 +31194,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(Array.isArray(data3)){
-if(data3.length > 256){
-const err13 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+const len1 = data3.length;
+for(let i2=0; i2<len1; i2++){
+let data4 = data3[i2];
+if(typeof data4 === "string"){
+if(func1(data4) > 256){
+const err13 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -31214,12 +31208,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-const len1 = data3.length;
-for(let i2=0; i2<len1; i2++){
-let data4 = data3[i2];
-if(typeof data4 === "string"){
-if(func1(data4) > 256){
-const err14 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data4) < 1){
+const err14 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -31228,24 +31218,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func1(data4) < 1){
-const err15 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err15 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
-}
-errors++;
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/mcp_tools/" + i2,schemaPath:"#/properties/mcp_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
 }
 errors++;
 }
@@ -31261,12 +31241,12 @@ continue;
 }
 if(typeof indices1[item1] == "number"){
 j1 = indices1[item1];
-const err17 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)"};
+const err16 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err16];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err16);
 }
 errors++;
 break;
@@ -31280,12 +31260,12 @@ if(data.consequence_classes !== undefined){
 let data5 = data.consequence_classes;
 if(Array.isArray(data5)){
 if(data5.length > 7){
-const err18 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items"};
+const err17 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items"};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err17];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -31293,12 +31273,12 @@ const len2 = data5.length;
 for(let i4=0; i4<len2; i4++){
 let data6 = data5[i4];
 if(!(((((((data6 === "observe") || (data6 === "local_mutation")) || (data6 === "external_effect")) || (data6 === "external_representation")) || (data6 === "financial")) || (data6 === "legal_attestation")) || (data6 === "destructive"))){
-const err19 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err18];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -31310,12 +31290,12 @@ outer0:
 for(;i5--;){
 for(j2 = i5; j2--;){
 if(func0(data5[i5], data5[j2])){
-const err20 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)"};
+const err19 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err19];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err19);
 }
 errors++;
 break outer0;
@@ -31325,12 +31305,12 @@ break outer0;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err20 = {instancePath:instancePath+"/consequence_classes",schemaPath:"#/properties/consequence_classes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err20];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err20);
 }
 errors++;
 }
@@ -31342,12 +31322,12 @@ let valid11 = false;
 let passing0 = null;
 const _errs18 = errors;
 if(data7 !== null){
-const err22 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err21 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err21];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err21);
 }
 errors++;
 }
@@ -31359,7 +31339,17 @@ passing0 = 0;
 const _errs20 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.count === undefined){
-const err23 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+const err22 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7.period_seconds === undefined){
+const err23 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "period_seconds"},message:"must have required property '"+"period_seconds"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -31368,8 +31358,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data7.period_seconds === undefined){
-const err24 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/required",keyword:"required",params:{missingProperty: "period_seconds"},message:"must have required property '"+"period_seconds"+"'"};
+for(const key1 in data7){
+if(!((key1 === "count") || (key1 === "period_seconds"))){
+const err24 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -31378,9 +31369,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key1 in data7){
-if(!((key1 === "count") || (key1 === "period_seconds"))){
-const err25 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data7.count !== undefined){
+let data8 = data7.count;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err25 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -31389,11 +31382,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data7.count !== undefined){
-let data8 = data7.count;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err26 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 1000000 || isNaN(data8)){
+const err26 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -31402,9 +31393,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 1000000 || isNaN(data8)){
-const err27 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(data8 < 0 || isNaN(data8)){
+const err27 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -31413,8 +31403,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data8 < 0 || isNaN(data8)){
-const err28 = {instancePath:instancePath+"/max_actions_per_period/count",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data7.period_seconds !== undefined){
+let data9 = data7.period_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err28 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -31423,12 +31417,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-if(data7.period_seconds !== undefined){
-let data9 = data7.period_seconds;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err29 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 31536000 || isNaN(data9)){
+const err29 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -31437,9 +31428,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 31536000 || isNaN(data9)){
-const err30 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(data9 < 1 || isNaN(data9)){
+const err30 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -31448,26 +31438,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data9 < 1 || isNaN(data9)){
-const err31 = {instancePath:instancePath+"/max_actions_per_period/period_seconds",schemaPath:"#/properties/max_actions_per_period/oneOf/1/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
 }
 errors++;
 }
@@ -31483,12 +31463,12 @@ passing0 = 1;
 }
 }
 if(!valid11){
-const err33 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err32 = {instancePath:instancePath+"/max_actions_per_period",schemaPath:"#/properties/max_actions_per_period/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err32];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err32);
 }
 errors++;
 }
@@ -31507,7 +31487,18 @@ vErrors = null;
 if(data.max_concurrency !== undefined){
 let data10 = data.max_concurrency;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err34 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema132.properties.max_concurrency.type},message:"must be integer,null"};
+const err33 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema132.properties.max_concurrency.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100 || isNaN(data10)){
+const err34 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -31516,9 +31507,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 100 || isNaN(data10)){
-const err35 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(data10 < 1 || isNaN(data10)){
+const err35 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -31527,8 +31517,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data10 < 1 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.max_tokens !== undefined){
+let data11 = data.max_tokens;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err36 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema132.properties.max_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -31537,12 +31531,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-if(data.max_tokens !== undefined){
-let data11 = data.max_tokens;
-if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err37 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema132.properties.max_tokens.type},message:"must be integer,null"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 1 || isNaN(data11)){
+const err37 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -31551,9 +31542,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 1 || isNaN(data11)){
-const err38 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.max_seconds !== undefined){
+let data12 = data.max_seconds;
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err38 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema132.properties.max_seconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -31562,12 +31556,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-if(data.max_seconds !== undefined){
-let data12 = data.max_seconds;
-if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema132.properties.max_seconds.type},message:"must be integer,null"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 2147483647 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -31576,9 +31567,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 2147483647 || isNaN(data12)){
-const err40 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(data12 < 1 || isNaN(data12)){
+const err40 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -31587,8 +31577,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data12 < 1 || isNaN(data12)){
-const err41 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+if(data.quiet_hours !== undefined){
+let data13 = data.quiet_hours;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err41 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema132.properties.quiet_hours.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -31597,28 +31591,14 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-if(data.quiet_hours !== undefined){
-let data13 = data.quiet_hours;
-if((typeof data13 !== "string") && (data13 !== null)){
-const err42 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema132.properties.quiet_hours.type},message:"must be string,null"};
+if(typeof data13 === "string"){
+if(!pattern34.test(data13)){
+const err42 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"},message:"must match pattern \""+"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-if(typeof data13 === "string"){
-if(!pattern33.test(data13)){
-const err43 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"},message:"must match pattern \""+"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"+"\""};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -31628,7 +31608,17 @@ if(data.timezone !== undefined){
 let data14 = data.timezone;
 if(typeof data14 === "string"){
 if(func1(data14) > 64){
-const err44 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+const err43 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(func1(data14) < 1){
+const err44 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -31637,8 +31627,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(func1(data14) < 1){
-const err45 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err45 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -31648,8 +31639,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-else {
-const err46 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.expires_at !== undefined){
+let data15 = data.expires_at;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema132.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -31658,11 +31651,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.expires_at !== undefined){
-let data15 = data.expires_at;
-if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema132.properties.expires_at.type},message:"must be integer,null"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -31671,27 +31662,16 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err48 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err48];
 }
 else {
 vErrors.push(err48);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
 }
 errors++;
 }
@@ -31932,7 +31912,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern34.test(data)){
+if(!pattern35.test(data)){
 const err2 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -32024,7 +32004,7 @@ validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 export const ObjectiveTrigger = validate204;
 const schema286 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
 const schema288 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused"]};
-const pattern85 = new RegExp("^trg_", "u");
+const pattern87 = new RegExp("^trg_", "u");
 
 function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32222,7 +32202,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern85.test(data0)){
+if(!pattern87.test(data0)){
 const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^trg_"},message:"must match pattern \""+"^trg_"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -35218,7 +35198,7 @@ validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const QueueConsumer = validate222;
 const schema310 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern86 = new RegExp("^qc_", "u");
+const pattern88 = new RegExp("^qc_", "u");
 const schema312 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
 function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35521,7 +35501,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern86.test(data0)){
+if(!pattern88.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -35678,7 +35658,7 @@ errors++;
 if(data4.region !== undefined){
 let data7 = data4.region;
 if(typeof data7 === "string"){
-if(!pattern39.test(data7)){
+if(!pattern40.test(data7)){
 const err27 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -36454,7 +36434,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern36.test(data)){
+if(!pattern37.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -36563,7 +36543,7 @@ errors++;
 if(data.topic !== undefined){
 let data1 = data.topic;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -36713,7 +36693,7 @@ validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const RemoteAgent = validate234;
 const schema323 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern93 = new RegExp("^ragt_", "u");
+const pattern95 = new RegExp("^ragt_", "u");
 
 function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36811,7 +36791,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern93.test(data0)){
+if(!pattern95.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ragt_"},message:"must match pattern \""+"^ragt_"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -42702,7 +42682,7 @@ validate264.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const SlackBot = validate265;
 const schema367 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern102 = new RegExp("^sbot_", "u");
+const pattern104 = new RegExp("^sbot_", "u");
 
 function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42860,7 +42840,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern102.test(data0)){
+if(!pattern104.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -43218,7 +43198,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern36.test(data)){
+if(!pattern37.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -43612,7 +43592,7 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 if(typeof data0 === "string"){
-if(!pattern54.test(data0)){
+if(!pattern55.test(data0)){
 const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -43924,7 +43904,7 @@ errors++;
 if(data.region !== undefined){
 let data2 = data.region;
 if(typeof data2 === "string"){
-if(!pattern39.test(data2)){
+if(!pattern40.test(data2)){
 const err8 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -45778,7 +45758,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern34.test(data1)){
+if(!pattern35.test(data1)){
 const err5 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -45827,7 +45807,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern34.test(data2)){
+if(!pattern35.test(data2)){
 const err9 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -46278,7 +46258,7 @@ errors++;
 if(data3.region !== undefined){
 let data6 = data3.region;
 if(typeof data6 === "string"){
-if(!pattern39.test(data6)){
+if(!pattern40.test(data6)){
 const err17 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -46998,7 +46978,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern52.test(data1)){
+if(!pattern53.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_token",schemaPath:"#/properties/bot_token/pattern",keyword:"pattern",params:{pattern: "^xoxb-"},message:"must match pattern \""+"^xoxb-"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -47078,7 +47058,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern53.test(data3)){
+if(!pattern54.test(data3)){
 const err13 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/pattern",keyword:"pattern",params:{pattern: "^xapp-"},message:"must match pattern \""+"^xapp-"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -47107,7 +47087,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
-if(!pattern54.test(data5)){
+if(!pattern55.test(data5)){
 const err15 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/$defs/SlackUserIds/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -48035,7 +48015,7 @@ validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 export const WebhookDelivery = validate302;
 const schema410 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
 const schema411 = {"type":"string","enum":["pending","delivered","dead"]};
-const pattern120 = new RegExp("^dlv_", "u");
+const pattern122 = new RegExp("^dlv_", "u");
 
 function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48183,7 +48163,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern120.test(data0)){
+if(!pattern122.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -48564,8 +48544,8 @@ validate306.evaluated = {"dynamicProps":false,"dynamicItems":false};
 export const WebhookEndpoint = validate307;
 const schema415 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const schema416 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
-const pattern121 = new RegExp("^wh_", "u");
-const pattern122 = new RegExp("^whsec_", "u");
+const pattern123 = new RegExp("^wh_", "u");
+const pattern124 = new RegExp("^whsec_", "u");
 
 function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48713,7 +48693,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern121.test(data0)){
+if(!pattern123.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -48880,7 +48860,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if(typeof data11 === "string"){
-if(!pattern122.test(data11)){
+if(!pattern124.test(data11)){
 const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
 if(vErrors === null){
 vErrors = [err26];

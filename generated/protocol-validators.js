@@ -5,7 +5,7 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 export const AdmissionCommand = validate21;
 const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. Without a previous response, input ending with function call outputs for all of a waiting response's pending client calls (same agent, same session when one is named) answers it the same way, with those trailing outputs; so does an empty input in a session whose latest response waits for outputs the session now holds.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. Empty only when continuing a conversation: an existing session (by id or key) or a previous response.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"allOf":[{"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}},{"if":{"not":{"anyOf":[{"required":["previous_response_id"]},{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["id","key"]}}}}}]}},"then":{"properties":{"input":{"type":"array","minItems":1}}}}]};
 const schema41 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
-const schema60 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema61 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
 const schema33 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
 const schema39 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
@@ -1055,7 +1055,8 @@ const schema45 = {"oneOf":[{"type":"object","required":["type"],"additionalPrope
 const schema46 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
 const func19 = Object.prototype.hasOwnProperty;
 const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
-const schema47 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"},{"$ref":"#/$defs/NodeToolSpec"}]};
+const schema47 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"},{"$ref":"#/$defs/NodeToolSpec"},{"$ref":"#/$defs/ObjectiveToolSpec"}]};
+const schema60 = {"type":"object","description":"The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere.","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"objective"}}};
 const schema48 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 const schema49 = {"enum":["read","write","privileged"]};
 
@@ -2251,17 +2252,78 @@ if(props0 !== true){
 props0 = true;
 }
 }
-}
-}
-}
-}
-if(!valid0){
-const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs6 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/$defs/ObjectiveToolSpec/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
 else {
 vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "type")){
+const err1 = {instancePath,schemaPath:"#/$defs/ObjectiveToolSpec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("objective" !== data.type){
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/ObjectiveToolSpec/properties/type/const",keyword:"const",params:{allowedValue: "objective"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/$defs/ObjectiveToolSpec/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 5];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 5;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+}
+}
+}
+if(!valid0){
+const err4 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -5574,10 +5636,10 @@ return errors === 0;
 validate42.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ContentAddedEvent = validate43;
-const schema67 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
-const schema68 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema69 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema70 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+const schema68 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema69 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema70 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema71 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5951,7 +6013,7 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ContentDoneEvent = validate46;
-const schema71 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema72 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6123,11 +6185,11 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemAddedEvent = validate48;
-const schema72 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
-const schema73 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema75 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
-const schema76 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
-const schema74 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+const schema73 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema74 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema76 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+const schema77 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+const schema75 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6207,7 +6269,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema74.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema75.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6220,7 +6282,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema74.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema75.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6413,7 +6475,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema75.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema76.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6559,7 +6621,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema76.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema77.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6741,7 +6803,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemDoneEvent = validate54;
-const schema77 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema78 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6856,7 +6918,7 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemUpdatedEvent = validate56;
-const schema78 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema79 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6971,16 +7033,16 @@ return errors === 0;
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const KernelEvent = validate58;
-const schema79 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
-const schema95 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
-const schema96 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
-const schema80 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
-const schema81 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema82 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
-const schema90 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema92 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const schema80 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
+const schema96 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
+const schema97 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
+const schema81 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
+const schema82 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema83 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
+const schema91 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema93 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 const pattern20 = new RegExp("^resp_", "u");
-const schema85 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."},"allowed_tools":{"type":"array","description":"The only tools the run may use, by name; absent when the run asked for none.","items":{"type":"string"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits narrowing the agent's, as asked; absent when the run asked for none."},"tool_entries":{"type":"array","description":"Tool entries the admitting surface added for this run; absent when it added none.","items":{"$ref":"#/$defs/ToolSpec"}}}};
+const schema86 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."},"allowed_tools":{"type":"array","description":"The only tools the run may use, by name; absent when the run asked for none.","items":{"type":"string"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits narrowing the agent's, as asked; absent when the run asked for none."},"tool_entries":{"type":"array","description":"Tool entries the admitting surface added for this run; absent when it added none.","items":{"$ref":"#/$defs/ToolSpec"}}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7024,7 +7086,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema85.properties, key0))){
+if(!(func19.call(schema86.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -7038,7 +7100,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema85.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema86.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7051,7 +7113,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema85.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema86.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7064,7 +7126,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema85.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema86.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7077,7 +7139,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema85.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema86.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7090,7 +7152,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema85.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema86.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8000,7 +8062,7 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema93 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema94 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8127,7 +8189,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema93.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema94.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8152,7 +8214,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema93.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema94.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8341,7 +8403,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema82.properties, key0))){
+if(!(func19.call(schema83.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -8380,7 +8442,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8509,7 +8571,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema82.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema83.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8522,7 +8584,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema82.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema83.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8535,7 +8597,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema82.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema83.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9419,7 +9481,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema82.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema83.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -9527,7 +9589,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10057,7 +10119,7 @@ return errors === 0;
 validate58.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const KernelEventType = validate74;
-const schema97 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
+const schema98 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10070,7 +10132,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((data === "status") || (data === "item.added")) || (data === "item.done")) || (data === "item.updated")) || (data === "content.added")) || (data === "content.done")) || (data === "text.delta")) || (data === "text.done"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10085,10 +10147,10 @@ return errors === 0;
 validate74.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeAdmittedFrame = validate75;
-const schema98 = {"type":"object","required":["type","node_id","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"admitted"},"node_id":{"$ref":"#/$defs/NodeId"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]}}};
-const schema99 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
-const schema100 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
-const schema102 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
+const schema99 = {"type":"object","required":["type","node_id","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"admitted"},"node_id":{"$ref":"#/$defs/NodeId"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]}}};
+const schema100 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
+const schema101 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
+const schema103 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
 const pattern24 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
 const pattern26 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
 
@@ -10205,7 +10267,7 @@ errors++;
 if(data.state !== undefined){
 let data2 = data.state;
 if(!(((((data2 === "pending_pairing") || (data2 === "connected")) || (data2 === "disconnected")) || (data2 === "degraded")) || (data2 === "revoked"))){
-const err9 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10370,7 +10432,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeApprovedFrame = validate76;
-const schema103 = {"type":"object","required":["type","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"approved"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema104 = {"type":"object","required":["type","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"approved"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10450,7 +10512,7 @@ errors++;
 if(data.state !== undefined){
 let data1 = data.state;
 if(!(((((data1 === "pending_pairing") || (data1 === "connected")) || (data1 === "disconnected")) || (data1 === "degraded")) || (data1 === "revoked"))){
-const err6 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10563,10 +10625,10 @@ return errors === 0;
 validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCatalogFrame = validate77;
-const schema107 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
-const schema108 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema109 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
-const schema111 = {"enum":["read","write","privileged"]};
+const schema108 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema109 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
+const schema110 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema112 = {"enum":["read","write","privileged"]};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10699,7 +10761,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11029,8 +11091,8 @@ return errors === 0;
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeChallengeFrame = validate82;
-const schema113 = {"type":"object","required":["type","nonce","min_protocol","max_protocol","expires_at"],"additionalProperties":false,"properties":{"type":{"const":"challenge"},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"expires_at":{"type":"string","format":"date-time"}}};
-const schema114 = {"type":"integer","minimum":1,"maximum":1000};
+const schema114 = {"type":"object","required":["type","nonce","min_protocol","max_protocol","expires_at"],"additionalProperties":false,"properties":{"type":{"const":"challenge"},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"expires_at":{"type":"string","format":"date-time"}}};
+const schema115 = {"type":"integer","minimum":1,"maximum":1000};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11251,7 +11313,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCompanionConfig = validate83;
-const schema116 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
+const schema117 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
 const pattern32 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern34 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
@@ -11422,7 +11484,7 @@ errors++;
 if(data1.maximum_risk !== undefined){
 let data4 = data1.maximum_risk;
 if(!(((data4 === "read") || (data4 === "write")) || (data4 === "privileged"))){
-const err13 = {instancePath:instancePath+"/policy/maximum_risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/policy/maximum_risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11851,11 +11913,11 @@ return errors === 0;
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCompanionFrame = validate84;
-const schema119 = {"description":"A frame the companion sends.","oneOf":[{"$ref":"#/$defs/NodeHelloFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeAcceptedFrame"},{"$ref":"#/$defs/NodeInvokeResultFrame"},{"$ref":"#/$defs/NodeCatalogFrame"}]};
-const schema126 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"heartbeat"}}};
-const schema127 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema120 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
-const schema121 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
+const schema120 = {"description":"A frame the companion sends.","oneOf":[{"$ref":"#/$defs/NodeHelloFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeAcceptedFrame"},{"$ref":"#/$defs/NodeInvokeResultFrame"},{"$ref":"#/$defs/NodeCatalogFrame"}]};
+const schema127 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"heartbeat"}}};
+const schema128 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
+const schema121 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
+const schema122 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
 const pattern36 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
 const pattern38 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
 
@@ -11981,7 +12043,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema121.properties, key0))){
+if(!(func19.call(schema122.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -12472,12 +12534,12 @@ return errors === 0;
 }
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema128 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
-const schema130 = {"enum":["succeeded","failed","canceled","unknown"]};
-const schema131 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
+const schema129 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
+const schema131 = {"enum":["succeeded","failed","canceled","unknown"]};
+const schema132 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
 const pattern39 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
-const schema132 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
-const schema133 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+const schema133 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
+const schema134 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12525,7 +12587,7 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(!(((((((((data0 === "COMMAND_DENIED") || (data0 === "COMMAND_UNAVAILABLE")) || (data0 === "EXECUTION_FAILED")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "INVALID_PLAN")) || (data0 === "NODE_BUSY")) || (data0 === "INVOCATION_CANCELED")) || (data0 === "INVOCATION_UNKNOWN")) || (data0 === "NODE_UNAVAILABLE"))){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema133.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema134.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12705,7 +12767,7 @@ errors++;
 if(data.state !== undefined){
 let data3 = data.state;
 if(!((((data3 === "succeeded") || (data3 === "failed")) || (data3 === "canceled")) || (data3 === "unknown"))){
-const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12773,7 +12835,7 @@ errors++;
 if(data4.exit_code !== undefined){
 let data5 = data4.exit_code;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema131.properties.exit_code.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema132.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12786,7 +12848,7 @@ errors++;
 if(data4.signal !== undefined){
 let data6 = data4.signal;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema131.properties.signal.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema132.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13138,7 +13200,7 @@ return errors === 0;
 validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const NodeExecutionPlan = validate95;
-const schema134 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema135 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13272,7 +13334,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema134.properties, key0))){
+if(!(func19.call(schema135.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -13659,7 +13721,7 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(!(((((((((data0 === "COMMAND_DENIED") || (data0 === "COMMAND_UNAVAILABLE")) || (data0 === "EXECUTION_FAILED")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "INVALID_PLAN")) || (data0 === "NODE_BUSY")) || (data0 === "INVOCATION_CANCELED")) || (data0 === "INVOCATION_UNKNOWN")) || (data0 === "NODE_UNAVAILABLE"))){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema133.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema134.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13888,9 +13950,9 @@ return errors === 0;
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeHubFrame = validate100;
-const schema144 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
-const schema147 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema146 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
+const schema145 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
+const schema148 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
+const schema147 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14398,7 +14460,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema121.properties, key0))){
+if(!(func19.call(schema122.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -14789,7 +14851,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "succeeded") || (data === "failed")) || (data === "canceled")) || (data === "unknown"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -15208,7 +15270,7 @@ errors++;
 if(data.state !== undefined){
 let data3 = data.state;
 if(!((((data3 === "succeeded") || (data3 === "failed")) || (data3 === "canceled")) || (data3 === "unknown"))){
-const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15276,7 +15338,7 @@ errors++;
 if(data4.exit_code !== undefined){
 let data5 = data4.exit_code;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema131.properties.exit_code.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema132.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15289,7 +15351,7 @@ errors++;
 if(data4.signal !== undefined){
 let data6 = data4.signal;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema131.properties.signal.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema132.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15443,7 +15505,7 @@ return errors === 0;
 validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const QueueJob = validate118;
-const schema163 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema164 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15827,7 +15889,7 @@ return errors === 0;
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const QueueResult = validate120;
-const schema165 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema166 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15925,7 +15987,7 @@ errors++;
 if(data.idempotency_key !== undefined){
 let data0 = data.idempotency_key;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema165.properties.idempotency_key.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema166.properties.idempotency_key.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15963,7 +16025,7 @@ errors++;
 if(data.status !== undefined){
 let data2 = data.status;
 if(!(((((((data2 === "completed") || (data2 === "failed")) || (data2 === "canceled")) || (data2 === "incomplete")) || (data2 === "waiting_for_approval")) || (data2 === "waiting_for_input")) || (data2 === "waiting_for_tool"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema165.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema166.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16715,7 +16777,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema82.properties, key0))){
+if(!(func19.call(schema83.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -16754,7 +16816,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16883,7 +16945,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema82.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema83.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16896,7 +16958,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema82.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema83.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16909,7 +16971,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema82.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema83.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -17793,7 +17855,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema82.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema83.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -17876,7 +17938,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema85.properties, key0))){
+if(!(func19.call(schema86.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -17890,7 +17952,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema85.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema86.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17903,7 +17965,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema85.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema86.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17916,7 +17978,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema85.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema86.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17929,7 +17991,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema85.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema86.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17942,7 +18004,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema85.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema86.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18853,7 +18915,7 @@ return errors === 0;
 validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ShellExecInput = validate128;
-const schema180 = {"type":"object","description":"shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB.","required":["script"],"additionalProperties":false,"properties":{"script":{"type":"string","minLength":1,"maxLength":65536},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
+const schema181 = {"type":"object","description":"shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB.","required":["script"],"additionalProperties":false,"properties":{"script":{"type":"string","minLength":1,"maxLength":65536},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19116,7 +19178,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19149,7 +19211,7 @@ return errors === 0;
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SystemExecInput = validate131;
-const schema183 = {"type":"object","description":"system.exec.v1: an executable alias with its arguments, no shell.","required":["executable"],"additionalProperties":false,"properties":{"executable":{"type":"string","minLength":1,"maxLength":64},"args":{"type":"array","maxItems":1024,"items":{"type":"string","maxLength":65536}},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
+const schema184 = {"type":"object","description":"system.exec.v1: an executable alias with its arguments, no shell.","required":["executable"],"additionalProperties":false,"properties":{"executable":{"type":"string","minLength":1,"maxLength":64},"args":{"type":"array","maxItems":1024,"items":{"type":"string","maxLength":65536}},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19748,9 +19810,9 @@ return errors === 0;
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookEvent = validate134;
-const schema186 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
-const schema188 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
-const schema187 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
+const schema187 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
+const schema189 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
+const schema188 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19808,7 +19870,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema187.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema188.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -20176,7 +20238,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema187.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema188.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }

@@ -110,7 +110,7 @@ describe('palai objectives beside a running hub', { skip: unavailable ?? false, 
   test('policy approve prints the document; a wrong hash or a missing version fails naming it and approves nothing; the right hash approves it', async () => {
     const wrongHash = `sha256:${'0'.repeat(64)}`;
     const [wrong, missing] = await Promise.all([
-      fails(['policy', 'approve', objective.id, '1', '--hash', wrongHash], new RegExp(`has hash ${draft.hash}, not "${wrongHash}"`)),
+      fails(['policy', 'approve', objective.id, '1', '--hash', wrongHash], new RegExp(`"${wrongHash}" is not the hash of policy version 1`)),
       fails(['policy', 'approve', objective.id, '9', '--hash', draft.hash], /no policy version 9; its versions: 1 \(draft\)/),
     ]);
     assert.match(wrong.stderr, /\/hash: is not the hash of this version/);

@@ -102,7 +102,8 @@ describeEachStore(
         [{ ...POLICY, timezone: 'Mars/Olympus' }, '/document/timezone'],
         [{ ...POLICY, expires_at: 1_000_000 }, '/document/expires_at'],
         [{ ...POLICY, consequence_classes: ['everything'] }, '/document/consequence_classes/0'],
-        [{ ...POLICY, objective_scope: 'x'.repeat(4000), allowed_tools: Array.from({ length: 256 }, (_, i) => `tool_${i}_${'y'.repeat(120)}`) }, '/document'],
+        [{ ...POLICY, mcp_tools: Array.from({ length: 256 }, (_, i) => `server/tool_${i}_${'y'.repeat(240)}`) }, '/document'],
+        [{ ...POLICY, allowed_tools: ['http.post'] }, '/document/allowed_tools/0'],
       ] as const) {
         const res = await send(ctx, 'post', `/v1/objectives/${id}/policies`, { document });
         assertProblem(res, 400, 'validation-failed');

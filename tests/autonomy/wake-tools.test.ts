@@ -17,8 +17,6 @@ const settled = (ctx: () => TestHub, id: string) =>
     return ['completed', 'failed', 'incomplete', 'cancelled'].includes(got.status) && got;
   });
 
-const toolNames = (response: Json) => (response.tools ?? []).map((t: Json) => t.name ?? t.type);
-
 describeEachStore(
   'wake tools',
   (ctx) => {
@@ -95,8 +93,21 @@ describeEachStore(
       assert.ok(rows[0].deadline_in <= 120);
       assert.equal((await settled(ctx, wake.response_id)).status, 'completed');
 
-      const plain = await call(ctx, 'post', '/v1/responses', 'createResponse', 200, { model: tooled, input: 'hello' });
-      assert.deepEqual(toolNames(plain).sort(), ['current_time', 'echo']);
+      // An agent may list the wake tools itself: outside a wake they are nothing, and the run goes on.
+      const listing = await agent(ctx, { tools: [{ type: 'objective' }, { type: 'builtin', name: 'echo' }] });
+      const plain = await call(ctx, 'post', '/v1/responses', 'createResponse', 200, { model: listing, input: 'hello' });
+      assert.equal(plain.palai_status, 'completed', JSON.stringify(plain.error));
+      const calls = withSlice(ctx().hub, 'autonomy').objectiveCalls;
+      assert.equal(await calls.objectiveOf(ctx().projectId, plain.id), null);
+      assert.equal(await calls.objectiveOf(ctx().projectId, wake.response_id), id);
+      const provider = ctx().hub.kernel.tools.get('objective');
+      const resolve = (responseId: string) =>
+        provider.resolve({ type: 'objective' }, { projectId: ctx().projectId, responseId, egress: ctx().hub.kernel.egress });
+      assert.deepEqual(await resolve(plain.id), []);
+      assert.deepEqual(
+        (await resolve(wake.response_id)).map((t) => t.name),
+        ['schedule_wake', 'complete_objective'],
+      );
     });
   },
   { minScheduleSeconds: 1, schedulerIntervalMs: 60_000, scheduleGraceSeconds: 0 },

@@ -1,6 +1,7 @@
 // Binds the autonomy wing's slice to one kernel.
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
+import { BUILTIN_ENTRY_CHECK } from '../../responses/admission-command.js';
 import type { AutonomyApi } from './autonomy-api.js';
 import { completeObjective, objectiveOfResponse } from './objective-calls.js';
 import { createObjective, deleteObjective, getObjective, listObjectives, updateObjective } from './objectives.js';
@@ -12,7 +13,8 @@ import { getWake, listWakes, wakeNow } from './wakes.js';
 /** The most triggers one scheduler transaction takes. */
 export const DEFAULT_TICK_BATCH = 200;
 
-export function createAutonomyApi({ db, config }: Pick<Kernel, 'db' | 'config'>): AutonomyApi {
+export function createAutonomyApi({ db, config, tools }: Pick<Kernel, 'db' | 'config'> & Partial<Pick<Kernel, 'tools'>>): AutonomyApi {
+  const entries = tools ?? BUILTIN_ENTRY_CHECK;
   return atBoundary({
     objectives: {
       create: (projectId, request, options) => createObjective(db, projectId, request, options?.idempotency),
@@ -20,7 +22,7 @@ export function createAutonomyApi({ db, config }: Pick<Kernel, 'db' | 'config'>)
       list: (projectId, query) => listObjectives(db, projectId, query),
       update: (projectId, id, request) => updateObjective(db, projectId, id, request),
       delete: (projectId, id) => deleteObjective(db, projectId, id),
-      wake: (projectId, id, reason, options) => wakeNow(db, projectId, id, reason, options?.idempotency),
+      wake: (projectId, id, reason, options) => wakeNow(db, entries, projectId, id, reason, options?.idempotency),
       getWake: (projectId, id, ref) => getWake(db, projectId, id, ref),
       wakes: (projectId, id, query) => listWakes(db, projectId, id, query),
     },
@@ -36,7 +38,7 @@ export function createAutonomyApi({ db, config }: Pick<Kernel, 'db' | 'config'>)
       list: (projectId, objectiveId) => listTriggers(db, projectId, objectiveId),
     },
     scheduler: {
-      tick: (options) => tick(db, { graceSeconds: config.scheduleGraceSeconds, batch: options?.batch ?? DEFAULT_TICK_BATCH }),
+      tick: (options) => tick(db, { graceSeconds: config.scheduleGraceSeconds, batch: options?.batch ?? DEFAULT_TICK_BATCH, tools: entries }),
     },
     objectiveCalls: {
       objectiveOf: (projectId, responseId) => objectiveOfResponse(db, projectId, responseId),

@@ -80,9 +80,13 @@ export async function approvePolicy(db: Db, projectId: string, objectiveId: stri
     }
     if (policy.hash !== hash) {
       // The stored hash is not repeated here: whoever approves reads the version (GET …/policies) and names the hash it shows.
-      throw new PalaiError('policy-hash-mismatch', `${JSON.stringify(hash)} is not the hash of policy version ${version} of ${objective.id}; read that version and approve the hash it shows.`, {
-        errors: [{ pointer: '/hash', detail: 'is not the hash of this version' }],
-      });
+      throw new PalaiError(
+        'policy-hash-mismatch',
+        `${JSON.stringify(hash)} is not the hash of policy version ${version} of ${objective.id}; read that version and approve the hash it shows.`,
+        {
+          errors: [{ pointer: '/hash', detail: 'is not the hash of this version' }],
+        },
+      );
     }
     if (policy.expires_at !== null && policy.expires_at.getTime() <= Date.now()) {
       throw new PalaiError('conflict', `Policy version ${version} of ${objective.id} expired at ${policy.expires_at.toISOString()}; it cannot be approved.`);

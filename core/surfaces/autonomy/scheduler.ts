@@ -8,6 +8,7 @@
 // process cannot make an occurrence due twice.
 import type { WakeSkipReason } from '../../../generated/schemas.js';
 import { isOutage, isPalaiError, retryOf, type PalaiError } from '../../errors/palai-error.js';
+import type { ToolEntryCheck } from '../../responses/admission-command.js';
 import type { Db, Queryable } from '../../store/db.js';
 import type { TickOutcome } from './autonomy-port.js';
 import type { TriggerRow } from './objective-views.js';
@@ -19,6 +20,7 @@ export interface TickOptions {
   graceSeconds: number;
   /** The most triggers one transaction takes. */
   batch: number;
+  tools: ToolEntryCheck;
 }
 
 type Claimed = TriggerRow & { db_now: Date };
@@ -48,9 +50,9 @@ function count(tally: Tally, taken: Taken, dueAt: Date, now: Date): void {
   } else if (taken.outcome === 'skipped') tally.skipped[taken.reason] = (tally.skipped[taken.reason] ?? 0) + 1;
 }
 
-async function takeTrigger(tx: Queryable, trigger: Claimed, state: GateState, graceSeconds: number, tally: Tally): Promise<void> {
+async function takeTrigger(tx: Queryable, trigger: Claimed, state: GateState, options: TickOptions, tally: Tally): Promise<void> {
   const now = trigger.db_now;
-  const plan = planTrigger(trigger, now, graceSeconds);
+  const plan = planTrigger(trigger, now, options.graceSeconds);
   await recordSkips(tx, trigger.objective_id, trigger.id, plan.skip);
   for (const s of plan.skip) tally.skipped[s.reason] = (tally.skipped[s.reason] ?? 0) + 1;
   let lastFired: Date | null = null;
@@ -58,7 +60,12 @@ async function takeTrigger(tx: Queryable, trigger: Claimed, state: GateState, gr
   let skipped = plan.skip.length;
   let admittedThisPass = false;
   for (const occurrence of plan.fire) {
-    const taken = await takeOccurrence(tx, state, { trigger, dueAt: occurrence.dueAt }, { catchUp: occurrence.catchUp, admittedThisPass });
+    const taken = await takeOccurrence(
+      tx,
+      state,
+      { trigger, dueAt: occurrence.dueAt },
+      { catchUp: occurrence.catchUp, admittedThisPass, tools: options.tools },
+    );
     count(tally, taken, occurrence.dueAt, new Date());
     if (taken.outcome === 'admitted') {
       lastFired = occurrence.dueAt;
@@ -99,11 +106,11 @@ async function tickOnce(db: Db, options: TickOptions, tally: Tally, scope: Scope
     const states = await gateStates(tx, [...new Set([...triggers.map((t) => t.objective_id), ...buffered.map((b) => b.id)])]);
     for (const b of buffered) {
       const state = states.get(b.id);
-      if (state) await takeBuffered(tx, b, state, tally);
+      if (state) await takeBuffered(tx, b, state, options.tools, tally);
     }
     for (const trigger of triggers) {
       const state = states.get(trigger.objective_id);
-      if (state) await takeTrigger(tx, trigger, state, options.graceSeconds, tally);
+      if (state) await takeTrigger(tx, trigger, state, options, tally);
     }
     return { claimed: triggers.length + buffered.length, more: triggers.length === options.batch || buffered.length === options.batch };
   });
@@ -115,12 +122,12 @@ interface BufferedRow {
   buffered_due_at: Date;
 }
 
-async function takeBuffered(tx: Queryable, b: BufferedRow, state: GateState, tally: Tally): Promise<void> {
+async function takeBuffered(tx: Queryable, b: BufferedRow, state: GateState, tools: ToolEntryCheck, tally: Tally): Promise<void> {
   await tx.query('UPDATE objectives SET buffered_trigger_id = NULL, buffered_due_at = NULL WHERE id = $1', [b.id]);
   state.objective = { ...state.objective, buffered_trigger_id: null, buffered_due_at: null };
   const { rows } = await tx.query<TriggerRow>('SELECT * FROM objective_triggers WHERE id = $1', [b.buffered_trigger_id]);
   if (!rows[0]) return;
-  count(tally, await takeOccurrence(tx, state, { trigger: rows[0], dueAt: b.buffered_due_at }, { mayBuffer: false }), b.buffered_due_at, new Date());
+  count(tally, await takeOccurrence(tx, state, { trigger: rows[0], dueAt: b.buffered_due_at }, { mayBuffer: false, tools }), b.buffered_due_at, new Date());
 }
 
 /**

@@ -9,6 +9,7 @@ import type { AgentSpecFields, WakeSkipReason } from '../../../generated/schemas
 import type { IdempotencyClaim } from '../../idempotency/inbox-port.js';
 import { fingerprint } from '../../idempotency/idempotency.js';
 import { admitWithin } from '../../responses/admission.js';
+import type { ToolEntryCheck } from '../../responses/admission-command.js';
 import { isTerminal, type ResponseStatus } from '../../response-status.js';
 import type { Queryable } from '../../store/db.js';
 import { SCHEDULE_INBOX_SOURCE } from './autonomy-port.js';
@@ -103,6 +104,8 @@ export async function recordSkips(tx: Queryable, objectiveId: string, triggerId:
 }
 
 export interface TakeOptions {
+  /** The tool registry, which checks the entries a wake adds (the wake tools). */
+  tools: ToolEntryCheck;
   /** Fired as a missed run: admitted even while an earlier wake of the same pass runs. */
   catchUp?: boolean;
   /** A wake still running may buffer this one (overlap buffer_one); false for manual wakes. */
@@ -112,7 +115,7 @@ export interface TakeOptions {
 }
 
 /** Gates, then admits or records one occurrence; `state` is updated for the next one. */
-export async function takeOccurrence(tx: Queryable, state: GateState, cause: WakeCause, options: TakeOptions = {}): Promise<Taken> {
+export async function takeOccurrence(tx: Queryable, state: GateState, cause: WakeCause, options: TakeOptions): Promise<Taken> {
   const { objective } = state;
   const skip = async (reason: WakeSkipReason): Promise<Taken> => {
     await recordSkips(tx, objective.id, cause.trigger.id, [{ dueAt: cause.dueAt, reason }]);
@@ -144,7 +147,7 @@ export async function takeOccurrence(tx: Queryable, state: GateState, cause: Wak
     fingerprint: fingerprint('objectiveWake', {}, { key }),
     retentionHours: WAKE_KEY_HOURS,
   };
-  const row = await admitWithin(tx, objective.project_id, wakeCommand(objective, state.verdict.policy, cause, state.agentTools), claim);
+  const row = await admitWithin(tx, objective.project_id, wakeCommand(objective, state.verdict.policy, cause, state.agentTools), claim, options.tools);
   await tx.query(`INSERT INTO objective_wakes (trigger_id, due_at, objective_id, outcome, response_id) VALUES ($1, $2, $3, 'admitted', $4)`, [
     cause.trigger.id,
     cause.dueAt,

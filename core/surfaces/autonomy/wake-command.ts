@@ -71,7 +71,7 @@ function missingWakeEntries(tools: AgentSpecFields['tools'] | null): NonNullable
 export function wakeCommand(objective: ObjectiveRow, policy: ApprovedPolicy, cause: WakeCause, agentTools: AgentSpecFields['tools'] | null): AdmissionCommand {
   const d = policy.document;
   const limits = { ...(d.max_tokens != null ? { max_total_tokens: d.max_tokens } : {}), ...(d.max_seconds != null ? { timeout_seconds: d.max_seconds } : {}) };
-  const out = {
+  return {
     agent: objective.agent_id,
     input: [{ role: 'user', content: wakeInput(objective, policy, cause) }],
     session: wakeSession(objective),
@@ -82,12 +82,10 @@ export function wakeCommand(objective: ObjectiveRow, policy: ApprovedPolicy, cau
       [WAKE_METADATA.dueAt]: cause.dueAt.toISOString(),
       [WAKE_METADATA.policy]: policy.hash,
     },
-    __options: {
+    options: {
       tool_entries: missingWakeEntries(agentTools),
       ...(d.allowed_tools ? { allowed_tools: [...new Set([...d.allowed_tools, ...WAKE_TOOLS])] } : {}),
       ...(Object.keys(limits).length > 0 ? { limits } : {}),
     },
   };
-  const { __options: _o, ...rest } = out;
-  return rest as AdmissionCommand;
 }

@@ -4,6 +4,7 @@
 import type { ObjectiveWake, ObjectiveWakeList } from '../../../generated/schemas.js';
 import { PalaiError } from '../../errors/palai-error.js';
 import { reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
+import type { ToolEntryCheck } from '../../responses/admission-command.js';
 import { notifySignal } from '../../signals/signals.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { TRIGGERS_SIGNAL } from './autonomy-port.js';
@@ -37,7 +38,14 @@ export async function getWake(q: Queryable, projectId: string, objectiveId: stri
   return wakeView(rows[0]);
 }
 
-export async function wakeNow(db: Db, projectId: string, objectiveId: string, reason: string | undefined, idem?: IdempotencyClaim): Promise<ObjectiveWake> {
+export async function wakeNow(
+  db: Db,
+  tools: ToolEntryCheck,
+  projectId: string,
+  objectiveId: string,
+  reason: string | undefined,
+  idem?: IdempotencyClaim,
+): Promise<ObjectiveWake> {
   return db.transaction(async (tx) => {
     const objective = await requireObjective(tx, projectId, objectiveId, true);
     assertOpen(objective);
@@ -49,7 +57,7 @@ export async function wakeNow(db: Db, projectId: string, objectiveId: string, re
     await reserveKey(tx, projectId, idem, `${triggerId}@${dueAt.getTime()}`);
     const state = (await gateStates(tx, [objective.id])).get(objective.id)!;
     const trigger = { id: triggerId, kind: 'manual' as const, cron: null, timezone: null, reason: null };
-    const taken = await takeOccurrence(tx, state, { trigger, dueAt, reason }, { mayBuffer: false });
+    const taken = await takeOccurrence(tx, state, { trigger, dueAt, reason }, { mayBuffer: false, tools });
     await tx.query(
       `UPDATE objective_triggers SET last_fired_at = CASE WHEN $2 THEN $3 ELSE last_fired_at END,
          skipped_count = skipped_count + CASE WHEN $2 THEN 0 ELSE 1 END, last_skip_reason = CASE WHEN $2 THEN last_skip_reason ELSE $4 END,
