@@ -131,7 +131,8 @@ export const problemTypes = {
   },
   'policy-hash-mismatch': {
     title: 'The hash is not the policy version it approves',
-    meaning: 'The approval names a hash other than the stored draft\'s (or the version is no longer a draft): re-read the policy, review it, and approve the hash shown.',
+    meaning:
+      "The approval names a hash other than the stored draft's (or the version is no longer a draft): re-read the policy, review it, and approve the hash shown.",
     retry: 'after-change',
   },
   'not-ready': {
