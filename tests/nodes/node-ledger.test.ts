@@ -104,9 +104,9 @@ for (const kind of storeKinds) {
       await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
       assert.equal((await nodes().nodeInvocations.get(projectId, plan.invocation_id)).state, 'running');
       assert.equal(await nodes().nodeCalls.outcome(plan.invocation_id), null);
-      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, `sha256:${'0'.repeat(64)}`, 'forged')), false);
-      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'hi\n')), true);
-      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'second')), true);
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, `sha256:${'0'.repeat(64)}`, 'forged')), 'refused');
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'hi\n')), 'recorded');
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'second')), 'repeated');
       const output = await nodes().nodeCalls.outcome(plan.invocation_id);
       assert.deepEqual(JSON.parse(output!), { exit_code: 0, stdout: 'hi\n', stderr: '', truncated: false });
       const view = await nodes().nodeInvocations.get(projectId, plan.invocation_id);
@@ -263,7 +263,7 @@ for (const kind of storeKinds) {
       assert.equal(plan.idempotency_key.split(':')[0], response.id);
       await until('the response waits for the node', async () => (await hub.api.responses.get(projectId, response.id)).status === 'parked');
       await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
-      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'run\n')), true);
+      assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'run\n')), 'recorded');
       const done = await until('the response completes', async () => {
         const state = await hub.api.responses.get(projectId, response.id);
         return state.status === 'completed' ? state : null;

@@ -223,8 +223,10 @@ export class NodeGatewayServer implements ConnectionHost {
     const recorded = await this.port.finished(connection.nodeId as string, storable(frame));
     connection.sent.delete(frame.invocation_id);
     connection.cancelsSent.delete(frame.invocation_id);
-    if (recorded) this.metrics.outcomes.inc({ state: frame.state });
-    else this.logger.warn({ node: connection.nodeId, invocation: frame.invocation_id }, 'a result whose plan hash is not the invocation’s was ignored');
+    // A repeated result (the companion re-sent it after a reconnect) was counted the first time.
+    if (recorded === 'recorded') this.metrics.outcomes.inc({ state: frame.state });
+    else if (recorded === 'refused')
+      this.logger.warn({ node: connection.nodeId, invocation: frame.invocation_id }, 'a result whose plan hash is not the invocation’s was ignored');
   }
 
   closed(connection: NodeConnection, why: string): void {

@@ -7,6 +7,7 @@ import { PalaiError } from '../../errors/palai-error.js';
 import { reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
 import { cancelResponse } from '../../responses/actions.js';
+import { TERMINAL_STATUSES } from '../../response-status.js';
 import { requireSession } from '../../sessions/sessions.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { objectiveView, SELECT_OBJECTIVE, type ObjectiveRow } from './objective-views.js';
@@ -82,13 +83,24 @@ export async function listObjectives(q: Queryable, projectId: string, query: Pag
   return toPage(rows, query, objectiveView);
 }
 
-/** Cancels an objective's wake that has not ended; one that ended meanwhile is left as it is. */
-export async function cancelWake(db: Db, projectId: string, responseId: string | null): Promise<void> {
-  if (responseId === null) return;
-  try {
-    await cancelResponse(db, projectId, responseId);
-  } catch (error) {
-    if (!(error instanceof PalaiError && (error.slug === 'invalid-state' || error.slug === 'not-found'))) throw error;
+/** The objective's wakes that have not ended (catch-up admits several at once). */
+async function openWakes(q: Queryable, objectiveId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT r.id FROM objective_wakes w JOIN responses r ON r.id = w.response_id
+     WHERE w.objective_id = $1 AND w.outcome = 'admitted' AND r.status <> ALL($2::text[])`,
+    [objectiveId, TERMINAL_STATUSES],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Cancels wakes that have not ended; one that ended meanwhile is left as it is. */
+export async function cancelWakes(db: Db, projectId: string, responseIds: string[]): Promise<void> {
+  for (const responseId of responseIds) {
+    try {
+      await cancelResponse(db, projectId, responseId);
+    } catch (error) {
+      if (!(error instanceof PalaiError && (error.slug === 'invalid-state' || error.slug === 'not-found'))) throw error;
+    }
   }
 }
 
@@ -140,19 +152,20 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
       ],
     );
     if (ENDED.includes(status)) await tx.query("UPDATE objective_triggers SET status = 'done', updated_at = now() WHERE objective_id = $1", [row.id]);
-    return { view: objectiveView(await requireObjective(tx, projectId, row.id)), cancel: stops ? row.last_wake_response_id : null };
+    return { view: objectiveView(await requireObjective(tx, projectId, row.id)), cancel: stops ? await openWakes(tx, row.id) : [] };
   });
-  // After the commit: from now on no wake is admitted, so the one running is the last.
-  await cancelWake(db, projectId, cancel);
-  return cancel === null ? view : getObjective(db, projectId, id);
+  // After the commit: from now on no wake is admitted, so these are the last.
+  await cancelWakes(db, projectId, cancel);
+  return cancel.length === 0 ? view : getObjective(db, projectId, id);
 }
 
 export async function deleteObjective(db: Db, projectId: string, id: string): Promise<DeletedObjective> {
   const running = await db.transaction(async (tx) => {
     const row = await requireObjective(tx, projectId, id, true);
+    const open = await openWakes(tx, row.id);
     await tx.query('DELETE FROM objectives WHERE id = $1', [row.id]);
-    return row.last_wake_response_id;
+    return open;
   });
-  await cancelWake(db, projectId, running);
+  await cancelWakes(db, projectId, running);
   return { id, object: 'objective.deleted', deleted: true };
 }

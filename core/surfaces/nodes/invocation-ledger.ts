@@ -53,18 +53,19 @@ export async function markAccepted(db: Queryable, nodeId: string, invocationId: 
   );
 }
 
-export async function recordResult(db: Db, nodeId: string, frame: NodeInvokeResultFrame): Promise<boolean> {
+export async function recordResult(db: Db, nodeId: string, frame: NodeInvokeResultFrame): Promise<'recorded' | 'repeated' | 'refused'> {
   return db.transaction(async (tx) => {
     const row = await lockInvocation(tx, frame.invocation_id);
-    if (!row || row.node_id !== nodeId || row.plan_hash !== frame.plan_hash) return false;
-    await endInvocation(tx, row, {
+    if (!row || row.node_id !== nodeId || row.plan_hash !== frame.plan_hash) return 'refused';
+    const ended = await endInvocation(tx, row, {
       state: frame.state,
       result: frame.result ?? null,
       failureCode: frame.failure?.code ?? (frame.state === 'failed' && !frame.result ? 'EXECUTION_FAILED' : null),
       failureMessage: frame.failure?.message ?? null,
       terminationConfirmed: frame.termination_confirmed ?? null,
     });
-    return true;
+    // endInvocation answers the row as it was when the invocation had already ended.
+    return ended === row ? 'repeated' : 'recorded';
   });
 }
 

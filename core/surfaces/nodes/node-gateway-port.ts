@@ -79,10 +79,10 @@ export interface NodeGatewayPort {
   accepted(nodeId: string, invocationId: string): Promise<void>;
   /**
    * Records how an invocation ended and answers its parked call, in one
-   * transaction. A second result for it changes nothing; one whose plan hash
-   * is not the invocation's is ignored (false).
+   * transaction (`recorded`). A second result for it changes nothing
+   * (`repeated`); one whose plan hash is not the invocation's is ignored (`refused`).
    */
-  finished(nodeId: string, result: NodeInvokeResultFrame): Promise<boolean>;
+  finished(nodeId: string, result: NodeInvokeResultFrame): Promise<'recorded' | 'repeated' | 'refused'>;
   /** Sent invocations of these nodes to stop: their cancel was asked or their response ended. */
   toCancel(nodeIds: readonly string[]): Promise<string[]>;
   /**
