@@ -12529,7 +12529,7 @@ validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateObjectivePolicyRequest = validate90;
 const schema131 = {"type":"object","required":["document"],"additionalProperties":false,"properties":{"document":{"$ref":"#/$defs/ObjectivePolicyDocument"}}};
-const schema132 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":120,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
+const schema132 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":120,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
 const func91 = Object.prototype.hasOwnProperty;
 const func0 = func0Module.default;
 const pattern34 = new RegExp("^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$", "u");
@@ -13168,8 +13168,8 @@ vErrors.push(err46);
 errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data15 > 253402300799 || isNaN(data15)){
+const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13178,16 +13178,26 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15 < 0 || isNaN(data15)){
+const err48 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
 else {
 vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
 }
 errors++;
 }
@@ -13253,7 +13263,7 @@ return errors === 0;
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateObjectiveRequest = validate93;
-const schema134 = {"type":"object","required":["agent","description"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"$ref":"#/$defs/ObjectiveText"},"priority":{"type":"integer","minimum":-1000,"maximum":1000,"default":0},"review_at":{"type":"integer","minimum":0,"description":"When a person means to review it (Unix seconds)."},"session":{"type":"string","minLength":1,"maxLength":128,"description":"An existing session of the agent the wakes continue (session_mode objective only)."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema134 = {"type":"object","required":["agent","description"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"$ref":"#/$defs/ObjectiveText"},"priority":{"type":"integer","minimum":-1000,"maximum":1000,"default":0},"review_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"When a person means to review it (Unix seconds)."},"session":{"type":"string","minLength":1,"maxLength":128,"description":"An existing session of the agent the wakes continue (session_mode objective only)."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 const schema135 = {"type":"string","minLength":1,"maxLength":20000,"pattern":"\\S"};
 const schema137 = {"description":"`objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.","enum":["objective","per_wake"]};
 const schema138 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
@@ -13475,13 +13485,23 @@ vErrors.push(err17);
 errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err18 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data4 > 253402300799 || isNaN(data4)){
+const err18 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err19 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -13491,17 +13511,7 @@ if(data.session !== undefined){
 let data5 = data.session;
 if(typeof data5 === "string"){
 if(func1(data5) > 128){
-const err19 = {instancePath:instancePath+"/session",schemaPath:"#/properties/session/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(func1(data5) < 1){
-const err20 = {instancePath:instancePath+"/session",schemaPath:"#/properties/session/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err20 = {instancePath:instancePath+"/session",schemaPath:"#/properties/session/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13510,9 +13520,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/session",schemaPath:"#/properties/session/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data5) < 1){
+const err21 = {instancePath:instancePath+"/session",schemaPath:"#/properties/session/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13522,10 +13531,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.session_mode !== undefined){
-let data6 = data.session_mode;
-if(!((data6 === "objective") || (data6 === "per_wake"))){
-const err22 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema137.enum},message:"must be equal to one of the allowed values"};
+else {
+const err22 = {instancePath:instancePath+"/session",schemaPath:"#/properties/session/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13535,10 +13542,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.overlap !== undefined){
-let data7 = data.overlap;
-if(!((data7 === "skip") || (data7 === "buffer_one"))){
-const err23 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(data.session_mode !== undefined){
+let data6 = data.session_mode;
+if(!((data6 === "objective") || (data6 === "per_wake"))){
+const err23 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema137.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13548,11 +13555,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data8 = data.metadata;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(Object.keys(data8).length > 16){
-const err24 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(data.overlap !== undefined){
+let data7 = data.overlap;
+if(!((data7 === "skip") || (data7 === "buffer_one"))){
+const err24 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13561,11 +13567,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key1 in data8){
-const _errs23 = errors;
-if(typeof key1 === "string"){
-if(func1(key1) > 64){
-const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key1};
+}
+if(data.metadata !== undefined){
+let data8 = data.metadata;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(Object.keys(data8).length > 16){
+const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13574,10 +13581,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-var valid6 = _errs23 === errors;
-if(!valid6){
-const err26 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+for(const key1 in data8){
+const _errs23 = errors;
+if(typeof key1 === "string"){
+if(func1(key1) > 64){
+const err26 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key1};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13587,11 +13595,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-for(const key2 in data8){
-let data9 = data8[key2];
-if(typeof data9 === "string"){
-if(func1(data9) > 512){
-const err27 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+var valid6 = _errs23 === errors;
+if(!valid6){
+const err27 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13601,8 +13607,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key2 in data8){
+let data9 = data8[key2];
+if(typeof data9 === "string"){
+if(func1(data9) > 512){
+const err28 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13612,9 +13621,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
 else {
-const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err29 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13626,12 +13634,24 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
 }
 errors++;
 }
@@ -13641,7 +13661,7 @@ return errors === 0;
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateObjectiveScheduleRequest = validate94;
-const schema140 = {"type":"object","required":["cron"],"additionalProperties":false,"properties":{"cron":{"type":"string","minLength":1,"maxLength":256},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone (default UTC)."},"end_at":{"type":"integer","minimum":0,"description":"No occurrence after this (Unix seconds); must be in the future."},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":86400},"max_catch_up":{"type":"integer","minimum":1,"maximum":100,"default":10}}};
+const schema140 = {"type":"object","required":["cron"],"additionalProperties":false,"properties":{"cron":{"type":"string","minLength":1,"maxLength":256},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone (default UTC)."},"end_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"No occurrence after this (Unix seconds); must be in the future."},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":86400},"max_catch_up":{"type":"integer","minimum":1,"maximum":100,"default":10}}};
 const schema141 = {"description":"After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.","enum":["skip","run_once","catch_up"]};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13760,8 +13780,8 @@ vErrors.push(err8);
 errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data2 > 253402300799 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13770,12 +13790,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-}
-if(data.missed_run_policy !== undefined){
-let data3 = data.missed_run_policy;
-if(!(((data3 === "skip") || (data3 === "run_once")) || (data3 === "catch_up"))){
-const err10 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+if(data2 < 0 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13785,10 +13801,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.catchup_window_seconds !== undefined){
-let data4 = data.catchup_window_seconds;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err11 = {instancePath:instancePath+"/catchup_window_seconds",schemaPath:"#/properties/catchup_window_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data.missed_run_policy !== undefined){
+let data3 = data.missed_run_policy;
+if(!(((data3 === "skip") || (data3 === "run_once")) || (data3 === "catch_up"))){
+const err11 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13797,9 +13814,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 31536000 || isNaN(data4)){
-const err12 = {instancePath:instancePath+"/catchup_window_seconds",schemaPath:"#/properties/catchup_window_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+}
+if(data.catchup_window_seconds !== undefined){
+let data4 = data.catchup_window_seconds;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err12 = {instancePath:instancePath+"/catchup_window_seconds",schemaPath:"#/properties/catchup_window_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13808,8 +13827,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data4 < 1 || isNaN(data4)){
-const err13 = {instancePath:instancePath+"/catchup_window_seconds",schemaPath:"#/properties/catchup_window_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 31536000 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/catchup_window_seconds",schemaPath:"#/properties/catchup_window_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13818,12 +13838,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-if(data.max_catch_up !== undefined){
-let data5 = data.max_catch_up;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/max_catch_up",schemaPath:"#/properties/max_catch_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data4 < 1 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/catchup_window_seconds",schemaPath:"#/properties/catchup_window_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13832,9 +13848,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 100 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/max_catch_up",schemaPath:"#/properties/max_catch_up/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+}
+}
+if(data.max_catch_up !== undefined){
+let data5 = data.max_catch_up;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err15 = {instancePath:instancePath+"/max_catch_up",schemaPath:"#/properties/max_catch_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13843,8 +13862,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data5 < 1 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/max_catch_up",schemaPath:"#/properties/max_catch_up/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 100 || isNaN(data5)){
+const err16 = {instancePath:instancePath+"/max_catch_up",schemaPath:"#/properties/max_catch_up/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13853,16 +13873,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data5 < 1 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/max_catch_up",schemaPath:"#/properties/max_catch_up/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -31652,8 +31682,8 @@ vErrors.push(err46);
 errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data15 > 253402300799 || isNaN(data15)){
+const err47 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -31662,16 +31692,26 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15 < 0 || isNaN(data15)){
+const err48 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
 else {
 vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
 }
 errors++;
 }
@@ -32003,7 +32043,7 @@ validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const ObjectiveTrigger = validate204;
 const schema286 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
-const schema288 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused"]};
+const schema288 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused"]};
 const pattern87 = new RegExp("^trg_", "u");
 
 function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -32397,7 +32437,7 @@ const _errs28 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs29 = errors;
-if(!(((((((((data14 === "missed") || (data14 === "catch-up-cap")) || (data14 === "overlap")) || (data14 === "waiting-for-input")) || (data14 === "no-approved-policy")) || (data14 === "policy-expired")) || (data14 === "policy-revoked")) || (data14 === "agent-unavailable")) || (data14 === "admission-refused"))){
+if(!(((((((((((data14 === "missed") || (data14 === "catch-up-cap")) || (data14 === "overlap")) || (data14 === "waiting-for-input")) || (data14 === "paused")) || (data14 === "ended")) || (data14 === "no-approved-policy")) || (data14 === "policy-expired")) || (data14 === "policy-revoked")) || (data14 === "agent-unavailable")) || (data14 === "admission-refused"))){
 const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
@@ -32768,7 +32808,7 @@ const _errs9 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs10 = errors;
-if(!(((((((((data4 === "missed") || (data4 === "catch-up-cap")) || (data4 === "overlap")) || (data4 === "waiting-for-input")) || (data4 === "no-approved-policy")) || (data4 === "policy-expired")) || (data4 === "policy-revoked")) || (data4 === "agent-unavailable")) || (data4 === "admission-refused"))){
+if(!(((((((((((data4 === "missed") || (data4 === "catch-up-cap")) || (data4 === "overlap")) || (data4 === "waiting-for-input")) || (data4 === "paused")) || (data4 === "ended")) || (data4 === "no-approved-policy")) || (data4 === "policy-expired")) || (data4 === "policy-revoked")) || (data4 === "agent-unavailable")) || (data4 === "admission-refused"))){
 const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
@@ -32870,7 +32910,7 @@ return errors === 0;
 validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ObjectiveWakeList = validate208;
-const schema292 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"has_more":{"type":"boolean"}}};
+const schema292 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
 
 function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32903,8 +32943,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.has_more === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(data.last_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_id"},message:"must have required property '"+"last_id"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -32913,9 +32953,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(((key0 === "object") || (key0 === "data")) || (key0 === "has_more"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.has_more === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -32924,15 +32963,26 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data.object !== undefined){
-if("list" !== data.object){
-const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+for(const key0 in data){
+if(!((((key0 === "object") || (key0 === "data")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -32949,19 +32999,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.has_more !== undefined){
-if(typeof data.has_more !== "boolean"){
-const err6 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -32971,14 +33009,39 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.last_id !== undefined){
+let data3 = data.last_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema292.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -45687,7 +45750,7 @@ return errors === 0;
 validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UpdateObjectiveRequest = validate291;
-const schema392 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema392 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45925,8 +45988,8 @@ vErrors.push(err16);
 errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err17 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data4 > 253402300799 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -45935,12 +45998,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
-if(data.overlap !== undefined){
-let data5 = data.overlap;
-if(!((data5 === "skip") || (data5 === "buffer_one"))){
-const err18 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(data4 < 0 || isNaN(data4)){
+const err18 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -45950,11 +46009,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data6 = data.metadata;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-if(Object.keys(data6).length > 16){
-const err19 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+}
+if(data.overlap !== undefined){
+let data5 = data.overlap;
+if(!((data5 === "skip") || (data5 === "buffer_one"))){
+const err19 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -45963,11 +46022,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-for(const key1 in data6){
-const _errs22 = errors;
-if(typeof key1 === "string"){
-if(func1(key1) > 64){
-const err20 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key1};
+}
+if(data.metadata !== undefined){
+let data6 = data.metadata;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(Object.keys(data6).length > 16){
+const err20 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -45976,10 +46036,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-var valid6 = _errs22 === errors;
-if(!valid6){
-const err21 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+for(const key1 in data6){
+const _errs22 = errors;
+if(typeof key1 === "string"){
+if(func1(key1) > 64){
+const err21 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key1};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -45989,11 +46050,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-for(const key2 in data6){
-let data7 = data6[key2];
-if(typeof data7 === "string"){
-if(func1(data7) > 512){
-const err22 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+var valid6 = _errs22 === errors;
+if(!valid6){
+const err22 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -46003,8 +46062,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key2 in data6){
+let data7 = data6[key2];
+if(typeof data7 === "string"){
+if(func1(data7) > 512){
+const err23 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -46014,9 +46076,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
 else {
-const err24 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err24 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -46028,12 +46089,24 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -47793,7 +47866,7 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(((((((((data === "missed") || (data === "catch-up-cap")) || (data === "overlap")) || (data === "waiting-for-input")) || (data === "no-approved-policy")) || (data === "policy-expired")) || (data === "policy-revoked")) || (data === "agent-unavailable")) || (data === "admission-refused"))){
+if(!(((((((((((data === "missed") || (data === "catch-up-cap")) || (data === "overlap")) || (data === "waiting-for-input")) || (data === "paused")) || (data === "ended")) || (data === "no-approved-policy")) || (data === "policy-expired")) || (data === "policy-revoked")) || (data === "agent-unavailable")) || (data === "admission-refused"))){
 const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];

@@ -2493,6 +2493,8 @@ export interface components {
         ObjectiveWakeList: {
             data: components["schemas"]["ObjectiveWake"][];
             has_more: boolean;
+            /** @description The cursor of the page's last wake, for `after`. */
+            last_id: string | null;
             /** @constant */
             object: "list";
         };
@@ -3032,7 +3034,7 @@ export interface components {
             reason?: string;
         };
         /** @enum {unknown} */
-        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
+        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "paused" | "ended" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
         WebhookAttempt: {
             attempt: number;
             created_at: components["schemas"]["UnixSeconds"];
@@ -4604,8 +4606,8 @@ export interface operations {
     listObjectiveWakes: {
         parameters: {
             query?: {
-                /** @description Only wakes due before this time (Unix seconds), to page back. */
-                before?: number;
+                /** @description Cursor; the `last_id` of the previous page (older wakes follow). */
+                after?: string;
                 /** @description Page size. Default 100. */
                 limit?: number;
             };

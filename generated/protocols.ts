@@ -1395,6 +1395,8 @@ export interface components {
         ObjectiveWakeList: {
             data: components["schemas"]["ObjectiveWake"][];
             has_more: boolean;
+            /** @description The cursor of the page's last wake, for `after`. */
+            last_id: string | null;
             /** @constant */
             object: "list";
         };
@@ -2053,7 +2055,7 @@ export interface components {
             reason?: string;
         };
         /** @enum {unknown} */
-        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
+        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "paused" | "ended" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
         WebhookAttempt: {
             attempt: number;
             created_at: components["schemas"]["UnixSeconds"];

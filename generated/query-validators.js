@@ -1022,7 +1022,7 @@ return errors === 0;
 validate27.evaluated = {"props":{"status":true,"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
 export const listObjectiveWakesQuery = validate28;
-const schema42 = {"$id":"https://palai.dev/schemas/query/listObjectiveWakesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":1000,"default":100},"before":{"type":"integer","minimum":0}},"required":[]};
+const schema42 = {"$id":"https://palai.dev/schemas/query/listObjectiveWakesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":1000,"default":100},"after":{"type":"string","minLength":1,"maxLength":200}},"required":[]};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/listObjectiveWakesQuery.json" */;
@@ -1087,18 +1087,20 @@ errors++;
 }
 }
 }
-if(data.before !== undefined){
-let data1 = data.before;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+if(data.after !== undefined){
+let data1 = data.after;
+if(typeof data1 !== "string"){
 let dataType1 = typeof data1;
 let coerced1 = undefined;
 if(!(coerced1 !== undefined)){
-if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
-coerced1 = +data1;
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/before",schemaPath:"#/properties/before/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err3 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1111,13 +1113,13 @@ errors++;
 if(coerced1 !== undefined){
 data1 = coerced1;
 if(data !== undefined){
-data["before"] = coerced1;
+data["after"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-const err4 = {instancePath:instancePath+"/before",schemaPath:"#/properties/before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err4 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1126,11 +1128,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1139,10 +1138,23 @@ vErrors.push(err5);
 }
 errors++;
 }
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
 validate28.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"limit":true,"before":true},"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
 export const listQueueConsumersQuery = validate29;
 const schema43 = {"$id":"https://palai.dev/schemas/query/listQueueConsumersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};

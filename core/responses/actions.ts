@@ -192,14 +192,19 @@ export async function submitInput(db: Db, projectId: string, responseId: string,
 export async function cancelResponse(db: Db, projectId: string, responseId: string, idem?: IdempotencyClaim): Promise<ResponseRow> {
   return db.transaction(async (tx) => {
     await reserveKey(tx, projectId, idem, responseId);
-    const row = await requireResponse(tx, projectId, responseId, true);
-    if (row.status === 'canceled') return row;
-    if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; it cannot be cancelled.`);
-    if (row.status === 'queued' || isSuspended(row.status)) {
-      return finishResponse(tx, apiWriter(row), { status: 'canceled', output: [], error: null });
-    }
-    await tx.query('UPDATE responses SET cancel_requested_at = COALESCE(cancel_requested_at, now()) WHERE id = $1', [row.id]);
-    await tx.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, row.id]);
-    return requireResponse(tx, projectId, responseId);
+    return cancelWithin(tx, projectId, responseId);
   });
+}
+
+/** The cancel inside the caller's transaction, for a kernel module whose change and cancels commit together (its NOTIFY goes at the commit). */
+export async function cancelWithin(tx: Queryable, projectId: string, responseId: string): Promise<ResponseRow> {
+  const row = await requireResponse(tx, projectId, responseId, true);
+  if (row.status === 'canceled') return row;
+  if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; it cannot be cancelled.`);
+  if (row.status === 'queued' || isSuspended(row.status)) {
+    return finishResponse(tx, apiWriter(row), { status: 'canceled', output: [], error: null });
+  }
+  await tx.query('UPDATE responses SET cancel_requested_at = COALESCE(cancel_requested_at, now()) WHERE id = $1', [row.id]);
+  await tx.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, row.id]);
+  return requireResponse(tx, projectId, responseId);
 }

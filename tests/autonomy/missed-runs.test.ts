@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEachStore, withSlice, type TestHub } from '../support/hub.js';
 import { until, untilStorePasses } from '../support/until.js';
-import { agent, approvedPolicy, backdate, call, objective, wakes, type Json } from './objectives-support.js';
+import { agent, approvedPolicy, backdate, call, objective, ownTicks, STUCK_AGENT, wakes, type Json } from './objectives-support.js';
 
 const tick = (ctx: () => TestHub) => withSlice(ctx().hub, 'autonomy').scheduler.tick();
 
@@ -29,6 +29,8 @@ const byOutcome = (list: Json[]) => ({
 describeEachStore(
   'missed runs and overlap',
   (ctx) => {
+    ownTicks(ctx);
+
     test('skip records every missed occurrence and admits none', async () => {
       const { id } = await downFor(ctx, 12, { missed_run_policy: 'skip' });
       await tick(ctx);
@@ -95,7 +97,7 @@ describeEachStore(
       const second = await call(ctx, 'post', `/v1/objectives/${id}/wake`, 'wakeObjective', 201, {});
       assert.equal(second.reason, 'waiting-for-input');
 
-      const slow = await agent(ctx, { model: { provider: 'fake', script: [{ text: 'one two three four five six seven eight', delay_ms: 800 }] } });
+      const slow = await agent(ctx, STUCK_AGENT);
       const buffered = await objective(ctx, { agent: slow, overlap: 'buffer_one' });
       await approvedPolicy(ctx, buffered.id);
       const running = await call(ctx, 'post', `/v1/objectives/${buffered.id}/wake`, 'wakeObjective', 201, {});
@@ -113,14 +115,47 @@ describeEachStore(
         during.some((w) => w.reason === 'overlap'),
         JSON.stringify(during),
       );
-      await until(
-        'the running wake ended',
-        async () => (await call(ctx, 'get', `/v1/responses/${running.response_id}`, 'getResponse', 200)).status === 'completed',
-      );
+      // The running wake ends (cancelled here): the buffered occurrence is admitted after it.
+      await call(ctx, 'post', `/v1/responses/${running.response_id}/cancel`, 'cancelResponse', 200);
       await until('the buffered occurrence admitted', async () => {
         await tick(ctx);
         return (await wakes(ctx, buffered.id)).find((w) => w.outcome === 'admitted' && w.trigger_id === trigger.id && w.due_at === trigger.next_due_at);
       });
+    });
+
+    test('a one-shot wake due while a wake runs waits for it; pausing gives up a buffered occurrence, recorded', async () => {
+      const stuck = await agent(ctx, STUCK_AGENT);
+      const { id } = await objective(ctx, { agent: stuck, overlap: 'buffer_one' });
+      await approvedPolicy(ctx, id);
+      const running = await call(ctx, 'post', `/v1/objectives/${id}/wake`, 'wakeObjective', 201, {});
+      const calls = withSlice(ctx().hub, 'autonomy').objectiveCalls;
+      const once = await calls.scheduleWake(id, { responseId: running.response_id, callId: 'call_again', afterSeconds: 1, reason: 'look again' });
+      await untilStorePasses(ctx().hub.kernel.db, new Date((once.next_due_at ?? 0) * 1000 + 500), 'the one-shot wake due');
+      await tick(ctx);
+      const deferred = (await call(ctx, 'get', `/v1/objectives/${id}/triggers`, 'listObjectiveTriggers', 200)).data.find((t: Json) => t.id === once.id);
+      assert.equal(deferred.status, 'enabled');
+      assert.equal(deferred.next_due_at, once.next_due_at);
+      assert.ok(!(await wakes(ctx, id)).some((w) => w.trigger_id === once.id));
+
+      const schedule = await call(ctx, 'post', `/v1/objectives/${id}/schedules`, 'createObjectiveSchedule', 201, {
+        cron: '*/2 * * * * *',
+        missed_run_policy: 'catch_up',
+      });
+      await untilStorePasses(ctx().hub.kernel.db, new Date(schedule.next_due_at * 1000), 'the schedule due');
+      await tick(ctx);
+      await call(ctx, 'patch', `/v1/objectives/${id}`, 'updateObjective', 200, { status: 'paused' });
+      const record = (await wakes(ctx, id)).find((w) => w.trigger_id === schedule.id && w.due_at === schedule.next_due_at);
+      assert.deepEqual([record?.outcome, record?.reason], ['skipped', 'paused']);
+      assert.equal((await call(ctx, 'get', `/v1/responses/${running.response_id}`, 'getResponse', 200)).palai_status, 'canceled');
+
+      await call(ctx, 'delete', `/v1/objectives/${id}/schedules/${schedule.id}`, 'deleteObjectiveSchedule', 200);
+      await call(ctx, 'patch', `/v1/objectives/${id}`, 'updateObjective', 200, { status: 'active' });
+      const admitted = await until('the one-shot wake admitted once nothing runs', async () => {
+        await tick(ctx);
+        return (await wakes(ctx, id)).find((w) => w.trigger_id === once.id);
+      });
+      assert.equal(admitted.outcome, 'admitted');
+      assert.equal(admitted.due_at, once.next_due_at);
     });
   },
   { minScheduleSeconds: 1, schedulerIntervalMs: 60_000, scheduleGraceSeconds: 0 },

@@ -2,6 +2,7 @@
 // document, a fake agent, an objective with an approved policy.
 import assert from 'node:assert/strict';
 import type { OperationId } from '../../generated/operations.js';
+import { before } from 'node:test';
 import type { TestHub } from '../support/hub.js';
 import { assertMatchesSpec } from '../support/spec.js';
 
@@ -66,3 +67,21 @@ export async function backdate(ctx: () => TestHub, objectiveId: string, seconds:
     [objectiveId, seconds],
   );
 }
+
+/**
+ * Stops the hub's own scheduler loop for the suite (registered inside it, after
+ * the hub starts), so every tick is the test's own: a signal would kick the loop
+ * into a tick of its own at any moment.
+ */
+export function ownTicks(ctx: () => TestHub): void {
+  before(async () => {
+    const loop = ctx()
+      .hub.surfaces.modules.find((m) => m.name === 'autonomy')
+      ?.loops?.find((l) => l.name === 'autonomy.scheduler');
+    assert.ok(loop, 'the autonomy surface runs a scheduler loop');
+    await loop.stop();
+  });
+}
+
+/** A fake agent whose wake runs until it is cancelled (its first word is a minute away). */
+export const STUCK_AGENT = { model: { provider: 'fake', script: [{ text: 'still checking', delay_ms: 60_000 }] } };

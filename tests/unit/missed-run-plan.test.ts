@@ -24,6 +24,7 @@ function trigger(overrides: Partial<TriggerRow>): TriggerRow {
     next_due_at: at('2026-12-01T00:00:00Z'),
     last_fired_at: null,
     skipped_count: 0,
+    caught_up: 0,
     last_skip_reason: null,
     reason: null,
     created_by_call: null,
@@ -45,7 +46,7 @@ test('an occurrence taken within the grace fires, whatever the policy', () => {
 
 test('nothing due: nothing fires and the next due time stays', () => {
   const plan = planTrigger(trigger({}), at('2026-11-30T23:59:00Z'), 10);
-  assert.deepEqual(plan, { fire: [], skip: [], next: at('2026-12-01T00:00:00Z') });
+  assert.deepEqual(plan, { fire: [], skip: [], next: at('2026-12-01T00:00:00Z'), missed: false });
 });
 
 test('after five hours down: skip records all, run_once fires the newest, catch_up the oldest up to its cap', () => {
@@ -110,6 +111,38 @@ test('end_at stops the trigger; a one-shot trigger fires once and is done', () =
   const once = planTrigger(trigger({ kind: 'once', cron: null, next_due_at: at('2026-12-01T00:00:00Z') }), at('2026-12-01T00:00:01Z'), 10);
   assert.deepEqual(iso(once.fire.map((f) => f.dueAt)), ['00:00']);
   assert.equal(once.next, null);
+});
+
+test('catch_up keeps its cap across the ticks one downtime takes', () => {
+  const t = trigger({ missed_run_policy: 'catch_up', max_catch_up: 3 });
+  const now = at('2026-12-01T04:30:00Z');
+  assert.equal(planTrigger({ ...t, caught_up: 2 }, now, 10).fire.length, 1);
+  assert.equal(planTrigger({ ...t, caught_up: 3 }, now, 10).fire.length, 0);
+  assert.ok(planTrigger({ ...t, caught_up: 3 }, now, 10).skip.every((s) => s.reason === 'catch-up-cap'));
+});
+
+test('times the autumn DST change repeats wake once each', () => {
+  // Paris goes from 03:00 CEST back to 02:00 CET on 2026-10-25: 02:00 and 02:30 happen twice.
+  const plan = planTrigger(
+    trigger({ cron: '0,30 2 * * *', timezone: 'Europe/Paris', missed_run_policy: 'skip', next_due_at: at('2026-10-25T00:00:00Z') }),
+    at('2026-10-25T03:00:00Z'),
+    10,
+  );
+  assert.deepEqual(
+    plan.skip.map((s) => s.dueAt.toISOString()),
+    ['2026-10-25T00:00:00.000Z', '2026-10-25T00:30:00.000Z'],
+  );
+  assert.equal(plan.next?.toISOString(), '2026-10-26T01:00:00.000Z');
+  // Hourly in New York: 01:00 once on 2026-11-01, though the clock shows it twice.
+  const hourly = planTrigger(
+    trigger({ cron: '0 * * * *', timezone: 'America/New_York', missed_run_policy: 'skip', next_due_at: at('2026-11-01T04:00:00Z') }),
+    at('2026-11-01T08:30:00Z'),
+    10,
+  );
+  assert.deepEqual(
+    hourly.skip.map((s) => new Date(s.dueAt).toLocaleTimeString('en-US', { timeZone: 'America/New_York', hour12: false })),
+    ['00:00:00', '01:00:00', '02:00:00', '03:00:00'],
+  );
 });
 
 test('a local time the spring DST change skips is one occurrence', () => {

@@ -41,9 +41,10 @@ CREATE TABLE objective_policies (
   created_at     timestamptz NOT NULL DEFAULT now(),
   approved_at    timestamptz,
   revoked_at     timestamptz,
-  PRIMARY KEY (objective_id, version),
-  UNIQUE (objective_id, hash)
+  PRIMARY KEY (objective_id, version)
 );
+-- The same document proposed again is the same draft; once approved, superseded or revoked it may be proposed anew.
+CREATE UNIQUE INDEX objective_policies_one_draft_per_hash ON objective_policies (objective_id, hash) WHERE status = 'draft';
 CREATE UNIQUE INDEX objective_policies_one_approved ON objective_policies (objective_id) WHERE status = 'approved';
 
 -- What wakes an objective: a cron schedule, the agent's one-shot schedule_wake
@@ -63,6 +64,8 @@ CREATE TABLE objective_triggers (
   next_due_at             timestamptz,
   last_fired_at           timestamptz,
   skipped_count           bigint NOT NULL DEFAULT 0,
+  -- Missed occurrences caught up since the trigger was last on time: max_catch_up holds across ticks.
+  caught_up               integer NOT NULL DEFAULT 0,
   last_skip_reason        text,
   reason                  text,
   created_by_call         text UNIQUE,
@@ -87,3 +90,7 @@ CREATE TABLE objective_wakes (
   PRIMARY KEY (trigger_id, due_at)
 );
 CREATE INDEX objective_wakes_newest ON objective_wakes (objective_id, due_at DESC);
+-- The newest admitted wakes of an objective: what the overlap gate looks at.
+CREATE INDEX objective_wakes_admitted ON objective_wakes (objective_id, due_at DESC) WHERE outcome = 'admitted';
+-- Which objective a response is a wake of (never its metadata, which a caller may set).
+CREATE UNIQUE INDEX objective_wakes_response ON objective_wakes (response_id) WHERE response_id IS NOT NULL;

@@ -36,7 +36,7 @@ export interface AutonomyApi {
     /** The wake an Idempotency-Key recorded (`<trigger>@<due ms>`). */
     getWake(projectId: string, id: string, ref: string): Promise<ObjectiveWake>;
     /** Admitted and skipped occurrences, newest first. */
-    wakes(projectId: string, id: string, query: { limit?: number; before?: number }): Promise<ObjectiveWakeList>;
+    wakes(projectId: string, id: string, query: { limit?: number; after?: string }): Promise<ObjectiveWakeList>;
   };
   objectivePolicies: {
     draft(projectId: string, objectiveId: string, request: CreateObjectivePolicyRequest): Promise<ObjectivePolicy>;

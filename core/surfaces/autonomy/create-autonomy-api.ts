@@ -10,8 +10,8 @@ import { tick } from './scheduler.js';
 import { createSchedule, deleteTrigger, listTriggers, scheduleOnce } from './triggers.js';
 import { getWake, listWakes, wakeNow } from './wakes.js';
 
-/** The most triggers one scheduler transaction takes. */
-export const DEFAULT_TICK_BATCH = 200;
+/** The most triggers one scheduler transaction takes: the wakes of a batch are seen by the workers when it commits. */
+export const DEFAULT_TICK_BATCH = 50;
 
 export function createAutonomyApi({ db, config, tools }: Pick<Kernel, 'db' | 'config'> & Partial<Pick<Kernel, 'tools'>>): AutonomyApi {
   const entries = tools ?? BUILTIN_ENTRY_CHECK;

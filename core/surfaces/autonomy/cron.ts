@@ -85,8 +85,31 @@ export function loadSchedule(cron: string, timezone: string): Schedule {
   return schedule;
 }
 
+/** Wall-clock time in a zone as sortable text ("2026-10-25, 02:30:00"): what a person's clock shows. */
+function wallClock(timezone: string): (at: Date) => string {
+  const format = new Intl.DateTimeFormat('en-CA', {
+    timeZone: timezone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  return (at) => format.format(at);
+}
+
 function scheduleOf(pattern: Cron, cron: string, timezone: string): Schedule {
-  const nextAfter = (after: Date) => pattern.nextRun(after);
+  const local = wallClock(timezone);
+  // When the clocks go back an hour, croner yields the repeated local times again: an
+  // occurrence whose wall-clock time is not later than the one before it is that repeat.
+  const nextAfter = (after: Date) => {
+    const floor = local(after);
+    let next = pattern.nextRun(after);
+    while (next && local(next) <= floor) next = pattern.nextRun(next);
+    return next;
+  };
   return {
     cron,
     timezone,

@@ -97,6 +97,7 @@ export interface TriggerRow {
   next_due_at: Date | null;
   last_fired_at: Date | null;
   skipped_count: string | number;
+  caught_up: number;
   last_skip_reason: WakeSkipReason | null;
   reason: string | null;
   created_by_call: string | null;

@@ -6,12 +6,13 @@ import { requireAgent } from '../../agents/agents.js';
 import { PalaiError } from '../../errors/palai-error.js';
 import { reserveKey, type IdempotencyClaim } from '../../idempotency/idempotency.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../../pagination.js';
-import { cancelResponse } from '../../responses/actions.js';
+import { cancelWithin } from '../../responses/actions.js';
 import { TERMINAL_STATUSES } from '../../response-status.js';
 import { requireSession } from '../../sessions/sessions.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { objectiveView, SELECT_OBJECTIVE, type ObjectiveRow } from './objective-views.js';
 import { blockReason, NO_POLICY_YET } from './policy-gate.js';
+import { dropBuffered } from './take-occurrence.js';
 
 const ENDED: readonly ObjectiveStatus[] = ['completed', 'abandoned'];
 
@@ -93,12 +94,13 @@ async function openWakes(q: Queryable, objectiveId: string): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Cancels wakes that have not ended; one that ended meanwhile is left as it is. */
-export async function cancelWakes(db: Db, projectId: string, responseIds: string[]): Promise<void> {
-  for (const responseId of responseIds) {
+/** Cancels, in the caller's transaction, the objective's wakes that have not ended: the kill switch commits whole or not at all. */
+async function cancelOpenWakes(tx: Queryable, projectId: string, objectiveId: string): Promise<void> {
+  for (const responseId of await openWakes(tx, objectiveId)) {
     try {
-      await cancelResponse(db, projectId, responseId);
+      await cancelWithin(tx, projectId, responseId);
     } catch (error) {
+      // Ended meanwhile: checked before anything is written, so the transaction goes on.
       if (!(error instanceof PalaiError && (error.slug === 'invalid-state' || error.slug === 'not-found'))) throw error;
     }
   }
@@ -117,7 +119,7 @@ async function nextStatus(
 }
 
 export async function updateObjective(db: Db, projectId: string, id: string, request: UpdateObjectiveRequest): Promise<Objective> {
-  const { view, cancel } = await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     const row = await requireObjective(tx, projectId, id, true);
     if (ENDED.includes(row.status) && request.status !== undefined && request.status !== row.status) {
       throw new PalaiError('conflict', `Objective ${row.id} is ${row.status}; its status no longer changes.`);
@@ -132,8 +134,6 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
          review_at = CASE WHEN $8::boolean THEN (CASE WHEN $9::bigint IS NULL THEN NULL ELSE to_timestamp($9::bigint) END) ELSE review_at END,
          overlap = coalesce($10, overlap),
          metadata = coalesce($11::jsonb, metadata),
-         buffered_trigger_id = CASE WHEN $12::boolean THEN NULL ELSE buffered_trigger_id END,
-         buffered_due_at = CASE WHEN $12::boolean THEN NULL ELSE buffered_due_at END,
          updated_at = now()
        WHERE id = $1`,
       [
@@ -148,24 +148,22 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
         request.review_at ?? null,
         request.overlap ?? null,
         request.metadata === undefined ? null : JSON.stringify(request.metadata),
-        stops,
       ],
     );
+    if (stops) {
+      await dropBuffered(tx, row, status === 'paused' ? 'paused' : 'ended');
+      await cancelOpenWakes(tx, projectId, row.id);
+    }
     if (ENDED.includes(status)) await tx.query("UPDATE objective_triggers SET status = 'done', updated_at = now() WHERE objective_id = $1", [row.id]);
-    return { view: objectiveView(await requireObjective(tx, projectId, row.id)), cancel: stops ? await openWakes(tx, row.id) : [] };
+    return objectiveView(await requireObjective(tx, projectId, row.id));
   });
-  // After the commit: from now on no wake is admitted, so these are the last.
-  await cancelWakes(db, projectId, cancel);
-  return cancel.length === 0 ? view : getObjective(db, projectId, id);
 }
 
 export async function deleteObjective(db: Db, projectId: string, id: string): Promise<DeletedObjective> {
-  const running = await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     const row = await requireObjective(tx, projectId, id, true);
-    const open = await openWakes(tx, row.id);
+    await cancelOpenWakes(tx, projectId, row.id);
     await tx.query('DELETE FROM objectives WHERE id = $1', [row.id]);
-    return open;
+    return { id, object: 'objective.deleted', deleted: true };
   });
-  await cancelWakes(db, projectId, running);
-  return { id, object: 'objective.deleted', deleted: true };
 }

@@ -3,8 +3,9 @@
 // ago was missed (the hub was down, or the objective paused):
 //   skip      every missed one is recorded `missed`; none fires
 //   run_once  one wake for all of them: the newest fires unless one on time does
-//   catch_up  each inside the window fires, oldest first, at most max_catch_up;
-//             the rest are recorded `catch-up-cap`, those before the window `missed`
+//   catch_up  each inside the window fires, oldest first, at most max_catch_up
+//             (counted across the ticks one downtime takes: caught_up); the rest
+//             are recorded `catch-up-cap`, those before the window `missed`
 import type { WakeSkipReason } from '../../../generated/schemas.js';
 import { loadSchedule } from './cron.js';
 import type { TriggerRow } from './objective-views.js';
@@ -23,6 +24,8 @@ export interface TriggerPlan {
   skip: { dueAt: Date; reason: WakeSkipReason }[];
   /** The trigger's next due time after these, or null: it is done. */
   next: Date | null;
+  /** Whether any was missed (else the trigger is on time again and its catch-up count starts over). */
+  missed: boolean;
 }
 
 /** The occurrences of `trigger` due by `now`, oldest first, at most the bound, and the one after them. */
@@ -61,12 +64,13 @@ export function planTrigger(trigger: TriggerRow, now: Date, graceSeconds: number
   } else {
     const windowStart = now.getTime() - trigger.catchup_window_seconds * 1000;
     const caught: Occurrence[] = [];
+    const room = Math.max(0, trigger.max_catch_up - trigger.caught_up);
     for (const dueAt of missed) {
       if (dueAt.getTime() < windowStart) skip.push({ dueAt, reason: 'missed' });
-      else if (caught.length < trigger.max_catch_up) caught.push({ dueAt, catchUp: true });
+      else if (caught.length < room) caught.push({ dueAt, catchUp: true });
       else skip.push({ dueAt, reason: 'catch-up-cap' });
     }
     fire.unshift(...caught);
   }
-  return { fire, skip, next };
+  return { fire, skip, next, missed: missed.length > 0 };
 }

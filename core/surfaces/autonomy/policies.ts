@@ -42,7 +42,7 @@ async function requirePolicy(q: Queryable, objectiveId: string, version: number)
   return rows[0];
 }
 
-/** A draft of the document; the same document again answers with the version it already is. */
+/** A draft of the document; the same document again, while it is a draft, answers with that version. */
 export async function draftPolicy(db: Db, projectId: string, objectiveId: string, document: ObjectivePolicyDocument): Promise<ObjectivePolicy> {
   const { hash, canonical } = policyHash(document);
   checkDocument(document, canonical);
@@ -50,7 +50,10 @@ export async function draftPolicy(db: Db, projectId: string, objectiveId: string
     // Locked: versions are numbered in order, and approvals of this objective wait for it.
     const objective = await requireObjective(tx, projectId, objectiveId, true);
     assertOpen(objective);
-    const { rows: same } = await tx.query<PolicyRow>('SELECT * FROM objective_policies WHERE objective_id = $1 AND hash = $2', [objective.id, hash]);
+    const { rows: same } = await tx.query<PolicyRow>("SELECT * FROM objective_policies WHERE objective_id = $1 AND hash = $2 AND status = 'draft'", [
+      objective.id,
+      hash,
+    ]);
     if (same[0]) return policyView(same[0]);
     const { rows } = await tx.query<PolicyRow>(
       `INSERT INTO objective_policies (objective_id, version, document, hash, status, expires_at)
@@ -88,7 +91,9 @@ export async function approvePolicy(db: Db, projectId: string, objectiveId: stri
         },
       );
     }
-    if (policy.expires_at !== null && policy.expires_at.getTime() <= Date.now()) {
+    // By the store's clock, as the gate reads it.
+    const { rows: expired } = await tx.query<{ expired: boolean }>('SELECT coalesce($1::timestamptz <= now(), false) AS expired', [policy.expires_at]);
+    if (expired[0].expired && policy.expires_at !== null) {
       throw new PalaiError('conflict', `Policy version ${version} of ${objective.id} expired at ${policy.expires_at.toISOString()}; it cannot be approved.`);
     }
     await tx.query("UPDATE objective_policies SET status = 'superseded' WHERE objective_id = $1 AND status = 'approved'", [objective.id]);

@@ -25,15 +25,23 @@ export interface TickOptions {
 
 type Claimed = TriggerRow & { db_now: Date };
 
+/**
+ * Objectives whose occurrences are taken: active ones, and blocked ones (their
+ * skips are recorded and a policy approved later lets them run) — except one
+ * blocked because the kernel refused its wake for good: it waits for a person,
+ * like a paused one, and takes what it missed under the missed-run policies.
+ */
+const MAY_WAKE = `o.status IN ('active', 'blocked') AND NOT (o.status = 'blocked' AND o.blocked_reason LIKE 'admission-refused:%')`;
+
 /** Due triggers of objectives that may wake (active, or blocked: its skips are recorded), oldest due first. */
 const CLAIM_DUE = `SELECT t.*, now() AS db_now FROM objective_triggers t JOIN objectives o ON o.id = t.objective_id
-  WHERE t.status = 'enabled' AND t.next_due_at <= now() AND o.status IN ('active', 'blocked')
+  WHERE t.status = 'enabled' AND t.next_due_at <= now() AND ${MAY_WAKE}
   ORDER BY t.next_due_at LIMIT $1 FOR UPDATE OF t, o SKIP LOCKED`;
 
 /** Objectives holding a buffered occurrence whose running wake has ended. */
 const CLAIM_BUFFERED = `SELECT o.id, o.buffered_trigger_id, o.buffered_due_at FROM objectives o
   LEFT JOIN responses r ON r.id = o.last_wake_response_id
-  WHERE o.buffered_due_at IS NOT NULL AND o.status IN ('active', 'blocked')
+  WHERE o.buffered_due_at IS NOT NULL AND ${MAY_WAKE}
     AND (r.id IS NULL OR r.status IN ('completed', 'failed', 'canceled', 'timed_out', 'budget_exceeded'))
   ORDER BY o.buffered_due_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED`;
 
@@ -53,20 +61,26 @@ function count(tally: Tally, taken: Taken, dueAt: Date, now: Date): void {
 async function takeTrigger(tx: Queryable, trigger: Claimed, state: GateState, options: TickOptions, tally: Tally): Promise<void> {
   const now = trigger.db_now;
   const plan = planTrigger(trigger, now, options.graceSeconds);
-  await recordSkips(tx, trigger.objective_id, trigger.id, plan.skip);
   for (const s of plan.skip) tally.skipped[s.reason] = (tally.skipped[s.reason] ?? 0) + 1;
+  // Every skip of this trigger, the missed and those the gates make, recorded by one statement at the end.
+  const skips = [...plan.skip];
   let lastFired: Date | null = null;
   let lastSkip: WakeSkipReason | null = plan.skip.at(-1)?.reason ?? null;
   let skipped = plan.skip.length;
   let admittedThisPass = false;
+  let next = plan.next;
+  let caught = 0;
   for (const occurrence of plan.fire) {
     const taken = await takeOccurrence(
       tx,
       state,
       { trigger, dueAt: occurrence.dueAt },
-      { catchUp: occurrence.catchUp, admittedThisPass, tools: options.tools },
+      { catchUp: occurrence.catchUp, admittedThisPass, deferWhileRunning: trigger.kind === 'once', tools: options.tools, skips },
     );
     count(tally, taken, occurrence.dueAt, new Date());
+    // A one-shot wake deferred stays due: a later tick takes it once the running wake ends.
+    if (taken.outcome === 'deferred') next = occurrence.dueAt;
+    else if (occurrence.catchUp && trigger.missed_run_policy === 'catch_up') caught++;
     if (taken.outcome === 'admitted') {
       lastFired = occurrence.dueAt;
       admittedThisPass = true;
@@ -75,12 +89,13 @@ async function takeTrigger(tx: Queryable, trigger: Claimed, state: GateState, op
       lastSkip = taken.reason;
     }
   }
+  await recordSkips(tx, trigger.objective_id, trigger.id, skips);
   await tx.query(
     `UPDATE objective_triggers SET next_due_at = $2, status = CASE WHEN $2::timestamptz IS NULL THEN 'done' ELSE status END,
        last_fired_at = coalesce($3, last_fired_at), skipped_count = skipped_count + $4,
-       last_skip_reason = coalesce($5, last_skip_reason), updated_at = now()
+       last_skip_reason = coalesce($5, last_skip_reason), caught_up = CASE WHEN $6 THEN caught_up + $7 ELSE 0 END, updated_at = now()
      WHERE id = $1`,
-    [trigger.id, plan.next, lastFired, skipped, lastSkip],
+    [trigger.id, next, lastFired, skipped, lastSkip, plan.missed, caught],
   );
 }
 
@@ -172,10 +187,11 @@ async function refuse(db: Db, scope: Scope, error: PalaiError, graceSeconds: num
   });
 }
 
-const DUE_IDS = `SELECT 'trigger' AS kind, t.id FROM objective_triggers t JOIN objectives o ON o.id = t.objective_id
-    WHERE t.status = 'enabled' AND t.next_due_at <= now() AND o.status IN ('active', 'blocked')
-  UNION ALL SELECT 'buffered', o.id FROM objectives o WHERE o.buffered_due_at IS NOT NULL AND o.status IN ('active', 'blocked')
-  LIMIT $1`;
+const DUE_IDS = `SELECT * FROM (
+    SELECT 'trigger' AS kind, t.id, t.next_due_at AS due FROM objective_triggers t JOIN objectives o ON o.id = t.objective_id
+      WHERE t.status = 'enabled' AND t.next_due_at <= now() AND ${MAY_WAKE}
+    UNION ALL SELECT 'buffered', o.id, o.buffered_due_at FROM objectives o WHERE o.buffered_due_at IS NOT NULL AND ${MAY_WAKE}
+  ) due ORDER BY due LIMIT $1`;
 
 /**
  * One tick. A batch that fails rolls back whole; what it held is then taken one
@@ -193,17 +209,24 @@ export async function tick(db: Db, options: TickOptions): Promise<TickOutcome> {
     const retry: Tally = { admitted: 0, skipped: {}, lagsMs: [] };
     let claimed = 0;
     let transactions = 1;
+    let failure: unknown = null;
     for (const { kind, id } of rows) {
       const scope: Scope = kind === 'trigger' ? { trigger: id } : { buffered: id };
       transactions++;
       try {
         claimed += (await tickOnce(db, options, retry, scope)).claimed;
       } catch (error) {
-        if (!isPalaiError(error) || retryOf(error) === 'later') throw error;
-        transactions++;
-        await refuse(db, scope, error, options.graceSeconds);
+        if (isPalaiError(error) && retryOf(error) !== 'later') {
+          transactions++;
+          await refuse(db, scope, error, options.graceSeconds);
+        } else {
+          // Passing, or unexpected: the others go on, and this one is tried again next tick.
+          failure ??= error;
+        }
       }
     }
+    // Nothing could be taken at all (the store is down, say): the tick failed.
+    if (claimed === 0 && failure !== null) throw failure;
     return { claimed, admitted: retry.admitted, skipped: retry.skipped, transactions, lagsMs: retry.lagsMs, more: false };
   }
 }

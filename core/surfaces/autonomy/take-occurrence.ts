@@ -10,7 +10,7 @@ import type { IdempotencyClaim } from '../../idempotency/inbox-port.js';
 import { fingerprint } from '../../idempotency/idempotency.js';
 import { admitWithin } from '../../responses/admission.js';
 import type { ToolEntryCheck } from '../../responses/admission-command.js';
-import { isTerminal, type ResponseStatus } from '../../response-status.js';
+import { isTerminal, TERMINAL_STATUSES, type ResponseStatus } from '../../response-status.js';
 import type { Queryable } from '../../store/db.js';
 import { SCHEDULE_INBOX_SOURCE } from './autonomy-port.js';
 import type { ObjectiveRow } from './objective-views.js';
@@ -24,22 +24,33 @@ const WAKE_KEY_HOURS = 7 * 24;
 export interface GateState {
   objective: ObjectiveRow;
   verdict: PolicyVerdict;
-  /** The newest wake's status (null: none, or gone). */
+  /** The status of a wake of the objective that has not ended, one waiting for input first (null: none). */
   lastWakeStatus: ResponseStatus | null;
   /** The agent's current tools, or null when the agent is gone. */
   agentTools: AgentSpecFields['tools'] | null;
   agentExists: boolean;
 }
 
-export type Taken = { outcome: 'admitted'; responseId: string } | { outcome: 'skipped'; reason: WakeSkipReason } | { outcome: 'buffered' };
+export type Taken =
+  | { outcome: 'admitted'; responseId: string }
+  | { outcome: 'skipped'; reason: WakeSkipReason }
+  | { outcome: 'buffered' }
+  /** Not taken yet: the agent's one-shot wake waits for the wake still running, and is taken after it. */
+  | { outcome: 'deferred' };
+
+/** How many of an objective's newest admitted wakes the overlap gate looks at (catch-up admits up to 100 at once). */
+const OPEN_WAKES_LOOKED_AT = 101;
 
 const GATE_SELECT = `SELECT o.*, ap.version AS policy_version, ap.hash AS policy_hash, ap.expires_at AS policy_expires_at,
-    r.status AS last_wake_status, rev.spec -> 'tools' AS agent_tools, (a.id IS NOT NULL) AS agent_exists,
+    (SELECT r.status FROM (SELECT w.response_id FROM objective_wakes w WHERE w.objective_id = o.id AND w.outcome = 'admitted'
+        ORDER BY w.due_at DESC LIMIT ${OPEN_WAKES_LOOKED_AT}) w
+      JOIN responses r ON r.id = w.response_id WHERE r.status <> ALL('{${TERMINAL_STATUSES.join(',')}}'::text[])
+      ORDER BY (r.status = 'waiting_for_input') DESC LIMIT 1) AS last_wake_status,
+    rev.spec -> 'tools' AS agent_tools, (a.id IS NOT NULL) AS agent_exists,
     g.version AS gate_version, g.hash AS gate_hash, g.document AS gate_document, g.status AS gate_status,
     g.expires_at AS gate_expires_at, coalesce(g.expires_at <= now(), false) AS gate_expired
   FROM objectives o
   LEFT JOIN objective_policies ap ON ap.objective_id = o.id AND ap.status = 'approved'
-  LEFT JOIN responses r ON r.id = o.last_wake_response_id
   LEFT JOIN agents a ON a.id = o.agent_id
   LEFT JOIN agent_revisions rev ON rev.agent_id = a.id AND rev.revision = a.current_revision
   LEFT JOIN LATERAL (SELECT version, hash, document, status, expires_at FROM objective_policies
@@ -103,6 +114,20 @@ export async function recordSkips(tx: Queryable, objectiveId: string, triggerId:
   );
 }
 
+/**
+ * Gives up the occurrence an objective buffered (it is paused or ended, or the
+ * trigger deleted): recorded skipped with the reason, never silently dropped.
+ */
+export async function dropBuffered(
+  tx: Queryable,
+  objective: Pick<ObjectiveRow, 'id' | 'buffered_trigger_id' | 'buffered_due_at'>,
+  reason: WakeSkipReason,
+): Promise<void> {
+  if (objective.buffered_trigger_id === null || objective.buffered_due_at === null) return;
+  await recordSkips(tx, objective.id, objective.buffered_trigger_id, [{ dueAt: objective.buffered_due_at, reason }]);
+  await tx.query('UPDATE objectives SET buffered_trigger_id = NULL, buffered_due_at = NULL WHERE id = $1', [objective.id]);
+}
+
 export interface TakeOptions {
   /** The tool registry, which checks the entries a wake adds (the wake tools). */
   tools: ToolEntryCheck;
@@ -112,13 +137,18 @@ export interface TakeOptions {
   mayBuffer?: boolean;
   /** Admitted in this pass already: the wake it must not overlap is one this pass made. */
   admittedThisPass?: boolean;
+  /** A wake still running defers this one instead of skipping it (the agent asked to come back: it must). */
+  deferWhileRunning?: boolean;
+  /** Where a skip goes for the caller to record with the trigger's others, in one statement; absent, it is recorded at once. */
+  skips?: { dueAt: Date; reason: WakeSkipReason }[];
 }
 
 /** Gates, then admits or records one occurrence; `state` is updated for the next one. */
 export async function takeOccurrence(tx: Queryable, state: GateState, cause: WakeCause, options: TakeOptions): Promise<Taken> {
   const { objective } = state;
   const skip = async (reason: WakeSkipReason): Promise<Taken> => {
-    await recordSkips(tx, objective.id, cause.trigger.id, [{ dueAt: cause.dueAt, reason }]);
+    if (options.skips) options.skips.push({ dueAt: cause.dueAt, reason });
+    else await recordSkips(tx, objective.id, cause.trigger.id, [{ dueAt: cause.dueAt, reason }]);
     return { outcome: 'skipped', reason };
   };
   if ('skip' in state.verdict) {
@@ -131,6 +161,7 @@ export async function takeOccurrence(tx: Queryable, state: GateState, cause: Wak
   }
   const running = state.lastWakeStatus !== null && !isTerminal(state.lastWakeStatus);
   if (running && !(options.catchUp && options.admittedThisPass)) {
+    if (options.deferWhileRunning) return { outcome: 'deferred' };
     if (state.lastWakeStatus === 'waiting_for_input') return skip('waiting-for-input');
     if (options.mayBuffer !== false && objective.overlap === 'buffer_one' && objective.buffered_due_at === null) {
       await tx.query('UPDATE objectives SET buffered_trigger_id = $2, buffered_due_at = $3 WHERE id = $1', [objective.id, cause.trigger.id, cause.dueAt]);

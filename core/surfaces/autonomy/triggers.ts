@@ -7,9 +7,10 @@ import { PalaiError } from '../../errors/palai-error.js';
 import { notifySignal } from '../../signals/signals.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { MAX_WAKE_DELAY_SECONDS, TRIGGERS_SIGNAL, type ScheduleWakeCall } from './autonomy-port.js';
-import { parseSchedule, ScheduleError } from './cron.js';
+import { parseSchedule, ScheduleError, type Schedule } from './cron.js';
 import { assertOpen, requireObjective } from './objectives.js';
 import { triggerView, type TriggerRow } from './objective-views.js';
+import { dropBuffered } from './take-occurrence.js';
 
 const DEFAULT_CATCHUP_WINDOW_SECONDS = 86_400;
 const DEFAULT_MAX_CATCH_UP = 10;
@@ -24,10 +25,9 @@ export async function createSchedule(
   objectiveId: string,
   request: CreateObjectiveScheduleRequest,
 ): Promise<ObjectiveTrigger> {
-  const now = new Date();
-  let first: Date | null;
+  let schedule: Schedule;
   try {
-    first = parseSchedule(request.cron, { timezone: request.timezone, minIntervalSeconds, from: now }).nextAfter(now);
+    schedule = parseSchedule(request.cron, { timezone: request.timezone, minIntervalSeconds });
   } catch (error) {
     if (error instanceof ScheduleError)
       throw invalid(
@@ -36,11 +36,16 @@ export async function createSchedule(
       );
     throw error;
   }
-  if (request.end_at !== undefined) {
-    if (request.end_at * 1000 <= now.getTime()) throw invalid('end_at', 'is in the past');
-    if (first === null || first.getTime() > request.end_at * 1000) throw invalid('end_at', 'comes before the first occurrence');
-  }
   return db.transaction(async (tx) => {
+    // The first occurrence after the store's now, as the scheduler reads the clock: a process's own clock moves nothing.
+    const { rows: clock } = await tx.query<{ now: Date }>('SELECT now() AS now');
+    const now = clock[0].now;
+    const first = schedule.nextAfter(now);
+    if (request.end_at !== undefined) {
+      if (request.end_at * 1000 <= now.getTime()) throw invalid('end_at', 'is in the past');
+      if (first === null || first.getTime() > request.end_at * 1000) throw invalid('end_at', 'comes before the first occurrence');
+    }
+    if (first === null) throw invalid('cron', 'has no occurrence after now');
     const objective = await requireObjective(tx, projectId, objectiveId, true);
     assertOpen(objective);
     const { rows } = await tx.query<TriggerRow>(
@@ -71,9 +76,7 @@ export async function deleteTrigger(db: Db, projectId: string, objectiveId: stri
     const objective = await requireObjective(tx, projectId, objectiveId, true);
     const { rowCount } = await tx.query("DELETE FROM objective_triggers WHERE objective_id = $1 AND id = $2 AND kind <> 'manual'", [objective.id, triggerId]);
     if (rowCount === 0) throw new PalaiError('not-found', `Objective ${objective.id} has no schedule ${JSON.stringify(triggerId)}.`);
-    if (objective.buffered_trigger_id === triggerId) {
-      await tx.query('UPDATE objectives SET buffered_trigger_id = NULL, buffered_due_at = NULL WHERE id = $1', [objective.id]);
-    }
+    if (objective.buffered_trigger_id === triggerId) await dropBuffered(tx, objective, 'ended');
     return { id: triggerId, object: 'objective_trigger.deleted', deleted: true };
   });
 }

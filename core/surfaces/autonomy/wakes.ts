@@ -15,15 +15,30 @@ import { manualTrigger } from './triggers.js';
 
 export const MAX_WAKES_PAGE = 1000;
 
-export async function listWakes(q: Queryable, projectId: string, objectiveId: string, query: { limit?: number; before?: number }): Promise<ObjectiveWakeList> {
+/** A wake's place in the list: its due time in milliseconds and its trigger (two triggers may share a due time). */
+const cursorOf = (row: WakeRow): string => `${row.due_at.getTime()}:${row.trigger_id}`;
+
+function parseCursor(cursor: string): { dueMs: number; triggerId: string } {
+  const match = /^(\d{1,15}):(trg_[A-Za-z0-9]+)$/.exec(cursor);
+  if (!match)
+    throw new PalaiError('validation-failed', 'after is not a cursor of this list.', {
+      errors: [{ pointer: '/query/after', detail: 'is not a last_id of this list' }],
+    });
+  return { dueMs: Number(match[1]), triggerId: match[2] };
+}
+
+export async function listWakes(q: Queryable, projectId: string, objectiveId: string, query: { limit?: number; after?: string }): Promise<ObjectiveWakeList> {
   const objective = await requireObjective(q, projectId, objectiveId);
   const limit = Math.min(query.limit ?? 100, MAX_WAKES_PAGE);
+  const after = query.after === undefined ? null : parseCursor(query.after);
   const { rows } = await q.query<WakeRow>(
-    `SELECT * FROM objective_wakes WHERE objective_id = $1 AND ($2::bigint IS NULL OR due_at < to_timestamp($2::bigint))
-     ORDER BY due_at DESC, trigger_id LIMIT $3`,
-    [objective.id, query.before ?? null, limit + 1],
+    `SELECT * FROM objective_wakes WHERE objective_id = $1
+       AND ($2::bigint IS NULL OR (due_at, trigger_id) < ('epoch'::timestamptz + $2::bigint * interval '1 millisecond', $3::text))
+     ORDER BY due_at DESC, trigger_id DESC LIMIT $4`,
+    [objective.id, after?.dueMs ?? null, after?.triggerId ?? null, limit + 1],
   );
-  return { object: 'list', data: rows.slice(0, limit).map(wakeView), has_more: rows.length > limit };
+  const page = rows.slice(0, limit);
+  return { object: 'list', data: page.map(wakeView), last_id: page.length > 0 ? cursorOf(page[page.length - 1]) : null, has_more: rows.length > limit };
 }
 
 /** The wake a manual wake's Idempotency-Key recorded (`<trigger>@<due ms>`). */
