@@ -9,6 +9,7 @@ import { benchMcpClient } from './mcp-client.js';
 import { benchMcpToolsCall } from './mcp-tools-call.js';
 import { benchNodeConnections } from './node-connections.js';
 import { benchNodeRoundTrip } from './node-round-trip.js';
+import { benchObjectiveWakes } from './objective-wakes.js';
 import { benchQueueKafka } from './queue-kafka.js';
 import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
@@ -29,5 +30,6 @@ await benchNodeRoundTrip();
 await benchNodeConnections();
 await benchQueueSqs();
 await benchQueueKafka();
+await benchObjectiveWakes();
 
 writeResults(new URL('results.json', import.meta.url).pathname);
