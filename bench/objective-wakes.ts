@@ -34,6 +34,7 @@
 // ticks' share and the rest by the store wrapper's counts; statements per tick
 // and where the ticks' time goes, by statement; and the claim query's plan
 // (EXPLAIN ANALYZE) with every trigger due, after the run. Prints; asserts nothing.
+import { tickWhileMore } from '../adapters/autonomy/scheduler-loop.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -222,7 +223,7 @@ interface Tick {
 /**
  * The scheduler loop's schedule, with the bench's ticks: `kicks` kicks one
  * interval apart from `startAt`; a kick while a tick runs runs again after it,
- * and a tick that stopped at its batch ticks again at once (for good, when
+ * and a tick that stopped at its batch ticks again at once, three side by side as the loop does (for good, when
  * every batch finds more due). After the last kick it stops as the loop does.
  */
 async function driveTicks(tick: () => Promise<TickOutcome>, startAt: number, kicks: number): Promise<{ ticks: Tick[]; failures: unknown[] }> {
@@ -231,15 +232,18 @@ async function driveTicks(tick: () => Promise<TickOutcome>, startAt: number, kic
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
-  const run = async () => {
-    for (;;) {
-      const at = Date.now();
-      const started = performance.now();
-      const outcome = await inTick.run(true, tick);
-      ticks.push({ at, ms: performance.now() - started, outcome });
-      if (!outcome.more || stopped) return;
-    }
-  };
+  // The loop's own pass: ticks while a batch finds more due, a few side by side.
+  const run = () =>
+    tickWhileMore(
+      async () => {
+        const at = Date.now();
+        const started = performance.now();
+        const outcome = await inTick.run(true, tick);
+        ticks.push({ at, ms: performance.now() - started, outcome });
+        return outcome;
+      },
+      () => stopped,
+    );
   const kick = () => {
     if (stopped) return;
     if (running) {

@@ -1,12 +1,30 @@
 // The scheduler in a worker process: a tick every PALAI_SCHEDULER_INTERVAL_MS,
 // and at once when a signal says a trigger was made (a hint that may be lost,
 // hence the interval). A tick that reached its bound runs again straight away.
-// Ticks never overlap in one process; across processes SKIP LOCKED shares the work.
+// Passes never overlap in one process; inside a pass that finds more due, a few
+// ticks run side by side, and across processes SKIP LOCKED shares the work.
 import type { BackgroundLoop } from '../../core/api/index.js';
 import { WORK_ROLES } from '../../core/api/surface.js';
 import type { AutonomySurfaceApi } from '../../core/surfaces/autonomy/autonomy-api.js';
 import { TRIGGERS_SIGNAL, type TickOutcome } from '../../core/surfaces/autonomy/autonomy-port.js';
 import type { WakeMetrics } from './metrics.js';
+
+/** How many ticks run side by side while batches find more due (SKIP LOCKED gives each its own triggers). */
+export const TICK_LANES = 3;
+
+/**
+ * Ticks until a batch finds nothing more due: the first alone, then
+ * `lanes` at once, since a tick waits on its statements one after another
+ * far more than it works.
+ */
+export async function tickWhileMore(tick: () => Promise<TickOutcome>, stopped: () => boolean, lanes = TICK_LANES): Promise<void> {
+  let width = 1;
+  for (;;) {
+    const outcomes = await Promise.all(Array.from({ length: width }, tick));
+    if (!outcomes.some((o) => o.more) || stopped()) return;
+    width = lanes;
+  }
+}
 
 function record(metrics: WakeMetrics, outcome: TickOutcome): void {
   if (outcome.admitted > 0) metrics.count('admitted', null, outcome.admitted);
@@ -21,13 +39,15 @@ export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metri
   let stopped = true;
   let unlisten: (() => Promise<void>) | null = null;
 
-  const run = async () => {
-    for (;;) {
-      const outcome = await api.scheduler.tick();
-      record(metrics(), outcome);
-      if (!outcome.more || stopped) return;
-    }
-  };
+  const run = () =>
+    tickWhileMore(
+      async () => {
+        const outcome = await api.scheduler.tick();
+        record(metrics(), outcome);
+        return outcome;
+      },
+      () => stopped,
+    );
   const kick = () => {
     if (stopped) return;
     if (running) {
