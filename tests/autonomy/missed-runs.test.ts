@@ -157,6 +157,27 @@ describeEachStore(
       assert.equal(admitted.outcome, 'admitted');
       assert.equal(admitted.due_at, once.next_due_at);
     });
+
+    test('a wake the kernel refuses for good is recorded admission-refused, blocks the objective, and nothing is tried again until a person resumes it', async () => {
+      const watcher = await agent(ctx);
+      const session = await call(ctx, 'post', '/v1/sessions', 'createSession', 201, { agent: watcher });
+      const { id } = await objective(ctx, { agent: watcher, session: session.id });
+      await approvedPolicy(ctx, id);
+      const trigger = await call(ctx, 'post', `/v1/objectives/${id}/schedules`, 'createObjectiveSchedule', 201, { cron: '*/2 * * * * *' });
+      await call(ctx, 'delete', `/v1/sessions/${session.id}`, 'deleteSession', 200);
+      await untilStorePasses(ctx().hub.kernel.db, new Date(trigger.next_due_at * 1000), 'the schedule due');
+      await tick(ctx);
+      const refused = await wakes(ctx, id);
+      assert.ok(refused.length >= 1 && refused.every((w) => w.outcome === 'skipped' && w.reason === 'admission-refused'), JSON.stringify(refused));
+      const blocked = await call(ctx, 'get', `/v1/objectives/${id}`, 'getObjective', 200);
+      assert.equal(blocked.status, 'blocked');
+      assert.match(blocked.blocked_reason, /^admission-refused: /);
+      // It waits for a person: later occurrences are not tried (nor recorded) meanwhile.
+      await untilStorePasses(ctx().hub.kernel.db, new Date(trigger.next_due_at * 1000 + 2500), 'another occurrence due');
+      await tick(ctx);
+      assert.equal((await wakes(ctx, id)).length, refused.length);
+      assert.equal((await call(ctx, 'patch', `/v1/objectives/${id}`, 'updateObjective', 200, { status: 'active' })).status, 'active');
+    });
   },
   { minScheduleSeconds: 1, schedulerIntervalMs: 60_000, scheduleGraceSeconds: 0 },
 );

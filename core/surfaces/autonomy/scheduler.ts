@@ -151,7 +151,7 @@ async function takeBuffered(tx: Queryable, b: BufferedRow, state: GateState, too
  * `admission-refused` and the objective blocked with the kernel's reason, so it
  * does not fail again at every tick.
  */
-async function refuse(db: Db, scope: Scope, error: PalaiError, graceSeconds: number): Promise<void> {
+async function refuse(db: Db, scope: Scope, error: PalaiError, graceSeconds: number, tally: Tally): Promise<void> {
   await db.transaction(async (tx) => {
     const reason = `admission-refused: ${error.message}`;
     let objectiveId: string | null = null;
@@ -163,6 +163,7 @@ async function refuse(db: Db, scope: Scope, error: PalaiError, graceSeconds: num
       const plan = planTrigger(trigger, trigger.db_now, graceSeconds);
       const skips = [...plan.skip, ...plan.fire.map((f) => ({ dueAt: f.dueAt, reason: 'admission-refused' as const }))];
       await recordSkips(tx, trigger.objective_id, trigger.id, skips);
+      for (const s of skips) tally.skipped[s.reason] = (tally.skipped[s.reason] ?? 0) + 1;
       await tx.query(
         `UPDATE objective_triggers SET next_due_at = $2, status = CASE WHEN $2::timestamptz IS NULL THEN 'done' ELSE status END,
            skipped_count = skipped_count + $3, last_skip_reason = 'admission-refused', updated_at = now() WHERE id = $1`,
@@ -177,6 +178,7 @@ async function refuse(db: Db, scope: Scope, error: PalaiError, graceSeconds: num
       objectiveId = rows[0].id;
       await recordSkips(tx, rows[0].id, rows[0].buffered_trigger_id, [{ dueAt: rows[0].buffered_due_at, reason: 'admission-refused' }]);
       await tx.query('UPDATE objectives SET buffered_trigger_id = NULL, buffered_due_at = NULL WHERE id = $1', [rows[0].id]);
+      tally.skipped['admission-refused'] = (tally.skipped['admission-refused'] ?? 0) + 1;
     }
     if (objectiveId !== null) {
       await tx.query("UPDATE objectives SET status = 'blocked', blocked_reason = $2, updated_at = now() WHERE id = $1 AND status = 'active'", [
@@ -218,7 +220,7 @@ export async function tick(db: Db, options: TickOptions): Promise<TickOutcome> {
       } catch (error) {
         if (isPalaiError(error) && retryOf(error) !== 'later') {
           transactions++;
-          await refuse(db, scope, error, options.graceSeconds);
+          await refuse(db, scope, error, options.graceSeconds, retry);
         } else {
           // Passing, or unexpected: the others go on, and this one is tried again next tick.
           failure ??= error;
