@@ -40,6 +40,8 @@ export interface FakeSlackApi {
   refuse(method: string, error: string | null): void;
   /** Answers for methods the stand-in does not know (apps.connections.open, say). */
   answer(method: string, body: Record<string, unknown> | null): void;
+  /** Every later call with this token is refused `invalid_auth`, whatever the method's answer: a revoked token stays revoked. */
+  revokeToken(token: string): void;
   /** Messages of a channel (and thread), oldest first. */
   messages(channel: string, threadTs?: string): SlackMessageView[];
   /** The calls about one thread: posting in it, or writing a message of it. */
@@ -65,6 +67,7 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
   const limited = new Map<string, number>();
   const refused = new Map<string, string>();
   const answers = new Map<string, Record<string, unknown>>();
+  const revoked = new Set<string>();
   const views = new Map<string, SlackMessageView>();
   let ts = 1_700_000_000;
   const text = (args: Record<string, unknown>) => String(args.markdown_text ?? args.text ?? '');
@@ -120,6 +123,7 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
         limited.delete(method);
         return reply(429, { ok: false, error: 'ratelimited' }, {}, { 'retry-after': String(retryAfter) });
       }
+      if (token !== null && revoked.has(token)) return reply(200, { ok: false, error: 'invalid_auth' });
       const refusal = refused.get(method);
       if (refusal) return reply(200, { ok: false, error: refusal });
       const created = CREATES.has(method) ? `${++ts}.000100` : undefined;
@@ -137,6 +141,7 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
     rateLimitNext: (method, seconds) => void limited.set(method, seconds),
     refuse: (method, error) => void (error ? refused.set(method, error) : refused.delete(method)),
     answer: (method, body) => void (body ? answers.set(method, body) : answers.delete(method)),
+    revokeToken: (token) => void revoked.add(token),
     callsIn: (channel, threadTs) =>
       calls.filter(
         (c) =>
