@@ -34,7 +34,7 @@
 // ticks' share and the rest by the store wrapper's counts; statements per tick
 // and where the ticks' time goes, by statement; and the claim query's plan
 // (EXPLAIN ANALYZE) with every trigger due, after the run. Prints; asserts nothing.
-import { tickWhileMore } from '../adapters/autonomy/scheduler-loop.js';
+import { onePassAtATime, tickWhileMore } from '../adapters/autonomy/scheduler-loop.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -229,37 +229,24 @@ interface Tick {
 async function driveTicks(tick: () => Promise<TickOutcome>, startAt: number, kicks: number): Promise<{ ticks: Tick[]; failures: unknown[] }> {
   const ticks: Tick[] = [];
   const failures: unknown[] = [];
-  let running: Promise<void> | null = null;
-  let again = false;
   let stopped = false;
-  // The loop's own pass: ticks while a batch finds more due, a few side by side.
-  const run = () =>
-    tickWhileMore(
-      async () => {
-        const at = Date.now();
-        const started = performance.now();
-        const outcome = await inTick.run(true, tick);
-        ticks.push({ at, ms: performance.now() - started, outcome });
-        return outcome;
-      },
-      () => stopped,
-    );
-  const kick = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = run()
-      .catch((error: unknown) => void failures.push(error))
-      .finally(() => {
-        running = null;
-        if (again) {
-          again = false;
-          kick();
-        }
-      });
-  };
+  // The loop's own pass: ticks while a batch finds more due, a few side by side, one pass at a time.
+  const passes = onePassAtATime(
+    () =>
+      tickWhileMore(
+        async () => {
+          const at = Date.now();
+          const started = performance.now();
+          const outcome = await inTick.run(true, tick);
+          ticks.push({ at, ms: performance.now() - started, outcome });
+          return outcome;
+        },
+        () => stopped,
+      ),
+    () => stopped,
+    (error) => void failures.push(error),
+  );
+  const kick = passes.kick;
   await sleep(Math.max(0, startAt - Date.now()));
   let kicked = 0;
   await new Promise<void>((resolve) => {
@@ -275,7 +262,7 @@ async function driveTicks(tick: () => Promise<TickOutcome>, startAt: number, kic
     const timer = setInterval(beat, INTERVAL_MS);
     beat();
   });
-  while (running) await running;
+  await passes.idle();
   return { ticks, failures };
 }
 

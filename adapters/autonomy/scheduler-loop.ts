@@ -26,39 +26,21 @@ export async function tickWhileMore(tick: () => Promise<TickOutcome>, stopped: (
   }
 }
 
-function record(metrics: WakeMetrics, outcome: TickOutcome): void {
-  if (outcome.admitted > 0) metrics.count('admitted', null, outcome.admitted);
-  for (const [reason, n] of Object.entries(outcome.skipped)) if (n) metrics.count('skipped', reason, n);
-  for (const ms of outcome.lagsMs) metrics.lag(ms);
-}
-
-export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metrics: () => WakeMetrics): BackgroundLoop {
-  let timer: NodeJS.Timeout | null = null;
+/**
+ * Runs a pass on every kick, never two at once: a kick while one runs makes
+ * one more run after it (so a signal during a pass is not lost), until `stopped`.
+ */
+export function onePassAtATime(pass: () => Promise<void>, stopped: () => boolean, onError: (error: unknown) => void) {
   let running: Promise<void> | null = null;
   let again = false;
-  let stopped = true;
-  let unlisten: (() => Promise<void>) | null = null;
-
-  const run = () =>
-    tickWhileMore(
-      async () => {
-        const outcome = await api.scheduler.tick();
-        record(metrics(), outcome);
-        return outcome;
-      },
-      () => stopped,
-    );
-  const kick = () => {
-    if (stopped) return;
+  const kick = (): void => {
+    if (stopped()) return;
     if (running) {
       again = true;
       return;
     }
-    running = run()
-      .catch((error: unknown) => {
-        metrics().tickFailed();
-        api.logger.warn({ err: error }, 'a scheduler tick failed; it runs again shortly');
-      })
+    running = pass()
+      .catch(onError)
       .finally(() => {
         running = null;
         if (again) {
@@ -67,6 +49,43 @@ export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metri
         }
       });
   };
+  return {
+    kick,
+    /** Until no pass runs (and none follows). */
+    async idle(): Promise<void> {
+      while (running) await running;
+    },
+  };
+}
+
+function record(metrics: WakeMetrics, outcome: TickOutcome): void {
+  if (outcome.admitted > 0) metrics.count('admitted', null, outcome.admitted);
+  for (const [reason, n] of Object.entries(outcome.skipped)) if (n) metrics.count('skipped', reason, n);
+  for (const ms of outcome.lagsMs) metrics.lag(ms);
+}
+
+export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metrics: () => WakeMetrics): BackgroundLoop {
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = true;
+  let unlisten: (() => Promise<void>) | null = null;
+
+  const passes = onePassAtATime(
+    () =>
+      tickWhileMore(
+        async () => {
+          const outcome = await api.scheduler.tick();
+          record(metrics(), outcome);
+          return outcome;
+        },
+        () => stopped,
+      ),
+    () => stopped,
+    (error) => {
+      metrics().tickFailed();
+      api.logger.warn({ err: error }, 'a scheduler tick failed; it runs again shortly');
+    },
+  );
+  const kick = passes.kick;
   return {
     name: 'autonomy.scheduler',
     roles: WORK_ROLES,
@@ -82,7 +101,7 @@ export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metri
       if (timer) clearInterval(timer);
       timer = null;
       await unlisten?.();
-      await running;
+      await passes.idle();
     },
   };
 }
