@@ -46,7 +46,7 @@ test('an occurrence taken within the grace fires, whatever the policy', () => {
 
 test('nothing due: nothing fires and the next due time stays', () => {
   const plan = planTrigger(trigger({}), at('2026-11-30T23:59:00Z'), 10);
-  assert.deepEqual(plan, { fire: [], skip: [], next: at('2026-12-01T00:00:00Z'), missed: false });
+  assert.deepEqual(plan, { fire: [], skip: [], next: at('2026-12-01T00:00:00Z'), more: false });
 });
 
 test('after five hours down: skip records all, run_once fires the newest, catch_up the oldest up to its cap', () => {

@@ -64,7 +64,7 @@ CREATE TABLE objective_triggers (
   next_due_at             timestamptz,
   last_fired_at           timestamptz,
   skipped_count           bigint NOT NULL DEFAULT 0,
-  -- Missed occurrences caught up since the trigger was last on time: max_catch_up holds across ticks.
+  -- Missed occurrences caught up in a backlog one tick could not take whole: max_catch_up holds across its ticks.
   caught_up               integer NOT NULL DEFAULT 0,
   last_skip_reason        text,
   reason                  text,

@@ -4,7 +4,7 @@
 //   skip      every missed one is recorded `missed`; none fires
 //   run_once  one wake for all of them: the newest fires unless one on time does
 //   catch_up  each inside the window fires, oldest first, at most max_catch_up
-//             (counted across the ticks one downtime takes: caught_up); the rest
+//             (counted across the ticks one backlog takes: caught_up); the rest
 //             are recorded `catch-up-cap`, those before the window `missed`
 import type { WakeSkipReason } from '../../../generated/schemas.js';
 import { loadSchedule } from './cron.js';
@@ -24,8 +24,11 @@ export interface TriggerPlan {
   skip: { dueAt: Date; reason: WakeSkipReason }[];
   /** The trigger's next due time after these, or null: it is done. */
   next: Date | null;
-  /** Whether any was missed (else the trigger is on time again and its catch-up count starts over). */
-  missed: boolean;
+  /**
+   * More are due than this tick took: the backlog goes on in the next tick, and
+   * its catch-up count with it (else the count starts over: a backlog taken whole).
+   */
+  more: boolean;
 }
 
 /** The occurrences of `trigger` due by `now`, oldest first, at most the bound, and the one after them. */
@@ -72,5 +75,5 @@ export function planTrigger(trigger: TriggerRow, now: Date, graceSeconds: number
     }
     fire.unshift(...caught);
   }
-  return { fire, skip, next, missed: missed.length > 0 };
+  return { fire, skip, next, more };
 }

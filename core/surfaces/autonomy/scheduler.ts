@@ -95,7 +95,7 @@ async function takeTrigger(tx: Queryable, trigger: Claimed, state: GateState, op
        last_fired_at = coalesce($3, last_fired_at), skipped_count = skipped_count + $4,
        last_skip_reason = coalesce($5, last_skip_reason), caught_up = CASE WHEN $6 THEN caught_up + $7 ELSE 0 END, updated_at = now()
      WHERE id = $1`,
-    [trigger.id, next, lastFired, skipped, lastSkip, plan.missed, caught],
+    [trigger.id, next, lastFired, skipped, lastSkip, plan.more, caught],
   );
 }
 
