@@ -2,6 +2,7 @@
 import { benchA2aPath } from './a2a-path.js';
 import { benchBackground } from './background.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
+import { benchCallGate } from './call-gate.js';
 import { writeResults } from './figures.js';
 import { benchFootprint } from './footprint.js';
 import { benchKernelPath } from './kernel-path.js';
@@ -31,5 +32,6 @@ await benchNodeConnections();
 await benchQueueSqs();
 await benchQueueKafka();
 await benchObjectiveWakes();
+await benchCallGate();
 
 writeResults(new URL('results.json', import.meta.url).pathname);

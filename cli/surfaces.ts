@@ -13,6 +13,7 @@ import type { Kernel } from '../core/kernel.js';
 import type { A2aApi } from '../core/surfaces/a2a/a2a-api.js';
 import { createA2aApi } from '../core/surfaces/a2a/create-a2a-api.js';
 import type { AutonomyApi } from '../core/surfaces/autonomy/autonomy-api.js';
+import { objectiveCallGate } from '../core/surfaces/autonomy/action-gate.js';
 import { createAutonomyApi } from '../core/surfaces/autonomy/create-autonomy-api.js';
 import type { McpApi } from '../core/surfaces/mcp/mcp-api.js';
 import type { NodesApi } from '../core/surfaces/nodes/nodes-api.js';
@@ -44,6 +45,8 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
     slack: createSlackApi(kernel),
     webhooks: createWebhooksApi(kernel),
   };
+  // A wake's calls pass its objective's gate: the autonomy wing's, registered with the kernel.
+  kernel.callGate = objectiveCallGate;
   const queue = queueSurface({ ...api, ...slices.queue });
   const slack = slackSurface({ ...api, ...slices.slack });
   const nodes = nodesSurface({ ...api, ...slices.nodes });

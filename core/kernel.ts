@@ -16,6 +16,7 @@ import type { ResponseRow } from './responses/responses.js';
 import type { SecretStore } from './secrets/secret-port.js';
 import type { Db } from './store/db.js';
 import type { ToolRegistry } from './tools/tool-registry.js';
+import type { CallGate } from './tools/call-gate.js';
 
 export interface Kernel {
   db: Db;
@@ -36,6 +37,8 @@ export interface Kernel {
   lifecycle: Lifecycle;
   /** The worker of this process while it takes work (roles worker and all); absent otherwise. */
   localRuns?: LocalRuns;
+  /** The gate a wake's calls pass (registered by the autonomy wing); without it such calls are refused. */
+  callGate?: CallGate;
 }
 
 /** What a worker offers the API of its own process. */

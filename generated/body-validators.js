@@ -4,9 +4,10 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 import func0Module from 'ajv/dist/runtime/equal.js';
 
 export const A2AToolSpec = validate21;
-const schema32 = {"type":"object","description":"A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`.","required":["type","remote_agent"],"additionalProperties":false,"properties":{"type":{"const":"a2a"},"remote_agent":{"$ref":"#/$defs/RemoteAgentName"},"description":{"type":"string","maxLength":4000,"description":"What the model is told the agent does (default from its card)."},"risk":{"$ref":"#/$defs/ToolRisk"}}};
-const schema33 = {"type":"string","pattern":"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$","description":"Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name."};
-const schema34 = {"enum":["read","write","privileged"]};
+const schema32 = {"type":"object","description":"A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`.","required":["type","remote_agent"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"a2a"},"remote_agent":{"$ref":"#/$defs/RemoteAgentName"},"description":{"type":"string","maxLength":4000,"description":"What the model is told the agent does (default from its card)."},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema33 = {"enum":["observe","local_mutation","external_effect","external_representation","financial","legal_attestation","destructive"]};
+const schema34 = {"type":"string","pattern":"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$","description":"Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name."};
+const schema35 = {"enum":["read","write","privileged"]};
 const pattern4 = new RegExp("^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$", "u");
 const func1 = func1Module.default;
 
@@ -42,7 +43,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "remote_agent")) || (key0 === "description")) || (key0 === "risk"))){
+if(!(((((key0 === "consequence") || (key0 === "type")) || (key0 === "remote_agent")) || (key0 === "description")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -53,9 +54,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("a2a" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "a2a"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -65,11 +67,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.remote_agent !== undefined){
-let data1 = data.remote_agent;
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-const err4 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
+if(data.type !== undefined){
+if("a2a" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "a2a"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -79,8 +79,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.remote_agent !== undefined){
+let data2 = data.remote_agent;
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+const err5 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -90,11 +93,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.description !== undefined){
-let data2 = data.description;
-if(typeof data2 === "string"){
-if(func1(data2) > 4000){
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+else {
+const err6 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -104,8 +104,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.description !== undefined){
+let data3 = data.description;
+if(typeof data3 === "string"){
+if(func1(data3) > 4000){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -115,10 +118,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data3 = data.risk;
-if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err8 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -128,14 +129,27 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data4 = data.risk;
+if(!(((data4 === "read") || (data4 === "write")) || (data4 === "privileged"))){
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -145,20 +159,20 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Agent = validate22;
-const schema35 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"},"warnings":{"type":"array","minItems":1,"description":"Only in the answer to a create or update, and only when there is something to say: what\nwould make a run of this revision fail from this server as it stands (a provider key that\nis not set, a stored key that does not decrypt, a key binding that refuses the base URL),\nin the words the run's error would use. The revision is saved all the same.\n","items":{"type":"object","required":["pointer","detail"],"additionalProperties":false,"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the agent spec, e.g. /model."},"detail":{"type":"string"}}}}},"unevaluatedProperties":false};
-const schema61 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
-const schema62 = {"type":"integer","description":"Seconds since the Unix epoch."};
-const schema36 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const schema58 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
-const schema59 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
-const schema60 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
-const schema37 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"script_choices":{"type":"array","maxItems":100,"description":"Fake model only. Before the script, each model call plays the step of the first choice whose `when` matches (docs/fake-model.md).","items":{"$ref":"#/$defs/FakeScriptChoice"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
-const schema38 = {"enum":["fake","openai","openai-chat","anthropic"],"description":"`openai` (Responses API), `openai-chat` (Chat Completions, for OpenAI-compatible\nservers such as vLLM, llama.cpp or Ollama), `anthropic` (Messages API), and\n`fake`, deterministic, for tests and demos.\n"};
-const schema39 = {"oneOf":[{"$ref":"#/$defs/FakeTextStep"},{"$ref":"#/$defs/FakeToolCallsStep"},{"$ref":"#/$defs/FakeJsonStep"},{"$ref":"#/$defs/FakeErrorStep"}]};
-const schema42 = {"type":"object","required":["tool_calls"],"additionalProperties":false,"properties":{"tool_calls":{"type":"array","minItems":1,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1},"arguments":{"type":"object"}}}},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
-const schema43 = {"type":"object","required":["json"],"additionalProperties":false,"properties":{"json":{},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
-const schema40 = {"type":"object","required":["text"],"additionalProperties":false,"properties":{"text":{"type":"string"},"delay_ms":{"type":"integer","minimum":0,"maximum":60000,"description":"Pause between deltas."},"error":{"description":"After streaming the text, fail like a provider stream that broke mid-way.","$ref":"#/$defs/FakeProviderError"}}};
-const schema41 = {"type":"object","required":["status","message"],"additionalProperties":false,"properties":{"status":{"type":"integer","enum":[400,401,403,404,429,500,502,503]},"message":{"type":"string"}}};
+const schema36 = {"type":"object","required":["id","object","name","revision","revision_id","model","tools","metadata","created_at","updated_at"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"id":{"type":"string","pattern":"^agt_"},"object":{"const":"agent"},"name":{"$ref":"#/$defs/AgentName"},"revision":{"type":"integer","minimum":1},"revision_id":{"type":"string","pattern":"^agtrev_"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"},"warnings":{"type":"array","minItems":1,"description":"Only in the answer to a create or update, and only when there is something to say: what\nwould make a run of this revision fail from this server as it stands (a provider key that\nis not set, a stored key that does not decrypt, a key binding that refuses the base URL),\nin the words the run's error would use. The revision is saved all the same.\n","items":{"type":"object","required":["pointer","detail"],"additionalProperties":false,"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the agent spec, e.g. /model."},"detail":{"type":"string"}}}}},"unevaluatedProperties":false};
+const schema66 = {"type":"string","pattern":"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; letters, digits, `_`, `.`, `-`; 64 at most; not starting with `agt_`, which marks an agent id."};
+const schema67 = {"type":"integer","description":"Seconds since the Unix epoch."};
+const schema37 = {"type":"object","description":"The revisable part of an agent.","properties":{"description":{"type":"string","maxLength":2000},"model":{"$ref":"#/$defs/ModelSpec"},"instructions":{"type":"string","maxLength":200000},"tools":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/ToolSpec"}},"output_schema":{"type":"object","description":"JSON Schema the final output must satisfy."},"approval":{"$ref":"#/$defs/ApprovalPolicy"},"limits":{"$ref":"#/$defs/AgentLimits"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema63 = {"type":"object","additionalProperties":false,"properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names whose calls need a human decision."},"risks":{"type":"array","items":{"enum":["write","privileged"]},"description":"Risks whose calls need a human decision."},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"Auto-deny after this long (at most 2147483647 seconds)."}}};
+const schema64 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
+const schema65 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema38 = {"type":"object","description":"Either a `provider` (key from the provider's usual environment variable) or a named `connection`.","if":{"not":{"required":["connection"]}},"then":{"required":["provider"]},"additionalProperties":false,"properties":{"provider":{"$ref":"#/$defs/ModelProvider"},"connection":{"type":"string","minLength":1,"maxLength":64,"description":"Name of a model connection of the project; it supplies provider, base URL and key."},"name":{"type":"string","minLength":1,"maxLength":200,"description":"The provider's model id (default: the connection's default_model)."},"base_url":{"type":"string","minLength":1,"maxLength":2000,"description":"Override of the provider's API base URL."},"script":{"type":"array","maxItems":1000,"description":"Fake model only. Each model call of a response consumes the next step; past the end it echoes.","items":{"$ref":"#/$defs/FakeStep"}},"script_choices":{"type":"array","maxItems":100,"description":"Fake model only. Before the script, each model call plays the step of the first choice whose `when` matches (docs/fake-model.md).","items":{"$ref":"#/$defs/FakeScriptChoice"}},"temperature":{"type":"number","minimum":0,"maximum":2},"max_output_tokens":{"type":"integer","minimum":1}}};
+const schema39 = {"enum":["fake","openai","openai-chat","anthropic"],"description":"`openai` (Responses API), `openai-chat` (Chat Completions, for OpenAI-compatible\nservers such as vLLM, llama.cpp or Ollama), `anthropic` (Messages API), and\n`fake`, deterministic, for tests and demos.\n"};
+const schema40 = {"oneOf":[{"$ref":"#/$defs/FakeTextStep"},{"$ref":"#/$defs/FakeToolCallsStep"},{"$ref":"#/$defs/FakeJsonStep"},{"$ref":"#/$defs/FakeErrorStep"}]};
+const schema43 = {"type":"object","required":["tool_calls"],"additionalProperties":false,"properties":{"tool_calls":{"type":"array","minItems":1,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1},"arguments":{"type":"object"}}}},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
+const schema44 = {"type":"object","required":["json"],"additionalProperties":false,"properties":{"json":{},"delay_ms":{"type":"integer","minimum":0,"maximum":60000}}};
+const schema41 = {"type":"object","required":["text"],"additionalProperties":false,"properties":{"text":{"type":"string"},"delay_ms":{"type":"integer","minimum":0,"maximum":60000,"description":"Pause between deltas."},"error":{"description":"After streaming the text, fail like a provider stream that broke mid-way.","$ref":"#/$defs/FakeProviderError"}}};
+const schema42 = {"type":"object","required":["status","message"],"additionalProperties":false,"properties":{"status":{"type":"integer","enum":[400,401,403,404,429,500,502,503]},"message":{"type":"string"}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -288,7 +302,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data3 === 400) || (data3 === 401)) || (data3 === 403)) || (data3 === 404)) || (data3 === 429)) || (data3 === 500)) || (data3 === 502)) || (data3 === 503))){
-const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -338,7 +352,7 @@ return errors === 0;
 }
 validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema44 = {"type":"object","required":["error"],"additionalProperties":false,"properties":{"error":{"$ref":"#/$defs/FakeProviderError"}}};
+const schema45 = {"type":"object","required":["error"],"additionalProperties":false,"properties":{"error":{"$ref":"#/$defs/FakeProviderError"}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -421,7 +435,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((data1 === 400) || (data1 === 401)) || (data1 === 403)) || (data1 === 404)) || (data1 === 429)) || (data1 === 500)) || (data1 === 502)) || (data1 === 503))){
-const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -811,7 +825,7 @@ return errors === 0;
 }
 validate25.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema46 = {"type":"object","required":["when","step"],"additionalProperties":false,"description":"A step chosen by what the call sees; every condition given must hold.","properties":{"when":{"type":"object","additionalProperties":false,"properties":{"first_call":{"type":"boolean","description":"true: only the response's first model call; false: only later ones."},"metadata_prefix":{"type":"object","maxProperties":10,"additionalProperties":{"type":"string"},"description":"Each named key of the response's metadata starts with the given text (a surface's keys, e.g. A2A's `a2a_message_id`)."},"input_prefix":{"type":"string","description":"The latest input (the last user message, or the last tool output or answer) starts with this text."}}},"step":{"$ref":"#/$defs/FakeStep"}}};
+const schema47 = {"type":"object","required":["when","step"],"additionalProperties":false,"description":"A step chosen by what the call sees; every condition given must hold.","properties":{"when":{"type":"object","additionalProperties":false,"properties":{"first_call":{"type":"boolean","description":"true: only the response's first model call; false: only later ones."},"metadata_prefix":{"type":"object","maxProperties":10,"additionalProperties":{"type":"string"},"description":"Each named key of the response's metadata starts with the given text (a surface's keys, e.g. A2A's `a2a_message_id`)."},"input_prefix":{"type":"string","description":"The latest input (the last user message, or the last tool output or answer) starts with this text."}}},"step":{"$ref":"#/$defs/FakeStep"}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1070,7 +1084,7 @@ errors++;
 if(data.provider !== undefined){
 let data0 = data.provider;
 if(!((((data0 === "fake") || (data0 === "openai")) || (data0 === "openai-chat")) || (data0 === "anthropic"))){
-const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1325,9 +1339,9 @@ return errors === 0;
 }
 validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema47 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"},{"$ref":"#/$defs/NodeToolSpec"},{"$ref":"#/$defs/ObjectiveToolSpec"}]};
-const schema57 = {"type":"object","description":"The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere.","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"objective"}}};
-const schema48 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema48 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"},{"$ref":"#/$defs/NodeToolSpec"},{"$ref":"#/$defs/ObjectiveToolSpec"}]};
+const schema62 = {"type":"object","description":"The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere.","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"objective"}}};
+const schema49 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1362,7 +1376,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "type") || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
+if(!(((((((key0 === "consequence") || (key0 === "type")) || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1373,9 +1387,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("function" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1385,11 +1400,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data.type !== undefined){
+if("function" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1399,8 +1412,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1410,11 +1426,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.description !== undefined){
-let data2 = data.description;
-if(typeof data2 === "string"){
-if(func1(data2) > 4000){
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1424,8 +1437,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.description !== undefined){
+let data3 = data.description;
+if(typeof data3 === "string"){
+if(func1(data3) > 4000){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1435,10 +1451,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.parameters !== undefined){
-let data3 = data.parameters;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err8 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1448,9 +1462,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.strict !== undefined){
-if(typeof data.strict !== "boolean"){
-const err9 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.parameters !== undefined){
+let data4 = data.parameters;
+if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
+const err9 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1460,10 +1475,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data5 = data.risk;
-if(!(((data5 === "read") || (data5 === "write")) || (data5 === "privileged"))){
-const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+if(data.strict !== undefined){
+if(typeof data.strict !== "boolean"){
+const err10 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1473,9 +1487,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data6 = data.risk;
+if(!(((data6 === "read") || (data6 === "write")) || (data6 === "privileged"))){
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1484,12 +1499,24 @@ vErrors.push(err11);
 }
 errors++;
 }
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
 validate36.errors = vErrors;
 return errors === 0;
 }
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema50 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema52 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1523,7 +1550,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "risk"))){
+if(!((((key0 === "consequence") || (key0 === "type")) || (key0 === "name")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1534,9 +1561,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("builtin" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1546,11 +1574,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data.type !== undefined){
+if("builtin" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1560,8 +1586,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1571,10 +1600,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data2 = data.risk;
-if(!(((data2 === "read") || (data2 === "write")) || (data2 === "privileged"))){
-const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1584,9 +1611,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data3 = data.risk;
+if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
+const err7 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1595,13 +1623,25 @@ vErrors.push(err7);
 }
 errors++;
 }
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
 validate38.errors = vErrors;
 return errors === 0;
 }
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema52 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
-const schema53 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
+const schema55 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
+const schema57 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
 const pattern7 = new RegExp("^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1636,7 +1676,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
+if(!(((((key0 === "consequence") || (key0 === "type")) || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1647,9 +1687,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("mcp" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1659,11 +1700,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.server_label !== undefined){
-let data1 = data.server_label;
-if(typeof data1 === "string"){
-if(!pattern7.test(data1)){
-const err4 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
+if(data.type !== undefined){
+if("mcp" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1673,8 +1712,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.server_label !== undefined){
+let data2 = data.server_label;
+if(typeof data2 === "string"){
+if(!pattern7.test(data2)){
+const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1684,11 +1726,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.allowed_tools !== undefined){
-let data2 = data.allowed_tools;
-if(Array.isArray(data2)){
-if(data2.length > 256){
-const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+else {
+const err6 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1697,12 +1736,12 @@ vErrors.push(err6);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err7 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data.allowed_tools !== undefined){
+let data3 = data.allowed_tools;
+if(Array.isArray(data3)){
+if(data3.length > 256){
+const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1711,8 +1750,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1721,9 +1764,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data4) < 1){
+const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1733,9 +1775,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err10 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1745,14 +1786,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.require_approval !== undefined){
-let data4 = data.require_approval;
-const _errs11 = errors;
-let valid4 = false;
-let passing0 = null;
-const _errs12 = errors;
-if(!((data4 === "always") || (data4 === "never"))){
-const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema52.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err11 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1761,15 +1797,15 @@ vErrors.push(err11);
 }
 errors++;
 }
-var _valid0 = _errs12 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
 }
+if(data.require_approval !== undefined){
+let data5 = data.require_approval;
 const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.tools === undefined){
-const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((data5 === "always") || (data5 === "never"))){
+const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema55.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1778,9 +1814,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(key1 === "tools")){
-const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.tools === undefined){
+const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1789,12 +1831,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data4.tools !== undefined){
-let data5 = data4.tools;
-if(Array.isArray(data5)){
-if(data5.length > 256){
-const err14 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+for(const key1 in data5){
+if(!(key1 === "tools")){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1803,12 +1842,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 === "string"){
-if(func1(data6) > 128){
-const err15 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data5.tools !== undefined){
+let data6 = data5.tools;
+if(Array.isArray(data6)){
+if(data6.length > 256){
+const err15 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1817,8 +1856,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(func1(data6) < 1){
-const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1827,9 +1870,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data7) < 1){
+const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1839,9 +1881,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
 else {
-const err18 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err18 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1853,7 +1894,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err19 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1862,19 +1903,10 @@ vErrors.push(err19);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid4){
-valid4 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid4 = true;
-passing0 = 1;
-}
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1883,11 +1915,32 @@ vErrors.push(err20);
 }
 errors++;
 }
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
+}
 else {
-errors = _errs11;
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+}
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs13;
 if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+if(_errs13){
+vErrors.length = _errs13;
 }
 else {
 vErrors = null;
@@ -1897,12 +1950,12 @@ vErrors = null;
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err22];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -1911,8 +1964,8 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema54 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
-const schema55 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
+const schema58 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
+const schema60 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
 const pattern8 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1947,7 +2000,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+if(!((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1958,9 +2011,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("node" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1970,11 +2024,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.node !== undefined){
-let data1 = data.node;
-if(typeof data1 === "string"){
-if(func1(data1) > 128){
-const err4 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.type !== undefined){
+if("node" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1983,8 +2035,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(func1(data1) < 1){
-const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.node !== undefined){
+let data2 = data.node;
+if(typeof data2 === "string"){
+if(func1(data2) > 128){
+const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1993,9 +2049,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2005,11 +2060,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.commands !== undefined){
-let data2 = data.commands;
-if(Array.isArray(data2)){
-if(data2.length > 128){
-const err7 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+else {
+const err7 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2018,12 +2070,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err8 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data.commands !== undefined){
+let data3 = data.commands;
+if(Array.isArray(data3)){
+if(data3.length > 128){
+const err8 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2032,8 +2084,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2042,8 +2098,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern8.test(data3)){
-const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(func1(data4) < 1){
+const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2052,9 +2108,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern8.test(data4)){
+const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2064,9 +2119,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
 else {
-const err12 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err12 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2076,14 +2130,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.require_approval !== undefined){
-let data4 = data.require_approval;
-const _errs11 = errors;
-let valid4 = false;
-let passing0 = null;
-const _errs12 = errors;
-if(!((data4 === "always") || (data4 === "never"))){
-const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema54.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err13 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2092,15 +2141,15 @@ vErrors.push(err13);
 }
 errors++;
 }
-var _valid0 = _errs12 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
 }
+if(data.require_approval !== undefined){
+let data5 = data.require_approval;
 const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.commands === undefined){
-const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((data5 === "always") || (data5 === "never"))){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema58.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2109,9 +2158,15 @@ vErrors.push(err14);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(key1 === "commands")){
-const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.commands === undefined){
+const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2120,12 +2175,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data4.commands !== undefined){
-let data5 = data4.commands;
-if(Array.isArray(data5)){
-if(data5.length > 128){
-const err16 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+for(const key1 in data5){
+if(!(key1 === "commands")){
+const err16 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2134,12 +2186,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 === "string"){
-if(func1(data6) > 128){
-const err17 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data5.commands !== undefined){
+let data6 = data5.commands;
+if(Array.isArray(data6)){
+if(data6.length > 128){
+const err17 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2148,8 +2200,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(func1(data6) < 1){
-const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2158,8 +2214,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern8.test(data6)){
-const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(func1(data7) < 1){
+const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2168,9 +2224,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-else {
-const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern8.test(data7)){
+const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2180,9 +2235,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
 else {
-const err21 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err21 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2194,7 +2248,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2203,19 +2257,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid4){
-valid4 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid4 = true;
-passing0 = 1;
-}
-}
-if(!valid4){
-const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2224,22 +2269,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-else {
-errors = _errs11;
-if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
 }
 else {
-vErrors = null;
+if(_valid0){
+valid5 = true;
+passing0 = 1;
 }
 }
-}
-}
-if(data.timeout_seconds !== undefined){
-let data7 = data.timeout_seconds;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid5){
+const err24 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2248,9 +2290,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 3600 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeout_seconds !== undefined){
+let data8 = data.timeout_seconds;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2259,8 +2314,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 3600 || isNaN(data8)){
+const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2269,16 +2325,26 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8 < 1 || isNaN(data8)){
+const err27 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -2639,7 +2705,7 @@ const len2 = data9.length;
 for(let i2=0; i2<len2; i2++){
 let data10 = data9[i2];
 if(!((data10 === "write") || (data10 === "privileged"))){
-const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema58.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema63.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3511,7 +3577,7 @@ return errors === 0;
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const AgentList = validate48;
-const schema65 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Agent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema70 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Agent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3603,7 +3669,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema65.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema70.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3616,7 +3682,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema65.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema70.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3694,7 +3760,7 @@ return errors === 0;
 validate50.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const AgentRevision = validate51;
-const schema67 = {"type":"object","required":["id","object","agent_id","revision","spec","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^agtrev_"},"object":{"const":"agent.revision"},"agent_id":{"type":"string"},"revision":{"type":"integer","minimum":1},"spec":{"$ref":"#/$defs/AgentSpecFields"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema72 = {"type":"object","required":["id","object","agent_id","revision","spec","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^agtrev_"},"object":{"const":"agent.revision"},"agent_id":{"type":"string"},"revision":{"type":"integer","minimum":1},"spec":{"$ref":"#/$defs/AgentSpecFields"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3889,7 +3955,7 @@ return errors === 0;
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const AgentRevisionList = validate53;
-const schema69 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/AgentRevision"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema74 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/AgentRevision"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3981,7 +4047,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema69.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema74.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3994,7 +4060,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema69.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema74.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4196,7 +4262,7 @@ const len2 = data9.length;
 for(let i2=0; i2<len2; i2++){
 let data10 = data9[i2];
 if(!((data10 === "write") || (data10 === "privileged"))){
-const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema58.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/approval/risks/" + i2,schemaPath:"#/$defs/ApprovalPolicy/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema63.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4515,7 +4581,7 @@ return errors === 0;
 validate55.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
 export const ApprovalDecisionRequest = validate58;
-const schema74 = {"type":"object","required":["call_id","decision"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"decision":{"enum":["approve","deny"]},"reason":{"type":"string","maxLength":4000}}};
+const schema79 = {"type":"object","required":["call_id","decision"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"decision":{"enum":["approve","deny"]},"reason":{"type":"string","maxLength":4000}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4598,7 +4664,7 @@ errors++;
 if(data.decision !== undefined){
 let data1 = data.decision;
 if(!((data1 === "approve") || (data1 === "deny"))){
-const err6 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema74.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema79.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4709,7 +4775,7 @@ const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
 let data3 = data2[i1];
 if(!((data3 === "write") || (data3 === "privileged"))){
-const err3 = {instancePath:instancePath+"/risks/" + i1,schemaPath:"#/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema58.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/risks/" + i1,schemaPath:"#/properties/risks/items/enum",keyword:"enum",params:{allowedValues: schema63.properties.risks.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4783,7 +4849,7 @@ return errors === 0;
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ApprovalRequestItem = validate60;
-const schema76 = {"type":"object","description":"OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals).","required":["id","type","server_label","name","arguments"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_approval_request"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"}}};
+const schema81 = {"type":"object","description":"OpenAI's `mcp_approval_request`: a tool call that waits for a decision. Its `id` is the call's `call_id`; answer it with an `mcp_approval_response` (or POST /v1/responses/{id}/approvals).","required":["id","type","server_label","name","arguments"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_approval_request"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4935,8 +5001,8 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ApproveNodeRequest = validate61;
-const schema77 = {"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Commands of the advertised catalog the node's tools may run."},"aliases":{"type":"array","maxItems":16,"items":{"$ref":"#/$defs/NodeAlias"},"description":"Replace the node's aliases."},"display_name":{"type":"string","minLength":1,"maxLength":128}}};
-const schema79 = {"type":"string","pattern":"^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$","description":"Unique in the project; lower-case letters, digits, `_` and `-`, at most 40 characters (tool names are `node__<alias>__<command>`, at most 64), not starting with `node_`."};
+const schema82 = {"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Commands of the advertised catalog the node's tools may run."},"aliases":{"type":"array","maxItems":16,"items":{"$ref":"#/$defs/NodeAlias"},"description":"Replace the node's aliases."},"display_name":{"type":"string","minLength":1,"maxLength":128}}};
+const schema84 = {"type":"string","pattern":"^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$","description":"Unique in the project; lower-case letters, digits, `_` and `-`, at most 40 characters (tool names are `node__<alias>__<command>`, at most 64), not starting with `node_`."};
 const pattern16 = new RegExp("^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5146,7 +5212,7 @@ return errors === 0;
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ApproveObjectivePolicyRequest = validate62;
-const schema80 = {"type":"object","required":["hash"],"additionalProperties":false,"properties":{"hash":{"type":"string","minLength":1,"maxLength":128,"description":"The hash the person reviewed (`sha256:…`)."}}};
+const schema85 = {"type":"object","required":["hash"],"additionalProperties":false,"properties":{"hash":{"type":"string","minLength":1,"maxLength":128,"description":"The hash the person reviewed (`sha256:…`)."}}};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5266,7 +5332,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "risk"))){
+if(!((((key0 === "consequence") || (key0 === "type")) || (key0 === "name")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -5277,9 +5343,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("builtin" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5289,11 +5356,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data.type !== undefined){
+if("builtin" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5303,8 +5368,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5314,10 +5382,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data2 = data.risk;
-if(!(((data2 === "read") || (data2 === "write")) || (data2 === "privileged"))){
-const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5327,14 +5393,27 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data3 = data.risk;
+if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
+const err7 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -5344,10 +5423,10 @@ return errors === 0;
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ChatCompletion = validate64;
-const schema83 = {"type":"object","required":["id","object","created","model","choices","usage"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_","description":"The Palai response that ran it."},"object":{"const":"chat.completion"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string","description":"The agent's name."},"choices":{"type":"array","items":{"type":"object","required":["index","message","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"message":{"type":"object","required":["role","content","refusal"],"additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"refusal":{"type":"null"},"tool_calls":{"type":"array","items":{"$ref":"#/$defs/ChatToolCall"}}}},"finish_reason":{"$ref":"#/$defs/ChatFinishReason"},"logprobs":{"type":"null"}}}},"usage":{"$ref":"#/$defs/ChatUsage"}}};
-const schema85 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
-const schema86 = {"enum":["stop","length","tool_calls"]};
-const schema87 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
+const schema89 = {"type":"object","required":["id","object","created","model","choices","usage"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_","description":"The Palai response that ran it."},"object":{"const":"chat.completion"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string","description":"The agent's name."},"choices":{"type":"array","items":{"type":"object","required":["index","message","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"message":{"type":"object","required":["role","content","refusal"],"additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"refusal":{"type":"null"},"tool_calls":{"type":"array","items":{"$ref":"#/$defs/ChatToolCall"}}}},"finish_reason":{"$ref":"#/$defs/ChatFinishReason"},"logprobs":{"type":"null"}}}},"usage":{"$ref":"#/$defs/ChatUsage"}}};
+const schema91 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
+const schema92 = {"enum":["stop","length","tool_calls"]};
+const schema93 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
 const pattern18 = new RegExp("^resp_", "u");
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5626,7 +5705,7 @@ errors++;
 if(data7.content !== undefined){
 let data9 = data7.content;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/choices/" + i0+"/message/content",schemaPath:"#/properties/choices/items/properties/message/properties/content/type",keyword:"type",params:{type: schema83.properties.choices.items.properties.message.properties.content.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/choices/" + i0+"/message/content",schemaPath:"#/properties/choices/items/properties/message/properties/content/type",keyword:"type",params:{type: schema89.properties.choices.items.properties.message.properties.content.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5853,7 +5932,7 @@ errors++;
 if(data5.finish_reason !== undefined){
 let data18 = data5.finish_reason;
 if(!(((data18 === "stop") || (data18 === "length")) || (data18 === "tool_calls"))){
-const err42 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6048,7 +6127,7 @@ return errors === 0;
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ChatCompletionChunk = validate65;
-const schema88 = {"type":"object","description":"One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`).","required":["id","object","created","model","choices"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"chat.completion.chunk"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string"},"choices":{"type":"array","items":{"type":"object","required":["index","delta","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"delta":{"type":"object","additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":"string"},"tool_calls":{"type":"array","items":{"type":"object","required":["index","id","type","function"],"additionalProperties":false,"properties":{"index":{"type":"integer","minimum":0},"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},"finish_reason":{"oneOf":[{"$ref":"#/$defs/ChatFinishReason"},{"type":"null"}]},"logprobs":{"type":"null"}}}},"usage":{"oneOf":[{"$ref":"#/$defs/ChatUsage"},{"type":"null"}]}}};
+const schema94 = {"type":"object","description":"One `data:` frame of a streamed completion (the stream ends with `data: [DONE]`).","required":["id","object","created","model","choices"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"chat.completion.chunk"},"created":{"$ref":"#/$defs/UnixSeconds"},"model":{"type":"string"},"choices":{"type":"array","items":{"type":"object","required":["index","delta","finish_reason","logprobs"],"additionalProperties":false,"properties":{"index":{"const":0},"delta":{"type":"object","additionalProperties":false,"properties":{"role":{"const":"assistant"},"content":{"type":"string"},"tool_calls":{"type":"array","items":{"type":"object","required":["index","id","type","function"],"additionalProperties":false,"properties":{"index":{"type":"integer","minimum":0},"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},"finish_reason":{"oneOf":[{"$ref":"#/$defs/ChatFinishReason"},{"type":"null"}]},"logprobs":{"type":"null"}}}},"usage":{"oneOf":[{"$ref":"#/$defs/ChatUsage"},{"type":"null"}]}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6505,7 +6584,7 @@ let valid10 = false;
 let passing0 = null;
 const _errs40 = errors;
 if(!(((data18 === "stop") || (data18 === "length")) || (data18 === "tool_calls"))){
-const err37 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/choices/" + i0+"/finish_reason",schemaPath:"#/$defs/ChatFinishReason/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6800,11 +6879,11 @@ return errors === 0;
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ChatCompletionRequest = validate66;
-const schema92 = {"type":"object","description":"OpenAI's Chat Completions request; `model` names a Palai agent. `tools`\nare client functions of this run; `tool` messages answering the calls of\na response that waits resume that response. `n` above 1 is refused with\na 400 naming the field.\n","required":["model","messages"],"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"messages":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ChatMessage"}},"stream":{"type":["boolean","null"]},"stream_options":{"oneOf":[{"type":"null"},{"type":"object","properties":{"include_usage":{"type":"boolean"}}}]},"n":{"type":["integer","null"],"minimum":1},"tools":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatTool"}},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ChatToolChoice"},{"type":"null"}]},"parallel_tool_calls":{"type":["boolean","null"]},"response_format":{"oneOf":[{"$ref":"#/$defs/ChatResponseFormat"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2},"top_p":{"type":["number","null"],"minimum":0,"maximum":1},"max_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"max_completion_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"user":{"type":["string","null"],"maxLength":256},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}},"additionalProperties":true};
-const schema95 = {"type":"object","required":["type","function"],"properties":{"type":{"const":"function","description":"Only function tools: an agent's own tools come from its spec."},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"]},"strict":{"type":["boolean","null"]}}}}};
-const schema96 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","function"],"properties":{"type":{"const":"function"},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}}}]};
-const schema97 = {"oneOf":[{"type":"object","required":["type"],"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","json_schema"],"properties":{"type":{"const":"json_schema"},"json_schema":{"type":"object","required":["name","schema"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}}}]};
-const schema93 = {"type":"object","required":["role"],"properties":{"role":{"enum":["system","developer","user","assistant","tool"]},"content":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"null"},{"type":"array","maxItems":100,"items":{"type":"object","required":["type"],"properties":{"type":{"type":"string"},"text":{"type":"string","maxLength":1048576}}}}]},"name":{"type":"string","maxLength":256},"tool_calls":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatToolCall"}},"tool_call_id":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":true};
+const schema98 = {"type":"object","description":"OpenAI's Chat Completions request; `model` names a Palai agent. `tools`\nare client functions of this run; `tool` messages answering the calls of\na response that waits resume that response. `n` above 1 is refused with\na 400 naming the field.\n","required":["model","messages"],"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"messages":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ChatMessage"}},"stream":{"type":["boolean","null"]},"stream_options":{"oneOf":[{"type":"null"},{"type":"object","properties":{"include_usage":{"type":"boolean"}}}]},"n":{"type":["integer","null"],"minimum":1},"tools":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatTool"}},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ChatToolChoice"},{"type":"null"}]},"parallel_tool_calls":{"type":["boolean","null"]},"response_format":{"oneOf":[{"$ref":"#/$defs/ChatResponseFormat"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2},"top_p":{"type":["number","null"],"minimum":0,"maximum":1},"max_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"max_completion_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000},"user":{"type":["string","null"],"maxLength":256},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}},"additionalProperties":true};
+const schema101 = {"type":"object","required":["type","function"],"properties":{"type":{"const":"function","description":"Only function tools: an agent's own tools come from its spec."},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"]},"strict":{"type":["boolean","null"]}}}}};
+const schema102 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","function"],"properties":{"type":{"const":"function"},"function":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}}}]};
+const schema103 = {"oneOf":[{"type":"object","required":["type"],"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","json_schema"],"properties":{"type":{"const":"json_schema"},"json_schema":{"type":"object","required":["name","schema"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}}}]};
+const schema99 = {"type":"object","required":["role"],"properties":{"role":{"enum":["system","developer","user","assistant","tool"]},"content":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"null"},{"type":"array","maxItems":100,"items":{"type":"object","required":["type"],"properties":{"type":{"type":"string"},"text":{"type":"string","maxLength":1048576}}}}]},"name":{"type":"string","maxLength":256},"tool_calls":{"type":["array","null"],"maxItems":128,"items":{"$ref":"#/$defs/ChatToolCall"}},"tool_call_id":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":true};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6830,7 +6909,7 @@ errors++;
 if(data.role !== undefined){
 let data0 = data.role;
 if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema93.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema99.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7042,7 +7121,7 @@ errors++;
 if(data.tool_calls !== undefined){
 let data6 = data.tool_calls;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema93.properties.tool_calls.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema99.properties.tool_calls.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7402,7 +7481,7 @@ errors++;
 if(data.stream !== undefined){
 let data3 = data.stream;
 if((typeof data3 !== "boolean") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema92.properties.stream.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema98.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7496,7 +7575,7 @@ vErrors = null;
 if(data.n !== undefined){
 let data6 = data.n;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/type",keyword:"type",params:{type: schema92.properties.n.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/n",schemaPath:"#/properties/n/type",keyword:"type",params:{type: schema98.properties.n.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7521,7 +7600,7 @@ errors++;
 if(data.tools !== undefined){
 let data7 = data.tools;
 if((!(Array.isArray(data7))) && (data7 !== null)){
-const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema92.properties.tools.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema98.properties.tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7618,7 +7697,7 @@ errors++;
 if(data10.description !== undefined){
 let data12 = data10.description;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err23 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/type",keyword:"type",params:{type: schema95.properties.function.properties.description.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/tools/" + i1+"/function/description",schemaPath:"#/$defs/ChatTool/properties/function/properties/description/type",keyword:"type",params:{type: schema101.properties.function.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7643,7 +7722,7 @@ errors++;
 if(data10.parameters !== undefined){
 let data13 = data10.parameters;
 if((!(data13 && typeof data13 == "object" && !Array.isArray(data13))) && (data13 !== null)){
-const err25 = {instancePath:instancePath+"/tools/" + i1+"/function/parameters",schemaPath:"#/$defs/ChatTool/properties/function/properties/parameters/type",keyword:"type",params:{type: schema95.properties.function.properties.parameters.type},message:"must be object,null"};
+const err25 = {instancePath:instancePath+"/tools/" + i1+"/function/parameters",schemaPath:"#/$defs/ChatTool/properties/function/properties/parameters/type",keyword:"type",params:{type: schema101.properties.function.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7656,7 +7735,7 @@ errors++;
 if(data10.strict !== undefined){
 let data14 = data10.strict;
 if((typeof data14 !== "boolean") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/tools/" + i1+"/function/strict",schemaPath:"#/$defs/ChatTool/properties/function/properties/strict/type",keyword:"type",params:{type: schema95.properties.function.properties.strict.type},message:"must be boolean,null"};
+const err26 = {instancePath:instancePath+"/tools/" + i1+"/function/strict",schemaPath:"#/$defs/ChatTool/properties/function/properties/strict/type",keyword:"type",params:{type: schema101.properties.function.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7703,7 +7782,7 @@ let valid12 = false;
 let passing2 = null;
 const _errs40 = errors;
 if(!(((data15 === "auto") || (data15 === "none")) || (data15 === "required"))){
-const err29 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema96.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ChatToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema102.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7899,7 +7978,7 @@ vErrors = null;
 if(data.parallel_tool_calls !== undefined){
 let data19 = data.parallel_tool_calls;
 if((typeof data19 !== "boolean") && (data19 !== null)){
-const err41 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema92.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err41 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema98.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8132,7 +8211,7 @@ errors++;
 if(data24.strict !== undefined){
 let data28 = data24.strict;
 if((typeof data28 !== "boolean") && (data28 !== null)){
-const err58 = {instancePath:instancePath+"/response_format/json_schema/strict",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema97.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
+const err58 = {instancePath:instancePath+"/response_format/json_schema/strict",schemaPath:"#/$defs/ChatResponseFormat/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema103.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -8255,7 +8334,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data29 = data.temperature;
 if((!((typeof data29 == "number") && (isFinite(data29)))) && (data29 !== null)){
-const err64 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema92.properties.temperature.type},message:"must be number,null"};
+const err64 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema98.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -8290,7 +8369,7 @@ errors++;
 if(data.top_p !== undefined){
 let data30 = data.top_p;
 if((!((typeof data30 == "number") && (isFinite(data30)))) && (data30 !== null)){
-const err67 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema92.properties.top_p.type},message:"must be number,null"};
+const err67 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema98.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -8325,7 +8404,7 @@ errors++;
 if(data.max_tokens !== undefined){
 let data31 = data.max_tokens;
 if((!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))) && (data31 !== null)){
-const err70 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema92.properties.max_tokens.type},message:"must be integer,null"};
+const err70 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema98.properties.max_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -8360,7 +8439,7 @@ errors++;
 if(data.max_completion_tokens !== undefined){
 let data32 = data.max_completion_tokens;
 if((!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))) && (data32 !== null)){
-const err73 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/type",keyword:"type",params:{type: schema92.properties.max_completion_tokens.type},message:"must be integer,null"};
+const err73 = {instancePath:instancePath+"/max_completion_tokens",schemaPath:"#/properties/max_completion_tokens/type",keyword:"type",params:{type: schema98.properties.max_completion_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -8395,7 +8474,7 @@ errors++;
 if(data.user !== undefined){
 let data33 = data.user;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err76 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema92.properties.user.type},message:"must be string,null"};
+const err76 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema98.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -8574,7 +8653,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "stop") || (data === "length")) || (data === "tool_calls"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8614,7 +8693,7 @@ errors++;
 if(data.role !== undefined){
 let data0 = data.role;
 if(!(((((data0 === "system") || (data0 === "developer")) || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema93.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema99.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8826,7 +8905,7 @@ errors++;
 if(data.tool_calls !== undefined){
 let data6 = data.tool_calls;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema93.properties.tool_calls.type},message:"must be array,null"};
+const err15 = {instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: schema99.properties.tool_calls.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9303,7 +9382,7 @@ errors++;
 if(data3.strict !== undefined){
 let data7 = data3.strict;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/json_schema/strict",schemaPath:"#/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema97.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
+const err16 = {instancePath:instancePath+"/json_schema/strict",schemaPath:"#/oneOf/2/properties/json_schema/properties/strict/type",keyword:"type",params:{type: schema103.oneOf[2].properties.json_schema.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9466,7 +9545,7 @@ errors++;
 if(data1.description !== undefined){
 let data3 = data1.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/function/description",schemaPath:"#/properties/function/properties/description/type",keyword:"type",params:{type: schema95.properties.function.properties.description.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/function/description",schemaPath:"#/properties/function/properties/description/type",keyword:"type",params:{type: schema101.properties.function.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9491,7 +9570,7 @@ errors++;
 if(data1.parameters !== undefined){
 let data4 = data1.parameters;
 if((!(data4 && typeof data4 == "object" && !Array.isArray(data4))) && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/function/parameters",schemaPath:"#/properties/function/properties/parameters/type",keyword:"type",params:{type: schema95.properties.function.properties.parameters.type},message:"must be object,null"};
+const err8 = {instancePath:instancePath+"/function/parameters",schemaPath:"#/properties/function/properties/parameters/type",keyword:"type",params:{type: schema101.properties.function.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9504,7 +9583,7 @@ errors++;
 if(data1.strict !== undefined){
 let data5 = data1.strict;
 if((typeof data5 !== "boolean") && (data5 !== null)){
-const err9 = {instancePath:instancePath+"/function/strict",schemaPath:"#/properties/function/properties/strict/type",keyword:"type",params:{type: schema95.properties.function.properties.strict.type},message:"must be boolean,null"};
+const err9 = {instancePath:instancePath+"/function/strict",schemaPath:"#/properties/function/properties/strict/type",keyword:"type",params:{type: schema101.properties.function.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9747,7 +9826,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema96.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema102.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10044,7 +10123,6 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ConsequenceClass = validate76;
-const schema107 = {"enum":["observe","local_mutation","external_effect","external_representation","financial","legal_attestation","destructive"]};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10057,7 +10135,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((data === "observe") || (data === "local_mutation")) || (data === "external_effect")) || (data === "external_representation")) || (data === "financial")) || (data === "legal_attestation")) || (data === "destructive"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10072,9 +10150,9 @@ return errors === 0;
 validate76.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const ContentPart = validate77;
-const schema108 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema109 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema110 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+const schema114 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema115 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema116 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10278,7 +10356,7 @@ return errors === 0;
 validate77.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ContentPartEvent = validate78;
-const schema111 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"enum":["response.content_part.added","response.content_part.done"]},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/OutputTextPart"}}};
+const schema117 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"enum":["response.content_part.added","response.content_part.done"]},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/OutputTextPart"}}};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10366,7 +10444,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.content_part.added") || (data0 === "response.content_part.done"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema111.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema117.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10561,7 +10639,7 @@ return errors === 0;
 validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Conversation = validate79;
-const schema113 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema119 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 const pattern26 = new RegExp("^ses_", "u");
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10770,7 +10848,7 @@ return errors === 0;
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateAgentRequest = validate80;
-const schema116 = {"type":"object","required":["name","model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+const schema122 = {"type":"object","required":["name","model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10861,12 +10939,12 @@ return errors === 0;
 validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateConversationItemsRequest = validate82;
-const schema118 = {"type":"object","required":["items"],"additionalProperties":false,"properties":{"items":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}}};
-const schema119 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"},{"$ref":"#/$defs/InputMcpCall"}]};
-const schema120 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
-const schema121 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
-const schema122 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
-const schema123 = {"type":"object","description":"An `mcp_call` item of Palai's (server_label `palai`) sent back in a resent history: the call Palai ran and its output, which the run sees as a function call and its output.","required":["type","server_label","name","arguments"],"properties":{"type":{"const":"mcp_call"},"id":{"type":"string"},"server_label":{"const":"palai"},"name":{"type":"string","minLength":1},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"type":"string"}}};
+const schema124 = {"type":"object","required":["items"],"additionalProperties":false,"properties":{"items":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}}};
+const schema125 = {"description":"An input item as OpenAI's API accepts it (ids optional, content may be a string).","oneOf":[{"$ref":"#/$defs/InputMessage"},{"$ref":"#/$defs/InputFunctionCall"},{"$ref":"#/$defs/InputFunctionCallOutput"},{"$ref":"#/$defs/InputMcpCall"}]};
+const schema126 = {"type":"object","required":["role","content"],"properties":{"type":{"const":"message"},"id":{"type":"string"},"role":{"enum":["user","assistant","system","developer"]},"content":{"oneOf":[{"type":"string"},{"type":"array","minItems":1,"items":{"type":"object","required":["type","text"],"properties":{"type":{"enum":["input_text","output_text"]},"text":{"type":"string"}}}}]}}};
+const schema127 = {"type":"object","required":["type","call_id","name","arguments"],"properties":{"type":{"const":"function_call"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"name":{"type":"string","minLength":1},"arguments":{"type":"string"}}};
+const schema128 = {"type":"object","required":["type","call_id","output"],"properties":{"type":{"const":"function_call_output"},"id":{"type":"string"},"call_id":{"type":"string","minLength":1},"output":{"type":"string"}}};
+const schema129 = {"type":"object","description":"An `mcp_call` item of Palai's (server_label `palai`) sent back in a resent history: the call Palai ran and its output, which the run sees as a function call and its output.","required":["type","server_label","name","arguments"],"properties":{"type":{"const":"mcp_call"},"id":{"type":"string"},"server_label":{"const":"palai"},"name":{"type":"string","minLength":1},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"type":"string"}}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10930,7 +11008,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema120.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema126.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11000,7 +11078,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema120.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema126.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11495,7 +11573,7 @@ errors++;
 if(data.output !== undefined){
 let data21 = data.output;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err46 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/InputMcpCall/properties/output/type",keyword:"type",params:{type: schema123.properties.output.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/InputMcpCall/properties/output/type",keyword:"type",params:{type: schema129.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11508,7 +11586,7 @@ errors++;
 if(data.error !== undefined){
 let data22 = data.error;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err47 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/InputMcpCall/properties/error/type",keyword:"type",params:{type: schema123.properties.error.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/InputMcpCall/properties/error/type",keyword:"type",params:{type: schema129.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11685,7 +11763,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateConversationRequest = validate85;
-const schema124 = {"type":"object","additionalProperties":false,"properties":{"items":{"oneOf":[{"type":"null"},{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}}};
+const schema130 = {"type":"object","additionalProperties":false,"properties":{"items":{"oneOf":[{"type":"null"},{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/InputItem"}}]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]}}};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11939,7 +12017,7 @@ return errors === 0;
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateMcpServerRequest = validate87;
-const schema126 = {"type":"object","required":["name","url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/McpServerName"},"url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`."},"headers":{"type":"object","description":"Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
+const schema132 = {"type":"object","required":["name","url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/McpServerName"},"url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`."},"headers":{"type":"object","description":"Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
 const pattern29 = new RegExp("^https?://", "u");
 const pattern30 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", "u");
 
@@ -12149,7 +12227,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateModelConnectionRequest = validate88;
-const schema128 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
+const schema134 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
 const pattern31 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern32 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
@@ -12224,7 +12302,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if(!((((data1 === "fake") || (data1 === "openai")) || (data1 === "openai-chat")) || (data1 === "anthropic"))){
-const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12381,7 +12459,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateNodeEnrollmentRequest = validate89;
-const schema130 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"expires_in_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600},"max_uses":{"type":"integer","minimum":1,"maximum":1000,"default":1,"description":"How many new identities may enroll with it."}}};
+const schema136 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"expires_in_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600},"max_uses":{"type":"integer","minimum":1,"maximum":1000,"default":1,"description":"How many new identities may enroll with it."}}};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12527,17 +12605,212 @@ return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateObjectivePolicyRequest = validate90;
-const schema131 = {"type":"object","required":["document"],"additionalProperties":false,"properties":{"document":{"$ref":"#/$defs/ObjectivePolicyDocument"}}};
-const schema132 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":120,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
-const func91 = Object.prototype.hasOwnProperty;
+export const CreateObjectiveGrantRequest = validate90;
+const schema137 = {"type":"object","required":["type","locator","access_mode"],"additionalProperties":false,"properties":{"type":{"$ref":"#/$defs/ResourceGrantType"},"locator":{"type":"string","minLength":1,"maxLength":1024,"description":"What is granted. `command`: `<node>/<command>` (`*` for any node or command); `mcp`: `<server>/<tool>` (`*` for any tool); `channel`: a host (`api.example.com`, `*.example.com`, `host:port`); `filesystem`: an absolute path."},"access_mode":{"$ref":"#/$defs/GrantAccessMode"},"constraints":{"type":"object","maxProperties":32,"description":"Kept with the grant for later enforcement."},"expires_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"Unix seconds; must be in the future."}}};
+const schema138 = {"enum":["filesystem","browser","mcp","command","repository","cloud","document","channel","generated_process"]};
+const schema139 = {"description":"`read` admits `observe` calls only; `write` and `execute` admit every class the policy allows.","enum":["read","write","execute"]};
+
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate90.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.locator === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "locator"},message:"must have required property '"+"locator"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.access_mode === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "access_mode"},message:"must have required property '"+"access_mode"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "locator")) || (key0 === "access_mode")) || (key0 === "constraints")) || (key0 === "expires_at"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(!(((((((((data0 === "filesystem") || (data0 === "browser")) || (data0 === "mcp")) || (data0 === "command")) || (data0 === "repository")) || (data0 === "cloud")) || (data0 === "document")) || (data0 === "channel")) || (data0 === "generated_process"))){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/ResourceGrantType/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.locator !== undefined){
+let data1 = data.locator;
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+const err5 = {instancePath:instancePath+"/locator",schemaPath:"#/properties/locator/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err6 = {instancePath:instancePath+"/locator",schemaPath:"#/properties/locator/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/locator",schemaPath:"#/properties/locator/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.access_mode !== undefined){
+let data2 = data.access_mode;
+if(!(((data2 === "read") || (data2 === "write")) || (data2 === "execute"))){
+const err8 = {instancePath:instancePath+"/access_mode",schemaPath:"#/$defs/GrantAccessMode/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.constraints !== undefined){
+let data3 = data.constraints;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(Object.keys(data3).length > 32){
+const err9 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/maxProperties",keyword:"maxProperties",params:{limit: 32},message:"must NOT have more than 32 properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+let data4 = data.expires_at;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err11 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 253402300799 || isNaN(data4)){
+const err12 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate90.errors = vErrors;
+return errors === 0;
+}
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const CreateObjectivePolicyRequest = validate91;
+const schema140 = {"type":"object","required":["document"],"additionalProperties":false,"properties":{"document":{"$ref":"#/$defs/ObjectivePolicyDocument"}}};
+const schema141 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":120,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
+const func93 = Object.prototype.hasOwnProperty;
 const func0 = func0Module.default;
 const pattern34 = new RegExp("^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$", "u");
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12566,7 +12839,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema132.properties, key0))){
+if(!(func93.call(schema141.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -12615,7 +12888,7 @@ errors++;
 if(data.allowed_tools !== undefined){
 let data1 = data.allowed_tools;
 if((!(Array.isArray(data1))) && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: schema132.properties.allowed_tools.type},message:"must be array,null"};
+const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: schema141.properties.allowed_tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12690,7 +12963,7 @@ indices0[item0] = i1;
 if(data.mcp_tools !== undefined){
 let data3 = data.mcp_tools;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema132.properties.mcp_tools.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema141.properties.mcp_tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12789,7 +13062,7 @@ const len2 = data5.length;
 for(let i4=0; i4<len2; i4++){
 let data6 = data5[i4];
 if(!(((((((data6 === "observe") || (data6 === "local_mutation")) || (data6 === "external_effect")) || (data6 === "external_representation")) || (data6 === "financial")) || (data6 === "legal_attestation")) || (data6 === "destructive"))){
-const err18 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13003,7 +13276,7 @@ vErrors = null;
 if(data.max_concurrency !== undefined){
 let data10 = data.max_concurrency;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema132.properties.max_concurrency.type},message:"must be integer,null"};
+const err33 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema141.properties.max_concurrency.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13038,7 +13311,7 @@ errors++;
 if(data.max_tokens !== undefined){
 let data11 = data.max_tokens;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema132.properties.max_tokens.type},message:"must be integer,null"};
+const err36 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema141.properties.max_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13063,7 +13336,7 @@ errors++;
 if(data.max_seconds !== undefined){
 let data12 = data.max_seconds;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err38 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema132.properties.max_seconds.type},message:"must be integer,null"};
+const err38 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema141.properties.max_seconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13098,7 +13371,7 @@ errors++;
 if(data.quiet_hours !== undefined){
 let data13 = data.quiet_hours;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema132.properties.quiet_hours.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema141.properties.quiet_hours.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13158,7 +13431,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data15 = data.expires_at;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema132.properties.expires_at.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema141.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13201,16 +13474,16 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13241,8 +13514,8 @@ errors++;
 }
 }
 if(data.document !== undefined){
-if(!(validate91(data.document, {instancePath:instancePath+"/document",parentData:data,parentDataProperty:"document",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate92(data.document, {instancePath:instancePath+"/document",parentData:data,parentDataProperty:"document",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -13257,22 +13530,23 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateObjectiveRequest = validate93;
-const schema134 = {"type":"object","required":["agent","description"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"$ref":"#/$defs/ObjectiveText"},"priority":{"type":"integer","minimum":-1000,"maximum":1000,"default":0},"review_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"When a person means to review it (Unix seconds)."},"session":{"type":"string","minLength":1,"maxLength":128,"description":"An existing session of the agent the wakes continue (session_mode objective only)."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const schema135 = {"type":"string","minLength":1,"maxLength":20000,"pattern":"\\S"};
-const schema137 = {"description":"`objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.","enum":["objective","per_wake"]};
-const schema138 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
+export const CreateObjectiveRequest = validate94;
+const schema143 = {"type":"object","required":["agent","description"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"$ref":"#/$defs/ObjectiveText"},"priority":{"type":"integer","minimum":-1000,"maximum":1000,"default":0},"review_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"When a person means to review it (Unix seconds)."},"session":{"type":"string","minLength":1,"maxLength":128,"description":"An existing session of the agent the wakes continue (session_mode objective only)."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema144 = {"type":"string","minLength":1,"maxLength":20000,"pattern":"\\S"};
+const schema146 = {"description":"`objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.","enum":["objective","per_wake"]};
+const schema147 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
+const schema148 = {"type":"object","description":"The objective's own pace, beside its policy's limits. Counted actions are allowed calls whose class is not `observe`.","additionalProperties":false,"properties":{"burst_cap":{"type":["integer","null"],"minimum":0,"maximum":100000,"description":"At most this many counted actions per wake."},"period_limit":{"type":["integer","null"],"minimum":0,"maximum":1000000,"description":"At most this many counted actions per `period_seconds`."},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":3600,"description":"The sliding window of period_limit."},"minimum_cooldown":{"type":["integer","null"],"minimum":0,"maximum":31536000,"description":"Seconds from one admitted wake to the next; an occurrence sooner is skipped (`cooldown`)."},"base_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"After a failed wake, the next waits base_backoff × 2^(failures − 1) seconds (`backoff`)."},"max_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"The longest backoff."}}};
 const pattern35 = new RegExp("\\S", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13301,7 +13575,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema134.properties, key0))){
+if(!(func93.call(schema143.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -13545,7 +13819,7 @@ errors++;
 if(data.session_mode !== undefined){
 let data6 = data.session_mode;
 if(!((data6 === "objective") || (data6 === "per_wake"))){
-const err23 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema137.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13558,7 +13832,7 @@ errors++;
 if(data.overlap !== undefined){
 let data7 = data.overlap;
 if(!((data7 === "skip") || (data7 === "buffer_one"))){
-const err24 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13568,11 +13842,12 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data8 = data.metadata;
+if(data.pace !== undefined){
+let data8 = data.pace;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(Object.keys(data8).length > 16){
-const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+for(const key1 in data8){
+if(!((((((key1 === "burst_cap") || (key1 === "period_limit")) || (key1 === "period_seconds")) || (key1 === "minimum_cooldown")) || (key1 === "base_backoff")) || (key1 === "max_backoff"))){
+const err25 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13581,11 +13856,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-for(const key1 in data8){
-const _errs23 = errors;
-if(typeof key1 === "string"){
-if(func1(key1) > 64){
-const err26 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key1};
+}
+if(data8.burst_cap !== undefined){
+let data9 = data8.burst_cap;
+if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
+const err26 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/type",keyword:"type",params:{type: schema148.properties.burst_cap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13594,10 +13869,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-var valid6 = _errs23 === errors;
-if(!valid6){
-const err27 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 100000 || isNaN(data9)){
+const err27 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13606,12 +13880,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-for(const key2 in data8){
-let data9 = data8[key2];
-if(typeof data9 === "string"){
-if(func1(data9) > 512){
-const err28 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(data9 < 0 || isNaN(data9)){
+const err28 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13621,8 +13891,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-else {
-const err29 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data8.period_limit !== undefined){
+let data10 = data8.period_limit;
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err29 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/type",keyword:"type",params:{type: schema148.properties.period_limit.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13631,10 +13904,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 1000000 || isNaN(data10)){
+const err30 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13643,10 +13915,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-}
-else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data10 < 0 || isNaN(data10)){
+const err31 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13655,19 +13925,260 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate93.errors = vErrors;
+}
+}
+if(data8.period_seconds !== undefined){
+let data11 = data8.period_seconds;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err32 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 31536000 || isNaN(data11)){
+const err33 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data11 < 1 || isNaN(data11)){
+const err34 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data8.minimum_cooldown !== undefined){
+let data12 = data8.minimum_cooldown;
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err35 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/type",keyword:"type",params:{type: schema148.properties.minimum_cooldown.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 31536000 || isNaN(data12)){
+const err36 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data12 < 0 || isNaN(data12)){
+const err37 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+if(data8.base_backoff !== undefined){
+let data13 = data8.base_backoff;
+if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
+const err38 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/type",keyword:"type",params:{type: schema148.properties.base_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 31536000 || isNaN(data13)){
+const err39 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data13 < 1 || isNaN(data13)){
+const err40 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+if(data8.max_backoff !== undefined){
+let data14 = data8.max_backoff;
+if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
+const err41 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/type",keyword:"type",params:{type: schema148.properties.max_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 31536000 || isNaN(data14)){
+const err42 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data14 < 1 || isNaN(data14)){
+const err43 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data15 = data.metadata;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(Object.keys(data15).length > 16){
+const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+for(const key2 in data15){
+const _errs39 = errors;
+if(typeof key2 === "string"){
+if(func1(key2) > 64){
+const err46 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+var valid8 = _errs39 === errors;
+if(!valid8){
+const err47 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+for(const key3 in data15){
+let data16 = data15[key3];
+if(typeof data16 === "string"){
+if(func1(data16) > 512){
+const err48 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateObjectiveScheduleRequest = validate94;
-const schema140 = {"type":"object","required":["cron"],"additionalProperties":false,"properties":{"cron":{"type":"string","minLength":1,"maxLength":256},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone (default UTC)."},"end_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"No occurrence after this (Unix seconds); must be in the future."},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":86400},"max_catch_up":{"type":"integer","minimum":1,"maximum":100,"default":10}}};
-const schema141 = {"description":"After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.","enum":["skip","run_once","catch_up"]};
+export const CreateObjectiveScheduleRequest = validate95;
+const schema150 = {"type":"object","required":["cron"],"additionalProperties":false,"properties":{"cron":{"type":"string","minLength":1,"maxLength":256},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone (default UTC)."},"end_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"No occurrence after this (Unix seconds); must be in the future."},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":86400},"max_catch_up":{"type":"integer","minimum":1,"maximum":100,"default":10}}};
+const schema151 = {"description":"After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.","enum":["skip","run_once","catch_up"]};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13805,7 +14316,7 @@ errors++;
 if(data.missed_run_policy !== undefined){
 let data3 = data.missed_run_policy;
 if(!(((data3 === "skip") || (data3 === "run_once")) || (data3 === "catch_up"))){
-const err11 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13896,28 +14407,28 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateQueueConsumerRequest = validate95;
-const schema142 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
-const schema143 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema144 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
-const schema148 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
-const schema149 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
+export const CreateQueueConsumerRequest = validate96;
+const schema152 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
+const schema153 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema154 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
+const schema158 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
+const schema159 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
 const pattern37 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern40 = new RegExp("^[a-z0-9-]{1,32}$", "u");
-const schema145 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
-const schema146 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
+const schema155 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
+const schema156 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
 const pattern41 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
 const pattern42 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14171,17 +14682,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema150 = {"type":"object","additionalProperties":false,"minProperties":1,"maxProperties":1,"description":"An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker.","properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048},"topic":{"$ref":"#/$defs/KafkaTopicName"}}};
+const schema160 = {"type":"object","additionalProperties":false,"minProperties":1,"maxProperties":1,"description":"An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker.","properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048},"topic":{"$ref":"#/$defs/KafkaTopicName"}}};
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14292,16 +14803,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14330,7 +14841,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema142.properties, key0))){
+if(!(func93.call(schema152.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -14369,7 +14880,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(!((data1 === "sqs") || (data1 === "kafka"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema142.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema152.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14617,8 +15128,8 @@ errors++;
 }
 }
 if(data.kafka !== undefined){
-if(!(validate96(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate97(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -14830,7 +15341,7 @@ errors++;
 if(data10.mechanism !== undefined){
 let data14 = data10.mechanism;
 if(!(((data14 === "plain") || (data14 === "scram-sha-256")) || (data14 === "scram-sha-512"))){
-const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema149.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema159.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14958,14 +15469,14 @@ vErrors = null;
 }
 }
 if(data.reply !== undefined){
-if(!(validate98(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
 if(data.dead_letter !== undefined){
-if(!(validate98(data.dead_letter, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data.dead_letter, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
@@ -15062,18 +15573,18 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateRemoteAgentRequest = validate101;
-const schema152 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
+export const CreateRemoteAgentRequest = validate102;
+const schema162 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15270,24 +15781,24 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateResponseRequest = validate102;
-const schema154 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
-const schema159 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
-const schema160 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
-const schema161 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
-const schema155 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
-const schema156 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
-const schema157 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
+export const CreateResponseRequest = validate103;
+const schema164 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
+const schema169 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
+const schema170 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
+const schema171 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const schema165 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
+const schema166 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
+const schema167 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15416,7 +15927,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema156.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15585,17 +16096,17 @@ vErrors = null;
 }
 }
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate103.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate104.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15772,8 +16283,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate103(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate104(data1[i0], {instancePath:instancePath+"/input/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 }
@@ -15824,7 +16335,7 @@ vErrors = null;
 if(data.instructions !== undefined){
 let data3 = data.instructions;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema154.properties.instructions.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema164.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15884,7 +16395,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data5 = data.previous_response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema154.properties.previous_response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema164.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15919,7 +16430,7 @@ errors++;
 if(data.stream !== undefined){
 let data6 = data.stream;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema154.properties.stream.type},message:"must be boolean,null"};
+const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema164.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15932,7 +16443,7 @@ errors++;
 if(data.background !== undefined){
 let data7 = data.background;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema154.properties.background.type},message:"must be boolean,null"};
+const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema164.properties.background.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16073,7 +16584,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data10 = data.temperature;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema154.properties.temperature.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema164.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16108,7 +16619,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data11 = data.max_output_tokens;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema154.properties.max_output_tokens.type},message:"must be integer,null"};
+const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema164.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16143,7 +16654,7 @@ errors++;
 if(data.user !== undefined){
 let data12 = data.user;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema154.properties.user.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema164.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16168,7 +16679,7 @@ errors++;
 if(data.top_p !== undefined){
 let data13 = data.top_p;
 if((!((typeof data13 == "number") && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema154.properties.top_p.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema164.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -16203,7 +16714,7 @@ errors++;
 if(data.store !== undefined){
 let data14 = data.store;
 if(!((data14 === true) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema154.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema164.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16216,7 +16727,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data15 = data.parallel_tool_calls;
 if((typeof data15 !== "boolean") && (data15 !== null)){
-const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema154.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema164.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -16233,7 +16744,7 @@ let valid10 = false;
 let passing2 = null;
 const _errs50 = errors;
 if(!(data16 === "disabled")){
-const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema154.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema164.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -16302,7 +16813,7 @@ let valid13 = false;
 let passing4 = null;
 const _errs58 = errors;
 if(!(((data17 === "auto") || (data17 === "none")) || (data17 === "required"))){
-const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema159.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema169.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16482,7 +16993,7 @@ vErrors = null;
 if(data.tools !== undefined){
 let data20 = data.tools;
 if((!(Array.isArray(data20))) && (data20 !== null)){
-const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema154.properties.tools.type},message:"must be array,null"};
+const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema164.properties.tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -16566,7 +17077,7 @@ errors++;
 if(data21.description !== undefined){
 let data24 = data21.description;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema160.properties.description.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -16591,7 +17102,7 @@ errors++;
 if(data21.parameters !== undefined){
 let data25 = data21.parameters;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema160.properties.parameters.type},message:"must be object,null"};
+const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema170.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -16604,7 +17115,7 @@ errors++;
 if(data21.strict !== undefined){
 let data26 = data21.strict;
 if((typeof data26 !== "boolean") && (data26 !== null)){
-const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema160.properties.strict.type},message:"must be boolean,null"};
+const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema170.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -16631,7 +17142,7 @@ errors++;
 if(data.text !== undefined){
 let data27 = data.text;
 if((!(data27 && typeof data27 == "object" && !Array.isArray(data27))) && (data27 !== null)){
-const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema154.properties.text.type},message:"must be object,null"};
+const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema164.properties.text.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -16881,7 +17392,7 @@ errors++;
 if(data28.strict !== undefined){
 let data35 = data28.strict;
 if((typeof data35 !== "boolean") && (data35 !== null)){
-const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema161.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema171.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -17110,18 +17621,18 @@ vErrors.push(err102);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSessionRequest = validate106;
-const schema162 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const CreateSessionRequest = validate107;
+const schema172 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17273,24 +17784,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSlackBotRequest = validate107;
-const schema164 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
-const schema165 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema166 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
-const schema167 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
+export const CreateSlackBotRequest = validate108;
+const schema174 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+const schema175 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema176 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
+const schema177 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
 const pattern53 = new RegExp("^xoxb-", "u");
 const pattern54 = new RegExp("^xapp-", "u");
 const pattern55 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17413,7 +17924,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if(!((data2 === "http") || (data2 === "socket"))){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema164.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema174.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17625,18 +18136,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateWebhookEndpointRequest = validate108;
-const schema168 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
+export const CreateWebhookEndpointRequest = validate109;
+const schema178 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17901,18 +18412,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObject = validate109;
-const schema169 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
+export const DeletedObject = validate110;
+const schema179 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18009,18 +18520,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObjective = validate110;
-const schema170 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective.deleted"},"deleted":{"const":true}}};
+export const DeletedObjective = validate111;
+const schema180 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective.deleted"},"deleted":{"const":true}}};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18117,18 +18628,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObjectiveTrigger = validate111;
-const schema171 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective_trigger.deleted"},"deleted":{"const":true}}};
+export const DeletedObjectiveTrigger = validate112;
+const schema181 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective_trigger.deleted"},"deleted":{"const":true}}};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18225,17 +18736,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeErrorStep = validate112;
+export const FakeErrorStep = validate113;
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18313,7 +18824,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((data1 === 400) || (data1 === 401)) || (data1 === 403)) || (data1 === 404)) || (data1 === 429)) || (data1 === 500)) || (data1 === 502)) || (data1 === 503))){
-const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18358,17 +18869,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeJsonStep = validate113;
+export const FakeJsonStep = validate114;
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18444,17 +18955,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeProviderError = validate114;
+export const FakeProviderError = validate115;
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18507,7 +19018,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data0 === 400) || (data0 === 401)) || (data0 === 403)) || (data0 === 404)) || (data0 === 429)) || (data0 === 500)) || (data0 === 502)) || (data0 === 503))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -18540,17 +19051,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeScriptChoice = validate115;
+export const FakeScriptChoice = validate116;
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18695,17 +19206,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeStep = validate117;
+export const FakeStep = validate118;
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19035,18 +19546,18 @@ vErrors = null;
 }
 }
 }
-validate117.errors = vErrors;
+validate118.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate117.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate118.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const FakeTextStep = validate120;
+export const FakeTextStep = validate121;
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19171,7 +19682,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data3 === 400) || (data3 === 401)) || (data3 === 403)) || (data3 === 404)) || (data3 === 429)) || (data3 === 500)) || (data3 === 502)) || (data3 === 503))){
-const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/error/status",schemaPath:"#/$defs/FakeProviderError/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19216,17 +19727,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeToolCallsStep = validate121;
+export const FakeToolCallsStep = validate122;
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19403,18 +19914,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallItem = validate122;
-const schema183 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+export const FunctionCallItem = validate123;
+const schema193 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19535,7 +20046,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19568,18 +20079,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true,"server":true},"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true,"server":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallOutputItem = validate123;
-const schema184 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+export const FunctionCallOutputItem = validate124;
+const schema194 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19678,7 +20189,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!(((data4 === "in_progress") || (data4 === "completed")) || (data4 === "incomplete"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema184.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19699,17 +20210,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionToolSpec = validate124;
+export const FunctionToolSpec = validate125;
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19738,7 +20249,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "type") || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
+if(!(((((((key0 === "consequence") || (key0 === "type")) || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -19749,9 +20260,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("function" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -19761,11 +20273,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data.type !== undefined){
+if("function" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -19775,8 +20285,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19786,11 +20299,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.description !== undefined){
-let data2 = data.description;
-if(typeof data2 === "string"){
-if(func1(data2) > 4000){
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19800,8 +20310,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.description !== undefined){
+let data3 = data.description;
+if(typeof data3 === "string"){
+if(func1(data3) > 4000){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19811,10 +20324,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.parameters !== undefined){
-let data3 = data.parameters;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err8 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19824,9 +20335,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.strict !== undefined){
-if(typeof data.strict !== "boolean"){
-const err9 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.parameters !== undefined){
+let data4 = data.parameters;
+if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
+const err9 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19836,10 +20348,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data5 = data.risk;
-if(!(((data5 === "read") || (data5 === "write")) || (data5 === "privileged"))){
-const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+if(data.strict !== undefined){
+if(typeof data.strict !== "boolean"){
+const err10 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19849,9 +20360,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data6 = data.risk;
+if(!(((data6 === "read") || (data6 === "write")) || (data6 === "privileged"))){
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19860,18 +20372,57 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate124.errors = vErrors;
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate125;
-const schema187 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
+export const GrantAccessMode = validate126;
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate126.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((data === "read") || (data === "write")) || (data === "execute"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate126.errors = vErrors;
+return errors === 0;
+}
+validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const Health = validate127;
+const schema199 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19924,17 +20475,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputApprovalResponse = validate126;
+export const InputApprovalResponse = validate128;
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20046,7 +20597,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema156.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -20079,17 +20630,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCall = validate127;
+export const InputFunctionCall = validate129;
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20234,17 +20785,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCallOutput = validate128;
+export const InputFunctionCallOutput = validate130;
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20354,17 +20905,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputItem = validate129;
+export const InputItem = validate131;
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20423,7 +20974,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema120.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema126.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -20493,7 +21044,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema120.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema126.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -20988,7 +21539,7 @@ errors++;
 if(data.output !== undefined){
 let data21 = data.output;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err46 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/InputMcpCall/properties/output/type",keyword:"type",params:{type: schema123.properties.output.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/InputMcpCall/properties/output/type",keyword:"type",params:{type: schema129.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21001,7 +21552,7 @@ errors++;
 if(data.error !== undefined){
 let data22 = data.error;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err47 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/InputMcpCall/properties/error/type",keyword:"type",params:{type: schema123.properties.error.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/InputMcpCall/properties/error/type",keyword:"type",params:{type: schema129.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -21079,18 +21630,18 @@ vErrors = null;
 }
 }
 }
-validate129.errors = vErrors;
+validate131.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate129.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate131.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const InputItemReference = validate130;
+export const InputItemReference = validate132;
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21178,17 +21729,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputMcpCall = validate131;
+export const InputMcpCall = validate133;
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21312,7 +21863,7 @@ errors++;
 if(data.output !== undefined){
 let data5 = data.output;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema123.properties.output.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema129.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -21325,7 +21876,7 @@ errors++;
 if(data.error !== undefined){
 let data6 = data.error;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema123.properties.error.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema129.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21358,17 +21909,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":{"type":true,"id":true,"server_label":true,"name":true,"arguments":true,"output":true,"error":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":{"type":true,"id":true,"server_label":true,"name":true,"arguments":true,"output":true,"error":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputMessage = validate132;
+export const InputMessage = validate134;
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21423,7 +21974,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err4 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema120.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema126.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -21493,7 +22044,7 @@ errors++;
 if(data4.type !== undefined){
 let data5 = data4.type;
 if(!((data5 === "input_text") || (data5 === "output_text"))){
-const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema120.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/content/" + i0+"/type",schemaPath:"#/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema126.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21582,17 +22133,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputTextPart = validate133;
+export const InputTextPart = validate135;
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21655,19 +22206,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Item = validate134;
-const schema200 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema201 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+export const Item = validate136;
+const schema212 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema213 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21742,7 +22293,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema201.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema213.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -21755,7 +22306,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema201.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema213.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21798,16 +22349,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21818,8 +22369,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -21948,7 +22499,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22094,7 +22645,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema184.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22156,19 +22707,19 @@ vErrors = null;
 }
 }
 }
-validate134.errors = vErrors;
+validate136.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate134.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate136.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ItemList = validate138;
-const schema204 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ItemList = validate140;
+const schema216 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22235,8 +22786,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate134(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -22255,7 +22806,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema204.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema216.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22268,7 +22819,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema204.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema216.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22301,17 +22852,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaSasl = validate140;
+export const KafkaSasl = validate142;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22364,7 +22915,7 @@ errors++;
 if(data.mechanism !== undefined){
 let data0 = data.mechanism;
 if(!(((data0 === "plain") || (data0 === "scram-sha-256")) || (data0 === "scram-sha-512"))){
-const err4 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema149.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema159.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -22455,17 +23006,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaSource = validate141;
+export const KafkaSource = validate143;
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22719,17 +23270,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaTopicName = validate142;
+export const KafkaTopicName = validate144;
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22758,18 +23309,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const McpCallCompletedEvent = validate143;
-const schema210 = {"type":"object","description":"A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows.","required":["type","sequence_number","item_id","output_index"],"additionalProperties":false,"properties":{"type":{"const":"response.mcp_call.completed"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0}}};
+export const McpCallCompletedEvent = validate145;
+const schema222 = {"type":"object","description":"A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows.","required":["type","sequence_number","item_id","output_index"],"additionalProperties":false,"properties":{"type":{"const":"response.mcp_call.completed"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0}}};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22914,18 +23465,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpCallItem = validate144;
-const schema211 = {"type":"object","description":"OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id.","required":["id","type","server_label","name","arguments","output","error"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_call"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"enum":["in_progress","completed","incomplete"]},"approval_request_id":{"type":"string","description":"The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names."}}};
+export const McpCallItem = validate146;
+const schema223 = {"type":"object","description":"OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id.","required":["id","type","server_label","name","arguments","output","error"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_call"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"enum":["in_progress","completed","incomplete"]},"approval_request_id":{"type":"string","description":"The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names."}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23004,7 +23555,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema211.properties, key0))){
+if(!(func93.call(schema223.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -23078,7 +23629,7 @@ errors++;
 if(data.output !== undefined){
 let data5 = data.output;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema211.properties.output.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema223.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23091,7 +23642,7 @@ errors++;
 if(data.error !== undefined){
 let data6 = data.error;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema211.properties.error.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema223.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23104,7 +23655,7 @@ errors++;
 if(data.status !== undefined){
 let data7 = data.status;
 if(!(((data7 === "in_progress") || (data7 === "completed")) || (data7 === "incomplete"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema211.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema223.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23137,19 +23688,19 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServer = validate145;
-const schema212 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
+export const McpServer = validate147;
+const schema224 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
 const pattern62 = new RegExp("^mcps_", "u");
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23301,7 +23852,7 @@ errors++;
 if(data.transport !== undefined){
 let data3 = data.transport;
 if(!((data3 === "streamable_http") || (data3 === "stdio"))){
-const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema212.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema224.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23314,7 +23865,7 @@ errors++;
 if(data.url !== undefined){
 let data4 = data.url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema212.properties.url.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema224.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23377,7 +23928,7 @@ errors++;
 if(data6.last4 !== undefined){
 let data8 = data6.last4;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema212.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema224.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23414,7 +23965,7 @@ errors++;
 if(data.tools_listed_at !== undefined){
 let data9 = data.tools_listed_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema212.properties.tools_listed_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema224.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23427,7 +23978,7 @@ errors++;
 if(data.created_at !== undefined){
 let data10 = data.created_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema212.properties.created_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema224.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23448,18 +23999,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerList = validate146;
-const schema213 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const McpServerList = validate148;
+const schema225 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23672,7 +24223,7 @@ errors++;
 if(data2.transport !== undefined){
 let data6 = data2.transport;
 if(!((data6 === "streamable_http") || (data6 === "stdio"))){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema212.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema224.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23685,7 +24236,7 @@ errors++;
 if(data2.url !== undefined){
 let data7 = data2.url;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema212.properties.url.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema224.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23748,7 +24299,7 @@ errors++;
 if(data9.last4 !== undefined){
 let data11 = data9.last4;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema212.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema224.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23785,7 +24336,7 @@ errors++;
 if(data2.tools_listed_at !== undefined){
 let data12 = data2.tools_listed_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema212.properties.tools_listed_at.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema224.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23798,7 +24349,7 @@ errors++;
 if(data2.created_at !== undefined){
 let data13 = data2.created_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema212.properties.created_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema224.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23835,7 +24386,7 @@ errors++;
 if(data.first_id !== undefined){
 let data14 = data.first_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema213.properties.first_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema225.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -23848,7 +24399,7 @@ errors++;
 if(data.last_id !== undefined){
 let data15 = data.last_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema213.properties.last_id.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema225.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -23881,17 +24432,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerName = validate147;
+export const McpServerName = validate149;
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23920,18 +24471,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerTool = validate148;
-const schema216 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
+export const McpServerTool = validate150;
+const schema228 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24153,18 +24704,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerToolList = validate149;
-const schema217 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
+export const McpServerToolList = validate151;
+const schema229 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24506,17 +25057,17 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpToolSpec = validate150;
+export const McpToolSpec = validate152;
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24545,7 +25096,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
+if(!(((((key0 === "consequence") || (key0 === "type")) || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -24556,9 +25107,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("mcp" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -24568,11 +25120,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.server_label !== undefined){
-let data1 = data.server_label;
-if(typeof data1 === "string"){
-if(!pattern7.test(data1)){
-const err4 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
+if(data.type !== undefined){
+if("mcp" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -24582,8 +25132,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.server_label !== undefined){
+let data2 = data.server_label;
+if(typeof data2 === "string"){
+if(!pattern7.test(data2)){
+const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24593,11 +25146,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.allowed_tools !== undefined){
-let data2 = data.allowed_tools;
-if(Array.isArray(data2)){
-if(data2.length > 256){
-const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+else {
+const err6 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24606,12 +25156,12 @@ vErrors.push(err6);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err7 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data.allowed_tools !== undefined){
+let data3 = data.allowed_tools;
+if(Array.isArray(data3)){
+if(data3.length > 256){
+const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24620,8 +25170,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -24630,9 +25184,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data4) < 1){
+const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -24642,9 +25195,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err10 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -24654,14 +25206,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.require_approval !== undefined){
-let data4 = data.require_approval;
-const _errs11 = errors;
-let valid4 = false;
-let passing0 = null;
-const _errs12 = errors;
-if(!((data4 === "always") || (data4 === "never"))){
-const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema52.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err11 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -24670,15 +25217,15 @@ vErrors.push(err11);
 }
 errors++;
 }
-var _valid0 = _errs12 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
 }
+if(data.require_approval !== undefined){
+let data5 = data.require_approval;
 const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.tools === undefined){
-const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((data5 === "always") || (data5 === "never"))){
+const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema55.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -24687,9 +25234,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(key1 === "tools")){
-const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.tools === undefined){
+const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -24698,12 +25251,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data4.tools !== undefined){
-let data5 = data4.tools;
-if(Array.isArray(data5)){
-if(data5.length > 256){
-const err14 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+for(const key1 in data5){
+if(!(key1 === "tools")){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -24712,12 +25262,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 === "string"){
-if(func1(data6) > 128){
-const err15 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data5.tools !== undefined){
+let data6 = data5.tools;
+if(Array.isArray(data6)){
+if(data6.length > 256){
+const err15 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -24726,8 +25276,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(func1(data6) < 1){
-const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -24736,9 +25290,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data7) < 1){
+const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -24748,9 +25301,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
 else {
-const err18 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err18 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24762,7 +25314,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err19 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24771,19 +25323,10 @@ vErrors.push(err19);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid4){
-valid4 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid4 = true;
-passing0 = 1;
-}
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -24792,11 +25335,32 @@ vErrors.push(err20);
 }
 errors++;
 }
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
+}
 else {
-errors = _errs11;
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+}
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs13;
 if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+if(_errs13){
+vErrors.length = _errs13;
 }
 else {
 vErrors = null;
@@ -24806,26 +25370,26 @@ vErrors = null;
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err22];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err22);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MessageItem = validate151;
+export const MessageItem = validate153;
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24900,7 +25464,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema201.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema213.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24913,7 +25477,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema201.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema213.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24956,17 +25520,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Metadata = validate153;
+export const Metadata = validate155;
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25046,17 +25610,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MissedRunPolicy = validate154;
+export const MissedRunPolicy = validate156;
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25064,7 +25628,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "skip") || (data === "run_once")) || (data === "catch_up"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -25073,18 +25637,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const Model = validate155;
-const schema225 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
+export const Model = validate157;
+const schema238 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25226,19 +25790,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnection = validate156;
-const schema227 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const ModelConnection = validate158;
+const schema240 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 const pattern66 = new RegExp("^mconn_", "u");
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25337,7 +25901,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema227.properties, key0))){
+if(!(func93.call(schema240.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -25400,7 +25964,7 @@ errors++;
 if(data.provider !== undefined){
 let data3 = data.provider;
 if(!((((data3 === "fake") || (data3 === "openai")) || (data3 === "openai-chat")) || (data3 === "anthropic"))){
-const err14 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -25413,7 +25977,7 @@ errors++;
 if(data.base_url !== undefined){
 let data4 = data.base_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema227.properties.base_url.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema240.properties.base_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -25473,7 +26037,7 @@ errors++;
 if(data5.last4 !== undefined){
 let data7 = data5.last4;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema227.properties.api_key.properties.last4.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema240.properties.api_key.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -25498,7 +26062,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data8 = data.api_key_env;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema227.properties.api_key_env.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema240.properties.api_key_env.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -25511,7 +26075,7 @@ errors++;
 if(data.default_model !== undefined){
 let data9 = data.default_model;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema227.properties.default_model.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema240.properties.default_model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -25545,18 +26109,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnectionList = validate157;
-const schema230 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ModelConnectionList = validate159;
+const schema243 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25623,8 +26187,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate156(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate158(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
 }
@@ -25643,7 +26207,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema230.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema243.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25656,7 +26220,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema230.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema243.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25689,18 +26253,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelList = validate159;
-const schema231 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
+export const ModelList = validate161;
+const schema244 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25757,8 +26321,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate155(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate157(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
 errors = vErrors.length;
 }
 }
@@ -25785,17 +26349,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelProvider = validate161;
+export const ModelProvider = validate163;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25803,7 +26367,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "fake") || (data === "openai")) || (data === "openai-chat")) || (data === "anthropic"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -25812,17 +26376,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ModelSpec = validate162;
+export const ModelSpec = validate164;
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25922,7 +26486,7 @@ errors++;
 if(data.provider !== undefined){
 let data0 = data.provider;
 if(!((((data0 === "fake") || (data0 === "openai")) || (data0 === "openai-chat")) || (data0 === "anthropic"))){
-const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema38.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/provider",schemaPath:"#/$defs/ModelProvider/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26172,25 +26736,25 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Node = validate165;
-const schema235 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
-const schema236 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
-const schema241 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
+export const Node = validate167;
+const schema248 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+const schema249 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
+const schema254 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
 const pattern67 = new RegExp("^node_", "u");
 const pattern69 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-const schema237 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema238 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
-const schema240 = {"enum":["read","write","privileged"]};
+const schema250 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
+const schema251 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema253 = {"enum":["read","write","privileged"]};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26318,7 +26882,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema240.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26447,16 +27011,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26501,8 +27065,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate167(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate169(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
 }
@@ -26529,16 +27093,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26727,7 +27291,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema235.properties, key0))){
+if(!(func93.call(schema248.properties, key0))){
 const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -26806,7 +27370,7 @@ errors++;
 if(data.display_name !== undefined){
 let data4 = data.display_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err24 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema235.properties.display_name.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema248.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -26819,7 +27383,7 @@ errors++;
 if(data.state !== undefined){
 let data5 = data.state;
 if(!(((((data5 === "pending_pairing") || (data5 === "connected")) || (data5 === "disconnected")) || (data5 === "degraded")) || (data5 === "revoked"))){
-const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema236.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema249.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -26879,8 +27443,8 @@ errors++;
 }
 }
 if(data.catalog !== undefined){
-if(!(validate166(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+if(!(validate168(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 }
@@ -27045,7 +27609,7 @@ errors++;
 if(data.last_seen_at !== undefined){
 let data17 = data.last_seen_at;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err40 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema235.properties.last_seen_at.type},message:"must be integer,null"};
+const err40 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema248.properties.last_seen_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -27058,7 +27622,7 @@ errors++;
 if(data.disconnect_reason !== undefined){
 let data18 = data.disconnect_reason;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err41 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema235.properties.disconnect_reason.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema248.properties.disconnect_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -27071,7 +27635,7 @@ errors++;
 if(data.revocation_reason !== undefined){
 let data19 = data.revocation_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema235.properties.revocation_reason.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema248.properties.revocation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -27105,17 +27669,17 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeAlias = validate170;
+export const NodeAlias = validate172;
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27144,17 +27708,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCatalog = validate171;
+export const NodeCatalog = validate173;
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate171.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27199,8 +27763,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate167(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate169(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
 }
@@ -27227,17 +27791,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCommandDescriptor = validate173;
+export const NodeCommandDescriptor = validate175;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27365,7 +27929,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema240.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27494,17 +28058,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCommandName = validate174;
+export const NodeCommandName = validate176;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27553,18 +28117,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCommandResult = validate175;
-const schema249 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
+export const NodeCommandResult = validate177;
+const schema262 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27627,7 +28191,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data0 = data.exit_code;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema249.properties.exit_code.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema262.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -27640,7 +28204,7 @@ errors++;
 if(data.signal !== undefined){
 let data1 = data.signal;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema249.properties.signal.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema262.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -27709,19 +28273,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeEnrollment = validate176;
-const schema250 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
+export const NodeEnrollment = validate178;
+const schema263 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
 const pattern74 = new RegExp("^nen_", "u");
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27820,7 +28384,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema250.properties, key0))){
+if(!(func93.call(schema263.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -27871,7 +28435,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema250.properties.name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema263.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -27884,7 +28448,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema250.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema263.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -27936,7 +28500,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data7 = data.revoked_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema250.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema263.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -27970,18 +28534,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeEnrollmentCreated = validate177;
-const schema251 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
+export const NodeEnrollmentCreated = validate179;
+const schema264 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28080,7 +28644,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema251.properties, key0))){
+if(!(func93.call(schema264.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -28131,7 +28695,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema251.properties.name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema264.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -28144,7 +28708,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema251.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema264.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -28196,7 +28760,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data7 = data.revoked_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema251.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema264.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -28242,18 +28806,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeEnrollmentList = validate178;
-const schema252 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const NodeEnrollmentList = validate180;
+const schema265 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28413,7 +28977,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func91.call(schema250.properties, key1))){
+if(!(func93.call(schema263.properties, key1))){
 const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/NodeEnrollment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -28464,7 +29028,7 @@ errors++;
 if(data2.name !== undefined){
 let data5 = data2.name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema250.properties.name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema263.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -28477,7 +29041,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!((((data6 === "active") || (data6 === "expired")) || (data6 === "used_up")) || (data6 === "revoked"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema250.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema263.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28529,7 +29093,7 @@ errors++;
 if(data2.revoked_at !== undefined){
 let data10 = data2.revoked_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema250.properties.revoked_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema263.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -28579,7 +29143,7 @@ errors++;
 if(data.first_id !== undefined){
 let data12 = data.first_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema252.properties.first_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema265.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -28592,7 +29156,7 @@ errors++;
 if(data.last_id !== undefined){
 let data13 = data.last_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema252.properties.last_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema265.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -28625,18 +29189,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeFailureCode = validate179;
-const schema254 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+export const NodeFailureCode = validate181;
+const schema267 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28644,7 +29208,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((data === "COMMAND_DENIED") || (data === "COMMAND_UNAVAILABLE")) || (data === "EXECUTION_FAILED")) || (data === "IDEMPOTENCY_CONFLICT")) || (data === "INVALID_PLAN")) || (data === "NODE_BUSY")) || (data === "INVOCATION_CANCELED")) || (data === "INVOCATION_UNKNOWN")) || (data === "NODE_UNAVAILABLE"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema267.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -28653,17 +29217,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeHash = validate180;
+export const NodeHash = validate182;
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28692,20 +29256,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvocation = validate181;
-const schema256 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
-const schema258 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
+export const NodeInvocation = validate183;
+const schema269 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
+const schema271 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
 const pattern78 = new RegExp("^ninv_", "u");
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28874,7 +29438,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema256.properties, key0))){
+if(!(func93.call(schema269.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -29006,7 +29570,7 @@ errors++;
 if(data.state !== undefined){
 let data6 = data.state;
 if(!(((((((((data6 === "prepared") || (data6 === "dispatched")) || (data6 === "accepted")) || (data6 === "running")) || (data6 === "succeeded")) || (data6 === "failed")) || (data6 === "canceled")) || (data6 === "unknown")) || (data6 === "expired"))){
-const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema258.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema271.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29044,7 +29608,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema256.properties.exit_code.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema269.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29061,7 +29625,7 @@ let valid4 = false;
 let passing0 = null;
 const _errs23 = errors;
 if(!(((((((((data9 === "COMMAND_DENIED") || (data9 === "COMMAND_UNAVAILABLE")) || (data9 === "EXECUTION_FAILED")) || (data9 === "IDEMPOTENCY_CONFLICT")) || (data9 === "INVALID_PLAN")) || (data9 === "NODE_BUSY")) || (data9 === "INVOCATION_CANCELED")) || (data9 === "INVOCATION_UNKNOWN")) || (data9 === "NODE_UNAVAILABLE"))){
-const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema267.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -29122,7 +29686,7 @@ vErrors = null;
 if(data.failure_message !== undefined){
 let data10 = data.failure_message;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema256.properties.failure_message.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema269.properties.failure_message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -29147,7 +29711,7 @@ errors++;
 if(data.termination_confirmed !== undefined){
 let data11 = data.termination_confirmed;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema256.properties.termination_confirmed.type},message:"must be boolean,null"};
+const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema269.properties.termination_confirmed.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -29173,7 +29737,7 @@ errors++;
 if(data.dispatched_at !== undefined){
 let data13 = data.dispatched_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema256.properties.dispatched_at.type},message:"must be integer,null"};
+const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema269.properties.dispatched_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -29186,7 +29750,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data14 = data.completed_at;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema256.properties.completed_at.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema269.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -29220,156 +29784,13 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvocationList = validate182;
-const schema261 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
-
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate182.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.has_more === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-if("list" !== data.object){
-const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data1 = data.data;
-if(Array.isArray(data1)){
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate181(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.first_id !== undefined){
-let data3 = data.first_id;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema261.properties.first_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.last_id !== undefined){
-let data4 = data.last_id;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema261.properties.last_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.has_more !== undefined){
-if(typeof data.has_more !== "boolean"){
-const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-validate182.errors = vErrors;
-return errors === 0;
-}
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const NodeInvocationState = validate184;
+export const NodeInvocationList = validate184;
+const schema274 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29381,8 +29802,9 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(((((((((data === "prepared") || (data === "dispatched")) || (data === "accepted")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "canceled")) || (data === "unknown")) || (data === "expired"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema258.enum},message:"must be equal to one of the allowed values"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29391,18 +29813,160 @@ vErrors.push(err0);
 }
 errors++;
 }
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate183(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.first_id !== undefined){
+let data3 = data.first_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema274.properties.first_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data4 = data.last_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema274.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
 validate184.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeList = validate185;
-const schema263 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const NodeInvocationState = validate186;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate186.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((((((((data === "prepared") || (data === "dispatched")) || (data === "accepted")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "canceled")) || (data === "unknown")) || (data === "expired"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema271.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate186.errors = vErrors;
+return errors === 0;
+}
+validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const NodeList = validate187;
+const schema276 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate187.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29469,8 +30033,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate165(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+if(!(validate167(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
 errors = vErrors.length;
 }
 }
@@ -29489,7 +30053,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema263.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema276.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29502,7 +30066,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema263.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema276.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29535,17 +30099,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeRisk = validate187;
+export const NodeRisk = validate189;
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate189.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29553,7 +30117,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "read") || (data === "write")) || (data === "privileged"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema240.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29562,17 +30126,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate189.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeState = validate188;
+export const NodeState = validate190;
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29580,7 +30144,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((data === "pending_pairing") || (data === "connected")) || (data === "disconnected")) || (data === "degraded")) || (data === "revoked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema236.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema249.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29589,17 +30153,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate188.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeToolSpec = validate189;
+export const NodeToolSpec = validate191;
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate189.evaluated;
+const evaluated0 = validate191.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29628,7 +30192,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+if(!((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -29639,9 +30203,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("node" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -29651,11 +30216,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.node !== undefined){
-let data1 = data.node;
-if(typeof data1 === "string"){
-if(func1(data1) > 128){
-const err4 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.type !== undefined){
+if("node" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -29664,8 +30227,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(func1(data1) < 1){
-const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.node !== undefined){
+let data2 = data.node;
+if(typeof data2 === "string"){
+if(func1(data2) > 128){
+const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -29674,9 +30241,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29686,11 +30252,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.commands !== undefined){
-let data2 = data.commands;
-if(Array.isArray(data2)){
-if(data2.length > 128){
-const err7 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+else {
+const err7 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29699,12 +30262,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err8 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data.commands !== undefined){
+let data3 = data.commands;
+if(Array.isArray(data3)){
+if(data3.length > 128){
+const err8 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -29713,8 +30276,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29723,8 +30290,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern8.test(data3)){
-const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(func1(data4) < 1){
+const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -29733,9 +30300,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern8.test(data4)){
+const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29745,9 +30311,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
 else {
-const err12 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err12 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29757,14 +30322,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.require_approval !== undefined){
-let data4 = data.require_approval;
-const _errs11 = errors;
-let valid4 = false;
-let passing0 = null;
-const _errs12 = errors;
-if(!((data4 === "always") || (data4 === "never"))){
-const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema54.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err13 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29773,15 +30333,15 @@ vErrors.push(err13);
 }
 errors++;
 }
-var _valid0 = _errs12 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
 }
+if(data.require_approval !== undefined){
+let data5 = data.require_approval;
 const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.commands === undefined){
-const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((data5 === "always") || (data5 === "never"))){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema58.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29790,9 +30350,15 @@ vErrors.push(err14);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(key1 === "commands")){
-const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.commands === undefined){
+const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29801,12 +30367,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data4.commands !== undefined){
-let data5 = data4.commands;
-if(Array.isArray(data5)){
-if(data5.length > 128){
-const err16 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+for(const key1 in data5){
+if(!(key1 === "commands")){
+const err16 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29815,12 +30378,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 === "string"){
-if(func1(data6) > 128){
-const err17 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data5.commands !== undefined){
+let data6 = data5.commands;
+if(Array.isArray(data6)){
+if(data6.length > 128){
+const err17 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29829,8 +30392,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(func1(data6) < 1){
-const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29839,8 +30406,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern8.test(data6)){
-const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(func1(data7) < 1){
+const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29849,9 +30416,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-else {
-const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern8.test(data7)){
+const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -29861,9 +30427,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
 else {
-const err21 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err21 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29875,7 +30440,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -29884,19 +30449,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid4){
-valid4 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid4 = true;
-passing0 = 1;
-}
-}
-if(!valid4){
-const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29905,22 +30461,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-else {
-errors = _errs11;
-if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
 }
 else {
-vErrors = null;
+if(_valid0){
+valid5 = true;
+passing0 = 1;
 }
 }
-}
-}
-if(data.timeout_seconds !== undefined){
-let data7 = data.timeout_seconds;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid5){
+const err24 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -29929,9 +30482,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 3600 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeout_seconds !== undefined){
+let data8 = data.timeout_seconds;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -29940,8 +30506,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 3600 || isNaN(data8)){
+const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29950,11 +30517,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8 < 1 || isNaN(data8)){
+const err27 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29963,20 +30527,34 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate189.errors = vErrors;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate191.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Objective = validate190;
-const schema269 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
-const schema272 = {"enum":["active","paused","blocked","completed","abandoned"]};
+export const Objective = validate192;
+const schema283 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","pace","pace_state","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"pace":{"$ref":"#/$defs/ObjectivePace"},"pace_state":{"$ref":"#/$defs/ObjectivePaceState"},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
+const schema286 = {"enum":["active","paused","blocked","completed","abandoned"]};
+const schema288 = {"type":"object","required":["actions_in_period","period_resets_at","failed_wakes","next_wake_not_before"],"additionalProperties":false,"properties":{"actions_in_period":{"type":"integer","description":"Counted actions in the pace period (period_seconds) ending now."},"period_resets_at":{"type":["integer","null"],"description":"When the oldest of them leaves the period (Unix seconds)."},"failed_wakes":{"type":"integer","description":"Wakes that ended failed since the last one that did not."},"next_wake_not_before":{"type":["integer","null"],"description":"What cooldown or backoff put off the next wake to, when later than now."}}};
 const pattern83 = new RegExp("^obj_", "u");
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30114,8 +30692,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data.metadata === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'"};
+if(data.pace === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pace"},message:"must have required property '"+"pace"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -30124,8 +30702,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.created_at === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data.pace_state === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pace_state"},message:"must have required property '"+"pace_state"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -30134,8 +30712,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.updated_at === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data.metadata === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -30144,9 +30722,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func91.call(schema269.properties, key0))){
-const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.created_at === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -30155,12 +30732,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern83.test(data0)){
-const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^obj_"},message:"must match pattern \""+"^obj_"+"\""};
+if(data.updated_at === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30169,9 +30742,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!(func93.call(schema283.properties, key0))){
+const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -30181,9 +30754,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("objective" !== data.object){
-const err19 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "objective"},message:"must be equal to constant"};
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern83.test(data0)){
+const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^obj_"},message:"must match pattern \""+"^obj_"+"\""};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -30193,9 +30768,8 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.agent_id !== undefined){
-if(typeof data.agent_id !== "string"){
-const err20 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30205,9 +30779,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.description !== undefined){
-if(typeof data.description !== "string"){
-const err21 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.object !== undefined){
+if("objective" !== data.object){
+const err21 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "objective"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -30217,10 +30791,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.success_criteria !== undefined){
-let data4 = data.success_criteria;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err22 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/properties/success_criteria/type",keyword:"type",params:{type: schema269.properties.success_criteria.type},message:"must be string,null"};
+if(data.agent_id !== undefined){
+if(typeof data.agent_id !== "string"){
+const err22 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -30230,10 +30803,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.priority !== undefined){
-let data5 = data.priority;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err23 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err23 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -30243,10 +30815,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.review_at !== undefined){
-let data6 = data.review_at;
-if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err24 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema269.properties.review_at.type},message:"must be integer,null"};
+if(data.success_criteria !== undefined){
+let data4 = data.success_criteria;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err24 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/properties/success_criteria/type",keyword:"type",params:{type: schema283.properties.success_criteria.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -30256,10 +30828,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.session_id !== undefined){
-let data7 = data.session_id;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err25 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema269.properties.session_id.type},message:"must be string,null"};
+if(data.priority !== undefined){
+let data5 = data.priority;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err25 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -30269,10 +30841,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.session_mode !== undefined){
-let data8 = data.session_mode;
-if(!((data8 === "objective") || (data8 === "per_wake"))){
-const err26 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema137.enum},message:"must be equal to one of the allowed values"};
+if(data.review_at !== undefined){
+let data6 = data.review_at;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err26 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema283.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30282,10 +30854,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.overlap !== undefined){
-let data9 = data.overlap;
-if(!((data9 === "skip") || (data9 === "buffer_one"))){
-const err27 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(data.session_id !== undefined){
+let data7 = data.session_id;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err27 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema283.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -30295,10 +30867,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data10 = data.status;
-if(!(((((data10 === "active") || (data10 === "paused")) || (data10 === "blocked")) || (data10 === "completed")) || (data10 === "abandoned"))){
-const err28 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveStatus/enum",keyword:"enum",params:{allowedValues: schema272.enum},message:"must be equal to one of the allowed values"};
+if(data.session_mode !== undefined){
+let data8 = data.session_mode;
+if(!((data8 === "objective") || (data8 === "per_wake"))){
+const err28 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -30308,15 +30880,41 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.blocked_reason !== undefined){
-let data11 = data.blocked_reason;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/blocked_reason",schemaPath:"#/properties/blocked_reason/type",keyword:"type",params:{type: schema269.properties.blocked_reason.type},message:"must be string,null"};
+if(data.overlap !== undefined){
+let data9 = data.overlap;
+if(!((data9 === "skip") || (data9 === "buffer_one"))){
+const err29 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+if(!(((((data10 === "active") || (data10 === "paused")) || (data10 === "blocked")) || (data10 === "completed")) || (data10 === "abandoned"))){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveStatus/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.blocked_reason !== undefined){
+let data11 = data.blocked_reason;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err31 = {instancePath:instancePath+"/blocked_reason",schemaPath:"#/properties/blocked_reason/type",keyword:"type",params:{type: schema283.properties.blocked_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
 }
 errors++;
 }
@@ -30328,12 +30926,12 @@ let valid4 = false;
 let passing0 = null;
 const _errs27 = errors;
 if(data12 !== null){
-const err30 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err32 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err32];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err32);
 }
 errors++;
 }
@@ -30345,27 +30943,7 @@ passing0 = 0;
 const _errs29 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.version === undefined){
-const err31 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(data12.hash === undefined){
-const err32 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "hash"},message:"must have required property '"+"hash"+"'"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-if(data12.expires_at === undefined){
-const err33 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+const err33 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -30374,9 +30952,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-for(const key1 in data12){
-if(!(((key1 === "version") || (key1 === "hash")) || (key1 === "expires_at"))){
-const err34 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data12.hash === undefined){
+const err34 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "hash"},message:"must have required property '"+"hash"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -30385,11 +30962,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data12.version !== undefined){
-let data13 = data12.version;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err35 = {instancePath:instancePath+"/policy/version",schemaPath:"#/properties/policy/oneOf/1/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data12.expires_at === undefined){
+const err35 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -30398,10 +30972,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data12.hash !== undefined){
-if(typeof data12.hash !== "string"){
-const err36 = {instancePath:instancePath+"/policy/hash",schemaPath:"#/properties/policy/oneOf/1/properties/hash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data12){
+if(!(((key1 === "version") || (key1 === "hash")) || (key1 === "expires_at"))){
+const err36 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -30411,10 +30984,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data12.expires_at !== undefined){
-let data15 = data12.expires_at;
-if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err37 = {instancePath:instancePath+"/policy/expires_at",schemaPath:"#/properties/policy/oneOf/1/properties/expires_at/type",keyword:"type",params:{type: schema269.properties.policy.oneOf[1].properties.expires_at.type},message:"must be integer,null"};
+if(data12.version !== undefined){
+let data13 = data12.version;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err37 = {instancePath:instancePath+"/policy/version",schemaPath:"#/properties/policy/oneOf/1/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -30424,14 +30997,39 @@ vErrors.push(err37);
 errors++;
 }
 }
-}
-else {
-const err38 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.hash !== undefined){
+if(typeof data12.hash !== "string"){
+const err38 = {instancePath:instancePath+"/policy/hash",schemaPath:"#/properties/policy/oneOf/1/properties/hash/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
 else {
 vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data12.expires_at !== undefined){
+let data15 = data12.expires_at;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err39 = {instancePath:instancePath+"/policy/expires_at",schemaPath:"#/properties/policy/oneOf/1/properties/expires_at/type",keyword:"type",params:{type: schema283.properties.policy.oneOf[1].properties.expires_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -30447,12 +31045,12 @@ passing0 = 1;
 }
 }
 if(!valid4){
-const err39 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err41 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err39];
+vErrors = [err41];
 }
 else {
-vErrors.push(err39);
+vErrors.push(err41);
 }
 errors++;
 }
@@ -30471,34 +31069,7 @@ vErrors = null;
 if(data.last_wake_response_id !== undefined){
 let data16 = data.last_wake_response_id;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err40 = {instancePath:instancePath+"/last_wake_response_id",schemaPath:"#/properties/last_wake_response_id/type",keyword:"type",params:{type: schema269.properties.last_wake_response_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-}
-if(data.completed_evidence !== undefined){
-let data17 = data.completed_evidence;
-if((typeof data17 !== "string") && (data17 !== null)){
-const err41 = {instancePath:instancePath+"/completed_evidence",schemaPath:"#/properties/completed_evidence/type",keyword:"type",params:{type: schema269.properties.completed_evidence.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-if(data.metadata !== undefined){
-let data18 = data.metadata;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(Object.keys(data18).length > 16){
-const err42 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+const err42 = {instancePath:instancePath+"/last_wake_response_id",schemaPath:"#/properties/last_wake_response_id/type",keyword:"type",params:{type: schema283.properties.last_wake_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -30507,11 +31078,11 @@ vErrors.push(err42);
 }
 errors++;
 }
-for(const key2 in data18){
-const _errs45 = errors;
-if(typeof key2 === "string"){
-if(func1(key2) > 64){
-const err43 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+}
+if(data.completed_evidence !== undefined){
+let data17 = data.completed_evidence;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err43 = {instancePath:instancePath+"/completed_evidence",schemaPath:"#/properties/completed_evidence/type",keyword:"type",params:{type: schema283.properties.completed_evidence.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -30521,9 +31092,12 @@ vErrors.push(err43);
 errors++;
 }
 }
-var valid7 = _errs45 === errors;
-if(!valid7){
-const err44 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(data.pace !== undefined){
+let data18 = data.pace;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key2 in data18){
+if(!((((((key2 === "burst_cap") || (key2 === "period_limit")) || (key2 === "period_seconds")) || (key2 === "minimum_cooldown")) || (key2 === "base_backoff")) || (key2 === "max_backoff"))){
+const err44 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -30533,11 +31107,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-for(const key3 in data18){
-let data19 = data18[key3];
-if(typeof data19 === "string"){
-if(func1(data19) > 512){
-const err45 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(data18.burst_cap !== undefined){
+let data19 = data18.burst_cap;
+if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
+const err45 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/type",keyword:"type",params:{type: schema148.properties.burst_cap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -30546,9 +31119,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 100000 || isNaN(data19)){
+const err46 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -30557,10 +31130,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19 < 0 || isNaN(data19)){
+const err47 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -30570,10 +31141,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data20 = data.created_at;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err48 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data18.period_limit !== undefined){
+let data20 = data18.period_limit;
+if((!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) && (data20 !== null)){
+const err48 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/type",keyword:"type",params:{type: schema148.properties.period_limit.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -30582,11 +31154,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data.updated_at !== undefined){
-let data21 = data.updated_at;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err49 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 1000000 || isNaN(data20)){
+const err49 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -30595,10 +31165,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-}
-else {
-const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data20 < 0 || isNaN(data20)){
+const err50 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -30607,18 +31175,1597 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate190.errors = vErrors;
+}
+}
+if(data18.period_seconds !== undefined){
+let data21 = data18.period_seconds;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err51 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 31536000 || isNaN(data21)){
+const err52 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data21 < 1 || isNaN(data21)){
+const err53 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+if(data18.minimum_cooldown !== undefined){
+let data22 = data18.minimum_cooldown;
+if((!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))) && (data22 !== null)){
+const err54 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/type",keyword:"type",params:{type: schema148.properties.minimum_cooldown.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 31536000 || isNaN(data22)){
+const err55 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(data22 < 0 || isNaN(data22)){
+const err56 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+if(data18.base_backoff !== undefined){
+let data23 = data18.base_backoff;
+if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
+const err57 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/type",keyword:"type",params:{type: schema148.properties.base_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 31536000 || isNaN(data23)){
+const err58 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(data23 < 1 || isNaN(data23)){
+const err59 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+if(data18.max_backoff !== undefined){
+let data24 = data18.max_backoff;
+if((!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))) && (data24 !== null)){
+const err60 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/type",keyword:"type",params:{type: schema148.properties.max_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 31536000 || isNaN(data24)){
+const err61 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data24 < 1 || isNaN(data24)){
+const err62 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data.pace_state !== undefined){
+let data25 = data.pace_state;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.actions_in_period === undefined){
+const err64 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "actions_in_period"},message:"must have required property '"+"actions_in_period"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data25.period_resets_at === undefined){
+const err65 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "period_resets_at"},message:"must have required property '"+"period_resets_at"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data25.failed_wakes === undefined){
+const err66 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "failed_wakes"},message:"must have required property '"+"failed_wakes"+"'"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if(data25.next_wake_not_before === undefined){
+const err67 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "next_wake_not_before"},message:"must have required property '"+"next_wake_not_before"+"'"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+for(const key3 in data25){
+if(!((((key3 === "actions_in_period") || (key3 === "period_resets_at")) || (key3 === "failed_wakes")) || (key3 === "next_wake_not_before"))){
+const err68 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data25.actions_in_period !== undefined){
+let data26 = data25.actions_in_period;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err69 = {instancePath:instancePath+"/pace_state/actions_in_period",schemaPath:"#/$defs/ObjectivePaceState/properties/actions_in_period/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data25.period_resets_at !== undefined){
+let data27 = data25.period_resets_at;
+if((!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))) && (data27 !== null)){
+const err70 = {instancePath:instancePath+"/pace_state/period_resets_at",schemaPath:"#/$defs/ObjectivePaceState/properties/period_resets_at/type",keyword:"type",params:{type: schema288.properties.period_resets_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data25.failed_wakes !== undefined){
+let data28 = data25.failed_wakes;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err71 = {instancePath:instancePath+"/pace_state/failed_wakes",schemaPath:"#/$defs/ObjectivePaceState/properties/failed_wakes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data25.next_wake_not_before !== undefined){
+let data29 = data25.next_wake_not_before;
+if((!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))) && (data29 !== null)){
+const err72 = {instancePath:instancePath+"/pace_state/next_wake_not_before",schemaPath:"#/$defs/ObjectivePaceState/properties/next_wake_not_before/type",keyword:"type",params:{type: schema288.properties.next_wake_not_before.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data30 = data.metadata;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(Object.keys(data30).length > 16){
+const err74 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+for(const key4 in data30){
+const _errs73 = errors;
+if(typeof key4 === "string"){
+if(func1(key4) > 64){
+const err75 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key4};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+var valid11 = _errs73 === errors;
+if(!valid11){
+const err76 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+for(const key5 in data30){
+let data31 = data30[key5];
+if(typeof data31 === "string"){
+if(func1(data31) > 512){
+const err77 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data32 = data.created_at;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err80 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data33 = data.updated_at;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err81 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+else {
+const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveList = validate191;
-const schema274 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Objective"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ObjectiveAction = validate193;
+const schema290 = {"type":"object","required":["id","object","objective_id","response_id","call_id","trigger_id","due_at","kind","tool","target_type","target","class","policy_hash","request","status","verdict","rule","reason","evidence","resolved","created_at","resolved_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"`<response_id>:<call_id>`: a retried call is the same action."},"object":{"const":"objective_action"},"objective_id":{"type":"string"},"response_id":{"type":"string","description":"The wake."},"call_id":{"type":"string"},"trigger_id":{"type":["string","null"]},"due_at":{"type":["integer","null"],"description":"The occurrence the wake was for."},"kind":{"type":"string","description":"The tool's provider: builtin, mcp, node, function, a2a."},"tool":{"type":"string"},"target_type":{"oneOf":[{"$ref":"#/$defs/ResourceGrantType"},{"type":"null"}]},"target":{"type":["string","null"],"description":"What the call acts on (`<server>/<tool>`, `<node>/<command>`, a URL host), when it has a target."},"class":{"$ref":"#/$defs/ConsequenceClass"},"policy_hash":{"type":["string","null"]},"request":{"description":"The call's arguments with the values of secret-looking keys and every environment value removed."},"status":{"$ref":"#/$defs/ObjectiveActionStatus"},"verdict":{"enum":["allowed","refused"]},"rule":{"type":["string","null"],"description":"The gate's rule that refused it (consequence-class, quiet-hours, …)."},"reason":{"type":["string","null"]},"evidence":{"type":["string","null"],"description":"What the person who settled it gave."},"resolved":{"type":"boolean","description":"A person settled it (it was uncertain)."},"created_at":{"type":"integer"},"resolved_at":{"type":["integer","null"]}}};
+const schema293 = {"enum":["planned","reserved","running","succeeded","failed","uncertain","cancelled"]};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate193.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.objective_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "objective_id"},message:"must have required property '"+"objective_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.response_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "response_id"},message:"must have required property '"+"response_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"},message:"must have required property '"+"call_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.trigger_id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "trigger_id"},message:"must have required property '"+"trigger_id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.due_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "due_at"},message:"must have required property '"+"due_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.kind === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.tool === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.target_type === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "target_type"},message:"must have required property '"+"target_type"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.target === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "target"},message:"must have required property '"+"target"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.class === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.policy_hash === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "policy_hash"},message:"must have required property '"+"policy_hash"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.request === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request"},message:"must have required property '"+"request"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.status === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.verdict === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data.rule === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data.reason === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data.evidence === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "evidence"},message:"must have required property '"+"evidence"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data.resolved === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolved"},message:"must have required property '"+"resolved"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data.resolved_at === undefined){
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolved_at"},message:"must have required property '"+"resolved_at"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func93.call(schema290.properties, key0))){
+const err22 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err23 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("objective_action" !== data.object){
+const err24 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "objective_action"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.objective_id !== undefined){
+if(typeof data.objective_id !== "string"){
+const err25 = {instancePath:instancePath+"/objective_id",schemaPath:"#/properties/objective_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.response_id !== undefined){
+if(typeof data.response_id !== "string"){
+const err26 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err27 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.trigger_id !== undefined){
+let data5 = data.trigger_id;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err28 = {instancePath:instancePath+"/trigger_id",schemaPath:"#/properties/trigger_id/type",keyword:"type",params:{type: schema290.properties.trigger_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.due_at !== undefined){
+let data6 = data.due_at;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err29 = {instancePath:instancePath+"/due_at",schemaPath:"#/properties/due_at/type",keyword:"type",params:{type: schema290.properties.due_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+if(typeof data.kind !== "string"){
+const err30 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.tool !== undefined){
+if(typeof data.tool !== "string"){
+const err31 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.target_type !== undefined){
+let data9 = data.target_type;
+const _errs20 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs21 = errors;
+if(!(((((((((data9 === "filesystem") || (data9 === "browser")) || (data9 === "mcp")) || (data9 === "command")) || (data9 === "repository")) || (data9 === "cloud")) || (data9 === "document")) || (data9 === "channel")) || (data9 === "generated_process"))){
+const err32 = {instancePath:instancePath+"/target_type",schemaPath:"#/$defs/ResourceGrantType/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid0 = _errs21 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs23 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/target_type",schemaPath:"#/properties/target_type/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid0 = _errs23 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err34 = {instancePath:instancePath+"/target_type",schemaPath:"#/properties/target_type/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.target !== undefined){
+let data10 = data.target;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err35 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: schema290.properties.target.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.class !== undefined){
+let data11 = data.class;
+if(!(((((((data11 === "observe") || (data11 === "local_mutation")) || (data11 === "external_effect")) || (data11 === "external_representation")) || (data11 === "financial")) || (data11 === "legal_attestation")) || (data11 === "destructive"))){
+const err36 = {instancePath:instancePath+"/class",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.policy_hash !== undefined){
+let data12 = data.policy_hash;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err37 = {instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: schema290.properties.policy_hash.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data13 = data.status;
+if(!(((((((data13 === "planned") || (data13 === "reserved")) || (data13 === "running")) || (data13 === "succeeded")) || (data13 === "failed")) || (data13 === "uncertain")) || (data13 === "cancelled"))){
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveActionStatus/enum",keyword:"enum",params:{allowedValues: schema293.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.verdict !== undefined){
+let data14 = data.verdict;
+if(!((data14 === "allowed") || (data14 === "refused"))){
+const err39 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema290.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.rule !== undefined){
+let data15 = data.rule;
+if((typeof data15 !== "string") && (data15 !== null)){
+const err40 = {instancePath:instancePath+"/rule",schemaPath:"#/properties/rule/type",keyword:"type",params:{type: schema290.properties.rule.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+let data16 = data.reason;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err41 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema290.properties.reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.evidence !== undefined){
+let data17 = data.evidence;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err42 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: schema290.properties.evidence.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.resolved !== undefined){
+if(typeof data.resolved !== "boolean"){
+const err43 = {instancePath:instancePath+"/resolved",schemaPath:"#/properties/resolved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data19 = data.created_at;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err44 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+let data20 = data.resolved_at;
+if((!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) && (data20 !== null)){
+const err45 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: schema290.properties.resolved_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+validate193.errors = vErrors;
+return errors === 0;
+}
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectiveActionList = validate194;
+const schema294 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveAction"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last action, for `after`."},"has_more":{"type":"boolean"}}};
+
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate194.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.last_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_id"},message:"must have required property '"+"last_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "object") || (key0 === "data")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate193(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data3 = data.last_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema294.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate194.errors = vErrors;
+return errors === 0;
+}
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectiveActionStatus = validate196;
+
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate196.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((((((data === "planned") || (data === "reserved")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "uncertain")) || (data === "cancelled"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema293.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate196.errors = vErrors;
+return errors === 0;
+}
+validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectiveGrant = validate197;
+const schema296 = {"type":"object","required":["id","object","objective_id","type","locator","access_mode","constraints","expires_at","enforced","status","created_at","revoked_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^grt_"},"object":{"const":"objective_grant"},"objective_id":{"type":"string"},"type":{"$ref":"#/$defs/ResourceGrantType"},"locator":{"type":"string"},"access_mode":{"$ref":"#/$defs/GrantAccessMode"},"constraints":{"type":["object","null"]},"expires_at":{"type":["integer","null"]},"enforced":{"type":"boolean","description":"Whether the gate checks calls against grants of this type today (command, mcp, channel)."},"status":{"enum":["active","expired","revoked"]},"created_at":{"type":"integer"},"revoked_at":{"type":["integer","null"]}}};
+const pattern84 = new RegExp("^grt_", "u");
+
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate197.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.objective_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "objective_id"},message:"must have required property '"+"objective_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.type === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.locator === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "locator"},message:"must have required property '"+"locator"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.access_mode === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "access_mode"},message:"must have required property '"+"access_mode"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.constraints === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "constraints"},message:"must have required property '"+"constraints"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.expires_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.enforced === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enforced"},message:"must have required property '"+"enforced"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.status === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.revoked_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func93.call(schema296.properties, key0))){
+const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern84.test(data0)){
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^grt_"},message:"must match pattern \""+"^grt_"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("objective_grant" !== data.object){
+const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "objective_grant"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.objective_id !== undefined){
+if(typeof data.objective_id !== "string"){
+const err16 = {instancePath:instancePath+"/objective_id",schemaPath:"#/properties/objective_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data3 = data.type;
+if(!(((((((((data3 === "filesystem") || (data3 === "browser")) || (data3 === "mcp")) || (data3 === "command")) || (data3 === "repository")) || (data3 === "cloud")) || (data3 === "document")) || (data3 === "channel")) || (data3 === "generated_process"))){
+const err17 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/ResourceGrantType/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.locator !== undefined){
+if(typeof data.locator !== "string"){
+const err18 = {instancePath:instancePath+"/locator",schemaPath:"#/properties/locator/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.access_mode !== undefined){
+let data5 = data.access_mode;
+if(!(((data5 === "read") || (data5 === "write")) || (data5 === "execute"))){
+const err19 = {instancePath:instancePath+"/access_mode",schemaPath:"#/$defs/GrantAccessMode/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.constraints !== undefined){
+let data6 = data.constraints;
+if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
+const err20 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/type",keyword:"type",params:{type: schema296.properties.constraints.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+let data7 = data.expires_at;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err21 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema296.properties.expires_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.enforced !== undefined){
+if(typeof data.enforced !== "boolean"){
+const err22 = {instancePath:instancePath+"/enforced",schemaPath:"#/properties/enforced/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data9 = data.status;
+if(!(((data9 === "active") || (data9 === "expired")) || (data9 === "revoked"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema296.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data10 = data.created_at;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err24 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.revoked_at !== undefined){
+let data11 = data.revoked_at;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err25 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema296.properties.revoked_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+validate197.errors = vErrors;
+return errors === 0;
+}
+validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectiveGrantList = validate198;
+const schema299 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveGrant"}},"has_more":{"type":"boolean"}}};
+
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate198.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "object") || (key0 === "data")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate197(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err6 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate198.errors = vErrors;
+return errors === 0;
+}
+validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectiveList = validate200;
+const schema300 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Objective"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30685,8 +32832,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate190(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+if(!(validate192(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 }
@@ -30705,7 +32852,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema274.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema300.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -30718,7 +32865,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema274.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema300.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -30751,17 +32898,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveOverlap = validate193;
+export const ObjectiveOverlap = validate202;
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30769,7 +32916,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((data === "skip") || (data === "buffer_one"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -30778,19 +32925,403 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicy = validate194;
-const schema276 = {"type":"object","required":["object","objective_id","version","hash","status","document","created_at","approved_at","revoked_at","expires_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_policy"},"objective_id":{"type":"string"},"version":{"type":"integer"},"hash":{"type":"string"},"status":{"$ref":"#/$defs/ObjectivePolicyStatus"},"document":{"$ref":"#/$defs/ObjectivePolicyDocument"},"created_at":{"type":"integer"},"approved_at":{"type":["integer","null"]},"revoked_at":{"type":["integer","null"]},"expires_at":{"type":["integer","null"]}}};
-const schema277 = {"enum":["draft","approved","superseded","revoked"]};
+export const ObjectivePace = validate203;
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate203.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!((((((key0 === "burst_cap") || (key0 === "period_limit")) || (key0 === "period_seconds")) || (key0 === "minimum_cooldown")) || (key0 === "base_backoff")) || (key0 === "max_backoff"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.burst_cap !== undefined){
+let data0 = data.burst_cap;
+if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (data0 !== null)){
+const err1 = {instancePath:instancePath+"/burst_cap",schemaPath:"#/properties/burst_cap/type",keyword:"type",params:{type: schema148.properties.burst_cap.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 100000 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/burst_cap",schemaPath:"#/properties/burst_cap/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0 < 0 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/burst_cap",schemaPath:"#/properties/burst_cap/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+if(data.period_limit !== undefined){
+let data1 = data.period_limit;
+if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
+const err4 = {instancePath:instancePath+"/period_limit",schemaPath:"#/properties/period_limit/type",keyword:"type",params:{type: schema148.properties.period_limit.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 1000000 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/period_limit",schemaPath:"#/properties/period_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err6 = {instancePath:instancePath+"/period_limit",schemaPath:"#/properties/period_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.period_seconds !== undefined){
+let data2 = data.period_seconds;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/period_seconds",schemaPath:"#/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 31536000 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/period_seconds",schemaPath:"#/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2 < 1 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/period_seconds",schemaPath:"#/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.minimum_cooldown !== undefined){
+let data3 = data.minimum_cooldown;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/minimum_cooldown",schemaPath:"#/properties/minimum_cooldown/type",keyword:"type",params:{type: schema148.properties.minimum_cooldown.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 31536000 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/minimum_cooldown",schemaPath:"#/properties/minimum_cooldown/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/minimum_cooldown",schemaPath:"#/properties/minimum_cooldown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.base_backoff !== undefined){
+let data4 = data.base_backoff;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err13 = {instancePath:instancePath+"/base_backoff",schemaPath:"#/properties/base_backoff/type",keyword:"type",params:{type: schema148.properties.base_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 31536000 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/base_backoff",schemaPath:"#/properties/base_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/base_backoff",schemaPath:"#/properties/base_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.max_backoff !== undefined){
+let data5 = data.max_backoff;
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+const err16 = {instancePath:instancePath+"/max_backoff",schemaPath:"#/properties/max_backoff/type",keyword:"type",params:{type: schema148.properties.max_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 31536000 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/max_backoff",schemaPath:"#/properties/max_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/max_backoff",schemaPath:"#/properties/max_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate203.errors = vErrors;
+return errors === 0;
+}
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectivePaceState = validate204;
+
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate204.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.actions_in_period === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "actions_in_period"},message:"must have required property '"+"actions_in_period"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.period_resets_at === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "period_resets_at"},message:"must have required property '"+"period_resets_at"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.failed_wakes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "failed_wakes"},message:"must have required property '"+"failed_wakes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.next_wake_not_before === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_wake_not_before"},message:"must have required property '"+"next_wake_not_before"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "actions_in_period") || (key0 === "period_resets_at")) || (key0 === "failed_wakes")) || (key0 === "next_wake_not_before"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.actions_in_period !== undefined){
+let data0 = data.actions_in_period;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err5 = {instancePath:instancePath+"/actions_in_period",schemaPath:"#/properties/actions_in_period/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.period_resets_at !== undefined){
+let data1 = data.period_resets_at;
+if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
+const err6 = {instancePath:instancePath+"/period_resets_at",schemaPath:"#/properties/period_resets_at/type",keyword:"type",params:{type: schema288.properties.period_resets_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.failed_wakes !== undefined){
+let data2 = data.failed_wakes;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/failed_wakes",schemaPath:"#/properties/failed_wakes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.next_wake_not_before !== undefined){
+let data3 = data.next_wake_not_before;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err8 = {instancePath:instancePath+"/next_wake_not_before",schemaPath:"#/properties/next_wake_not_before/type",keyword:"type",params:{type: schema288.properties.next_wake_not_before.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate204.errors = vErrors;
+return errors === 0;
+}
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectivePolicy = validate205;
+const schema304 = {"type":"object","required":["object","objective_id","version","hash","status","document","created_at","approved_at","revoked_at","expires_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_policy"},"objective_id":{"type":"string"},"version":{"type":"integer"},"hash":{"type":"string"},"status":{"$ref":"#/$defs/ObjectivePolicyStatus"},"document":{"$ref":"#/$defs/ObjectivePolicyDocument"},"created_at":{"type":"integer"},"approved_at":{"type":["integer","null"]},"revoked_at":{"type":["integer","null"]},"expires_at":{"type":["integer","null"]}}};
+const schema305 = {"enum":["draft","approved","superseded","revoked"]};
+
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30899,7 +33430,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema276.properties, key0))){
+if(!(func93.call(schema304.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -30962,7 +33493,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((data4 === "draft") || (data4 === "approved")) || (data4 === "superseded")) || (data4 === "revoked"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectivePolicyStatus/enum",keyword:"enum",params:{allowedValues: schema277.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectivePolicyStatus/enum",keyword:"enum",params:{allowedValues: schema305.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -30973,8 +33504,8 @@ errors++;
 }
 }
 if(data.document !== undefined){
-if(!(validate91(data.document, {instancePath:instancePath+"/document",parentData:data,parentDataProperty:"document",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate92(data.document, {instancePath:instancePath+"/document",parentData:data,parentDataProperty:"document",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -30994,7 +33525,7 @@ errors++;
 if(data.approved_at !== undefined){
 let data7 = data.approved_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err17 = {instancePath:instancePath+"/approved_at",schemaPath:"#/properties/approved_at/type",keyword:"type",params:{type: schema276.properties.approved_at.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/approved_at",schemaPath:"#/properties/approved_at/type",keyword:"type",params:{type: schema304.properties.approved_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -31007,7 +33538,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data8 = data.revoked_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema276.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema304.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31020,7 +33551,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data9 = data.expires_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema276.properties.expires_at.type},message:"must be integer,null"};
+const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema304.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -31041,17 +33572,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyDocument = validate196;
+export const ObjectivePolicyDocument = validate207;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31080,7 +33611,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema132.properties, key0))){
+if(!(func93.call(schema141.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -31129,7 +33660,7 @@ errors++;
 if(data.allowed_tools !== undefined){
 let data1 = data.allowed_tools;
 if((!(Array.isArray(data1))) && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: schema132.properties.allowed_tools.type},message:"must be array,null"};
+const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: schema141.properties.allowed_tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31204,7 +33735,7 @@ indices0[item0] = i1;
 if(data.mcp_tools !== undefined){
 let data3 = data.mcp_tools;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema132.properties.mcp_tools.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/mcp_tools",schemaPath:"#/properties/mcp_tools/type",keyword:"type",params:{type: schema141.properties.mcp_tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -31303,7 +33834,7 @@ const len2 = data5.length;
 for(let i4=0; i4<len2; i4++){
 let data6 = data5[i4];
 if(!(((((((data6 === "observe") || (data6 === "local_mutation")) || (data6 === "external_effect")) || (data6 === "external_representation")) || (data6 === "financial")) || (data6 === "legal_attestation")) || (data6 === "destructive"))){
-const err18 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/consequence_classes/" + i4,schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema33.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31517,7 +34048,7 @@ vErrors = null;
 if(data.max_concurrency !== undefined){
 let data10 = data.max_concurrency;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema132.properties.max_concurrency.type},message:"must be integer,null"};
+const err33 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: schema141.properties.max_concurrency.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -31552,7 +34083,7 @@ errors++;
 if(data.max_tokens !== undefined){
 let data11 = data.max_tokens;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema132.properties.max_tokens.type},message:"must be integer,null"};
+const err36 = {instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: schema141.properties.max_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -31577,7 +34108,7 @@ errors++;
 if(data.max_seconds !== undefined){
 let data12 = data.max_seconds;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err38 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema132.properties.max_seconds.type},message:"must be integer,null"};
+const err38 = {instancePath:instancePath+"/max_seconds",schemaPath:"#/properties/max_seconds/type",keyword:"type",params:{type: schema141.properties.max_seconds.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -31612,7 +34143,7 @@ errors++;
 if(data.quiet_hours !== undefined){
 let data13 = data.quiet_hours;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err41 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema132.properties.quiet_hours.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/type",keyword:"type",params:{type: schema141.properties.quiet_hours.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -31672,7 +34203,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data15 = data.expires_at;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema132.properties.expires_at.type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema141.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -31715,18 +34246,18 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyList = validate197;
-const schema280 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectivePolicy"}},"has_more":{"type":"boolean"}}};
+export const ObjectivePolicyList = validate208;
+const schema308 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectivePolicy"}},"has_more":{"type":"boolean"}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31793,8 +34324,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate194(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
+if(!(validate205(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
 errors = vErrors.length;
 }
 }
@@ -31833,17 +34364,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyStatus = validate199;
+export const ObjectivePolicyStatus = validate210;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31851,7 +34382,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "draft") || (data === "approved")) || (data === "superseded")) || (data === "revoked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema277.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema305.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -31860,17 +34391,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveSessionMode = validate200;
+export const ObjectiveSessionMode = validate211;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31878,7 +34409,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((data === "objective") || (data === "per_wake"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema137.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -31887,17 +34418,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveStatus = validate201;
+export const ObjectiveStatus = validate212;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31905,7 +34436,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((data === "active") || (data === "paused")) || (data === "blocked")) || (data === "completed")) || (data === "abandoned"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema272.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -31914,17 +34445,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveText = validate202;
+export const ObjectiveText = validate213;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31973,17 +34504,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveToolSpec = validate203;
+export const ObjectiveToolSpec = validate214;
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32036,20 +34567,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveTrigger = validate204;
-const schema286 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
-const schema288 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused"]};
-const pattern87 = new RegExp("^trg_", "u");
+export const ObjectiveTrigger = validate215;
+const schema314 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
+const schema316 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused","cooldown","backoff"]};
+const pattern88 = new RegExp("^trg_", "u");
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32228,7 +34759,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema286.properties, key0))){
+if(!(func93.call(schema314.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -32242,7 +34773,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern87.test(data0)){
+if(!pattern88.test(data0)){
 const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^trg_"},message:"must match pattern \""+"^trg_"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -32291,7 +34822,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!(((data3 === "cron") || (data3 === "once")) || (data3 === "manual"))){
-const err22 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema314.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -32304,7 +34835,7 @@ errors++;
 if(data.cron !== undefined){
 let data4 = data.cron;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err23 = {instancePath:instancePath+"/cron",schemaPath:"#/properties/cron/type",keyword:"type",params:{type: schema286.properties.cron.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/cron",schemaPath:"#/properties/cron/type",keyword:"type",params:{type: schema314.properties.cron.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -32317,7 +34848,7 @@ errors++;
 if(data.timezone !== undefined){
 let data5 = data.timezone;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: schema286.properties.timezone.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: schema314.properties.timezone.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -32330,7 +34861,7 @@ errors++;
 if(data.end_at !== undefined){
 let data6 = data.end_at;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/type",keyword:"type",params:{type: schema286.properties.end_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/type",keyword:"type",params:{type: schema314.properties.end_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -32343,7 +34874,7 @@ errors++;
 if(data.missed_run_policy !== undefined){
 let data7 = data.missed_run_policy;
 if(!(((data7 === "skip") || (data7 === "run_once")) || (data7 === "catch_up"))){
-const err26 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -32382,7 +34913,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!((data10 === "enabled") || (data10 === "done"))){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema286.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema314.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -32395,7 +34926,7 @@ errors++;
 if(data.next_due_at !== undefined){
 let data11 = data.next_due_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/next_due_at",schemaPath:"#/properties/next_due_at/type",keyword:"type",params:{type: schema286.properties.next_due_at.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/next_due_at",schemaPath:"#/properties/next_due_at/type",keyword:"type",params:{type: schema314.properties.next_due_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -32408,7 +34939,7 @@ errors++;
 if(data.last_fired_at !== undefined){
 let data12 = data.last_fired_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/last_fired_at",schemaPath:"#/properties/last_fired_at/type",keyword:"type",params:{type: schema286.properties.last_fired_at.type},message:"must be integer,null"};
+const err31 = {instancePath:instancePath+"/last_fired_at",schemaPath:"#/properties/last_fired_at/type",keyword:"type",params:{type: schema314.properties.last_fired_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -32437,8 +34968,8 @@ const _errs28 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs29 = errors;
-if(!(((((((((((data14 === "missed") || (data14 === "catch-up-cap")) || (data14 === "overlap")) || (data14 === "waiting-for-input")) || (data14 === "paused")) || (data14 === "ended")) || (data14 === "no-approved-policy")) || (data14 === "policy-expired")) || (data14 === "policy-revoked")) || (data14 === "agent-unavailable")) || (data14 === "admission-refused"))){
-const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((((data14 === "missed") || (data14 === "catch-up-cap")) || (data14 === "overlap")) || (data14 === "waiting-for-input")) || (data14 === "paused")) || (data14 === "ended")) || (data14 === "no-approved-policy")) || (data14 === "policy-expired")) || (data14 === "policy-revoked")) || (data14 === "agent-unavailable")) || (data14 === "admission-refused")) || (data14 === "cooldown")) || (data14 === "backoff"))){
+const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema316.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -32499,7 +35030,7 @@ vErrors = null;
 if(data.reason !== undefined){
 let data15 = data.reason;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err36 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema286.properties.reason.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema314.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -32533,18 +35064,18 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveTriggerList = validate205;
-const schema289 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveTrigger"}},"has_more":{"type":"boolean"}}};
+export const ObjectiveTriggerList = validate216;
+const schema317 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveTrigger"}},"has_more":{"type":"boolean"}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32611,8 +35142,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate204(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+if(!(validate215(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
 errors = vErrors.length;
 }
 }
@@ -32651,18 +35182,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveWake = validate207;
-const schema290 = {"type":"object","required":["object","trigger_id","due_at","outcome","reason","response_id","created_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_wake"},"trigger_id":{"type":"string"},"due_at":{"type":"integer","description":"The occurrence's due time (Unix seconds)."},"outcome":{"enum":["admitted","skipped"]},"reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"response_id":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+export const ObjectiveWake = validate218;
+const schema318 = {"type":"object","required":["object","trigger_id","due_at","outcome","reason","response_id","created_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_wake"},"trigger_id":{"type":"string"},"due_at":{"type":"integer","description":"The occurrence's due time (Unix seconds)."},"outcome":{"enum":["admitted","skipped"]},"reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"response_id":{"type":["string","null"]},"created_at":{"type":"integer"}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32792,7 +35323,7 @@ errors++;
 if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(!((data3 === "admitted") || (data3 === "skipped"))){
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema290.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema318.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -32808,8 +35339,8 @@ const _errs9 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs10 = errors;
-if(!(((((((((((data4 === "missed") || (data4 === "catch-up-cap")) || (data4 === "overlap")) || (data4 === "waiting-for-input")) || (data4 === "paused")) || (data4 === "ended")) || (data4 === "no-approved-policy")) || (data4 === "policy-expired")) || (data4 === "policy-revoked")) || (data4 === "agent-unavailable")) || (data4 === "admission-refused"))){
-const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((((data4 === "missed") || (data4 === "catch-up-cap")) || (data4 === "overlap")) || (data4 === "waiting-for-input")) || (data4 === "paused")) || (data4 === "ended")) || (data4 === "no-approved-policy")) || (data4 === "policy-expired")) || (data4 === "policy-revoked")) || (data4 === "agent-unavailable")) || (data4 === "admission-refused")) || (data4 === "cooldown")) || (data4 === "backoff"))){
+const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema316.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -32870,7 +35401,7 @@ vErrors = null;
 if(data.response_id !== undefined){
 let data5 = data.response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema290.properties.response_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema318.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -32904,18 +35435,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveWakeList = validate208;
-const schema292 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
+export const ObjectiveWakeList = validate219;
+const schema320 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32992,8 +35523,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate207(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate218(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
 errors = vErrors.length;
 }
 }
@@ -33012,7 +35543,7 @@ errors++;
 if(data.last_id !== undefined){
 let data3 = data.last_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema292.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema320.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -33045,18 +35576,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIErrorMember = validate210;
-const schema293 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
+export const OpenAIErrorMember = validate221;
+const schema321 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate221.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33131,7 +35662,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if(!((((((data1 === "invalid_request_error") || (data1 === "authentication_error")) || (data1 === "permission_error")) || (data1 === "not_found_error")) || (data1 === "rate_limit_error")) || (data1 === "server_error"))){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema293.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema321.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -33156,7 +35687,7 @@ errors++;
 if(data.param !== undefined){
 let data3 = data.param;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema293.properties.param.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema321.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -33177,18 +35708,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIResponseStatus = validate211;
-const schema294 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
+export const OpenAIResponseStatus = validate222;
+const schema322 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33196,7 +35727,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema294.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema322.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -33205,19 +35736,19 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const OutputItemEvent = validate212;
-const schema295 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
-const schema296 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+export const OutputItemEvent = validate223;
+const schema323 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
+const schema324 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33228,8 +35759,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -33358,7 +35889,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -33504,7 +36035,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema184.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -33764,7 +36295,7 @@ vErrors.push(err41);
 errors++;
 }
 for(const key1 in data){
-if(!(func91.call(schema211.properties, key1))){
+if(!(func93.call(schema223.properties, key1))){
 const err42 = {instancePath,schemaPath:"#/$defs/McpCallItem/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
@@ -33838,7 +36369,7 @@ errors++;
 if(data.output !== undefined){
 let data22 = data.output;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema211.properties.output.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema223.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -33851,7 +36382,7 @@ errors++;
 if(data.error !== undefined){
 let data23 = data.error;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema211.properties.error.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema223.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -33864,7 +36395,7 @@ errors++;
 if(data.status !== undefined){
 let data24 = data.status;
 if(!(((data24 === "in_progress") || (data24 === "completed")) || (data24 === "incomplete"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema211.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema223.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -33935,17 +36466,17 @@ vErrors = null;
 }
 }
 }
-validate213.errors = vErrors;
+validate224.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate213.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate224.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34008,7 +36539,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema295.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema323.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -34069,8 +36600,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate213(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+if(!(validate224(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 }
@@ -34085,18 +36616,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDeltaEvent = validate216;
-const schema301 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDeltaEvent = validate227;
+const schema329 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34310,18 +36841,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDoneEvent = validate217;
-const schema302 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDoneEvent = validate228;
+const schema330 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34535,17 +37066,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate217.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextPart = validate218;
+export const OutputTextPart = validate229;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34630,18 +37161,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PendingToolCall = validate219;
-const schema304 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+export const PendingToolCall = validate230;
+const schema332 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34750,7 +37281,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -34763,7 +37294,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema304.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema332.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -34788,7 +37319,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema304.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema332.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34809,19 +37340,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Problem = validate220;
-const schema306 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema307 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+export const Problem = validate231;
+const schema334 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema335 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35111,7 +37642,7 @@ errors++;
 if(data10.type !== undefined){
 let data12 = data10.type;
 if(!((((((data12 === "invalid_request_error") || (data12 === "authentication_error")) || (data12 === "permission_error")) || (data12 === "not_found_error")) || (data12 === "rate_limit_error")) || (data12 === "server_error"))){
-const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema293.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema321.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35136,7 +37667,7 @@ errors++;
 if(data10.param !== undefined){
 let data14 = data10.param;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema293.properties.param.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema321.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35169,17 +37700,17 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProblemFieldError = validate221;
+export const ProblemFieldError = validate232;
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35254,20 +37785,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumer = validate222;
-const schema310 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern88 = new RegExp("^qc_", "u");
-const schema312 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+export const QueueConsumer = validate233;
+const schema338 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern89 = new RegExp("^qc_", "u");
+const schema340 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35330,7 +37861,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema312.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema340.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -35356,7 +37887,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema312.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema340.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35381,7 +37912,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema312.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema340.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -35402,16 +37933,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35550,7 +38081,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema310.properties, key0))){
+if(!(func93.call(schema338.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -35564,7 +38095,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern88.test(data0)){
+if(!pattern89.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -35613,7 +38144,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema310.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema338.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35861,15 +38392,15 @@ errors++;
 }
 }
 if(data.kafka !== undefined){
-if(!(validate96(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate97(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
 if(data.agent !== undefined){
 let data12 = data.agent;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema310.properties.agent.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema338.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -35885,8 +38416,8 @@ const _errs28 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs29 = errors;
-if(!(validate98(data13, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data13, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs29 === errors;
@@ -35944,8 +38475,8 @@ const _errs33 = errors;
 let valid4 = false;
 let passing1 = null;
 const _errs34 = errors;
-if(!(validate98(data14, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data14, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs34 === errors;
@@ -36080,7 +38611,7 @@ errors++;
 if(data17.kind !== undefined){
 let data18 = data17.kind;
 if(!((data18 === "sqs") || (data18 === "sasl"))){
-const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema310.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema338.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -36093,7 +38624,7 @@ errors++;
 if(data17.last4 !== undefined){
 let data19 = data17.last4;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema310.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema338.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -36148,8 +38679,8 @@ vErrors = null;
 }
 }
 if(data.health !== undefined){
-if(!(validate226(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate237(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
 errors = vErrors.length;
 }
 }
@@ -36190,17 +38721,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerHealth = validate228;
+export const QueueConsumerHealth = validate239;
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36263,7 +38794,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema312.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema340.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -36289,7 +38820,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema312.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema340.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -36314,7 +38845,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema312.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema340.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -36335,18 +38866,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerList = validate229;
-const schema318 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const QueueConsumerList = validate240;
+const schema346 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36413,8 +38944,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate222(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+if(!(validate233(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 }
@@ -36433,7 +38964,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema318.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema346.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -36446,7 +38977,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema318.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema346.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -36479,17 +39010,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerName = validate231;
+export const QueueConsumerName = validate242;
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate242.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36518,17 +39049,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate242.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueDestination = validate232;
+export const QueueDestination = validate243;
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
+const evaluated0 = validate243.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36639,18 +39170,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate232.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate233;
-const schema322 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate244;
+const schema350 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36715,7 +39246,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema322.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema350.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -36749,19 +39280,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgent = validate234;
-const schema323 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern95 = new RegExp("^ragt_", "u");
+export const RemoteAgent = validate245;
+const schema351 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern96 = new RegExp("^ragt_", "u");
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36854,7 +39385,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern95.test(data0)){
+if(!pattern96.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ragt_"},message:"must match pattern \""+"^ragt_"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -37080,7 +39611,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema323.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema351.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -37138,18 +39669,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentList = validate235;
-const schema325 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const RemoteAgentList = validate246;
+const schema353 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate235.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37216,8 +39747,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate234(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+if(!(validate245(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
 errors = vErrors.length;
 }
 }
@@ -37236,7 +39767,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema325.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema353.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -37249,7 +39780,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema325.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema353.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37282,17 +39813,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate235.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentName = validate237;
+export const RemoteAgentName = validate248;
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37321,18 +39852,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate237.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ReplayWebhookDeliveriesRequest = validate238;
-const schema327 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+export const ReplayWebhookDeliveriesRequest = validate249;
+const schema355 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37411,17 +39942,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate239;
+export const RequestFunctionTool = validate250;
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate239.evaluated;
+const evaluated0 = validate250.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37489,7 +40020,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema160.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -37514,7 +40045,7 @@ errors++;
 if(data.parameters !== undefined){
 let data3 = data.parameters;
 if((!(data3 && typeof data3 == "object" && !Array.isArray(data3))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema160.properties.parameters.type},message:"must be object,null"};
+const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema170.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37527,7 +40058,7 @@ errors++;
 if(data.strict !== undefined){
 let data4 = data.strict;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema160.properties.strict.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema170.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -37548,18 +40079,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate239.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate250.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate240;
-const schema331 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate251;
+const schema359 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate251.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37602,7 +40133,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema331.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema359.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -37617,8 +40148,8 @@ let data1 = data.calls;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate219(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+if(!(validate230(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
 errors = vErrors.length;
 }
 }
@@ -37645,21 +40176,148 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate251.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate242;
-const schema332 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema335 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema336 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema338 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+export const ResolveObjectiveActionRequest = validate253;
+const schema360 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
 
-function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate242.evaluated;
+const evaluated0 = validate253.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "status") || (key0 === "evidence"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(!((data0 === "succeeded") || (data0 === "failed"))){
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema360.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.evidence !== undefined){
+let data1 = data.evidence;
+if(typeof data1 === "string"){
+if(func1(data1) > 4000){
+const err3 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate253.errors = vErrors;
+return errors === 0;
+}
+validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ResourceGrantType = validate254;
+
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate254.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((((((((data === "filesystem") || (data === "browser")) || (data === "mcp")) || (data === "command")) || (data === "repository")) || (data === "cloud")) || (data === "document")) || (data === "channel")) || (data === "generated_process"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate254.errors = vErrors;
+return errors === 0;
+}
+validate254.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const Response = validate255;
+const schema362 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema365 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema366 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema368 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate255.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37868,7 +40526,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema332.properties, key0))){
+if(!(func93.call(schema362.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -37932,7 +40590,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema332.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema362.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -37945,7 +40603,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((((data4 === "queued") || (data4 === "in_progress")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "cancelled")) || (data4 === "incomplete"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema294.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema322.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -37958,7 +40616,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema335.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema365.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -38099,7 +40757,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema332.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema362.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -38213,7 +40871,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema332.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema362.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -38226,7 +40884,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema332.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema362.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -38253,8 +40911,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate213(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+if(!(validate224(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 }
@@ -39050,7 +41708,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema332.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema362.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -39110,8 +41768,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate240(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate251(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -39306,7 +41964,7 @@ errors++;
 if(data49.description !== undefined){
 let data52 = data49.description;
 if((typeof data52 !== "string") && (data52 !== null)){
-const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema160.properties.description.type},message:"must be string,null"};
+const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -39331,7 +41989,7 @@ errors++;
 if(data49.parameters !== undefined){
 let data53 = data49.parameters;
 if((!(data53 && typeof data53 == "object" && !Array.isArray(data53))) && (data53 !== null)){
-const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema160.properties.parameters.type},message:"must be object,null"};
+const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema170.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -39344,7 +42002,7 @@ errors++;
 if(data49.strict !== undefined){
 let data54 = data49.strict;
 if((typeof data54 !== "boolean") && (data54 !== null)){
-const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema160.properties.strict.type},message:"must be boolean,null"};
+const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema170.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -39397,7 +42055,7 @@ let valid34 = false;
 let passing5 = null;
 const _errs146 = errors;
 if(!(((data56 === "auto") || (data56 === "none")) || (data56 === "required"))){
-const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema159.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema169.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -39529,7 +42187,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema332.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema362.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -39542,7 +42200,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema332.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema362.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -39555,7 +42213,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema332.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema362.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -39568,7 +42226,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema332.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema362.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -39867,7 +42525,7 @@ errors++;
 if(data66.strict !== undefined){
 let data73 = data66.strict;
 if((typeof data73 !== "boolean") && (data73 !== null)){
-const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema161.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema171.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -39948,17 +42606,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate242.errors = vErrors;
+validate255.errors = vErrors;
 return errors === 0;
 }
-validate242.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate245;
+export const ResponseError = validate258;
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate258.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40058,17 +42716,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate245.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate246;
+export const ResponseInputItem = validate259;
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate259.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40197,7 +42855,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema156.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -40366,19 +43024,19 @@ vErrors = null;
 }
 }
 }
-validate246.errors = vErrors;
+validate259.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate246.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate259.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate248;
-const schema347 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate261;
+const schema377 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate261.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40431,7 +43089,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema347.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema377.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -40467,8 +43125,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate242(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+if(!(validate255(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
 errors = vErrors.length;
 }
 }
@@ -40483,18 +43141,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate248.errors = vErrors;
+validate261.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate250;
-const schema348 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate263;
+const schema378 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate250.evaluated;
+const evaluated0 = validate263.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40561,8 +43219,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate242(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+if(!(validate255(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
 errors = vErrors.length;
 }
 }
@@ -40581,7 +43239,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema348.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema378.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -40594,7 +43252,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema348.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema378.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -40627,17 +43285,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate250.errors = vErrors;
+validate263.errors = vErrors;
 return errors === 0;
 }
-validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate252;
+export const ResponseOutputItem = validate265;
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate252.evaluated;
+const evaluated0 = validate265.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40648,8 +43306,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -40778,7 +43436,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -40924,7 +43582,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema184.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -41184,7 +43842,7 @@ vErrors.push(err41);
 errors++;
 }
 for(const key1 in data){
-if(!(func91.call(schema211.properties, key1))){
+if(!(func93.call(schema223.properties, key1))){
 const err42 = {instancePath,schemaPath:"#/$defs/McpCallItem/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
@@ -41258,7 +43916,7 @@ errors++;
 if(data.output !== undefined){
 let data22 = data.output;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema211.properties.output.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema223.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -41271,7 +43929,7 @@ errors++;
 if(data.error !== undefined){
 let data23 = data.error;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema211.properties.error.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema223.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -41284,7 +43942,7 @@ errors++;
 if(data.status !== undefined){
 let data24 = data.status;
 if(!(((data24 === "in_progress") || (data24 === "completed")) || (data24 === "incomplete"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema211.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema223.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -41355,18 +44013,18 @@ vErrors = null;
 }
 }
 }
-validate252.errors = vErrors;
+validate265.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate252.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate265.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate254;
+export const ResponseStatus = validate267;
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate267.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41374,7 +44032,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input")) || (data === "parked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema335.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema365.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -41383,18 +44041,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate267.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate267.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseStreamEvent = validate255;
-const schema355 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
+export const ResponseStreamEvent = validate268;
+const schema385 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
 
-function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate255.evaluated;
+const evaluated0 = validate268.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41405,8 +44063,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate248(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
+if(!(validate261(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -41416,8 +44074,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -42071,20 +44729,20 @@ vErrors = null;
 }
 }
 }
-validate255.errors = vErrors;
+validate268.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate255.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate268.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate259;
-const schema359 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema360 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate272;
+const schema389 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema390 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate259.evaluated;
+const evaluated0 = validate272.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42095,12 +44753,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate255(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
+if(!(validate268(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate255.evaluated.props;
+var props0 = validate268.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -42290,19 +44948,19 @@ vErrors = null;
 }
 }
 }
-validate259.errors = vErrors;
+validate272.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate259.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate272.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const RevokeNodeRequest = validate261;
-const schema361 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
+export const RevokeNodeRequest = validate274;
+const schema391 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
 
-function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate261.evaluated;
+const evaluated0 = validate274.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42358,18 +45016,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate261.errors = vErrors;
+validate274.errors = vErrors;
 return errors === 0;
 }
-validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate274.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RotateWebhookSecretRequest = validate262;
-const schema362 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+export const RotateWebhookSecretRequest = validate275;
+const schema392 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate262.evaluated;
+const evaluated0 = validate275.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42435,18 +45093,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate262.errors = vErrors;
+validate275.errors = vErrors;
 return errors === 0;
 }
-validate262.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Session = validate263;
-const schema363 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const Session = validate276;
+const schema393 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate263.evaluated;
+const evaluated0 = validate276.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42566,7 +45224,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema363.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema393.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -42579,7 +45237,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema363.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema393.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -42689,17 +45347,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate263.errors = vErrors;
+validate276.errors = vErrors;
 return errors === 0;
 }
-validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackApiUrl = validate264;
+export const SlackApiUrl = validate277;
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate277.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42738,19 +45396,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate264.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBot = validate265;
-const schema367 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern104 = new RegExp("^sbot_", "u");
+export const SlackBot = validate278;
+const schema397 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern105 = new RegExp("^sbot_", "u");
 
-function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate265.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42889,7 +45547,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema367.properties, key0))){
+if(!(func93.call(schema397.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -42903,7 +45561,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern104.test(data0)){
+if(!pattern105.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -42964,7 +45622,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema367.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema397.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -43099,18 +45757,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate265.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotList = validate266;
-const schema370 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackBotList = validate279;
+const schema400 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate279.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43177,8 +45835,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate265(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+if(!(validate278(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
 errors = vErrors.length;
 }
 }
@@ -43197,7 +45855,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema370.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema400.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -43210,7 +45868,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema370.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema400.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -43243,17 +45901,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate266.errors = vErrors;
+validate279.errors = vErrors;
 return errors === 0;
 }
-validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotName = validate268;
+export const SlackBotName = validate281;
 
-function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate268.evaluated;
+const evaluated0 = validate281.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43282,18 +45940,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate268.errors = vErrors;
+validate281.errors = vErrors;
 return errors === 0;
 }
-validate268.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate281.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThread = validate269;
-const schema372 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackThread = validate282;
+const schema402 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate269.evaluated;
+const evaluated0 = validate282.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43479,18 +46137,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate269.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
-validate269.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate282.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThreadList = validate270;
-const schema374 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackThreadList = validate283;
+const schema404 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate270.evaluated;
+const evaluated0 = validate283.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43557,8 +46215,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate269(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
+if(!(validate282(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate282.errors : vErrors.concat(validate282.errors);
 errors = vErrors.length;
 }
 }
@@ -43577,7 +46235,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema374.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema404.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -43590,7 +46248,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema374.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema404.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -43623,17 +46281,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate270.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
-validate270.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackUserIds = validate272;
+export const SlackUserIds = validate285;
 
-function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate272.evaluated;
+const evaluated0 = validate285.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43688,17 +46346,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate272.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
-validate272.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate285.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsCredentials = validate273;
+export const SqsCredentials = validate286;
 
-function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate273.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43854,17 +46512,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate273.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate273.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsSource = validate274;
+export const SqsSource = validate287;
 
-function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate274.evaluated;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44105,17 +46763,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate274.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate274.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate275;
+export const StreamErrorEvent = validate288;
 
-function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate275.evaluated;
+const evaluated0 = validate288.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44269,18 +46927,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate275.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
-validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate276;
-const schema379 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate289;
+const schema409 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate276.evaluated;
+const evaluated0 = validate289.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44416,7 +47074,7 @@ errors++;
 if(data1.role !== undefined){
 let data4 = data1.role;
 if(!((((data4 === "user") || (data4 === "assistant")) || (data4 === "system")) || (data4 === "developer"))){
-const err10 = {instancePath:instancePath+"/input/" + i0+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema120.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/input/" + i0+"/role",schemaPath:"#/$defs/InputMessage/properties/role/enum",keyword:"enum",params:{allowedValues: schema126.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -44486,7 +47144,7 @@ errors++;
 if(data6.type !== undefined){
 let data7 = data6.type;
 if(!((data7 === "input_text") || (data7 === "output_text"))){
-const err15 = {instancePath:instancePath+"/input/" + i0+"/content/" + i1+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema120.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/input/" + i0+"/content/" + i1+"/type",schemaPath:"#/$defs/InputMessage/properties/content/oneOf/1/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema126.properties.content.oneOf[1].items.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -44631,18 +47289,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate276.errors = vErrors;
+validate289.errors = vErrors;
 return errors === 0;
 }
-validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate277;
-const schema381 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate290;
+const schema411 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate277.evaluated;
+const evaluated0 = validate290.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44826,17 +47484,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate277.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
-validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate278;
+export const TextFormat = validate291;
 
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate278.evaluated;
+const evaluated0 = validate291.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45081,7 +47739,7 @@ errors++;
 if(data.strict !== undefined){
 let data6 = data.strict;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema161.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema171.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -45138,18 +47796,18 @@ vErrors = null;
 }
 }
 }
-validate278.errors = vErrors;
+validate291.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate278.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate291.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate279;
+export const ToolChoice = validate292;
 
-function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate279.evaluated;
+const evaluated0 = validate292.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45161,7 +47819,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema159.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema169.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -45290,18 +47948,18 @@ vErrors = null;
 }
 }
 }
-validate279.errors = vErrors;
+validate292.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate279.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate292.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate280;
+export const ToolRisk = validate293;
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate280.evaluated;
+const evaluated0 = validate293.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45309,7 +47967,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "read") || (data === "write")) || (data === "privileged"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -45318,17 +47976,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate280.errors = vErrors;
+validate293.errors = vErrors;
 return errors === 0;
 }
-validate280.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate293.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate281;
+export const ToolSpec = validate294;
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate281.evaluated;
+const evaluated0 = validate294.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45507,18 +48165,18 @@ vErrors = null;
 }
 }
 }
-validate281.errors = vErrors;
+validate294.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate281.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate294.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate287;
+export const UnixSeconds = validate300;
 
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate287.evaluated;
+const evaluated0 = validate300.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45535,18 +48193,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate287.errors = vErrors;
+validate300.errors = vErrors;
 return errors === 0;
 }
-validate287.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate300.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate288;
-const schema388 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate301;
+const schema418 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate288.evaluated;
+const evaluated0 = validate301.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45616,18 +48274,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate288.errors = vErrors;
+validate301.errors = vErrors;
 return errors === 0;
 }
-validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate290;
-const schema390 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate303;
+const schema420 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate290.evaluated;
+const evaluated0 = validate303.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45744,18 +48402,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate290.errors = vErrors;
+validate303.errors = vErrors;
 return errors === 0;
 }
-validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateObjectiveRequest = validate291;
-const schema392 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateObjectiveRequest = validate304;
+const schema422 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate304.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45774,7 +48432,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "status") || (key0 === "description")) || (key0 === "success_criteria")) || (key0 === "priority")) || (key0 === "review_at")) || (key0 === "overlap")) || (key0 === "metadata"))){
+if(!((((((((key0 === "status") || (key0 === "description")) || (key0 === "success_criteria")) || (key0 === "priority")) || (key0 === "review_at")) || (key0 === "overlap")) || (key0 === "pace")) || (key0 === "metadata"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -45788,7 +48446,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((((data0 === "active") || (data0 === "paused")) || (data0 === "completed")) || (data0 === "abandoned"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema392.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema422.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -45978,7 +48636,7 @@ errors++;
 if(data.review_at !== undefined){
 let data4 = data.review_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema392.properties.review_at.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema422.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -46013,7 +48671,7 @@ errors++;
 if(data.overlap !== undefined){
 let data5 = data.overlap;
 if(!((data5 === "skip") || (data5 === "buffer_one"))){
-const err19 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -46023,11 +48681,12 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data6 = data.metadata;
+if(data.pace !== undefined){
+let data6 = data.pace;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-if(Object.keys(data6).length > 16){
-const err20 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+for(const key1 in data6){
+if(!((((((key1 === "burst_cap") || (key1 === "period_limit")) || (key1 === "period_seconds")) || (key1 === "minimum_cooldown")) || (key1 === "base_backoff")) || (key1 === "max_backoff"))){
+const err20 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -46036,11 +48695,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-for(const key1 in data6){
-const _errs22 = errors;
-if(typeof key1 === "string"){
-if(func1(key1) > 64){
-const err21 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key1};
+}
+if(data6.burst_cap !== undefined){
+let data7 = data6.burst_cap;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err21 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/type",keyword:"type",params:{type: schema148.properties.burst_cap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -46049,10 +48708,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-var valid6 = _errs22 === errors;
-if(!valid6){
-const err22 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 100000 || isNaN(data7)){
+const err22 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -46061,12 +48719,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-for(const key2 in data6){
-let data7 = data6[key2];
-if(typeof data7 === "string"){
-if(func1(data7) > 512){
-const err23 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(data7 < 0 || isNaN(data7)){
+const err23 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -46076,8 +48730,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-else {
-const err24 = {instancePath:instancePath+"/metadata/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data6.period_limit !== undefined){
+let data8 = data6.period_limit;
+if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
+const err24 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/type",keyword:"type",params:{type: schema148.properties.period_limit.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -46086,10 +48743,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 1000000 || isNaN(data8)){
+const err25 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -46098,10 +48754,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-}
-else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8 < 0 || isNaN(data8)){
+const err26 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -46110,18 +48764,259 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate291.errors = vErrors;
+}
+}
+if(data6.period_seconds !== undefined){
+let data9 = data6.period_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err27 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 31536000 || isNaN(data9)){
+const err28 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data9 < 1 || isNaN(data9)){
+const err29 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data6.minimum_cooldown !== undefined){
+let data10 = data6.minimum_cooldown;
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err30 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/type",keyword:"type",params:{type: schema148.properties.minimum_cooldown.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 31536000 || isNaN(data10)){
+const err31 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data10 < 0 || isNaN(data10)){
+const err32 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+if(data6.base_backoff !== undefined){
+let data11 = data6.base_backoff;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err33 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/type",keyword:"type",params:{type: schema148.properties.base_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 31536000 || isNaN(data11)){
+const err34 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data11 < 1 || isNaN(data11)){
+const err35 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+if(data6.max_backoff !== undefined){
+let data12 = data6.max_backoff;
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err36 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/type",keyword:"type",params:{type: schema148.properties.max_backoff.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 31536000 || isNaN(data12)){
+const err37 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data12 < 1 || isNaN(data12)){
+const err38 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data13 = data.metadata;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(Object.keys(data13).length > 16){
+const err40 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+for(const key2 in data13){
+const _errs38 = errors;
+if(typeof key2 === "string"){
+if(func1(key2) > 64){
+const err41 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+var valid8 = _errs38 === errors;
+if(!valid8){
+const err42 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+for(const key3 in data13){
+let data14 = data13[key3];
+if(typeof data14 === "string"){
+if(func1(data14) > 512){
+const err43 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+validate304.errors = vErrors;
 return errors === 0;
 }
-validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateQueueConsumerRequest = validate292;
-const schema397 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
+export const UpdateQueueConsumerRequest = validate305;
+const schema428 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46166,7 +49061,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema397.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema428.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -46471,8 +49366,8 @@ errors++;
 }
 }
 if(data.kafka !== undefined){
-if(!(validate96(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate97(data.kafka, {instancePath:instancePath+"/kafka",parentData:data,parentDataProperty:"kafka",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -46684,7 +49579,7 @@ errors++;
 if(data11.mechanism !== undefined){
 let data15 = data11.mechanism;
 if(!(((data15 === "plain") || (data15 === "scram-sha-256")) || (data15 === "scram-sha-512"))){
-const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema149.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema159.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -46839,8 +49734,8 @@ const _errs49 = errors;
 let valid8 = false;
 let passing1 = null;
 const _errs50 = errors;
-if(!(validate98(data18, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data18, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs50 === errors;
@@ -46898,8 +49793,8 @@ const _errs54 = errors;
 let valid9 = false;
 let passing2 = null;
 const _errs55 = errors;
-if(!(validate98(data19, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data19, {instancePath:instancePath+"/dead_letter",parentData:data,parentDataProperty:"dead_letter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs55 === errors;
@@ -46962,18 +49857,18 @@ vErrors.push(err60);
 }
 errors++;
 }
-validate292.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateSlackBotRequest = validate296;
-const schema401 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+export const UpdateSlackBotRequest = validate309;
+const schema432 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
-function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate296.evaluated;
+const evaluated0 = validate309.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47111,7 +50006,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema401.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema432.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -47240,18 +50135,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate296.errors = vErrors;
+validate309.errors = vErrors;
 return errors === 0;
 }
-validate296.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateWebhookEndpointRequest = validate297;
-const schema404 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+export const UpdateWebhookEndpointRequest = validate310;
+const schema435 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate297.evaluated;
+const evaluated0 = validate310.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47390,7 +50285,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema404.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema435.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -47461,7 +50356,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema404.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema435.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -47506,17 +50401,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate297.errors = vErrors;
+validate310.errors = vErrors;
 return errors === 0;
 }
-validate297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate298;
+export const Usage = validate311;
 
-function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate298.evaluated;
+const evaluated0 = validate311.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47772,18 +50667,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate298.errors = vErrors;
+validate311.errors = vErrors;
 return errors === 0;
 }
-validate298.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeObjectiveRequest = validate299;
-const schema406 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
+export const WakeObjectiveRequest = validate312;
+const schema437 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate299.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47849,25 +50744,25 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate299.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
-validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeSkipReason = validate300;
+export const WakeSkipReason = validate313;
 
-function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate300.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(((((((((((data === "missed") || (data === "catch-up-cap")) || (data === "overlap")) || (data === "waiting-for-input")) || (data === "paused")) || (data === "ended")) || (data === "no-approved-policy")) || (data === "policy-expired")) || (data === "policy-revoked")) || (data === "agent-unavailable")) || (data === "admission-refused"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((((data === "missed") || (data === "catch-up-cap")) || (data === "overlap")) || (data === "waiting-for-input")) || (data === "paused")) || (data === "ended")) || (data === "no-approved-policy")) || (data === "policy-expired")) || (data === "policy-revoked")) || (data === "agent-unavailable")) || (data === "admission-refused")) || (data === "cooldown")) || (data === "backoff"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema316.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -47876,18 +50771,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate300.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate300.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookAttempt = validate301;
-const schema408 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const WebhookAttempt = validate314;
+const schema439 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate301.evaluated;
+const evaluated0 = validate314.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47995,7 +50890,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema408.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema439.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -48033,7 +50928,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema408.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema439.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -48046,7 +50941,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema408.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema439.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -48080,20 +50975,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate301.errors = vErrors;
+validate314.errors = vErrors;
 return errors === 0;
 }
-validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDelivery = validate302;
-const schema410 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema411 = {"type":"string","enum":["pending","delivered","dead"]};
-const pattern122 = new RegExp("^dlv_", "u");
+export const WebhookDelivery = validate315;
+const schema441 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema442 = {"type":"string","enum":["pending","delivered","dead"]};
+const pattern123 = new RegExp("^dlv_", "u");
 
-function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate302.evaluated;
+const evaluated0 = validate315.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48222,7 +51117,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema410.properties, key0))){
+if(!(func93.call(schema441.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -48236,7 +51131,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern122.test(data0)){
+if(!pattern123.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -48297,7 +51192,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema410.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema441.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -48320,7 +51215,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema411.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema442.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -48335,8 +51230,8 @@ let data6 = data.attempts;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate301(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+if(!(validate314(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
 errors = vErrors.length;
 }
 }
@@ -48355,7 +51250,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema410.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema441.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -48368,7 +51263,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema410.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema441.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -48394,7 +51289,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema410.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema441.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -48407,7 +51302,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema410.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema441.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -48428,18 +51323,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate302.errors = vErrors;
+validate315.errors = vErrors;
 return errors === 0;
 }
-validate302.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryList = validate304;
-const schema413 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookDeliveryList = validate317;
+const schema444 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate304.evaluated;
+const evaluated0 = validate317.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48506,8 +51401,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate302(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate302.errors : vErrors.concat(validate302.errors);
+if(!(validate315(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
 errors = vErrors.length;
 }
 }
@@ -48526,7 +51421,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema413.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema444.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -48539,7 +51434,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema413.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema444.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -48572,17 +51467,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate304.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
-validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryStatus = validate306;
+export const WebhookDeliveryStatus = validate319;
 
-function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate306.evaluated;
+const evaluated0 = validate319.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48600,7 +51495,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema411.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema442.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -48609,21 +51504,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate306.errors = vErrors;
+validate319.errors = vErrors;
 return errors === 0;
 }
-validate306.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate319.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpoint = validate307;
-const schema415 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema416 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
-const pattern123 = new RegExp("^wh_", "u");
-const pattern124 = new RegExp("^whsec_", "u");
+export const WebhookEndpoint = validate320;
+const schema446 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema447 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const pattern124 = new RegExp("^wh_", "u");
+const pattern125 = new RegExp("^whsec_", "u");
 
-function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate307.evaluated;
+const evaluated0 = validate320.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48752,7 +51647,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func91.call(schema415.properties, key0))){
+if(!(func93.call(schema446.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -48766,7 +51661,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern123.test(data0)){
+if(!pattern124.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -48815,7 +51710,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema415.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema446.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -48842,7 +51737,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema416.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema447.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -48867,7 +51762,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema415.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema446.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -48907,7 +51802,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema415.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema446.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -48920,7 +51815,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema415.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema446.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -48933,7 +51828,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if(typeof data11 === "string"){
-if(!pattern124.test(data11)){
+if(!pattern125.test(data11)){
 const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -48958,7 +51853,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema415.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema446.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -49005,18 +51900,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate307.errors = vErrors;
+validate320.errors = vErrors;
 return errors === 0;
 }
-validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpointList = validate308;
-const schema419 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookEndpointList = validate321;
+const schema450 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate308.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49083,8 +51978,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate307(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate307.errors : vErrors.concat(validate307.errors);
+if(!(validate320(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate320.errors : vErrors.concat(validate320.errors);
 errors = vErrors.length;
 }
 }
@@ -49103,7 +51998,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema419.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema450.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -49116,7 +52011,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema419.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema450.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -49149,17 +52044,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate308.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEventType = validate310;
+export const WebhookEventType = validate323;
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate323.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49177,7 +52072,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema416.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema447.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -49186,18 +52081,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate310.errors = vErrors;
+validate323.errors = vErrors;
 return errors === 0;
 }
-validate310.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate323.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookReplay = validate311;
-const schema421 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+export const WebhookReplay = validate324;
+const schema452 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate311.evaluated;
+const evaluated0 = validate324.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49285,7 +52180,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate311.errors = vErrors;
+validate324.errors = vErrors;
 return errors === 0;
 }
-validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

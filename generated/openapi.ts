@@ -612,6 +612,102 @@ export interface paths {
         patch: operations["updateObjective"];
         trace?: never;
     };
+    "/v1/objectives/{objective}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        /** The action journal, newest first. */
+        get: operations["listObjectiveActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/actions/{action}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The action's id, `<response_id>:<call_id>`. */
+                action: string;
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle an uncertain action as succeeded or failed, once.
+         * @description Only an `uncertain` action, and only once: any other answers 409
+         *     `conflict` and changes nothing.
+         */
+        post: operations["resolveObjectiveAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get: operations["listObjectiveGrants"];
+        put?: never;
+        /**
+         * Let the objective's wakes act on a resource.
+         * @description A wake's call of a tool with a target (an MCP tool, a node command, an
+         *     outbound URL) runs only inside an active grant of the target's type.
+         *     `command`, `mcp` and `channel` (URL hosts) are enforced; the other
+         *     types are stored and listed for later enforcement. A grant the approved
+         *     policy cannot allow (an MCP tool outside its `mcp_tools`, a `write`
+         *     grant under a policy of `observe` only) is refused.
+         */
+        post: operations["createObjectiveGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/objectives/{objective}/grants/{grant}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The grant's id (`grt_…`). */
+                grant: components["parameters"]["GrantId"];
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke a grant; the next gated call inside it only is refused. */
+        post: operations["revokeObjectiveGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/objectives/{objective}/policies": {
         parameters: {
             query?: never;
@@ -1343,6 +1439,8 @@ export interface components {
     schemas: {
         /** @description A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`. */
         A2AToolSpec: {
+            /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
+            consequence?: components["schemas"]["ConsequenceClass"];
             /** @description What the model is told the agent does (default from its card). */
             description?: string;
             remote_agent: components["schemas"]["RemoteAgentName"];
@@ -1454,6 +1552,8 @@ export interface components {
         };
         /** @description A tool from Palai's built-in registry. */
         BuiltinToolSpec: {
+            /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
+            consequence?: components["schemas"]["ConsequenceClass"];
             name: string;
             risk?: components["schemas"]["ToolRisk"];
             /** @constant */
@@ -1667,6 +1767,16 @@ export interface components {
             max_uses: number;
             name?: string;
         };
+        CreateObjectiveGrantRequest: {
+            access_mode: components["schemas"]["GrantAccessMode"];
+            /** @description Kept with the grant for later enforcement. */
+            constraints?: Record<string, unknown>;
+            /** @description Unix seconds; must be in the future. */
+            expires_at?: number;
+            /** @description What is granted. `command`: `<node>/<command>` (`*` for any node or command); `mcp`: `<server>/<tool>` (`*` for any tool); `channel`: a host (`api.example.com`, `*.example.com`, `host:port`); `filesystem`: an absolute path. */
+            locator: string;
+            type: components["schemas"]["ResourceGrantType"];
+        };
         CreateObjectivePolicyRequest: {
             document: components["schemas"]["ObjectivePolicyDocument"];
         };
@@ -1676,6 +1786,7 @@ export interface components {
             description: components["schemas"]["ObjectiveText"];
             metadata?: components["schemas"]["Metadata"];
             overlap?: components["schemas"]["ObjectiveOverlap"];
+            pace?: components["schemas"]["ObjectivePace"];
             /** @default 0 */
             priority: number;
             /** @description When a person means to review it (Unix seconds). */
@@ -1903,6 +2014,8 @@ export interface components {
         };
         /** @description A client-side function tool, as in OpenAI's API; the caller supplies its output. */
         FunctionToolSpec: {
+            /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
+            consequence?: components["schemas"]["ConsequenceClass"];
             description?: string;
             name: string;
             /** @description JSON Schema of the arguments. */
@@ -1912,6 +2025,11 @@ export interface components {
             /** @constant */
             type: "function";
         };
+        /**
+         * @description `read` admits `observe` calls only; `write` and `execute` admit every class the policy allows.
+         * @enum {unknown}
+         */
+        GrantAccessMode: "read" | "write" | "execute";
         Health: {
             /** @constant */
             status: "ok";
@@ -2098,6 +2216,8 @@ export interface components {
         McpToolSpec: {
             /** @description Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all. */
             allowed_tools?: string[];
+            /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
+            consequence?: components["schemas"]["ConsequenceClass"];
             /** @description `always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`). */
             require_approval?: ("always" | "never") | {
                 tools: string[];
@@ -2332,6 +2452,8 @@ export interface components {
         NodeToolSpec: {
             /** @description Only these commands (by their catalog names); default every approved one. */
             commands?: components["schemas"]["NodeCommandName"][];
+            /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
+            consequence?: components["schemas"]["ConsequenceClass"];
             /** @description The node's id or alias; the tool names use its first alias (the id when it has none). */
             node: string;
             /** @description `always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk. */
@@ -2357,6 +2479,8 @@ export interface components {
             /** @constant */
             object: "objective";
             overlap: components["schemas"]["ObjectiveOverlap"];
+            pace: components["schemas"]["ObjectivePace"];
+            pace_state: components["schemas"]["ObjectivePaceState"];
             /** @description The approved policy the wakes run under, or null. */
             policy: null | {
                 expires_at: number | null;
@@ -2372,6 +2496,74 @@ export interface components {
             success_criteria: string | null;
             updated_at: number;
         };
+        ObjectiveAction: {
+            call_id: string;
+            class: components["schemas"]["ConsequenceClass"];
+            created_at: number;
+            /** @description The occurrence the wake was for. */
+            due_at: number | null;
+            /** @description What the person who settled it gave. */
+            evidence: string | null;
+            /** @description `<response_id>:<call_id>`: a retried call is the same action. */
+            id: string;
+            /** @description The tool's provider: builtin, mcp, node, function, a2a. */
+            kind: string;
+            /** @constant */
+            object: "objective_action";
+            objective_id: string;
+            policy_hash: string | null;
+            reason: string | null;
+            /** @description The call's arguments with the values of secret-looking keys and every environment value removed. */
+            request: unknown;
+            /** @description A person settled it (it was uncertain). */
+            resolved: boolean;
+            resolved_at: number | null;
+            /** @description The wake. */
+            response_id: string;
+            /** @description The gate's rule that refused it (consequence-class, quiet-hours, …). */
+            rule: string | null;
+            status: components["schemas"]["ObjectiveActionStatus"];
+            /** @description What the call acts on (`<server>/<tool>`, `<node>/<command>`, a URL host), when it has a target. */
+            target: string | null;
+            target_type: components["schemas"]["ResourceGrantType"] | null;
+            tool: string;
+            trigger_id: string | null;
+            /** @enum {unknown} */
+            verdict: "allowed" | "refused";
+        };
+        ObjectiveActionList: {
+            data: components["schemas"]["ObjectiveAction"][];
+            has_more: boolean;
+            /** @description The cursor of the page's last action, for `after`. */
+            last_id: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {unknown} */
+        ObjectiveActionStatus: "planned" | "reserved" | "running" | "succeeded" | "failed" | "uncertain" | "cancelled";
+        ObjectiveGrant: {
+            access_mode: components["schemas"]["GrantAccessMode"];
+            constraints: Record<string, unknown> | null;
+            created_at: number;
+            /** @description Whether the gate checks calls against grants of this type today (command, mcp, channel). */
+            enforced: boolean;
+            expires_at: number | null;
+            id: string;
+            locator: string;
+            /** @constant */
+            object: "objective_grant";
+            objective_id: string;
+            revoked_at: number | null;
+            /** @enum {unknown} */
+            status: "active" | "expired" | "revoked";
+            type: components["schemas"]["ResourceGrantType"];
+        };
+        ObjectiveGrantList: {
+            data: components["schemas"]["ObjectiveGrant"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
+        };
         ObjectiveList: {
             data: components["schemas"]["Objective"][];
             first_id?: string | null;
@@ -2385,6 +2577,34 @@ export interface components {
          * @enum {unknown}
          */
         ObjectiveOverlap: "skip" | "buffer_one";
+        /** @description The objective's own pace, beside its policy's limits. Counted actions are allowed calls whose class is not `observe`. */
+        ObjectivePace: {
+            /** @description After a failed wake, the next waits base_backoff × 2^(failures − 1) seconds (`backoff`). */
+            base_backoff?: number | null;
+            /** @description At most this many counted actions per wake. */
+            burst_cap?: number | null;
+            /** @description The longest backoff. */
+            max_backoff?: number | null;
+            /** @description Seconds from one admitted wake to the next; an occurrence sooner is skipped (`cooldown`). */
+            minimum_cooldown?: number | null;
+            /** @description At most this many counted actions per `period_seconds`. */
+            period_limit?: number | null;
+            /**
+             * @description The sliding window of period_limit.
+             * @default 3600
+             */
+            period_seconds: number;
+        };
+        ObjectivePaceState: {
+            /** @description Counted actions in the pace period (period_seconds) ending now. */
+            actions_in_period: number;
+            /** @description Wakes that ended failed since the last one that did not. */
+            failed_wakes: number;
+            /** @description What cooldown or backoff put off the next wake to, when later than now. */
+            next_wake_not_before: number | null;
+            /** @description When the oldest of them leaves the period (Unix seconds). */
+            period_resets_at: number | null;
+        };
         ObjectivePolicy: {
             approved_at: number | null;
             created_at: number;
@@ -2711,6 +2931,13 @@ export interface components {
             /** @enum {unknown} */
             type: "approve_tool_calls" | "submit_tool_outputs" | "answer_question";
         };
+        ResolveObjectiveActionRequest: {
+            evidence?: string;
+            /** @enum {unknown} */
+            status: "succeeded" | "failed";
+        };
+        /** @enum {unknown} */
+        ResourceGrantType: "filesystem" | "browser" | "mcp" | "command" | "repository" | "cloud" | "document" | "channel" | "generated_process";
         Response: {
             /** @description The agent revision this response ran (pinned at admission). */
             agent: {
@@ -2977,6 +3204,7 @@ export interface components {
             description?: components["schemas"]["ObjectiveText"];
             metadata?: components["schemas"]["Metadata"];
             overlap?: components["schemas"]["ObjectiveOverlap"];
+            pace?: components["schemas"]["ObjectivePace"];
             priority?: number;
             review_at?: number | null;
             /**
@@ -3034,7 +3262,7 @@ export interface components {
             reason?: string;
         };
         /** @enum {unknown} */
-        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "paused" | "ended" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused";
+        WakeSkipReason: "missed" | "catch-up-cap" | "overlap" | "waiting-for-input" | "paused" | "ended" | "no-approved-policy" | "policy-expired" | "policy-revoked" | "agent-unavailable" | "admission-refused" | "cooldown" | "backoff";
         WebhookAttempt: {
             attempt: number;
             created_at: components["schemas"]["UnixSeconds"];
@@ -3129,6 +3357,8 @@ export interface components {
         AgentRef: string;
         /** @description The conversation's id (a session id, `ses_…`). */
         ConversationId: string;
+        /** @description The grant's id (`grt_…`). */
+        GrantId: string;
         /**
          * @description Makes the POST safe to retry: the same key with the same request returns the
          *     original result (also while the first is still running) and never does the work
@@ -4376,6 +4606,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Objective"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listObjectiveActions: {
+        parameters: {
+            query?: {
+                /** @description Cursor; the `last_id` of the previous page (older actions follow). */
+                after?: string;
+                class?: components["schemas"]["ConsequenceClass"];
+                /** @description Page size. Default 100. */
+                limit?: number;
+                status?: components["schemas"]["ObjectiveActionStatus"];
+            };
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every gated call of the objective's wakes, allowed or refused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveActionList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    resolveObjectiveAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The action's id, `<response_id>:<call_id>`. */
+                action: string;
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveObjectiveActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The action as settled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveAction"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listObjectiveGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every grant of the objective, revoked ones too, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveGrantList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createObjectiveGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateObjectiveGrantRequest"];
+            };
+        };
+        responses: {
+            /** @description The grant. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveGrant"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    revokeObjectiveGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The grant's id (`grt_…`). */
+                grant: components["parameters"]["GrantId"];
+                /** @description The objective's id (`obj_…`). */
+                objective: components["parameters"]["ObjectiveId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (again, it changes nothing). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectiveGrant"];
                 };
             };
             default: components["responses"]["Problem"];

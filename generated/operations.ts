@@ -42,6 +42,11 @@ export type OperationId =
   | 'listObjectiveTriggers'
   | 'wakeObjective'
   | 'listObjectiveWakes'
+  | 'listObjectiveGrants'
+  | 'createObjectiveGrant'
+  | 'revokeObjectiveGrant'
+  | 'listObjectiveActions'
+  | 'resolveObjectiveAction'
   | 'listQueueConsumers'
   | 'createQueueConsumer'
   | 'getQueueConsumer'
@@ -683,6 +688,76 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "listObjectiveWakesQuery",
     "responses": {
       "200": "ObjectiveWakeList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listObjectiveGrants",
+    "method": "GET",
+    "path": "/v1/objectives/{objective}/grants",
+    "expressPath": "/v1/objectives/:objective/grants",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectiveGrantList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createObjectiveGrant",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/grants",
+    "expressPath": "/v1/objectives/:objective/grants",
+    "authenticated": true,
+    "bodySchema": "CreateObjectiveGrantRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "201": "ObjectiveGrant",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "revokeObjectiveGrant",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/grants/{grant}/revoke",
+    "expressPath": "/v1/objectives/:objective/grants/:grant/revoke",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectiveGrant",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listObjectiveActions",
+    "method": "GET",
+    "path": "/v1/objectives/{objective}/actions",
+    "expressPath": "/v1/objectives/:objective/actions",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": "listObjectiveActionsQuery",
+    "responses": {
+      "200": "ObjectiveActionList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "resolveObjectiveAction",
+    "method": "POST",
+    "path": "/v1/objectives/{objective}/actions/{action}/resolve",
+    "expressPath": "/v1/objectives/:objective/actions/:action/resolve",
+    "authenticated": true,
+    "bodySchema": "ResolveObjectiveActionRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "200": "ObjectiveAction",
       "default": "Problem"
     }
   },

@@ -5,7 +5,7 @@ import func1Module from 'ajv/dist/runtime/ucs2length.js';
 export const AdmissionCommand = validate21;
 const schema32 = {"description":"One run to admit. Continuing from a previous response that waits answers that response instead: the input holds the answers, and no new response is made. Without a previous response, input ending with function call outputs for all of a waiting response's pending client calls (same agent, same session when one is named) answers it the same way, with those trailing outputs; so does an empty input in a session whose latest response waits for outputs the session now holds.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name. Required unless the session is an existing one bound to an agent (that agent runs) or the command answers a waiting previous response; when both are known, they must agree."},"input":{"type":"array","maxItems":1000,"description":"What the agent is given, as input items. Answering a waiting response, the items are its answers: function call outputs, approval responses, or a user message. Empty only when continuing a conversation: an existing session (by id or key) or a previous response.","items":{"$ref":"#/$defs/ResponseInputItem"}},"session":{"$ref":"#/$defs/AdmissionSession"},"previous_response_id":{"type":"string","minLength":1,"maxLength":128,"description":"The response this one follows; when it waits for an answer, the command answers it."},"instructions":{"type":"string","maxLength":200000,"description":"Added after the agent's own instructions, for this run."},"options":{"$ref":"#/$defs/AdmissionOptions"},"background":{"type":"boolean","description":"The caller does not wait for the run (it is kept as the response's `background`)."},"metadata":{"$ref":"#/$defs/Metadata"}},"allOf":[{"if":{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["key","new"]}}}}},"then":{"required":["agent"]}},{"if":{"not":{"anyOf":[{"required":["previous_response_id"]},{"required":["session"],"properties":{"session":{"type":"object","required":["kind"],"properties":{"kind":{"enum":["id","key"]}}}}}]}},"then":{"properties":{"input":{"type":"array","minItems":1}}}}]};
 const schema41 = {"description":"The session the run reads and adds to, by its kind: an existing session by id; the session an external conversation key maps to (created by the first run that names the key, for its agent); or a new session for the run's agent. Both made sessions commit with the admission. Without a session the run is a conversation of its own.","oneOf":[{"type":"object","required":["kind","id"],"additionalProperties":false,"properties":{"kind":{"const":"id"},"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"object","required":["kind","source","key"],"additionalProperties":false,"properties":{"kind":{"const":"key"},"source":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,31}$","description":"Whose key it is (a session-key source its wing declared, such as queue or slack): each source has its own key space."},"key":{"type":"string","minLength":1,"maxLength":255}}},{"type":"object","required":["kind"],"additionalProperties":false,"properties":{"kind":{"const":"new"}}}]};
-const schema61 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
+const schema66 = {"type":"object","description":"Up to 16 string pairs the caller keeps with the object.","maxProperties":16,"propertyNames":{"maxLength":64},"additionalProperties":{"type":"string","maxLength":512}};
 const func1 = func1Module.default;
 const schema33 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
 const schema39 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
@@ -1048,17 +1048,19 @@ return errors === 0;
 }
 validate22.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema42 = {"description":"What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions).","type":"object","additionalProperties":false,"properties":{"temperature":{"type":"number","minimum":0,"maximum":2},"top_p":{"type":"number","minimum":0,"maximum":1},"max_output_tokens":{"type":"integer","minimum":1,"maximum":1000000,"description":"The cap on each model step's output."},"parallel_tool_calls":{"type":"boolean","description":"false asks the model for at most one tool call per step."},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"tools":{"type":"array","maxItems":128,"description":"Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"$ref":"#/$defs/TextFormat","description":"The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema."},"user":{"type":"string","maxLength":256,"description":"The caller's id for its end user; kept and echoed."},"allowed_tools":{"type":"array","maxItems":128,"uniqueItems":true,"description":"The run may use only the tools with these names (the agent's, the client functions of `tools`, those of `tool_entries` alike); the model is offered no other. A name that is no tool of the run is ignored; an empty list leaves the run no tools. Set by the admitting surface, never by an end user's request.","items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits that narrow the agent's for this run: each applies as the smaller of the two (the agent's own where one side sets none; max_steps counts the default of 100 as the agent's), so they never widen it. Set by the admitting surface."},"tool_entries":{"type":"array","maxItems":16,"description":"Tool entries the admitting surface adds for this run, resolved by their providers beside the agent's own (after them and the client functions); a name taken twice fails the run as any such clash does. Each is checked by its provider at admission.","items":{"$ref":"#/$defs/ToolSpec"}}}};
+const schema42 = {"description":"What this run asks beyond the agent's spec; each one left out leaves the agent's own. The names are those of a response's `options` (RunOptions).","type":"object","additionalProperties":false,"properties":{"temperature":{"type":"number","minimum":0,"maximum":2},"top_p":{"type":"number","minimum":0,"maximum":1},"max_output_tokens":{"type":"integer","minimum":1,"maximum":1000000,"description":"The cap on each model step's output."},"parallel_tool_calls":{"type":"boolean","description":"false asks the model for at most one tool call per step."},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"tools":{"type":"array","maxItems":128,"description":"Client functions offered for this run only, beside the agent's own tools; each named once, and none like one of the agent's.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"$ref":"#/$defs/TextFormat","description":"The run's output format: json_schema or json_object makes its output contract, over the agent's output_schema."},"user":{"type":"string","maxLength":256,"description":"The caller's id for its end user; kept and echoed."},"allowed_tools":{"type":"array","maxItems":512,"uniqueItems":true,"description":"The run may use only the tools with these names (the agent's, the client functions of `tools`, those of `tool_entries` alike); the model is offered no other. A name that is no tool of the run is ignored; an empty list leaves the run no tools. Set by the admitting surface, never by an end user's request.","items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits that narrow the agent's for this run: each applies as the smaller of the two (the agent's own where one side sets none; max_steps counts the default of 100 as the agent's), so they never widen it. Set by the admitting surface."},"objective":{"type":"string","pattern":"^obj_[A-Za-z0-9]{1,64}$","description":"The objective this run is a wake of: every tool call it proposes passes the objective's call gate (docs/autonomy.md) before it is committed runnable. Set by the autonomy wing only; a run that names an objective it is no wake of has every call refused."},"tool_entries":{"type":"array","maxItems":16,"description":"Tool entries the admitting surface adds for this run, resolved by their providers beside the agent's own (after them and the client functions); a name taken twice fails the run as any such clash does. Each is checked by its provider at admission.","items":{"$ref":"#/$defs/ToolSpec"}}}};
 const schema43 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
 const schema44 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
 const schema45 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
 const schema46 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"type":"integer","minimum":1,"maximum":1000},"max_tool_calls":{"type":"integer","minimum":0,"maximum":10000},"timeout_seconds":{"type":"integer","minimum":1,"maximum":2147483647,"description":"At most 2147483647 seconds."},"max_total_tokens":{"type":"integer","minimum":1}}};
 const func19 = Object.prototype.hasOwnProperty;
 const pattern5 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
+const pattern9 = new RegExp("^obj_[A-Za-z0-9]{1,64}$", "u");
 const schema47 = {"oneOf":[{"$ref":"#/$defs/FunctionToolSpec"},{"$ref":"#/$defs/BuiltinToolSpec"},{"$ref":"#/$defs/A2AToolSpec"},{"$ref":"#/$defs/McpToolSpec"},{"$ref":"#/$defs/NodeToolSpec"},{"$ref":"#/$defs/ObjectiveToolSpec"}]};
-const schema60 = {"type":"object","description":"The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere.","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"objective"}}};
-const schema48 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
-const schema49 = {"enum":["read","write","privileged"]};
+const schema65 = {"type":"object","description":"The tools of an objective's wakes: schedule_wake and complete_objective (docs/autonomy.md). The hub gives them to every wake; in an agent's own tools the entry offers them to its wakes only, and nothing elsewhere.","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"objective"}}};
+const schema48 = {"type":"object","description":"A client-side function tool, as in OpenAI's API; the caller supplies its output.","required":["type","name"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"parameters":{"type":"object","description":"JSON Schema of the arguments."},"strict":{"type":"boolean"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema49 = {"enum":["observe","local_mutation","external_effect","external_representation","financial","legal_attestation","destructive"]};
+const schema50 = {"enum":["read","write","privileged"]};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1092,7 +1094,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "type") || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
+if(!(((((((key0 === "consequence") || (key0 === "type")) || (key0 === "name")) || (key0 === "description")) || (key0 === "parameters")) || (key0 === "strict")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1103,9 +1105,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("function" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1115,11 +1118,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data.type !== undefined){
+if("function" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "function"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1129,8 +1130,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1140,11 +1144,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.description !== undefined){
-let data2 = data.description;
-if(typeof data2 === "string"){
-if(func1(data2) > 4000){
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1154,8 +1155,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.description !== undefined){
+let data3 = data.description;
+if(typeof data3 === "string"){
+if(func1(data3) > 4000){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1165,10 +1169,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.parameters !== undefined){
-let data3 = data.parameters;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-const err8 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1178,9 +1180,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.strict !== undefined){
-if(typeof data.strict !== "boolean"){
-const err9 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.parameters !== undefined){
+let data4 = data.parameters;
+if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
+const err9 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1190,10 +1193,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data5 = data.risk;
-if(!(((data5 === "read") || (data5 === "write")) || (data5 === "privileged"))){
-const err10 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+if(data.strict !== undefined){
+if(typeof data.strict !== "boolean"){
+const err10 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1203,9 +1205,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data6 = data.risk;
+if(!(((data6 === "read") || (data6 === "write")) || (data6 === "privileged"))){
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1214,12 +1217,24 @@ vErrors.push(err11);
 }
 errors++;
 }
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
 validate28.errors = vErrors;
 return errors === 0;
 }
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema50 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema51 = {"type":"object","description":"A tool from Palai's built-in registry.","required":["type","name"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"builtin"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"risk":{"$ref":"#/$defs/ToolRisk"}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1253,7 +1268,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "risk"))){
+if(!((((key0 === "consequence") || (key0 === "type")) || (key0 === "name")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1264,9 +1279,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("builtin" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1276,11 +1292,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data.type !== undefined){
+if("builtin" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "builtin"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1290,8 +1304,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data2 = data.name;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1301,10 +1318,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data2 = data.risk;
-if(!(((data2 === "read") || (data2 === "write")) || (data2 === "privileged"))){
-const err6 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1314,9 +1329,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data3 = data.risk;
+if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
+const err7 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1325,14 +1341,26 @@ vErrors.push(err7);
 }
 errors++;
 }
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
 validate30.errors = vErrors;
 return errors === 0;
 }
 validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema52 = {"type":"object","description":"A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`.","required":["type","remote_agent"],"additionalProperties":false,"properties":{"type":{"const":"a2a"},"remote_agent":{"$ref":"#/$defs/RemoteAgentName"},"description":{"type":"string","maxLength":4000,"description":"What the model is told the agent does (default from its card)."},"risk":{"$ref":"#/$defs/ToolRisk"}}};
-const schema53 = {"type":"string","pattern":"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$","description":"Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name."};
-const pattern11 = new RegExp("^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$", "u");
+const schema54 = {"type":"object","description":"A remote A2A agent registered under /v1/remote_agents; the model sees a function `a2a__<remote_agent>` taking `{message}`.","required":["type","remote_agent"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"a2a"},"remote_agent":{"$ref":"#/$defs/RemoteAgentName"},"description":{"type":"string","maxLength":4000,"description":"What the model is told the agent does (default from its card)."},"risk":{"$ref":"#/$defs/ToolRisk"}}};
+const schema56 = {"type":"string","pattern":"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$","description":"Unique within the project; not starting with `ragt_`. The tool's name is `a2a__` and this name."};
+const pattern12 = new RegExp("^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$", "u");
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1366,7 +1394,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "remote_agent")) || (key0 === "description")) || (key0 === "risk"))){
+if(!(((((key0 === "consequence") || (key0 === "type")) || (key0 === "remote_agent")) || (key0 === "description")) || (key0 === "risk"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1377,9 +1405,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("a2a" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "a2a"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1389,11 +1418,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.remote_agent !== undefined){
-let data1 = data.remote_agent;
-if(typeof data1 === "string"){
-if(!pattern11.test(data1)){
-const err4 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
+if(data.type !== undefined){
+if("a2a" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "a2a"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1403,8 +1430,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.remote_agent !== undefined){
+let data2 = data.remote_agent;
+if(typeof data2 === "string"){
+if(!pattern12.test(data2)){
+const err5 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/pattern",keyword:"pattern",params:{pattern: "^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"},message:"must match pattern \""+"^(?!ragt_)[A-Za-z0-9][A-Za-z0-9_-]{0,58}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1414,11 +1444,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.description !== undefined){
-let data2 = data.description;
-if(typeof data2 === "string"){
-if(func1(data2) > 4000){
-const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+else {
+const err6 = {instancePath:instancePath+"/remote_agent",schemaPath:"#/$defs/RemoteAgentName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1428,8 +1455,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.description !== undefined){
+let data3 = data.description;
+if(typeof data3 === "string"){
+if(func1(data3) > 4000){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1439,10 +1469,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.risk !== undefined){
-let data3 = data.risk;
-if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err8 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1452,9 +1480,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.risk !== undefined){
+let data4 = data.risk;
+if(!(((data4 === "read") || (data4 === "write")) || (data4 === "privileged"))){
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1463,14 +1492,26 @@ vErrors.push(err9);
 }
 errors++;
 }
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
 validate32.errors = vErrors;
 return errors === 0;
 }
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema55 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
-const schema56 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
-const pattern12 = new RegExp("^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const schema58 = {"type":"object","description":"The tools of an MCP server (OpenAI's `mcp` tool shape): the model sees a function `mcp__<server_label>__<tool>` for each tool of the server registered under /v1/mcp_servers (or declared by the operator), with the tool's input schema.","required":["type","server_label"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"mcp"},"server_label":{"$ref":"#/$defs/McpServerName"},"allowed_tools":{"type":"array","description":"Only these tools of the server (by their MCP names); names the server does not have are ignored. Default all.","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does, whatever the agent's approval policy; `{tools}`: calls of these tools (MCP names) do. Absent, the agent's approval policy decides (risk `read` for tools annotated readOnlyHint, `privileged` for destructiveHint, otherwise `write`).","oneOf":[{"enum":["always","never"]},{"type":"object","required":["tools"],"additionalProperties":false,"properties":{"tools":{"type":"array","maxItems":256,"items":{"type":"string","minLength":1,"maxLength":128}}}}]}}};
+const schema60 = {"type":"string","pattern":"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$","description":"Unique within the project (and among the operator's servers); not starting with `mcps_`. Tool names are `mcp__` + this name + `__` + the tool's name."};
+const pattern13 = new RegExp("^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1504,7 +1545,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
+if(!(((((key0 === "consequence") || (key0 === "type")) || (key0 === "server_label")) || (key0 === "allowed_tools")) || (key0 === "require_approval"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1515,9 +1556,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("mcp" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1527,11 +1569,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.server_label !== undefined){
-let data1 = data.server_label;
-if(typeof data1 === "string"){
-if(!pattern12.test(data1)){
-const err4 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
+if(data.type !== undefined){
+if("mcp" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcp"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1541,8 +1581,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-else {
-const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.server_label !== undefined){
+let data2 = data.server_label;
+if(typeof data2 === "string"){
+if(!pattern13.test(data2)){
+const err5 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/pattern",keyword:"pattern",params:{pattern: "^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},message:"must match pattern \""+"^(?!mcps_)[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1552,11 +1595,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.allowed_tools !== undefined){
-let data2 = data.allowed_tools;
-if(Array.isArray(data2)){
-if(data2.length > 256){
-const err6 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+else {
+const err6 = {instancePath:instancePath+"/server_label",schemaPath:"#/$defs/McpServerName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1565,12 +1605,12 @@ vErrors.push(err6);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err7 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data.allowed_tools !== undefined){
+let data3 = data.allowed_tools;
+if(Array.isArray(data3)){
+if(data3.length > 256){
+const err7 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1579,8 +1619,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err8 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1589,9 +1633,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data4) < 1){
+const err9 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1601,9 +1644,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err10 = {instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1613,14 +1655,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.require_approval !== undefined){
-let data4 = data.require_approval;
-const _errs11 = errors;
-let valid4 = false;
-let passing0 = null;
-const _errs12 = errors;
-if(!((data4 === "always") || (data4 === "never"))){
-const err11 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema55.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err11 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1629,15 +1666,15 @@ vErrors.push(err11);
 }
 errors++;
 }
-var _valid0 = _errs12 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
 }
+if(data.require_approval !== undefined){
+let data5 = data.require_approval;
 const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.tools === undefined){
-const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((data5 === "always") || (data5 === "never"))){
+const err12 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema58.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1646,9 +1683,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(key1 === "tools")){
-const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.tools === undefined){
+const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1657,12 +1700,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data4.tools !== undefined){
-let data5 = data4.tools;
-if(Array.isArray(data5)){
-if(data5.length > 256){
-const err14 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+for(const key1 in data5){
+if(!(key1 === "tools")){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1671,12 +1711,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 === "string"){
-if(func1(data6) > 128){
-const err15 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data5.tools !== undefined){
+let data6 = data5.tools;
+if(Array.isArray(data6)){
+if(data6.length > 256){
+const err15 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1685,8 +1725,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(func1(data6) < 1){
-const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err16 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1695,9 +1739,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data7) < 1){
+const err17 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1707,9 +1750,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
 else {
-const err18 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err18 = {instancePath:instancePath+"/require_approval/tools/" + i1,schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1721,7 +1763,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err19 = {instancePath:instancePath+"/require_approval/tools",schemaPath:"#/properties/require_approval/oneOf/1/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1730,19 +1772,10 @@ vErrors.push(err19);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid4){
-valid4 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid4 = true;
-passing0 = 1;
-}
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err20 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1751,11 +1784,32 @@ vErrors.push(err20);
 }
 errors++;
 }
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
+}
 else {
-errors = _errs11;
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+}
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs13;
 if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+if(_errs13){
+vErrors.length = _errs13;
 }
 else {
 vErrors = null;
@@ -1765,12 +1819,12 @@ vErrors = null;
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err22];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -1779,9 +1833,9 @@ return errors === 0;
 }
 validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema57 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
-const schema58 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
-const pattern13 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
+const schema61 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
+const schema63 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
+const pattern14 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1815,7 +1869,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+if(!((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1826,9 +1880,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.type !== undefined){
-if("node" !== data.type){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
+if(data.consequence !== undefined){
+let data0 = data.consequence;
+if(!(((((((data0 === "observe") || (data0 === "local_mutation")) || (data0 === "external_effect")) || (data0 === "external_representation")) || (data0 === "financial")) || (data0 === "legal_attestation")) || (data0 === "destructive"))){
+const err3 = {instancePath:instancePath+"/consequence",schemaPath:"#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1838,11 +1893,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.node !== undefined){
-let data1 = data.node;
-if(typeof data1 === "string"){
-if(func1(data1) > 128){
-const err4 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.type !== undefined){
+if("node" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1851,8 +1904,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(func1(data1) < 1){
-const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.node !== undefined){
+let data2 = data.node;
+if(typeof data2 === "string"){
+if(func1(data2) > 128){
+const err5 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1861,9 +1918,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err6 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1873,11 +1929,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.commands !== undefined){
-let data2 = data.commands;
-if(Array.isArray(data2)){
-if(data2.length > 128){
-const err7 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+else {
+const err7 = {instancePath:instancePath+"/node",schemaPath:"#/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1886,12 +1939,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err8 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data.commands !== undefined){
+let data3 = data.commands;
+if(Array.isArray(data3)){
+if(data3.length > 128){
+const err8 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1900,8 +1953,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func1(data3) < 1){
-const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err9 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1910,8 +1967,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern13.test(data3)){
-const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(func1(data4) < 1){
+const err10 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1920,9 +1977,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern14.test(data4)){
+const err11 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1932,9 +1988,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
 else {
-const err12 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err12 = {instancePath:instancePath+"/commands/" + i0,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1944,14 +1999,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.require_approval !== undefined){
-let data4 = data.require_approval;
-const _errs11 = errors;
-let valid4 = false;
-let passing0 = null;
-const _errs12 = errors;
-if(!((data4 === "always") || (data4 === "never"))){
-const err13 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema57.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err13 = {instancePath:instancePath+"/commands",schemaPath:"#/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1960,15 +2010,15 @@ vErrors.push(err13);
 }
 errors++;
 }
-var _valid0 = _errs12 === errors;
-if(_valid0){
-valid4 = true;
-passing0 = 0;
 }
+if(data.require_approval !== undefined){
+let data5 = data.require_approval;
 const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.commands === undefined){
-const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((data5 === "always") || (data5 === "never"))){
+const err14 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema61.properties.require_approval.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1977,9 +2027,15 @@ vErrors.push(err14);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(key1 === "commands")){
-const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.commands === undefined){
+const err15 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/required",keyword:"required",params:{missingProperty: "commands"},message:"must have required property '"+"commands"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1988,12 +2044,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data4.commands !== undefined){
-let data5 = data4.commands;
-if(Array.isArray(data5)){
-if(data5.length > 128){
-const err16 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+for(const key1 in data5){
+if(!(key1 === "commands")){
+const err16 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2002,12 +2055,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 === "string"){
-if(func1(data6) > 128){
-const err17 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data5.commands !== undefined){
+let data6 = data5.commands;
+if(Array.isArray(data6)){
+if(data6.length > 128){
+const err17 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2016,8 +2069,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(func1(data6) < 1){
-const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 === "string"){
+if(func1(data7) > 128){
+const err18 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2026,8 +2083,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern13.test(data6)){
-const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
+if(func1(data7) < 1){
+const err19 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2036,9 +2093,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-else {
-const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern14.test(data7)){
+const err20 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2048,9 +2104,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
 else {
-const err21 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err21 = {instancePath:instancePath+"/require_approval/commands/" + i1,schemaPath:"#/$defs/NodeCommandName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2062,7 +2117,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath:instancePath+"/require_approval/commands",schemaPath:"#/properties/require_approval/oneOf/1/properties/commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2071,19 +2126,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid4){
-valid4 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid4 = true;
-passing0 = 1;
-}
-}
-if(!valid4){
-const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err23 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2092,22 +2138,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-else {
-errors = _errs11;
-if(vErrors !== null){
-if(_errs11){
-vErrors.length = _errs11;
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
 }
 else {
-vErrors = null;
+if(_valid0){
+valid5 = true;
+passing0 = 1;
 }
 }
-}
-}
-if(data.timeout_seconds !== undefined){
-let data7 = data.timeout_seconds;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid5){
+const err24 = {instancePath:instancePath+"/require_approval",schemaPath:"#/properties/require_approval/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2116,9 +2159,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 3600 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeout_seconds !== undefined){
+let data8 = data.timeout_seconds;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err25 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2127,8 +2183,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 3600 || isNaN(data8)){
+const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2137,16 +2194,26 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8 < 1 || isNaN(data8)){
+const err27 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -3096,8 +3163,8 @@ errors++;
 if(data.allowed_tools !== undefined){
 let data23 = data.allowed_tools;
 if(Array.isArray(data23)){
-if(data23.length > 128){
-const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+if(data23.length > 512){
+const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 512},message:"must NOT have more than 512 items"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3325,11 +3392,11 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data.tool_entries !== undefined){
-let data30 = data.tool_entries;
-if(Array.isArray(data30)){
-if(data30.length > 16){
-const err73 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(data.objective !== undefined){
+let data30 = data.objective;
+if(typeof data30 === "string"){
+if(!pattern9.test(data30)){
+const err73 = {instancePath:instancePath+"/objective",schemaPath:"#/properties/objective/pattern",keyword:"pattern",params:{pattern: "^obj_[A-Za-z0-9]{1,64}$"},message:"must match pattern \""+"^obj_[A-Za-z0-9]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -3338,16 +3405,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-const len2 = data30.length;
-for(let i3=0; i3<len2; i3++){
-if(!(validate27(data30[i3], {instancePath:instancePath+"/tool_entries/" + i3,parentData:data30,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
 }
 else {
-const err74 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err74 = {instancePath:instancePath+"/objective",schemaPath:"#/properties/objective/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -3357,14 +3417,46 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
-else {
-const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.tool_entries !== undefined){
+let data31 = data.tool_entries;
+if(Array.isArray(data31)){
+if(data31.length > 16){
+const err75 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
 if(vErrors === null){
 vErrors = [err75];
 }
 else {
 vErrors.push(err75);
+}
+errors++;
+}
+const len2 = data31.length;
+for(let i3=0; i3<len2; i3++){
+if(!(validate27(data31[i3], {instancePath:instancePath+"/tool_entries/" + i3,parentData:data31,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
 }
 errors++;
 }
@@ -5016,8 +5108,8 @@ errors++;
 if(data.allowed_tools !== undefined){
 let data23 = data.allowed_tools;
 if(Array.isArray(data23)){
-if(data23.length > 128){
-const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"};
+if(data23.length > 512){
+const err55 = {instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 512},message:"must NOT have more than 512 items"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -5245,11 +5337,11 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data.tool_entries !== undefined){
-let data30 = data.tool_entries;
-if(Array.isArray(data30)){
-if(data30.length > 16){
-const err73 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(data.objective !== undefined){
+let data30 = data.objective;
+if(typeof data30 === "string"){
+if(!pattern9.test(data30)){
+const err73 = {instancePath:instancePath+"/objective",schemaPath:"#/properties/objective/pattern",keyword:"pattern",params:{pattern: "^obj_[A-Za-z0-9]{1,64}$"},message:"must match pattern \""+"^obj_[A-Za-z0-9]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -5258,16 +5350,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-const len2 = data30.length;
-for(let i3=0; i3<len2; i3++){
-if(!(validate27(data30[i3], {instancePath:instancePath+"/tool_entries/" + i3,parentData:data30,parentDataProperty:i3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-errors = vErrors.length;
-}
-}
 }
 else {
-const err74 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err74 = {instancePath:instancePath+"/objective",schemaPath:"#/properties/objective/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -5277,14 +5362,46 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
-else {
-const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.tool_entries !== undefined){
+let data31 = data.tool_entries;
+if(Array.isArray(data31)){
+if(data31.length > 16){
+const err75 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
 if(vErrors === null){
 vErrors = [err75];
 }
 else {
 vErrors.push(err75);
+}
+errors++;
+}
+const len2 = data31.length;
+for(let i3=0; i3<len2; i3++){
+if(!(validate27(data31[i3], {instancePath:instancePath+"/tool_entries/" + i3,parentData:data31,parentDataProperty:i3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/tool_entries",schemaPath:"#/properties/tool_entries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
 }
 errors++;
 }
@@ -5636,10 +5753,10 @@ return errors === 0;
 validate42.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ContentAddedEvent = validate43;
-const schema68 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
-const schema69 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
-const schema70 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
-const schema71 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
+const schema73 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.added"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema74 = {"oneOf":[{"$ref":"#/$defs/InputTextPart"},{"$ref":"#/$defs/OutputTextPart"}]};
+const schema75 = {"type":"object","required":["type","text"],"properties":{"type":{"const":"input_text"},"text":{"type":"string"}}};
+const schema76 = {"type":"object","required":["type","text","annotations"],"properties":{"type":{"const":"output_text"},"text":{"type":"string"},"annotations":{"type":"array"}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6013,7 +6130,7 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ContentDoneEvent = validate46;
-const schema72 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
+const schema77 = {"type":"object","required":["type","item_id","output_index","content_index","part"],"additionalProperties":false,"properties":{"type":{"const":"content.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"part":{"$ref":"#/$defs/ContentPart"}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6185,11 +6302,11 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemAddedEvent = validate48;
-const schema73 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
-const schema74 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema76 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
-const schema77 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
-const schema75 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+const schema78 = {"description":"An output item was opened at `output_index` (its status is `in_progress`).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.added"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema79 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema81 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+const schema82 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+const schema80 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6269,7 +6386,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema75.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema80.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6282,7 +6399,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema75.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema80.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6475,7 +6592,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema76.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema81.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6621,7 +6738,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema77.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema82.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6803,7 +6920,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemDoneEvent = validate54;
-const schema78 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema83 = {"description":"An output item is final: `completed`, or `incomplete` when its step was cut off.","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.done"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6918,7 +7035,7 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ItemUpdatedEvent = validate56;
-const schema79 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
+const schema84 = {"description":"A finished item changed after it was done (an answer that failed the output contract is set `incomplete` before the model repairs it).","type":"object","required":["type","output_index","item"],"additionalProperties":false,"properties":{"type":{"const":"item.updated"},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/Item"}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7033,16 +7150,16 @@ return errors === 0;
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const KernelEvent = validate58;
-const schema80 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
-const schema96 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
-const schema97 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
-const schema81 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
-const schema82 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema83 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
-const schema91 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema93 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const pattern20 = new RegExp("^resp_", "u");
-const schema86 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."},"allowed_tools":{"type":"array","description":"The only tools the run may use, by name; absent when the run asked for none.","items":{"type":"string"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits narrowing the agent's, as asked; absent when the run asked for none."},"tool_entries":{"type":"array","description":"Tool entries the admitting surface added for this run; absent when it added none.","items":{"$ref":"#/$defs/ToolSpec"}}}};
+const schema85 = {"description":"One journal entry's payload, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/StatusEvent"},{"$ref":"#/$defs/ItemAddedEvent"},{"$ref":"#/$defs/ItemDoneEvent"},{"$ref":"#/$defs/ItemUpdatedEvent"},{"$ref":"#/$defs/ContentAddedEvent"},{"$ref":"#/$defs/ContentDoneEvent"},{"$ref":"#/$defs/TextDeltaEvent"},{"$ref":"#/$defs/TextDoneEvent"}]};
+const schema101 = {"type":"object","required":["type","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"text.delta"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"}}};
+const schema102 = {"type":"object","required":["type","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"text.done"},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"}}};
+const schema86 = {"description":"The response entered `status` (admission journals `queued`). Terminal statuses end the journal: exactly one per response.","type":"object","required":["type","status","response"],"additionalProperties":false,"properties":{"type":{"const":"status"},"status":{"$ref":"#/$defs/ResponseStatus"},"response":{"$ref":"#/$defs/ResponseState"}}};
+const schema87 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema88 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
+const schema96 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema98 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+const pattern22 = new RegExp("^resp_", "u");
+const schema91 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."},"allowed_tools":{"type":"array","description":"The only tools the run may use, by name; absent when the run asked for none.","items":{"type":"string"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits narrowing the agent's, as asked; absent when the run asked for none."},"tool_entries":{"type":"array","description":"Tool entries the admitting surface added for this run; absent when it added none.","items":{"$ref":"#/$defs/ToolSpec"}},"objective":{"type":"string","description":"The objective whose call gate the run's tool calls pass (a wake); absent for other runs."}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7086,7 +7203,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema86.properties, key0))){
+if(!(func19.call(schema91.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -7100,7 +7217,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema86.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema91.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7113,7 +7230,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema86.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema91.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7126,7 +7243,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema86.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema91.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7139,7 +7256,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema86.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema91.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7152,7 +7269,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema86.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema91.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8046,9 +8163,9 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-else {
-const err70 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.objective !== undefined){
+if(typeof data.objective !== "string"){
+const err70 = {instancePath:instancePath+"/objective",schemaPath:"#/properties/objective/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -8057,12 +8174,24 @@ vErrors.push(err70);
 }
 errors++;
 }
+}
+}
+else {
+const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
 validate61.errors = vErrors;
 return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema99 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8176,7 +8305,7 @@ errors++;
 if(data.risk !== undefined){
 let data3 = data.risk;
 if(!(((data3 === "read") || (data3 === "write")) || (data3 === "privileged"))){
-const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/ToolRisk/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8189,7 +8318,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema94.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema99.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8214,7 +8343,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema94.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema99.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8403,7 +8532,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema83.properties, key0))){
+if(!(func19.call(schema88.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -8417,7 +8546,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
+if(!pattern22.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -8442,7 +8571,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8571,7 +8700,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema83.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema88.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8584,7 +8713,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema83.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema88.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8597,7 +8726,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema83.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema88.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9481,7 +9610,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema83.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema88.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -9589,7 +9718,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10119,7 +10248,7 @@ return errors === 0;
 validate58.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const KernelEventType = validate74;
-const schema98 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
+const schema103 = {"enum":["status","item.added","item.done","item.updated","content.added","content.done","text.delta","text.done"]};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10132,7 +10261,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((((data === "status") || (data === "item.added")) || (data === "item.done")) || (data === "item.updated")) || (data === "content.added")) || (data === "content.done")) || (data === "text.delta")) || (data === "text.done"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10147,12 +10276,12 @@ return errors === 0;
 validate74.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeAdmittedFrame = validate75;
-const schema99 = {"type":"object","required":["type","node_id","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"admitted"},"node_id":{"$ref":"#/$defs/NodeId"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]}}};
-const schema100 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
-const schema101 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
-const schema103 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
-const pattern24 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
-const pattern26 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+const schema104 = {"type":"object","required":["type","node_id","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"admitted"},"node_id":{"$ref":"#/$defs/NodeId"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]}}};
+const schema105 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
+const schema106 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
+const schema108 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
+const pattern26 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const pattern28 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10242,7 +10371,7 @@ errors++;
 if(data.node_id !== undefined){
 let data1 = data.node_id;
 if(typeof data1 === "string"){
-if(!pattern24.test(data1)){
+if(!pattern26.test(data1)){
 const err7 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -10267,7 +10396,7 @@ errors++;
 if(data.state !== undefined){
 let data2 = data.state;
 if(!(((((data2 === "pending_pairing") || (data2 === "connected")) || (data2 === "disconnected")) || (data2 === "degraded")) || (data2 === "revoked"))){
-const err9 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10304,7 +10433,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern13.test(data4)){
+if(!pattern14.test(data4)){
 const err12 = {instancePath:instancePath+"/allowed_commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10345,7 +10474,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs15 = errors;
 if(typeof data5 === "string"){
-if(!pattern26.test(data5)){
+if(!pattern28.test(data5)){
 const err15 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -10432,7 +10561,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeApprovedFrame = validate76;
-const schema104 = {"type":"object","required":["type","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"approved"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema109 = {"type":"object","required":["type","state","allowed_commands","approved_catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"approved"},"state":{"$ref":"#/$defs/NodeState"},"allowed_commands":{"type":"array","items":{"$ref":"#/$defs/NodeCommandName"}},"approved_catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10512,7 +10641,7 @@ errors++;
 if(data.state !== undefined){
 let data1 = data.state;
 if(!(((((data1 === "pending_pairing") || (data1 === "connected")) || (data1 === "disconnected")) || (data1 === "degraded")) || (data1 === "revoked"))){
-const err6 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10549,7 +10678,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern13.test(data3)){
+if(!pattern14.test(data3)){
 const err9 = {instancePath:instancePath+"/allowed_commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -10586,7 +10715,7 @@ errors++;
 if(data.approved_catalog_hash !== undefined){
 let data4 = data.approved_catalog_hash;
 if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
+if(!pattern28.test(data4)){
 const err12 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10625,10 +10754,10 @@ return errors === 0;
 validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCatalogFrame = validate77;
-const schema108 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
-const schema109 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema110 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
-const schema112 = {"enum":["read","write","privileged"]};
+const schema113 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema114 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
+const schema115 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema117 = {"enum":["read","write","privileged"]};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10736,7 +10865,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern13.test(data0)){
+if(!pattern14.test(data0)){
 const err9 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -10761,7 +10890,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11052,7 +11181,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data2 = data.catalog_hash;
 if(typeof data2 === "string"){
-if(!pattern26.test(data2)){
+if(!pattern28.test(data2)){
 const err5 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11091,8 +11220,8 @@ return errors === 0;
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeChallengeFrame = validate82;
-const schema114 = {"type":"object","required":["type","nonce","min_protocol","max_protocol","expires_at"],"additionalProperties":false,"properties":{"type":{"const":"challenge"},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"expires_at":{"type":"string","format":"date-time"}}};
-const schema115 = {"type":"integer","minimum":1,"maximum":1000};
+const schema119 = {"type":"object","required":["type","nonce","min_protocol","max_protocol","expires_at"],"additionalProperties":false,"properties":{"type":{"const":"challenge"},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"expires_at":{"type":"string","format":"date-time"}}};
+const schema120 = {"type":"integer","minimum":1,"maximum":1000};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11313,9 +11442,9 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCompanionConfig = validate83;
-const schema117 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
-const pattern32 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern34 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+const schema122 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
+const pattern34 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern36 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11447,7 +11576,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern13.test(data3)){
+if(!pattern14.test(data3)){
 const err10 = {instancePath:instancePath+"/policy/allowed_commands/" + i0,schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -11484,7 +11613,7 @@ errors++;
 if(data1.maximum_risk !== undefined){
 let data4 = data1.maximum_risk;
 if(!(((data4 === "read") || (data4 === "write")) || (data4 === "privileged"))){
-const err13 = {instancePath:instancePath+"/policy/maximum_risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/policy/maximum_risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11677,7 +11806,7 @@ errors++;
 for(const key3 in data10){
 const _errs27 = errors;
 if(typeof key3 === "string"){
-if(!pattern32.test(key3)){
+if(!pattern34.test(key3)){
 const err29 = {instancePath:instancePath+"/shell/working_scopes",schemaPath:"#/properties/shell/properties/working_scopes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\"",propertyName:key3};
 if(vErrors === null){
 vErrors = [err29];
@@ -11763,7 +11892,7 @@ errors++;
 for(const key5 in data12){
 const _errs33 = errors;
 if(typeof key5 === "string"){
-if(!pattern32.test(key5)){
+if(!pattern34.test(key5)){
 const err36 = {instancePath:instancePath+"/shell/executables",schemaPath:"#/properties/shell/properties/executables/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\"",propertyName:key5};
 if(vErrors === null){
 vErrors = [err36];
@@ -11850,7 +11979,7 @@ const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
 let data15 = data14[i1];
 if(typeof data15 === "string"){
-if(!pattern34.test(data15)){
+if(!pattern36.test(data15)){
 const err43 = {instancePath:instancePath+"/shell/environment_names/" + i1,schemaPath:"#/properties/shell/properties/environment_names/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -11913,13 +12042,13 @@ return errors === 0;
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCompanionFrame = validate84;
-const schema120 = {"description":"A frame the companion sends.","oneOf":[{"$ref":"#/$defs/NodeHelloFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeAcceptedFrame"},{"$ref":"#/$defs/NodeInvokeResultFrame"},{"$ref":"#/$defs/NodeCatalogFrame"}]};
-const schema127 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"heartbeat"}}};
-const schema128 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema121 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
-const schema122 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
-const pattern36 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
-const pattern38 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
+const schema125 = {"description":"A frame the companion sends.","oneOf":[{"$ref":"#/$defs/NodeHelloFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeAcceptedFrame"},{"$ref":"#/$defs/NodeInvokeResultFrame"},{"$ref":"#/$defs/NodeCatalogFrame"}]};
+const schema132 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"heartbeat"}}};
+const schema133 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
+const schema126 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
+const schema127 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
+const pattern38 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
+const pattern40 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12043,7 +12172,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema122.properties, key0))){
+if(!(func19.call(schema127.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -12057,7 +12186,7 @@ errors++;
 if(data.node_id !== undefined){
 let data0 = data.node_id;
 if(typeof data0 === "string"){
-if(!pattern24.test(data0)){
+if(!pattern26.test(data0)){
 const err12 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -12082,7 +12211,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern36.test(data1)){
+if(!pattern38.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -12358,7 +12487,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data10 = data.catalog_hash;
 if(typeof data10 === "string"){
-if(!pattern26.test(data10)){
+if(!pattern28.test(data10)){
 const err37 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -12383,7 +12512,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern38.test(data11)){
+if(!pattern40.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -12534,12 +12663,12 @@ return errors === 0;
 }
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema129 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
-const schema131 = {"enum":["succeeded","failed","canceled","unknown"]};
-const schema132 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
-const pattern39 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
-const schema133 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
-const schema134 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+const schema134 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
+const schema136 = {"enum":["succeeded","failed","canceled","unknown"]};
+const schema137 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
+const pattern41 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const schema138 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
+const schema139 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12587,7 +12716,7 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(!(((((((((data0 === "COMMAND_DENIED") || (data0 === "COMMAND_UNAVAILABLE")) || (data0 === "EXECUTION_FAILED")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "INVALID_PLAN")) || (data0 === "NODE_BUSY")) || (data0 === "INVOCATION_CANCELED")) || (data0 === "INVOCATION_UNKNOWN")) || (data0 === "NODE_UNAVAILABLE"))){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema134.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12717,7 +12846,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern39.test(data1)){
+if(!pattern41.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -12742,7 +12871,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data2 = data.plan_hash;
 if(typeof data2 === "string"){
-if(!pattern26.test(data2)){
+if(!pattern28.test(data2)){
 const err8 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -12767,7 +12896,7 @@ errors++;
 if(data.state !== undefined){
 let data3 = data.state;
 if(!((((data3 === "succeeded") || (data3 === "failed")) || (data3 === "canceled")) || (data3 === "unknown"))){
-const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema136.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12835,7 +12964,7 @@ errors++;
 if(data4.exit_code !== undefined){
 let data5 = data4.exit_code;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema132.properties.exit_code.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema137.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12848,7 +12977,7 @@ errors++;
 if(data4.signal !== undefined){
 let data6 = data4.signal;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema132.properties.signal.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema137.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13086,7 +13215,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern39.test(data2)){
+if(!pattern41.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeAcceptedFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13200,7 +13329,7 @@ return errors === 0;
 validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const NodeExecutionPlan = validate95;
-const schema135 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema140 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13334,7 +13463,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema135.properties, key0))){
+if(!(func19.call(schema140.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -13348,7 +13477,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data0 = data.invocation_id;
 if(typeof data0 === "string"){
-if(!pattern39.test(data0)){
+if(!pattern41.test(data0)){
 const err13 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -13373,7 +13502,7 @@ errors++;
 if(data.node_id !== undefined){
 let data1 = data.node_id;
 if(typeof data1 === "string"){
-if(!pattern24.test(data1)){
+if(!pattern26.test(data1)){
 const err15 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -13418,7 +13547,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern13.test(data2)){
+if(!pattern14.test(data2)){
 const err19 = {instancePath:instancePath+"/command",schemaPath:"#/$defs/NodeCommandName/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -13443,7 +13572,7 @@ errors++;
 if(data.descriptor_hash !== undefined){
 let data3 = data.descriptor_hash;
 if(typeof data3 === "string"){
-if(!pattern26.test(data3)){
+if(!pattern28.test(data3)){
 const err21 = {instancePath:instancePath+"/descriptor_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -13468,7 +13597,7 @@ errors++;
 if(data.catalog_hash !== undefined){
 let data4 = data.catalog_hash;
 if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
+if(!pattern28.test(data4)){
 const err23 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -13635,7 +13764,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data11 = data.plan_hash;
 if(typeof data11 === "string"){
-if(!pattern26.test(data11)){
+if(!pattern28.test(data11)){
 const err37 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -13721,7 +13850,7 @@ errors++;
 if(data.code !== undefined){
 let data0 = data.code;
 if(!(((((((((data0 === "COMMAND_DENIED") || (data0 === "COMMAND_UNAVAILABLE")) || (data0 === "EXECUTION_FAILED")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "INVALID_PLAN")) || (data0 === "NODE_BUSY")) || (data0 === "INVOCATION_CANCELED")) || (data0 === "INVOCATION_UNKNOWN")) || (data0 === "NODE_UNAVAILABLE"))){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema134.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13950,9 +14079,9 @@ return errors === 0;
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeHubFrame = validate100;
-const schema145 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
-const schema148 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema147 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
+const schema150 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
+const schema153 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
+const schema152 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14219,7 +14348,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern39.test(data2)){
+if(!pattern41.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeCancelFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -14310,7 +14439,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern24.test(data)){
+if(!pattern26.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -14460,7 +14589,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema122.properties, key0))){
+if(!(func19.call(schema127.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -14474,7 +14603,7 @@ errors++;
 if(data.node_id !== undefined){
 let data0 = data.node_id;
 if(typeof data0 === "string"){
-if(!pattern24.test(data0)){
+if(!pattern26.test(data0)){
 const err12 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -14499,7 +14628,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern36.test(data1)){
+if(!pattern38.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -14775,7 +14904,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data10 = data.catalog_hash;
 if(typeof data10 === "string"){
-if(!pattern26.test(data10)){
+if(!pattern28.test(data10)){
 const err37 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -14800,7 +14929,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern38.test(data11)){
+if(!pattern40.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -14851,7 +14980,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "succeeded") || (data === "failed")) || (data === "canceled")) || (data === "unknown"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema136.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14925,7 +15054,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern39.test(data1)){
+if(!pattern41.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15023,7 +15152,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern39.test(data1)){
+if(!pattern41.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15220,7 +15349,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern39.test(data1)){
+if(!pattern41.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -15245,7 +15374,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data2 = data.plan_hash;
 if(typeof data2 === "string"){
-if(!pattern26.test(data2)){
+if(!pattern28.test(data2)){
 const err8 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -15270,7 +15399,7 @@ errors++;
 if(data.state !== undefined){
 let data3 = data.state;
 if(!((((data3 === "succeeded") || (data3 === "failed")) || (data3 === "canceled")) || (data3 === "unknown"))){
-const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationOutcome/enum",keyword:"enum",params:{allowedValues: schema136.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15338,7 +15467,7 @@ errors++;
 if(data4.exit_code !== undefined){
 let data5 = data4.exit_code;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema132.properties.exit_code.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/result/exit_code",schemaPath:"#/$defs/NodeCommandResult/properties/exit_code/type",keyword:"type",params:{type: schema137.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15351,7 +15480,7 @@ errors++;
 if(data4.signal !== undefined){
 let data6 = data4.signal;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema132.properties.signal.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/result/signal",schemaPath:"#/$defs/NodeCommandResult/properties/signal/type",keyword:"type",params:{type: schema137.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15505,7 +15634,7 @@ return errors === 0;
 validate117.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const QueueJob = validate118;
-const schema164 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema169 = {"description":"One agent job, the body of one SQS message or Kafka record (JSON, UTF-8). A message that is not JSON, fails this schema or names an unknown agent goes to the dead-letter destination with the reason, and is never retried.","type":"object","required":["input"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's name or id. Required unless the consumer names its agent; when both do, they must agree."},"input":{"description":"What the agent is asked: text, or input items as the Responses API takes them.","oneOf":[{"type":"string","minLength":1,"maxLength":1048576},{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"idempotency_key":{"type":"string","minLength":1,"maxLength":200,"description":"The producer's own id for this job: every message carrying it, through any consumer of the project, runs one response. Without it, the broker's message identity (the SQS message id, or the Kafka topic, partition and offset) dedupes redeliveries only. It is the result's correlation id."},"session_key":{"type":"string","minLength":1,"maxLength":200,"description":"A stable key of the producer's conversation: jobs carrying the same key share one Palai session, so each sees the ones before."},"reply_to":{"type":"string","minLength":1,"maxLength":2048,"description":"Where this job's result goes instead of the consumer's reply destination: an SQS queue URL (SQS consumers) or a topic (Kafka consumers)."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15889,7 +16018,7 @@ return errors === 0;
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const QueueResult = validate120;
-const schema166 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema171 = {"description":"A job's result, sent when its response finishes or waits for someone. Sent at least once: the response id and status tell repeats apart. The SQS message's `palai-idempotency-key` attribute and the Kafka record's key are the job's idempotency key.","type":"object","required":["idempotency_key","response_id","status","output_text","output","error","usage"],"additionalProperties":false,"properties":{"idempotency_key":{"type":["string","null"],"description":"The job's idempotency key; null for a job sent without one."},"response_id":{"type":"string","pattern":"^resp_"},"status":{"enum":["completed","failed","canceled","incomplete","waiting_for_approval","waiting_for_input","waiting_for_tool"]},"output_text":{"type":"string","description":"The text of the response's output messages, joined."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15987,7 +16116,7 @@ errors++;
 if(data.idempotency_key !== undefined){
 let data0 = data.idempotency_key;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema166.properties.idempotency_key.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: schema171.properties.idempotency_key.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16000,7 +16129,7 @@ errors++;
 if(data.response_id !== undefined){
 let data1 = data.response_id;
 if(typeof data1 === "string"){
-if(!pattern20.test(data1)){
+if(!pattern22.test(data1)){
 const err9 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -16025,7 +16154,7 @@ errors++;
 if(data.status !== undefined){
 let data2 = data.status;
 if(!(((((((data2 === "completed") || (data2 === "failed")) || (data2 === "canceled")) || (data2 === "incomplete")) || (data2 === "waiting_for_approval")) || (data2 === "waiting_for_input")) || (data2 === "waiting_for_tool"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema166.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema171.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16777,7 +16906,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema83.properties, key0))){
+if(!(func19.call(schema88.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -16791,7 +16920,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
+if(!pattern22.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -16816,7 +16945,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16945,7 +17074,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema83.properties.session_id.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema88.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16958,7 +17087,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data8 = data.previous_response_id;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema83.properties.previous_response_id.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema88.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16971,7 +17100,7 @@ errors++;
 if(data.instructions !== undefined){
 let data9 = data.instructions;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema83.properties.instructions.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema88.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -17855,7 +17984,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data41 = data.completed_at;
 if((!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))) && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema83.properties.completed_at.type},message:"must be integer,null"};
+const err97 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema88.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -17938,7 +18067,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func19.call(schema86.properties, key0))){
+if(!(func19.call(schema91.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -17952,7 +18081,7 @@ errors++;
 if(data.temperature !== undefined){
 let data0 = data.temperature;
 if((!((typeof data0 == "number") && (isFinite(data0)))) && (data0 !== null)){
-const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema86.properties.temperature.type},message:"must be number,null"};
+const err4 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema91.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17965,7 +18094,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data1 = data.max_output_tokens;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema86.properties.max_output_tokens.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema91.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17978,7 +18107,7 @@ errors++;
 if(data.user !== undefined){
 let data2 = data.user;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema86.properties.user.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema91.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17991,7 +18120,7 @@ errors++;
 if(data.top_p !== undefined){
 let data3 = data.top_p;
 if((!((typeof data3 == "number") && (isFinite(data3)))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema86.properties.top_p.type},message:"must be number,null"};
+const err7 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema91.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18004,7 +18133,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data4 = data.parallel_tool_calls;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema86.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema91.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18898,14 +19027,26 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-else {
-const err70 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.objective !== undefined){
+if(typeof data.objective !== "string"){
+const err70 = {instancePath:instancePath+"/objective",schemaPath:"#/properties/objective/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
 else {
 vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+else {
+const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
 }
 errors++;
 }
@@ -18915,7 +19056,7 @@ return errors === 0;
 validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ShellExecInput = validate128;
-const schema181 = {"type":"object","description":"shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB.","required":["script"],"additionalProperties":false,"properties":{"script":{"type":"string","minLength":1,"maxLength":65536},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
+const schema186 = {"type":"object","description":"shell.exec.v1: a script through the node's configured shell. The script is at most 64 KiB in UTF-8 bytes, the environment 8 KiB.","required":["script"],"additionalProperties":false,"properties":{"script":{"type":"string","minLength":1,"maxLength":65536},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19178,7 +19319,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!(((((((((((data1 === "queued") || (data1 === "in_progress")) || (data1 === "completed")) || (data1 === "failed")) || (data1 === "canceled")) || (data1 === "timed_out")) || (data1 === "budget_exceeded")) || (data1 === "waiting_for_approval")) || (data1 === "waiting_for_tool")) || (data1 === "waiting_for_input")) || (data1 === "parked"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19211,7 +19352,7 @@ return errors === 0;
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SystemExecInput = validate131;
-const schema184 = {"type":"object","description":"system.exec.v1: an executable alias with its arguments, no shell.","required":["executable"],"additionalProperties":false,"properties":{"executable":{"type":"string","minLength":1,"maxLength":64},"args":{"type":"array","maxItems":1024,"items":{"type":"string","maxLength":65536}},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
+const schema189 = {"type":"object","description":"system.exec.v1: an executable alias with its arguments, no shell.","required":["executable"],"additionalProperties":false,"properties":{"executable":{"type":"string","minLength":1,"maxLength":64},"args":{"type":"array","maxItems":1024,"items":{"type":"string","maxLength":65536}},"working_scope":{"type":"string","minLength":1,"maxLength":64},"env":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string"}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19810,9 +19951,9 @@ return errors === 0;
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookEvent = validate134;
-const schema187 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
-const schema189 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
-const schema188 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
+const schema192 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
+const schema194 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
+const schema193 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19870,7 +20011,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema188.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema193.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -20238,7 +20379,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((data0 === "response.completed") || (data0 === "response.failed")) || (data0 === "response.canceled")) || (data0 === "response.incomplete")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_input")) || (data0 === "response.waiting_for_tool"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema188.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema193.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }

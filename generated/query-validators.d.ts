@@ -8,6 +8,7 @@ export declare const listNodesQuery: ValidateFunction;
 export declare const listNodeInvocationsQuery: ValidateFunction;
 export declare const listObjectivesQuery: ValidateFunction;
 export declare const listObjectiveWakesQuery: ValidateFunction;
+export declare const listObjectiveActionsQuery: ValidateFunction;
 export declare const listQueueConsumersQuery: ValidateFunction;
 export declare const listSlackBotsQuery: ValidateFunction;
 export declare const listSlackThreadsQuery: ValidateFunction;

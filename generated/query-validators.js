@@ -1156,11 +1156,13 @@ return errors === 0;
 }
 validate28.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listQueueConsumersQuery = validate29;
-const schema43 = {"$id":"https://palai.dev/schemas/query/listQueueConsumersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listObjectiveActionsQuery = validate29;
+const schema43 = {"$id":"https://palai.dev/schemas/query/listObjectiveActionsQuery.json","type":"object","properties":{"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ObjectiveActionStatus"},"class":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ConsequenceClass"},"limit":{"type":"integer","minimum":1,"maximum":1000,"default":100},"after":{"type":"string","minLength":1,"maxLength":300}},"required":[]};
+const schema44 = {"enum":["planned","reserved","running","succeeded","failed","uncertain","cancelled"]};
+const schema45 = {"enum":["observe","local_mutation","external_effect","external_representation","financial","legal_attestation","destructive"]};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listQueueConsumersQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listObjectiveActionsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate29.evaluated;
@@ -1171,18 +1173,10 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.limit !== undefined){
-let data0 = data.limit;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
-coerced0 = +data0;
-}
-else {
-const err0 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.status !== undefined){
+let data0 = data.status;
+if(!(((((((data0 === "planned") || (data0 === "reserved")) || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "uncertain")) || (data0 === "cancelled"))){
+const err0 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ObjectiveActionStatus/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1192,16 +1186,10 @@ vErrors.push(err0);
 errors++;
 }
 }
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["limit"] = coerced0;
-}
-}
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 100 || isNaN(data0)){
-const err1 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(data.class !== undefined){
+let data1 = data.class;
+if(!(((((((data1 === "observe") || (data1 === "local_mutation")) || (data1 === "external_effect")) || (data1 === "external_representation")) || (data1 === "financial")) || (data1 === "legal_attestation")) || (data1 === "destructive"))){
+const err1 = {instancePath:instancePath+"/class",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ConsequenceClass/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1210,8 +1198,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data0 < 1 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.limit !== undefined){
+let data2 = data.limit;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+let dataType0 = typeof data2;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data2 === null
+              || (dataType0 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+coerced0 = +data2;
+}
+else {
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1221,21 +1220,16 @@ vErrors.push(err2);
 errors++;
 }
 }
+if(coerced0 !== undefined){
+data2 = coerced0;
+if(data !== undefined){
+data["limit"] = coerced0;
 }
-if(data.after !== undefined){
-let data1 = data.after;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
 }
-else if(data1 === null){
-coerced1 = "";
 }
-else {
-const err3 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 1000 || isNaN(data2)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1244,17 +1238,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["after"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 128){
-const err4 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data2 < 1 || isNaN(data2)){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1263,8 +1248,22 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(func1(data1) < 1){
-const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+if(data.after !== undefined){
+let data3 = data.after;
+if(typeof data3 !== "string"){
+let dataType1 = typeof data3;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data3;
+}
+else if(data3 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1274,10 +1273,16 @@ vErrors.push(err5);
 errors++;
 }
 }
+if(coerced1 !== undefined){
+data3 = coerced1;
+if(data !== undefined){
+data["after"] = coerced1;
 }
 }
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 300){
+const err6 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1286,16 +1291,39 @@ vErrors.push(err6);
 }
 errors++;
 }
+if(func1(data3) < 1){
+const err7 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
 validate29.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":{"status":true,"class":true,"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listSlackBotsQuery = validate30;
-const schema44 = {"$id":"https://palai.dev/schemas/query/listSlackBotsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listQueueConsumersQuery = validate30;
+const schema46 = {"$id":"https://palai.dev/schemas/query/listQueueConsumersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listSlackBotsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listQueueConsumersQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate30.evaluated;
@@ -1426,11 +1454,11 @@ return errors === 0;
 }
 validate30.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listSlackThreadsQuery = validate31;
-const schema45 = {"$id":"https://palai.dev/schemas/query/listSlackThreadsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listSlackBotsQuery = validate31;
+const schema47 = {"$id":"https://palai.dev/schemas/query/listSlackBotsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listSlackThreadsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listSlackBotsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate31.evaluated;
@@ -1561,11 +1589,11 @@ return errors === 0;
 }
 validate31.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWebhookEndpointsQuery = validate32;
-const schema46 = {"$id":"https://palai.dev/schemas/query/listWebhookEndpointsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listSlackThreadsQuery = validate32;
+const schema48 = {"$id":"https://palai.dev/schemas/query/listSlackThreadsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listWebhookEndpointsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listSlackThreadsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate32.evaluated;
@@ -1696,15 +1724,150 @@ return errors === 0;
 }
 validate32.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listWebhookDeliveriesQuery = validate33;
-const schema47 = {"$id":"https://palai.dev/schemas/query/listWebhookDeliveriesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/WebhookDeliveryStatus"}},"required":[]};
-const schema48 = {"type":"string","enum":["pending","delivered","dead"]};
+export const listWebhookEndpointsQuery = validate33;
+const schema49 = {"$id":"https://palai.dev/schemas/query/listWebhookEndpointsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listWebhookDeliveriesQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listWebhookEndpointsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit !== undefined){
+let data0 = data.limit;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err0 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["limit"] = coerced0;
+}
+}
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 100 || isNaN(data0)){
+const err1 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.after !== undefined){
+let data1 = data.after;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["after"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err4 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listWebhookDeliveriesQuery = validate34;
+const schema50 = {"$id":"https://palai.dev/schemas/query/listWebhookDeliveriesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/WebhookDeliveryStatus"}},"required":[]};
+const schema51 = {"type":"string","enum":["pending","delivered","dead"]};
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://palai.dev/schemas/query/listWebhookDeliveriesQuery.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1847,7 +2010,7 @@ data["status"] = coerced2;
 }
 }
 if(!(((data2 === "pending") || (data2 === "delivered")) || (data2 === "dead"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema51.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1868,151 +2031,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate33.errors = vErrors;
-return errors === 0;
-}
-validate33.evaluated = {"props":{"limit":true,"after":true,"status":true},"dynamicProps":false,"dynamicItems":false};
-
-export const listSessionItemsQuery = validate34;
-const schema49 = {"$id":"https://palai.dev/schemas/query/listSessionItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
-
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listSessionItemsQuery.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate34.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.limit !== undefined){
-let data0 = data.limit;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
-coerced0 = +data0;
-}
-else {
-const err0 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["limit"] = coerced0;
-}
-}
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 100 || isNaN(data0)){
-const err1 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data0 < 1 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.after !== undefined){
-let data1 = data.after;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["after"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 128){
-const err4 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(func1(data1) < 1){
-const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
 validate34.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":{"limit":true,"after":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listConversationItemsQuery = validate35;
-const schema50 = {"$id":"https://palai.dev/schemas/query/listConversationItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
+export const listSessionItemsQuery = validate35;
+const schema52 = {"$id":"https://palai.dev/schemas/query/listSessionItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listConversationItemsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listSessionItemsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate35.evaluated;
@@ -2127,10 +2155,9 @@ errors++;
 }
 }
 }
-if(data.order !== undefined){
-let data2 = data.order;
-if(!((data2 === "asc") || (data2 === "desc"))){
-const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema50.properties.order.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2139,28 +2166,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate35.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemoteAgentsQuery = validate36;
-const schema51 = {"$id":"https://palai.dev/schemas/query/listRemoteAgentsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listConversationItemsQuery = validate36;
+const schema53 = {"$id":"https://palai.dev/schemas/query/listConversationItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listRemoteAgentsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listConversationItemsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate36.evaluated;
@@ -2275,9 +2290,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.order !== undefined){
+let data2 = data.order;
+if(!((data2 === "asc") || (data2 === "desc"))){
+const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema53.properties.order.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2286,16 +2302,28 @@ vErrors.push(err6);
 }
 errors++;
 }
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate36.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listMcpServersQuery = validate37;
-const schema52 = {"$id":"https://palai.dev/schemas/query/listMcpServersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listRemoteAgentsQuery = validate37;
+const schema54 = {"$id":"https://palai.dev/schemas/query/listRemoteAgentsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listMcpServersQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listRemoteAgentsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate37.evaluated;
@@ -2426,76 +2454,14 @@ return errors === 0;
 }
 validate37.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listMcpServerToolsQuery = validate38;
-const schema53 = {"$id":"https://palai.dev/schemas/query/listMcpServerToolsQuery.json","type":"object","properties":{"refresh":{"type":"boolean","default":false}},"required":[]};
+export const listMcpServersQuery = validate38;
+const schema55 = {"$id":"https://palai.dev/schemas/query/listMcpServersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listMcpServerToolsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listMcpServersQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate38.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.refresh !== undefined){
-let data0 = data.refresh;
-if(typeof data0 !== "boolean"){
-let coerced0 = undefined;
-if(!(coerced0 !== undefined)){
-if(data0 === "false" || data0 === 0 || data0 === null){
-coerced0 = false;
-}
-else if(data0 === "true" || data0 === 1){
-coerced0 = true;
-}
-else {
-const err0 = {instancePath:instancePath+"/refresh",schemaPath:"#/properties/refresh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["refresh"] = coerced0;
-}
-}
-}
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate38.errors = vErrors;
-return errors === 0;
-}
-validate38.evaluated = {"props":{"refresh":true},"dynamicProps":false,"dynamicItems":false};
-
-export const listResponsesQuery = validate39;
-const schema54 = {"$id":"https://palai.dev/schemas/query/listResponsesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"},"agent":{"type":"string","minLength":1,"maxLength":128},"session_id":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus"},"created_after":{"type":"integer","minimum":0,"maximum":253402300799},"created_before":{"type":"integer","minimum":0,"maximum":253402300799}},"required":[]};
-const schema55 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listResponsesQuery.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2607,10 +2573,9 @@ errors++;
 }
 }
 }
-if(data.order !== undefined){
-let data2 = data.order;
-if(!((data2 === "asc") || (data2 === "desc"))){
-const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema54.properties.order.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2619,252 +2584,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data.agent !== undefined){
-let data3 = data.agent;
-if(typeof data3 !== "string"){
-let dataType2 = typeof data3;
-let coerced2 = undefined;
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data3;
-}
-else if(data3 === null){
-coerced2 = "";
-}
-else {
-const err7 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data3 = coerced2;
-if(data !== undefined){
-data["agent"] = coerced2;
-}
-}
-}
-if(typeof data3 === "string"){
-if(func1(data3) > 128){
-const err8 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(func1(data3) < 1){
-const err9 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-if(data.session_id !== undefined){
-let data4 = data.session_id;
-if(typeof data4 !== "string"){
-let dataType3 = typeof data4;
-let coerced3 = undefined;
-if(!(coerced3 !== undefined)){
-if(dataType3 == "number" || dataType3 == "boolean"){
-coerced3 = "" + data4;
-}
-else if(data4 === null){
-coerced3 = "";
-}
-else {
-const err10 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data4 = coerced3;
-if(data !== undefined){
-data["session_id"] = coerced3;
-}
-}
-}
-if(typeof data4 === "string"){
-if(func1(data4) > 128){
-const err11 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(func1(data4) < 1){
-const err12 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.status !== undefined){
-let data5 = data.status;
-if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.created_after !== undefined){
-let data6 = data.created_after;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-let dataType4 = typeof data6;
-let coerced4 = undefined;
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data6 === null
-              || (dataType4 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
-coerced4 = +data6;
-}
-else {
-const err14 = {instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data6 = coerced4;
-if(data !== undefined){
-data["created_after"] = coerced4;
-}
-}
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 253402300799 || isNaN(data6)){
-const err15 = {instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data.created_before !== undefined){
-let data7 = data.created_before;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-let dataType5 = typeof data7;
-let coerced5 = undefined;
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data7 === null
-              || (dataType5 === "string" && data7 && data7 == +data7 && !(data7 % 1))){
-coerced5 = +data7;
-}
-else {
-const err17 = {instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data7 = coerced5;
-if(data !== undefined){
-data["created_before"] = coerced5;
-}
-}
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 253402300799 || isNaN(data7)){
-const err18 = {instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data7 < 0 || isNaN(data7)){
-const err19 = {instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-validate39.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"limit":true,"after":true,"order":true,"agent":true,"session_id":true,"status":true,"created_after":true,"created_before":true},"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getResponseQuery = validate40;
-const schema56 = {"$id":"https://palai.dev/schemas/query/getResponseQuery.json","type":"object","properties":{"stream":{"type":"boolean","default":false},"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
+export const listMcpServerToolsQuery = validate39;
+const schema56 = {"$id":"https://palai.dev/schemas/query/listMcpServerToolsQuery.json","type":"object","properties":{"refresh":{"type":"boolean","default":false}},"required":[]};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/getResponseQuery.json" */;
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://palai.dev/schemas/query/listMcpServerToolsQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2872,8 +2604,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.stream !== undefined){
-let data0 = data.stream;
+if(data.refresh !== undefined){
+let data0 = data.refresh;
 if(typeof data0 !== "boolean"){
 let coerced0 = undefined;
 if(!(coerced0 !== undefined)){
@@ -2884,7 +2616,7 @@ else if(data0 === "true" || data0 === 1){
 coerced0 = true;
 }
 else {
-const err0 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err0 = {instancePath:instancePath+"/refresh",schemaPath:"#/properties/refresh/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2897,23 +2629,14 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["stream"] = coerced0;
+data["refresh"] = coerced0;
 }
 }
 }
 }
-if(data.starting_after !== undefined){
-let data1 = data.starting_after;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(!(coerced1 !== undefined)){
-if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
-coerced1 = +data1;
 }
 else {
-const err1 = {instancePath:instancePath+"/starting_after",schemaPath:"#/properties/starting_after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2922,64 +2645,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["starting_after"] = coerced1;
-}
-}
-}
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < -1 || isNaN(data1)){
-const err2 = {instancePath:instancePath+"/starting_after",schemaPath:"#/properties/starting_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1},message:"must be >= -1"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.palai_events !== undefined){
-let data2 = data.palai_events;
-if(!((data2 === "openai") || (data2 === "extended"))){
-const err3 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema56.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate40.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"stream":true,"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":{"refresh":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listResponseInputItemsQuery = validate41;
-const schema57 = {"$id":"https://palai.dev/schemas/query/listResponseInputItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
+export const listResponsesQuery = validate40;
+const schema57 = {"$id":"https://palai.dev/schemas/query/listResponsesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"},"agent":{"type":"string","minLength":1,"maxLength":128},"session_id":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus"},"created_after":{"type":"integer","minimum":0,"maximum":253402300799},"created_before":{"type":"integer","minimum":0,"maximum":253402300799}},"required":[]};
+const schema58 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listResponseInputItemsQuery.json" */;
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://palai.dev/schemas/query/listResponsesQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3104,6 +2783,490 @@ vErrors.push(err6);
 errors++;
 }
 }
+if(data.agent !== undefined){
+let data3 = data.agent;
+if(typeof data3 !== "string"){
+let dataType2 = typeof data3;
+let coerced2 = undefined;
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data3;
+}
+else if(data3 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data3 = coerced2;
+if(data !== undefined){
+data["agent"] = coerced2;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 128){
+const err8 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.session_id !== undefined){
+let data4 = data.session_id;
+if(typeof data4 !== "string"){
+let dataType3 = typeof data4;
+let coerced3 = undefined;
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data4;
+}
+else if(data4 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data4 = coerced3;
+if(data !== undefined){
+data["session_id"] = coerced3;
+}
+}
+}
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err11 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err12 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.status !== undefined){
+let data5 = data.status;
+if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.created_after !== undefined){
+let data6 = data.created_after;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType4 = typeof data6;
+let coerced4 = undefined;
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data6 === null
+              || (dataType4 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+coerced4 = +data6;
+}
+else {
+const err14 = {instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data6 = coerced4;
+if(data !== undefined){
+data["created_after"] = coerced4;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 253402300799 || isNaN(data6)){
+const err15 = {instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/created_after",schemaPath:"#/properties/created_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.created_before !== undefined){
+let data7 = data.created_before;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+let dataType5 = typeof data7;
+let coerced5 = undefined;
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data7 === null
+              || (dataType5 === "string" && data7 && data7 == +data7 && !(data7 % 1))){
+coerced5 = +data7;
+}
+else {
+const err17 = {instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data7 = coerced5;
+if(data !== undefined){
+data["created_before"] = coerced5;
+}
+}
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 253402300799 || isNaN(data7)){
+const err18 = {instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/maximum",keyword:"maximum",params:{comparison: "<=", limit: 253402300799},message:"must be <= 253402300799"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data7 < 0 || isNaN(data7)){
+const err19 = {instancePath:instancePath+"/created_before",schemaPath:"#/properties/created_before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":{"limit":true,"after":true,"order":true,"agent":true,"session_id":true,"status":true,"created_after":true,"created_before":true},"dynamicProps":false,"dynamicItems":false};
+
+export const getResponseQuery = validate41;
+const schema59 = {"$id":"https://palai.dev/schemas/query/getResponseQuery.json","type":"object","properties":{"stream":{"type":"boolean","default":false},"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://palai.dev/schemas/query/getResponseQuery.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.stream !== undefined){
+let data0 = data.stream;
+if(typeof data0 !== "boolean"){
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(data0 === "false" || data0 === 0 || data0 === null){
+coerced0 = false;
+}
+else if(data0 === "true" || data0 === 1){
+coerced0 = true;
+}
+else {
+const err0 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["stream"] = coerced0;
+}
+}
+}
+}
+if(data.starting_after !== undefined){
+let data1 = data.starting_after;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+coerced1 = +data1;
+}
+else {
+const err1 = {instancePath:instancePath+"/starting_after",schemaPath:"#/properties/starting_after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["starting_after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < -1 || isNaN(data1)){
+const err2 = {instancePath:instancePath+"/starting_after",schemaPath:"#/properties/starting_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: -1},message:"must be >= -1"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.palai_events !== undefined){
+let data2 = data.palai_events;
+if(!((data2 === "openai") || (data2 === "extended"))){
+const err3 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema59.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+validate41.evaluated = {"props":{"stream":true,"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listResponseInputItemsQuery = validate42;
+const schema60 = {"$id":"https://palai.dev/schemas/query/listResponseInputItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://palai.dev/schemas/query/listResponseInputItemsQuery.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate42.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit !== undefined){
+let data0 = data.limit;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err0 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["limit"] = coerced0;
+}
+}
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 100 || isNaN(data0)){
+const err1 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.after !== undefined){
+let data1 = data.after;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["after"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err4 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data.order !== undefined){
+let data2 = data.order;
+if(!((data2 === "asc") || (data2 === "desc"))){
+const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema60.properties.order.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
 }
 else {
 const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
@@ -3115,19 +3278,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getResponseEventsQuery = validate42;
-const schema58 = {"$id":"https://palai.dev/schemas/query/getResponseEventsQuery.json","type":"object","properties":{"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
+export const getResponseEventsQuery = validate43;
+const schema61 = {"$id":"https://palai.dev/schemas/query/getResponseEventsQuery.json","type":"object","properties":{"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/getResponseEventsQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3179,7 +3342,7 @@ errors++;
 if(data.palai_events !== undefined){
 let data1 = data.palai_events;
 if(!((data1 === "openai") || (data1 === "extended"))){
-const err2 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema58.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema61.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3200,7 +3363,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":{"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};

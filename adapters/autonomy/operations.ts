@@ -4,7 +4,10 @@ import type { SurfaceOperations } from '../../core/api/surface.js';
 import type { AutonomyApi } from '../../core/surfaces/autonomy/autonomy-api.js';
 import type { WakeMetrics } from './metrics.js';
 
-export function objectiveOperations({ objectives, objectivePolicies, objectiveTriggers }: AutonomyApi, metrics: () => WakeMetrics): SurfaceOperations {
+export function objectiveOperations(
+  { objectives, objectivePolicies, objectiveTriggers, objectiveGrants, objectiveActions }: AutonomyApi,
+  metrics: () => WakeMetrics,
+): SurfaceOperations {
   return {
     createObjective: async ({ projectId, body, idempotency, replay }) => {
       if (replay) return { status: 201, body: await objectives.get(projectId, replay.resourceId) };
@@ -33,5 +36,12 @@ export function objectiveOperations({ objectives, objectivePolicies, objectiveTr
       return { status: 201, body: wake };
     },
     listObjectiveWakes: async ({ projectId, params, query }) => ({ body: await objectives.wakes(projectId, params.objective, query) }),
+    createObjectiveGrant: async ({ projectId, params, body }) => ({ status: 201, body: await objectiveGrants.create(projectId, params.objective, body) }),
+    listObjectiveGrants: async ({ projectId, params }) => ({ body: await objectiveGrants.list(projectId, params.objective) }),
+    revokeObjectiveGrant: async ({ projectId, params }) => ({ body: await objectiveGrants.revoke(projectId, params.objective, params.grant) }),
+    listObjectiveActions: async ({ projectId, params, query }) => ({ body: await objectiveActions.list(projectId, params.objective, query) }),
+    resolveObjectiveAction: async ({ projectId, params, body }) => ({
+      body: await objectiveActions.resolve(projectId, params.objective, params.action, body),
+    }),
   };
 }

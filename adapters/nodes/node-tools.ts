@@ -118,6 +118,7 @@ export function nodeTools(calls: NodeCallsPort): ToolProvider<NodeToolSpec> {
           risk: command.risk,
           ...(approval ? { approval } : {}),
           validateArguments: true,
+          target: () => ({ type: 'command', locator: `${node.toolAlias}/${command.name}` }),
           run: (args, context) => runCall(calls, projectId, node.nodeId, spec, command, args, context),
         };
       });

@@ -11,10 +11,12 @@ import { ModelProviderError, type ModelAdapter, type ModelRequest } from '../mod
 import type { Queryable } from '../store/db.js';
 import { resolveModel, type ResolvedModel } from '../models/resolve.js';
 import { requireResponse, type ResponseRow, type StoredRunOptions } from '../responses/responses.js';
+import { appendOutputItems } from '../responses/output-items.js';
 import { addStepOutput } from '../responses/run-output.js';
 import { needsApproval } from '../tools/broker.js';
 import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
 import { conversationFor } from './conversation.js';
+import { gateCalls } from './gated-calls.js';
 import { interruptReason } from './interrupt.js';
 import { addUsage, addUsages, deadlineError, end, responseError, ZERO_USAGE, type LastStep, type RunContext } from './run-context.js';
 import { StepStream } from './step-stream.js';
@@ -193,7 +195,13 @@ async function modelAttempt(
     usage: total,
     async write(tx) {
       await writeStep(tx, writer, stream, { usage: total, stepUsage: usage, attempted: true, calls: calls.length });
-      if (calls.length > 0) await insertToolCalls(tx, writer.projectId, writer.responseId, calls);
+      if (calls.length === 0) return;
+      // A wake's calls pass its objective's gate first; every other run's go in as they are.
+      const objective = row.options.objective;
+      if (objective === undefined) return insertToolCalls(tx, writer.projectId, writer.responseId, calls);
+      const gated = await gateCalls(ctx, tx, objective, calls);
+      await insertToolCalls(tx, writer.projectId, writer.responseId, gated.calls);
+      await appendOutputItems(tx, writer, gated.refused);
     },
     committed: () => void stepTimer(),
     last: () => ({ items: stream.items, events: stream.takeHeld(), usage: total, stepUsage: usage, committed: () => void stepTimer() }),

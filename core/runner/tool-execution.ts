@@ -10,7 +10,7 @@ import { appendOutputItems } from '../responses/output-items.js';
 import type { Queryable } from '../store/db.js';
 import { argumentProblems } from '../tools/broker.js';
 import { DEFAULT_TIMEOUT_OUTPUT, MAX_PARK_TIMEOUT_MS, parkCall } from '../tools/parked-calls.js';
-import { completeCall, markRunning, parkForInput, saveCheckpoint, setCallStatus, type ToolCallRow } from '../tools/tool-calls.js';
+import { completeCall, markRunning, parkForInput, saveCheckpoint, setCallStatus, type CallOutcome, type ToolCallRow } from '../tools/tool-calls.js';
 import { ToolError, type ToolOutcome } from '../tools/tool-port.js';
 import type { RunContext } from './run-context.js';
 
@@ -22,9 +22,15 @@ async function fenced<T>(ctx: RunContext, work: (tx: Queryable) => Promise<T>): 
 }
 
 /** Commits a call's output and carries it into the conversation as a function_call_output item. */
-export async function commitOutput(ctx: RunContext, call: Pick<ToolCallRow, 'call_id'>, output: string, decision?: Record<string, unknown>): Promise<void> {
+export async function commitOutput(
+  ctx: RunContext,
+  call: Pick<ToolCallRow, 'call_id'>,
+  output: string,
+  decision?: Record<string, unknown>,
+  outcome?: CallOutcome,
+): Promise<void> {
   await fenced(ctx, async (tx) => {
-    const item = await completeCall(tx, ctx.writer.responseId, call.call_id, output, decision);
+    const item = await completeCall(tx, ctx.writer.responseId, call.call_id, output, decision, outcome);
     await appendOutputItems(tx, ctx.writer, [item]);
   });
 }
@@ -46,6 +52,8 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
   await fenced(ctx, (tx) => markRunning(tx, ctx.writer.responseId, call.call_id));
   const started = performance.now();
   let outcome: ToolOutcome;
+  // How it ended, for an objective's action journal: a tool that threw failed, or may have acted (uncertain).
+  let ended: CallOutcome = 'succeeded';
   try {
     outcome = await tool.run(args, {
       responseId: ctx.writer.responseId,
@@ -63,13 +71,14 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
   } catch (error) {
     ctx.signal.throwIfAborted();
     if (!(error instanceof ToolError)) ctx.log.warn({ err: error, tool: call.name }, 'tool threw');
+    ended = error instanceof ToolError && error.uncertain ? 'uncertain' : 'failed';
     outcome = { kind: 'output', output: errorOutput(error instanceof ToolError ? error.message : 'The tool failed.') };
   }
   // Labelled by built-in name or by kind, never by a project's own tool names: /metrics is not per project.
   ctx.kernel.metrics.toolLatency.observe({ tool: tool.kind === 'builtin' ? tool.name : tool.kind }, (performance.now() - started) / 1000);
   switch (outcome.kind) {
     case 'output':
-      return commitOutput(ctx, call, outcome.output);
+      return commitOutput(ctx, call, outcome.output, undefined, ended);
     case 'await_client':
       return fenced(ctx, (tx) => setCallStatus(tx, ctx.writer.responseId, call.call_id, 'awaiting_output'));
     case 'await_input':

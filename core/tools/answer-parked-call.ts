@@ -20,6 +20,8 @@ import { keepAnswer, MAX_PARKED_ANSWER_LENGTH, readParkedCall } from './parked-c
 /** What the party answers: the call's output, as the model will see it. */
 export interface ParkedCallAnswer {
   output: string;
+  /** How the party's work ended when not plainly (failed; uncertain: it may have acted), for an objective's action journal. */
+  outcome?: 'succeeded' | 'failed' | 'uncertain';
 }
 
 function checkAnswer(answer: ParkedCallAnswer): string {
@@ -69,6 +71,9 @@ export async function answerParkedCallIn(tx: Queryable, projectId: string, respo
   if (isTerminal(row.status)) throw new PalaiError('invalid-state', `Response ${row.id} already ended as ${row.status}; its calls take no answer.`);
   if (call.status !== 'parked' && call.status !== 'running') {
     throw new PalaiError('invalid-state', `The ${named} does not wait for an outside answer (it is ${call.status.replace('_', ' ')}).`);
+  }
+  if (answer.outcome !== undefined) {
+    await tx.query('UPDATE tool_calls SET outcome = $3 WHERE response_id = $1 AND call_id = $2', [row.id, callId, answer.outcome]);
   }
   if (call.status === 'parked' && isSuspended(row.status)) {
     return answerWaiting(tx, projectId, row.id, [{ kind: 'parked', call_id: callId, output, pointer: '/call_id' }]);

@@ -54,7 +54,12 @@ export interface NewToolCall {
   status: ToolCallStatus;
   output?: string;
   approvalTimeoutSeconds?: number;
+  /** The call gate's record of the call (a JSON row of objective_actions), written by the call's own INSERT. */
+  gateRecord?: Record<string, unknown> | null;
 }
+
+/** How a call that ran ended, for the action journal (null: it ended otherwise). */
+export type CallOutcome = 'succeeded' | 'failed' | 'uncertain';
 
 const COLUMNS =
   'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer, park_answer';
@@ -63,27 +68,32 @@ export async function insertToolCalls(tx: Queryable, projectId: string, response
   const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(max(position) + 1, 0) AS next FROM tool_calls WHERE response_id = $1', [responseId]);
   let position = rows[0].next;
   for (const call of calls) {
-    await tx.query(
-      `INSERT INTO tool_calls (project_id, response_id, call_id, item_id, position, name, kind, arguments, risk, status, output,
+    const insert = `INSERT INTO tool_calls (project_id, response_id, call_id, item_id, position, name, kind, arguments, risk, status, output,
          approval_deadline, completed_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
          CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
-         CASE WHEN $10 = 'completed' THEN now() END)`,
-      [
-        projectId,
-        responseId,
-        call.callId,
-        call.itemId,
-        position++,
-        call.name,
-        call.kind,
-        call.arguments,
-        call.risk,
-        call.status,
-        call.output ?? null,
-        call.approvalTimeoutSeconds ?? null,
-      ],
-    );
+         CASE WHEN $10 = 'completed' THEN now() END)`;
+    // A gated call's record goes in with it, in the same statement: the verdict commits with the call.
+    const gated = call.gateRecord
+      ? `WITH c AS (${insert} RETURNING response_id, call_id)
+         INSERT INTO objective_actions SELECT a.* FROM c,
+           jsonb_populate_record(NULL::objective_actions, $13::jsonb || jsonb_build_object('response_id', c.response_id, 'call_id', c.call_id, 'created_at', now())) a`
+      : insert;
+    await tx.query(gated, [
+      projectId,
+      responseId,
+      call.callId,
+      call.itemId,
+      position++,
+      call.name,
+      call.kind,
+      call.arguments,
+      call.risk,
+      call.status,
+      call.output ?? null,
+      call.approvalTimeoutSeconds ?? null,
+      ...(call.gateRecord ? [JSON.stringify(call.gateRecord)] : []),
+    ]);
   }
 }
 
@@ -163,11 +173,12 @@ export async function completeCall(
   callId: string,
   output: string,
   decision?: Record<string, unknown>,
+  outcome?: CallOutcome,
 ): Promise<FunctionCallOutputItem> {
   await tx.query(
-    `UPDATE tool_calls SET status = 'completed', output = $3, completed_at = now(), decision = COALESCE($4, decision)
+    `UPDATE tool_calls SET status = 'completed', output = $3, completed_at = now(), decision = COALESCE($4, decision), outcome = COALESCE($5, outcome)
      WHERE response_id = $1 AND call_id = $2`,
-    [responseId, callId, output, decision ? JSON.stringify(decision) : null],
+    [responseId, callId, output, decision ? JSON.stringify(decision) : null, outcome ?? null],
   );
   return outputItem(callId, output);
 }

@@ -7,8 +7,9 @@
 // Reading order: this file (the contract), tool-registry.ts (how entries find
 // their provider), builtin/builtin-provider.ts and function-provider.ts (examples),
 // parked-calls.ts (a call that waits for an outside party without a worker).
-import type { ToolRisk } from '../../generated/schemas.js';
+import type { ConsequenceClass, ToolRisk } from '../../generated/schemas.js';
 import type { EgressFetch } from '../egress/egress-port.js';
+import type { GateTarget } from './call-gate.js';
 
 export type { ToolRisk };
 
@@ -19,6 +20,8 @@ export type { ToolRisk };
 export interface ToolSpecEntry {
   readonly type: string;
   readonly name?: string;
+  /** The class an objective's call gate gives the entry's calls (over the provider's and the risk's). */
+  readonly consequence?: ConsequenceClass;
 }
 
 /** What a provider may use while resolving an agent's tools for one response. */
@@ -105,6 +108,10 @@ export interface ResolvedTool {
   approval?: 'always' | 'never';
   /** Server-side tools validate arguments against `parameters` before running. */
   validateArguments: boolean;
+  /** The class an objective's call gate gives its calls; absent, it follows from the risk (call-gate.ts). */
+  consequence?: ConsequenceClass;
+  /** What a call acts on, for an objective's resource grants; absent or null, nothing a grant governs. */
+  target?(args: unknown): GateTarget | null;
   run(args: unknown, context: ToolCallContext): Promise<ToolOutcome>;
 }
 
@@ -136,14 +143,19 @@ export interface BuiltinTool {
   description: string;
   parameters: Record<string, unknown>;
   risk: ToolRisk;
+  /** What a call acts on, for an objective's resource grants (http_post: the URL's host). */
+  target?(args: any): GateTarget | null;
   run(args: any, context: ToolCallContext, deps: BuiltinDeps): Promise<ToolOutcome>;
 }
 
 /** A tool failing is a result for the model, not a failure of the response. */
 export class ToolError extends Error {
-  constructor(message: string) {
+  /** The tool may have acted and the call is not run again (an interrupted, non-idempotent remote call): its outcome is uncertain. */
+  readonly uncertain: boolean;
+  constructor(message: string, options: { uncertain?: boolean } = {}) {
     super(message);
     this.name = 'ToolError';
+    this.uncertain = options.uncertain === true;
   }
 }
 

@@ -44,6 +44,8 @@ export class ToolRegistry {
         const provider = this.get(entry.type);
         const tools = await provider.resolve(entry, context);
         for (const tool of tools) {
+          // The entry's own class wins over the provider's.
+          if (entry.consequence !== undefined) tool.consequence = entry.consequence;
           // The kind labels metrics by provider; a provider may not speak for another.
           if (tool.kind !== provider.kind) {
             throw new ToolResolutionError(`The ${provider.kind} provider resolved tool ${JSON.stringify(tool.name)} with kind ${JSON.stringify(tool.kind)}.`);

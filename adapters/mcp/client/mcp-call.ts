@@ -19,6 +19,7 @@ const interrupted = (server: string, tool: string, when: string): ToolError =>
   new ToolError(
     `The call to ${tool} on the MCP server ${server} was interrupted (${when}) and was not retried: the tool is not marked idempotent or read-only, ` +
       'so it may already have taken effect. Check before calling it again.',
+    { uncertain: true },
   );
 
 export class McpCall {

@@ -90,6 +90,7 @@ export function mcpServerTools(api: McpSurfaceApi, pool: Pick<McpClientPool, 'ca
           risk: riskOf(tool),
           ...(approval ? { approval } : {}),
           validateArguments: input.validate !== null,
+          target: () => ({ type: 'mcp', locator: `${target.name}/${tool.name}` }),
           // The call (with the MCP SDK's errors it tells apart) is loaded with the first call.
           run: async (args: Record<string, unknown> | undefined, context) =>
             new (await import('./mcp-call.js')).McpCall(pool, target, tool, context, refresh).run(args ?? {}),

@@ -3,12 +3,19 @@
 // (docs/autonomy.md). The autonomy surface (adapters/autonomy) receives it
 // beside the KernelApi; nothing else does.
 import type {
+  ConsequenceClass,
+  CreateObjectiveGrantRequest,
   CreateObjectivePolicyRequest,
   CreateObjectiveRequest,
   CreateObjectiveScheduleRequest,
   DeletedObjective,
   DeletedObjectiveTrigger,
   Objective,
+  ObjectiveAction,
+  ObjectiveActionList,
+  ObjectiveActionStatus,
+  ObjectiveGrant,
+  ObjectiveGrantList,
   ObjectivePolicy,
   ObjectivePolicyList,
   ObjectiveStatus,
@@ -16,6 +23,7 @@ import type {
   ObjectiveTriggerList,
   ObjectiveWake,
   ObjectiveWakeList,
+  ResolveObjectiveActionRequest,
   UpdateObjectiveRequest,
 } from '../../../generated/schemas.js';
 import type { CommandOptions, KernelApi, Page, PageRequest } from '../../api/kernel-api.js';
@@ -49,6 +57,22 @@ export interface AutonomyApi {
     createSchedule(projectId: string, objectiveId: string, request: CreateObjectiveScheduleRequest): Promise<ObjectiveTrigger>;
     delete(projectId: string, objectiveId: string, triggerId: string): Promise<DeletedObjectiveTrigger>;
     list(projectId: string, objectiveId: string): Promise<ObjectiveTriggerList>;
+  };
+  /** What a person lets the wakes act on (grants.ts). */
+  objectiveGrants: {
+    create(projectId: string, objectiveId: string, request: CreateObjectiveGrantRequest): Promise<ObjectiveGrant>;
+    list(projectId: string, objectiveId: string): Promise<ObjectiveGrantList>;
+    revoke(projectId: string, objectiveId: string, grantId: string): Promise<ObjectiveGrant>;
+  };
+  /** The action journal (actions.ts). */
+  objectiveActions: {
+    list(
+      projectId: string,
+      objectiveId: string,
+      query: { status?: ObjectiveActionStatus; class?: ConsequenceClass; limit?: number; after?: string },
+    ): Promise<ObjectiveActionList>;
+    /** Only an uncertain action, once (else conflict). */
+    resolve(projectId: string, objectiveId: string, actionId: string, request: ResolveObjectiveActionRequest): Promise<ObjectiveAction>;
   };
   scheduler: {
     /** One tick: due triggers claimed and taken, across projects; `batch` bounds one transaction. */

@@ -2,7 +2,9 @@
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { BUILTIN_ENTRY_CHECK } from '../../responses/admission-command.js';
+import { listActions, resolveAction } from './actions.js';
 import type { AutonomyApi } from './autonomy-api.js';
+import { createGrant, listGrants, revokeGrant } from './grants.js';
 import { completeObjective, objectiveOfResponse } from './objective-calls.js';
 import { createObjective, deleteObjective, getObjective, listObjectives, updateObjective } from './objectives.js';
 import { approvePolicy, draftPolicy, listPolicies, revokePolicy } from './policies.js';
@@ -36,6 +38,15 @@ export function createAutonomyApi({ db, config, tools }: Pick<Kernel, 'db' | 'co
       createSchedule: (projectId, objectiveId, request) => createSchedule(db, config.minScheduleSeconds, projectId, objectiveId, request),
       delete: (projectId, objectiveId, triggerId) => deleteTrigger(db, projectId, objectiveId, triggerId),
       list: (projectId, objectiveId) => listTriggers(db, projectId, objectiveId),
+    },
+    objectiveGrants: {
+      create: (projectId, objectiveId, request) => createGrant(db, projectId, objectiveId, request),
+      list: (projectId, objectiveId) => listGrants(db, projectId, objectiveId),
+      revoke: (projectId, objectiveId, grantId) => revokeGrant(db, projectId, objectiveId, grantId),
+    },
+    objectiveActions: {
+      list: (projectId, objectiveId, query) => listActions(db, projectId, objectiveId, query),
+      resolve: (projectId, objectiveId, actionId, request) => resolveAction(db, projectId, objectiveId, actionId, request),
     },
     scheduler: {
       tick: (options) => tick(db, { graceSeconds: config.scheduleGraceSeconds, batch: options?.batch ?? DEFAULT_TICK_BATCH, tools: entries }),

@@ -1,6 +1,15 @@
 // Rows of the autonomy tables and their API views.
-import type { Objective, ObjectivePolicy, ObjectivePolicyDocument, ObjectiveTrigger, ObjectiveWake, WakeSkipReason } from '../../../generated/schemas.js';
+import type {
+  Objective,
+  ObjectivePace,
+  ObjectivePolicy,
+  ObjectivePolicyDocument,
+  ObjectiveTrigger,
+  ObjectiveWake,
+  WakeSkipReason,
+} from '../../../generated/schemas.js';
 import { unixSeconds } from '../../json.js';
+import { PACE_COLUMNS, PACE_COUNT_COLUMN, paceState } from './pace.js';
 
 export interface ObjectiveRow {
   id: string;
@@ -26,10 +35,17 @@ export interface ObjectiveRow {
   policy_version: number | null;
   policy_hash: string | null;
   policy_expires_at: Date | null;
+  /** The pace (pace.ts), with what its state is computed from. */
+  pace: ObjectivePace;
+  pace_now: Date;
+  pace_last_wake_at: Date | null;
+  pace_recent_wakes: { status: string; at: string }[] | null;
+  pace_count: { count: number; oldest: string | null };
 }
 
-/** An objective with its approved policy (if any): what every read of one selects. */
-export const SELECT_OBJECTIVE = `SELECT o.*, p.version AS policy_version, p.hash AS policy_hash, p.expires_at AS policy_expires_at
+/** An objective with its approved policy (if any) and its pace: what every read of one selects. */
+export const SELECT_OBJECTIVE = `SELECT o.*, p.version AS policy_version, p.hash AS policy_hash, p.expires_at AS policy_expires_at,
+    ${PACE_COLUMNS}, ${PACE_COUNT_COLUMN}
   FROM objectives o LEFT JOIN objective_policies p ON p.objective_id = o.id AND p.status = 'approved'`;
 
 export function objectiveView(row: ObjectiveRow): Objective {
@@ -49,6 +65,8 @@ export function objectiveView(row: ObjectiveRow): Objective {
     policy: row.policy_version === null ? null : { version: row.policy_version, hash: row.policy_hash ?? '', expires_at: unixSeconds(row.policy_expires_at) },
     last_wake_response_id: row.last_wake_response_id,
     completed_evidence: row.completed_evidence,
+    pace: row.pace,
+    pace_state: paceState(row),
     metadata: row.metadata,
     created_at: unixSeconds(row.created_at) ?? 0,
     updated_at: unixSeconds(row.updated_at) ?? 0,

@@ -11,6 +11,7 @@ import { TERMINAL_STATUSES } from '../../response-status.js';
 import { requireSession } from '../../sessions/sessions.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { objectiveView, SELECT_OBJECTIVE, type ObjectiveRow } from './objective-views.js';
+import { checkPace } from './pace.js';
 import { blockReason, NO_POLICY_YET } from './policy-gate.js';
 import { dropBuffered } from './take-occurrence.js';
 
@@ -49,9 +50,9 @@ export async function createObjective(db: Db, projectId: string, request: Create
     }
     const { rows } = await tx.query<{ id: string }>(
       `INSERT INTO objectives (id, project_id, agent_id, description, success_criteria, priority, review_at, session_id,
-         session_mode, overlap, status, blocked_reason, metadata)
+         session_mode, overlap, status, blocked_reason, metadata, pace)
        VALUES (palai_new_id('obj'), $1, $2, $3, $4, $5, CASE WHEN $6::bigint IS NULL THEN NULL ELSE to_timestamp($6::bigint) END,
-         $7, $8, $9, 'blocked', $10, $11) RETURNING id`,
+         $7, $8, $9, 'blocked', $10, $11, $12) RETURNING id`,
       [
         projectId,
         agent.id,
@@ -64,6 +65,7 @@ export async function createObjective(db: Db, projectId: string, request: Create
         request.overlap ?? 'skip',
         NO_POLICY_YET,
         JSON.stringify(request.metadata ?? {}),
+        JSON.stringify(checkPace(request.pace ?? {})),
       ],
     );
     await reserveKey(tx, projectId, idem, rows[0].id);
@@ -134,6 +136,7 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
          review_at = CASE WHEN $8::boolean THEN (CASE WHEN $9::bigint IS NULL THEN NULL ELSE to_timestamp($9::bigint) END) ELSE review_at END,
          overlap = coalesce($10, overlap),
          metadata = coalesce($11::jsonb, metadata),
+         pace = coalesce($12::jsonb, pace),
          updated_at = now()
        WHERE id = $1`,
       [
@@ -148,6 +151,7 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
         request.review_at ?? null,
         request.overlap ?? null,
         request.metadata === undefined ? null : JSON.stringify(request.metadata),
+        request.pace === undefined ? null : JSON.stringify(checkPace(request.pace)),
       ],
     );
     if (stops) {

@@ -1,6 +1,7 @@
 // One occurrence through the gates, in the caller's transaction: the policy
 // (no approved policy, an expired or revoked one: skipped and the objective
-// blocked, before any model is called), then overlap (a wake still running:
+// blocked, before any model is called), then the pace (cooldown after a wake,
+// backoff after failed ones: skipped), then overlap (a wake still running:
 // skipped, or kept as the one buffered; one waiting for input: skipped). One
 // that passes is admitted through the inbox, keyed by its trigger and due
 // time, and recorded with its response: the key and the record's primary key
@@ -14,6 +15,7 @@ import { isTerminal, TERMINAL_STATUSES, type ResponseStatus } from '../../respon
 import type { Queryable } from '../../store/db.js';
 import { SCHEDULE_INBOX_SOURCE } from './autonomy-port.js';
 import type { ObjectiveRow } from './objective-views.js';
+import { PACE_COLUMNS, wakeDelay } from './pace.js';
 import { verdictOf, type PolicyVerdict } from './policy-gate.js';
 import { wakeCommand, type WakeCause } from './wake-command.js';
 
@@ -48,7 +50,7 @@ const GATE_SELECT = `SELECT o.*, ap.version AS policy_version, ap.hash AS policy
       ORDER BY (r.status = 'waiting_for_input') DESC LIMIT 1) AS last_wake_status,
     rev.spec -> 'tools' AS agent_tools, (a.id IS NOT NULL) AS agent_exists,
     g.version AS gate_version, g.hash AS gate_hash, g.document AS gate_document, g.status AS gate_status,
-    g.expires_at AS gate_expires_at, coalesce(g.expires_at <= now(), false) AS gate_expired
+    g.expires_at AS gate_expires_at, coalesce(g.expires_at <= now(), false) AS gate_expired, ${PACE_COLUMNS}
   FROM objectives o
   LEFT JOIN objective_policies ap ON ap.objective_id = o.id AND ap.status = 'approved'
   LEFT JOIN agents a ON a.id = o.agent_id
@@ -159,6 +161,9 @@ export async function takeOccurrence(tx: Queryable, state: GateState, cause: Wak
     await block(tx, state, AGENT_GONE);
     return skip('agent-unavailable');
   }
+  // The pace puts off the next wake after one (cooldown) or after failed ones (backoff).
+  const delay = wakeDelay(objective);
+  if (delay) return skip(delay.reason);
   const running = state.lastWakeStatus !== null && !isTerminal(state.lastWakeStatus);
   if (running && !(options.catchUp && options.admittedThisPass)) {
     if (options.deferWhileRunning) return { outcome: 'deferred' };
@@ -190,7 +195,14 @@ export async function takeOccurrence(tx: Queryable, state: GateState, cause: Wak
     `UPDATE objectives SET last_wake_response_id = $2, session_id = $3, status = 'active', blocked_reason = NULL, updated_at = now() WHERE id = $1`,
     [objective.id, row.id, sessionId],
   );
-  state.objective = { ...objective, last_wake_response_id: row.id, session_id: sessionId, status: 'active', blocked_reason: null };
+  state.objective = {
+    ...objective,
+    last_wake_response_id: row.id,
+    session_id: sessionId,
+    status: 'active',
+    blocked_reason: null,
+    pace_last_wake_at: objective.pace_now,
+  };
   state.lastWakeStatus = row.status;
   return { outcome: 'admitted', responseId: row.id };
 }

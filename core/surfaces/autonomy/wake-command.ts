@@ -4,6 +4,7 @@
 // agent's tools and limits, with the tools wakes are given.
 import type { AgentSpecFields } from '../../../generated/schemas.js';
 import type { AdmissionCommand } from '../../responses/admission.js';
+import { mcpToolName } from '../../tools/tool-names.js';
 import { OBJECTIVE_SESSION_KEYS, OBJECTIVE_TOOL_TYPE, WAKE_METADATA } from './autonomy-port.js';
 import type { ObjectiveRow, TriggerRow } from './objective-views.js';
 import type { ApprovedPolicy } from './policy-gate.js';
@@ -68,6 +69,15 @@ function missingWakeEntries(tools: AgentSpecFields['tools'] | null): NonNullable
   ];
 }
 
+/** The names a wake is offered under allowed_tools: those, the wake tools, and the MCP tools of mcp_tools by the names the model sees. */
+function offeredTools(allowed: string[], mcpTools: string[] | null): string[] {
+  const mcp = (mcpTools ?? []).flatMap((entry) => {
+    const slash = entry.indexOf('/');
+    return slash > 0 ? [mcpToolName(entry.slice(0, slash), entry.slice(slash + 1))] : [];
+  });
+  return [...new Set([...allowed, ...WAKE_TOOLS, ...mcp])];
+}
+
 export function wakeCommand(objective: ObjectiveRow, policy: ApprovedPolicy, cause: WakeCause, agentTools: AgentSpecFields['tools'] | null): AdmissionCommand {
   const d = policy.document;
   const limits = { ...(d.max_tokens != null ? { max_total_tokens: d.max_tokens } : {}), ...(d.max_seconds != null ? { timeout_seconds: d.max_seconds } : {}) };
@@ -83,8 +93,10 @@ export function wakeCommand(objective: ObjectiveRow, policy: ApprovedPolicy, cau
       [WAKE_METADATA.policy]: policy.hash,
     },
     options: {
+      // Every call the wake proposes passes this objective's call gate (action-gate.ts).
+      objective: objective.id,
       tool_entries: missingWakeEntries(agentTools),
-      ...(d.allowed_tools ? { allowed_tools: [...new Set([...d.allowed_tools, ...WAKE_TOOLS])] } : {}),
+      ...(d.allowed_tools ? { allowed_tools: offeredTools(d.allowed_tools, d.mcp_tools ?? null) } : {}),
       ...(Object.keys(limits).length > 0 ? { limits } : {}),
     },
   };

@@ -14,7 +14,6 @@
 //
 // Reading order: this file (the contract), stdio-declarations.ts (the operator's
 // file), mcp-server-rows.ts (the table), mcp-servers.ts (the service).
-import { createHash } from 'node:crypto';
 import type { CreateMcpServerRequest, McpServer, McpServerToolList } from '../../../generated/schemas.js';
 import type { IdempotencyClaim } from '../../idempotency/inbox-port.js';
 import type { Page, PageRequest } from '../../pagination.js';
@@ -82,16 +81,5 @@ export interface McpServers {
   useClient(client: McpServerClient): void;
 }
 
-const MAX_NAME = 64;
-
-/**
- * The function the model sees for a server's tool: `mcp__<server>__<tool>`,
- * every other character made `_`; a name longer than 64 keeps its start and
- * ends in a hash of the whole, so two long names stay apart.
- */
-export function modelToolName(server: string, tool: string): string {
-  const plain = `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  if (plain.length <= MAX_NAME) return plain;
-  const hash = createHash('sha256').update(`${server}\u0000${tool}`).digest('hex').slice(0, 8);
-  return `${plain.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
-}
+/** The function the model sees for a server's tool (core/tools/tool-names.ts). */
+export { mcpToolName as modelToolName } from '../../tools/tool-names.js';

@@ -54,9 +54,15 @@ async function answerCall(tx: Queryable, row: InvocationRow): Promise<void> {
   const output = invocationOutput(row);
   if (output === null) return;
   try {
-    await answerParkedCallIn(tx, row.project_id, row.response_id, row.call_id, { output });
+    await answerParkedCallIn(tx, row.project_id, row.response_id, row.call_id, { output, outcome: outcomeOf(row.state) });
   } catch (error) {
     // Checked before anything is written, so the transaction stays usable.
     if (!(error instanceof PalaiError)) throw error;
   }
+}
+
+/** An invocation that ended unknown or expired may have run: its action is uncertain, never retried. */
+function outcomeOf(state: NodeInvocationState): 'succeeded' | 'failed' | 'uncertain' {
+  if (state === 'succeeded') return 'succeeded';
+  return state === 'unknown' || state === 'expired' ? 'uncertain' : 'failed';
 }

@@ -31,6 +31,7 @@ export const builtinTools = {
         // The agent spec may set the risk its approval policy sees.
         risk: spec.risk ?? builtin.risk,
         validateArguments: true,
+        ...(builtin.target ? { target: builtin.target } : {}),
         run: (args, callContext) => builtin.run(args, callContext, deps),
       },
     ];

@@ -30,6 +30,15 @@ export const httpPost: BuiltinTool = {
     additionalProperties: false,
   },
   risk: 'write',
+  // The URL's host (with its port when it names one), as a channel grant names it.
+  target(args: { url?: unknown }) {
+    if (typeof args?.url !== 'string') return null;
+    try {
+      return { type: 'channel', locator: new URL(args.url).host.toLowerCase() };
+    } catch {
+      return { type: 'channel', locator: '' };
+    }
+  },
   async run(args: { url: string; body?: unknown }, context, deps) {
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(TIMEOUT_MS)]);
     try {
