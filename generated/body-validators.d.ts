@@ -114,6 +114,7 @@ export declare const ObjectiveActionStatus: ValidateFunction;
 export declare const ObjectiveGrant: ValidateFunction;
 export declare const ObjectiveGrantList: ValidateFunction;
 export declare const ObjectiveList: ValidateFunction;
+export declare const ObjectiveNotify: ValidateFunction;
 export declare const ObjectiveOverlap: ValidateFunction;
 export declare const ObjectivePace: ValidateFunction;
 export declare const ObjectivePaceState: ValidateFunction;

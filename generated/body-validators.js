@@ -13536,12 +13536,14 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateObjectiveRequest = validate94;
-const schema143 = {"type":"object","required":["agent","description"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"$ref":"#/$defs/ObjectiveText"},"priority":{"type":"integer","minimum":-1000,"maximum":1000,"default":0},"review_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"When a person means to review it (Unix seconds)."},"session":{"type":"string","minLength":1,"maxLength":128,"description":"An existing session of the agent the wakes continue (session_mode objective only)."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema143 = {"type":"object","required":["agent","description"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id (`agt_…`) or name."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"$ref":"#/$defs/ObjectiveText"},"priority":{"type":"integer","minimum":-1000,"maximum":1000,"default":0},"review_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"When a person means to review it (Unix seconds)."},"session":{"type":"string","minLength":1,"maxLength":128,"description":"An existing session of the agent the wakes continue (session_mode objective only)."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 const schema144 = {"type":"string","minLength":1,"maxLength":20000,"pattern":"\\S"};
 const schema146 = {"description":"`objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.","enum":["objective","per_wake"]};
 const schema147 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
 const schema148 = {"type":"object","description":"The objective's own pace, beside its policy's limits. Counted actions are allowed calls whose class is not `observe`.","additionalProperties":false,"properties":{"burst_cap":{"type":["integer","null"],"minimum":0,"maximum":100000,"description":"At most this many counted actions per wake."},"period_limit":{"type":["integer","null"],"minimum":0,"maximum":1000000,"description":"At most this many counted actions per `period_seconds`."},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":3600,"description":"The sliding window of period_limit."},"minimum_cooldown":{"type":["integer","null"],"minimum":0,"maximum":31536000,"description":"Seconds from one admitted wake to the next; an occurrence sooner is skipped (`cooldown`)."},"base_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"After a failed wake, the next waits base_backoff × 2^(failures − 1) seconds (`backoff`)."},"max_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"The longest backoff."}}};
+const schema149 = {"type":"object","description":"Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked.","additionalProperties":false,"properties":{"webhook_endpoints":{"type":"array","maxItems":8,"uniqueItems":true,"items":{"type":"string","pattern":"^wh_","maxLength":128},"description":"Webhook endpoints of the project (`wh_…`)."}}};
 const pattern35 = new RegExp("\\S", "u");
+const pattern37 = new RegExp("^wh_", "u");
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14079,11 +14081,12 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data15 = data.metadata;
+if(data.notify !== undefined){
+let data15 = data.notify;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(Object.keys(data15).length > 16){
-const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+for(const key2 in data15){
+if(!(key2 === "webhook_endpoints")){
+const err45 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14092,11 +14095,12 @@ vErrors.push(err45);
 }
 errors++;
 }
-for(const key2 in data15){
-const _errs39 = errors;
-if(typeof key2 === "string"){
-if(func1(key2) > 64){
-const err46 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+}
+if(data15.webhook_endpoints !== undefined){
+let data16 = data15.webhook_endpoints;
+if(Array.isArray(data16)){
+if(data16.length > 8){
+const err46 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14105,10 +14109,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-var valid8 = _errs39 === errors;
-if(!valid8){
-const err47 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+if(typeof data17 === "string"){
+if(func1(data17) > 128){
+const err47 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14117,12 +14123,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-for(const key3 in data15){
-let data16 = data15[key3];
-if(typeof data16 === "string"){
-if(func1(data16) > 512){
-const err48 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(!pattern37.test(data17)){
+const err48 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -14133,7 +14135,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err49 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14143,9 +14145,18 @@ vErrors.push(err49);
 errors++;
 }
 }
+let i1 = data16.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data16[i1];
+if(typeof item0 !== "string"){
+continue;
 }
-else {
-const err50 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err50 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14153,16 +14164,119 @@ else {
 vErrors.push(err50);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
 }
 else {
-const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err51 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err51];
 }
 else {
 vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data18 = data.metadata;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(Object.keys(data18).length > 16){
+const err53 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+for(const key3 in data18){
+const _errs47 = errors;
+if(typeof key3 === "string"){
+if(func1(key3) > 64){
+const err54 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key3};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+var valid13 = _errs47 === errors;
+if(!valid13){
+const err55 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+for(const key4 in data18){
+let data19 = data18[key4];
+if(typeof data19 === "string"){
+if(func1(data19) > 512){
+const err56 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }
@@ -14172,8 +14286,8 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateObjectiveScheduleRequest = validate95;
-const schema150 = {"type":"object","required":["cron"],"additionalProperties":false,"properties":{"cron":{"type":"string","minLength":1,"maxLength":256},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone (default UTC)."},"end_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"No occurrence after this (Unix seconds); must be in the future."},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":86400},"max_catch_up":{"type":"integer","minimum":1,"maximum":100,"default":10}}};
-const schema151 = {"description":"After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.","enum":["skip","run_once","catch_up"]};
+const schema151 = {"type":"object","required":["cron"],"additionalProperties":false,"properties":{"cron":{"type":"string","minLength":1,"maxLength":256},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone (default UTC)."},"end_at":{"type":"integer","minimum":0,"maximum":253402300799,"description":"No occurrence after this (Unix seconds); must be in the future."},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":86400},"max_catch_up":{"type":"integer","minimum":1,"maximum":100,"default":10}}};
+const schema152 = {"description":"After downtime: `skip` records every missed occurrence and fires none; `run_once` fires one wake for all of them; `catch_up` fires each inside the window, at most max_catch_up, and records the rest.","enum":["skip","run_once","catch_up"]};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14316,7 +14430,7 @@ errors++;
 if(data.missed_run_policy !== undefined){
 let data3 = data.missed_run_policy;
 if(!(((data3 === "skip") || (data3 === "run_once")) || (data3 === "catch_up"))){
-const err11 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema152.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14413,17 +14527,17 @@ return errors === 0;
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateQueueConsumerRequest = validate96;
-const schema152 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
-const schema153 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema154 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
-const schema158 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
-const schema159 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
-const pattern37 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern40 = new RegExp("^[a-z0-9-]{1,32}$", "u");
-const schema155 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
-const schema156 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
-const pattern41 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
-const pattern42 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
+const schema153 = {"type":"object","required":["name","kind"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/QueueConsumerName"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"credentials":{"description":"Stored encrypted, never returned: SQS access keys (without them, the standard AWS credential chain) or Kafka SASL.","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"}]},"reply":{"$ref":"#/$defs/QueueDestination","description":"Where results go; a job's own `reply_to` wins. Without either, no result is sent."},"dead_letter":{"$ref":"#/$defs/QueueDestination","description":"Where invalid jobs go, with the reason, and jobs whose admission failed `max_attempts` times. SQS: without it, such a message is left to the queue's own redrive policy. Kafka: required."},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent every job runs (name or id); jobs may then leave `agent` out."},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000,"default":16,"description":"Messages one process holds unadmitted at once."},"paused":{"type":"boolean","default":false}}};
+const schema154 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema155 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
+const schema159 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
+const schema160 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
+const pattern38 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern41 = new RegExp("^[a-z0-9-]{1,32}$", "u");
+const schema156 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
+const schema157 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
+const pattern42 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
+const pattern43 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14505,7 +14619,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/brokers/" + i0,schemaPath:"#/properties/brokers/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14542,7 +14656,7 @@ errors++;
 if(data.topic !== undefined){
 let data2 = data.topic;
 if(typeof data2 === "string"){
-if(!pattern42.test(data2)){
+if(!pattern43.test(data2)){
 const err9 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -14602,7 +14716,7 @@ errors++;
 if(data.retry_topic !== undefined){
 let data4 = data.retry_topic;
 if(typeof data4 === "string"){
-if(!pattern42.test(data4)){
+if(!pattern43.test(data4)){
 const err14 = {instancePath:instancePath+"/retry_topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -14687,7 +14801,7 @@ return errors === 0;
 }
 validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema160 = {"type":"object","additionalProperties":false,"minProperties":1,"maxProperties":1,"description":"An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker.","properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048},"topic":{"$ref":"#/$defs/KafkaTopicName"}}};
+const schema161 = {"type":"object","additionalProperties":false,"minProperties":1,"maxProperties":1,"description":"An SQS queue URL (SQS consumers) or a topic (Kafka consumers), on the consumer's own broker.","properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048},"topic":{"$ref":"#/$defs/KafkaTopicName"}}};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14770,7 +14884,7 @@ errors++;
 if(data.topic !== undefined){
 let data1 = data.topic;
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err6 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14841,7 +14955,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema152.properties, key0))){
+if(!(func93.call(schema153.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -14855,7 +14969,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern37.test(data0)){
+if(!pattern38.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/QueueConsumerName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -14880,7 +14994,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(!((data1 === "sqs") || (data1 === "kafka"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema152.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema153.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14988,7 +15102,7 @@ errors++;
 if(data2.region !== undefined){
 let data5 = data2.region;
 if(typeof data5 === "string"){
-if(!pattern40.test(data5)){
+if(!pattern41.test(data5)){
 const err14 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -15341,7 +15455,7 @@ errors++;
 if(data10.mechanism !== undefined){
 let data14 = data10.mechanism;
 if(!(((data14 === "plain") || (data14 === "scram-sha-256")) || (data14 === "scram-sha-512"))){
-const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema159.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err43 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema160.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15579,7 +15693,7 @@ return errors === 0;
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateRemoteAgentRequest = validate102;
-const schema162 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
+const schema163 = {"type":"object","required":["name","card_url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/RemoteAgentName"},"card_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The URL of the agent's card (`…/.well-known/agent-card.json`)."},"headers":{"type":"object","description":"Sent with every call to the agent (and the card fetch), e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15787,13 +15901,13 @@ return errors === 0;
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateResponseRequest = validate103;
-const schema164 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
-const schema169 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
-const schema170 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
-const schema171 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
-const schema165 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
-const schema166 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
-const schema167 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
+const schema165 = {"type":"object","description":"OpenAI's request shape. `model` names a Palai agent (id or name); it may be\nleft out when `session_id` is given. The OpenAI fields below apply to this\nrun or are refused when Palai cannot honour their value; other OpenAI\nfields are accepted and ignored.\n","required":["input"],"if":{"not":{"required":["session_id"]}},"then":{"required":["model"]},"properties":{"model":{"type":"string","minLength":1,"maxLength":128},"input":{"description":"A user message, or input items. An empty list continues a conversation (`session_id` / `conversation`, or `previous_response_id`): its items are the input.","oneOf":[{"type":"string","maxLength":1048576},{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/ResponseInputItem"}}]},"instructions":{"type":["string","null"],"maxLength":200000,"description":"Added after the agent's own instructions."},"session_id":{"type":"string","minLength":1,"maxLength":128},"previous_response_id":{"type":["string","null"],"minLength":1,"maxLength":128},"stream":{"type":["boolean","null"]},"background":{"type":["boolean","null"]},"metadata":{"oneOf":[{"$ref":"#/$defs/Metadata"},{"type":"null"}]},"temperature":{"type":["number","null"],"minimum":0,"maximum":2,"description":"This run's sampling temperature, over the agent's own (not sent to Anthropic, whose API version Palai uses takes none)."},"max_output_tokens":{"type":["integer","null"],"minimum":1,"maximum":1000000,"description":"This run's cap on each model step's output, over the agent's own."},"user":{"type":["string","null"],"maxLength":256,"description":"The caller's own id for its end user; kept and echoed."},"top_p":{"type":["number","null"],"minimum":0,"maximum":1,"description":"This run's nucleus sampling (not sent to Anthropic, as temperature is not)."},"store":{"enum":[true,null],"description":"Only true (or null): every Palai response is stored durably."},"parallel_tool_calls":{"type":["boolean","null"],"description":"false asks the model for at most one tool call per step."},"truncation":{"oneOf":[{"enum":["disabled"]},{"type":"null"}],"description":"Only `disabled`: Palai does not truncate a conversation."},"tool_choice":{"description":"Whether and which tool the model must call: `auto` (the default), `none`, `required`, or `{type: function, name}`.","oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":["array","null"],"maxItems":128,"description":"Client-side functions for this run, beside the agent's own tools (OpenAI's function tools; other OpenAI tool types are refused — give an agent built-in or MCP tools in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text":{"type":["object","null"],"description":"`format` json_schema (or json_object) makes this run's output contract, over the agent's output_schema.","properties":{"format":{"$ref":"#/$defs/TextFormat"}}},"conversation":{"description":"OpenAI's form of `session_id`: the conversation's id, or `{id}`.","oneOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"object","required":["id"],"properties":{"id":{"type":"string","minLength":1,"maxLength":128}}},{"type":"null"}]}},"additionalProperties":true};
+const schema170 = {"oneOf":[{"enum":["auto","none","required"]},{"type":"object","required":["type","name"],"additionalProperties":false,"properties":{"type":{"const":"function"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}]};
+const schema171 = {"type":"object","description":"OpenAI's function tool, offered for one run; the caller supplies its output.","required":["type","name"],"properties":{"type":{"const":"function","description":"Only function tools: Palai's own tools come from the agent's spec."},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":["string","null"],"maxLength":4000},"parameters":{"type":["object","null"],"description":"JSON Schema of the arguments."},"strict":{"type":["boolean","null"]}}};
+const schema172 = {"oneOf":[{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"text"}}},{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"const":"json_object"}}},{"type":"object","required":["type","name","schema"],"additionalProperties":false,"properties":{"type":{"const":"json_schema"},"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":{"type":"string","maxLength":4000},"schema":{"type":"object"},"strict":{"type":["boolean","null"]}}}]};
+const schema166 = {"description":"What POST /v1/responses takes as input items; an approval response only answers a waiting response.","oneOf":[{"$ref":"#/$defs/InputItem"},{"$ref":"#/$defs/InputApprovalResponse"},{"$ref":"#/$defs/InputItemReference"}]};
+const schema167 = {"type":"object","description":"OpenAI's answer to an `mcp_approval_request`: approves or denies the tool call it names.","required":["type","approval_request_id","approve"],"properties":{"type":{"const":"mcp_approval_response"},"id":{"type":"string"},"approval_request_id":{"type":"string","minLength":1,"maxLength":200,"description":"The request's id: the waiting call's `call_id`."},"approve":{"type":"boolean"},"reason":{"type":["string","null"],"maxLength":4000}}};
+const schema168 = {"type":"object","description":"OpenAI's reference to an item Palai returned before (an output item of a response, or an item of a session, of the caller's project), by its id instead of its content; resolved at admission, and a copy of the item is the input.","required":["id"],"additionalProperties":false,"properties":{"type":{"const":"item_reference"},"id":{"type":"string","minLength":1,"maxLength":128}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15927,7 +16041,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema167.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16335,7 +16449,7 @@ vErrors = null;
 if(data.instructions !== undefined){
 let data3 = data.instructions;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema164.properties.instructions.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema165.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16395,7 +16509,7 @@ errors++;
 if(data.previous_response_id !== undefined){
 let data5 = data.previous_response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema164.properties.previous_response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema165.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16430,7 +16544,7 @@ errors++;
 if(data.stream !== undefined){
 let data6 = data.stream;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema164.properties.stream.type},message:"must be boolean,null"};
+const err21 = {instancePath:instancePath+"/stream",schemaPath:"#/properties/stream/type",keyword:"type",params:{type: schema165.properties.stream.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -16443,7 +16557,7 @@ errors++;
 if(data.background !== undefined){
 let data7 = data.background;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema164.properties.background.type},message:"must be boolean,null"};
+const err22 = {instancePath:instancePath+"/background",schemaPath:"#/properties/background/type",keyword:"type",params:{type: schema165.properties.background.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16584,7 +16698,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data10 = data.temperature;
 if((!((typeof data10 == "number") && (isFinite(data10)))) && (data10 !== null)){
-const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema164.properties.temperature.type},message:"must be number,null"};
+const err31 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema165.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16619,7 +16733,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data11 = data.max_output_tokens;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema164.properties.max_output_tokens.type},message:"must be integer,null"};
+const err34 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema165.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16654,7 +16768,7 @@ errors++;
 if(data.user !== undefined){
 let data12 = data.user;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema164.properties.user.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema165.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16679,7 +16793,7 @@ errors++;
 if(data.top_p !== undefined){
 let data13 = data.top_p;
 if((!((typeof data13 == "number") && (isFinite(data13)))) && (data13 !== null)){
-const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema164.properties.top_p.type},message:"must be number,null"};
+const err39 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema165.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -16714,7 +16828,7 @@ errors++;
 if(data.store !== undefined){
 let data14 = data.store;
 if(!((data14 === true) || (data14 === null))){
-const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema164.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema165.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16727,7 +16841,7 @@ errors++;
 if(data.parallel_tool_calls !== undefined){
 let data15 = data.parallel_tool_calls;
 if((typeof data15 !== "boolean") && (data15 !== null)){
-const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema164.properties.parallel_tool_calls.type},message:"must be boolean,null"};
+const err43 = {instancePath:instancePath+"/parallel_tool_calls",schemaPath:"#/properties/parallel_tool_calls/type",keyword:"type",params:{type: schema165.properties.parallel_tool_calls.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -16744,7 +16858,7 @@ let valid10 = false;
 let passing2 = null;
 const _errs50 = errors;
 if(!(data16 === "disabled")){
-const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema164.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/truncation",schemaPath:"#/properties/truncation/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema165.properties.truncation.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -16813,7 +16927,7 @@ let valid13 = false;
 let passing4 = null;
 const _errs58 = errors;
 if(!(((data17 === "auto") || (data17 === "none")) || (data17 === "required"))){
-const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema169.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema170.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16993,7 +17107,7 @@ vErrors = null;
 if(data.tools !== undefined){
 let data20 = data.tools;
 if((!(Array.isArray(data20))) && (data20 !== null)){
-const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema164.properties.tools.type},message:"must be array,null"};
+const err58 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: schema165.properties.tools.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -17077,7 +17191,7 @@ errors++;
 if(data21.description !== undefined){
 let data24 = data21.description;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/tools/" + i1+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema171.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -17102,7 +17216,7 @@ errors++;
 if(data21.parameters !== undefined){
 let data25 = data21.parameters;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema170.properties.parameters.type},message:"must be object,null"};
+const err67 = {instancePath:instancePath+"/tools/" + i1+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema171.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -17115,7 +17229,7 @@ errors++;
 if(data21.strict !== undefined){
 let data26 = data21.strict;
 if((typeof data26 !== "boolean") && (data26 !== null)){
-const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema170.properties.strict.type},message:"must be boolean,null"};
+const err68 = {instancePath:instancePath+"/tools/" + i1+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema171.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -17142,7 +17256,7 @@ errors++;
 if(data.text !== undefined){
 let data27 = data.text;
 if((!(data27 && typeof data27 == "object" && !Array.isArray(data27))) && (data27 !== null)){
-const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema164.properties.text.type},message:"must be object,null"};
+const err70 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema165.properties.text.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -17392,7 +17506,7 @@ errors++;
 if(data28.strict !== undefined){
 let data35 = data28.strict;
 if((typeof data35 !== "boolean") && (data35 !== null)){
-const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema171.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err89 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema172.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -17627,7 +17741,7 @@ return errors === 0;
 validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateSessionRequest = validate107;
-const schema172 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+const schema173 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17790,13 +17904,13 @@ return errors === 0;
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateSlackBotRequest = validate108;
-const schema174 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
-const schema175 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema176 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
-const schema177 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
-const pattern53 = new RegExp("^xoxb-", "u");
-const pattern54 = new RegExp("^xapp-", "u");
-const pattern55 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
+const schema175 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+const schema176 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema177 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
+const schema178 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
+const pattern54 = new RegExp("^xoxb-", "u");
+const pattern55 = new RegExp("^xapp-", "u");
+const pattern56 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
 
 function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17864,7 +17978,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern37.test(data0)){
+if(!pattern38.test(data0)){
 const err5 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/SlackBotName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -17924,7 +18038,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if(!((data2 === "http") || (data2 === "socket"))){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema174.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema175.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17947,7 +18061,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern53.test(data3)){
+if(!pattern54.test(data3)){
 const err12 = {instancePath:instancePath+"/bot_token",schemaPath:"#/properties/bot_token/pattern",keyword:"pattern",params:{pattern: "^xoxb-"},message:"must match pattern \""+"^xoxb-"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -18017,7 +18131,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern54.test(data5)){
+if(!pattern55.test(data5)){
 const err18 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/pattern",keyword:"pattern",params:{pattern: "^xapp-"},message:"must match pattern \""+"^xapp-"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -18056,7 +18170,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern55.test(data7)){
+if(!pattern56.test(data7)){
 const err21 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/$defs/SlackUserIds/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -18142,7 +18256,7 @@ return errors === 0;
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateWebhookEndpointRequest = validate109;
-const schema178 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
+const schema179 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18418,7 +18532,7 @@ return errors === 0;
 validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const DeletedObject = validate110;
-const schema179 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
+const schema180 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18526,7 +18640,7 @@ return errors === 0;
 validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const DeletedObjective = validate111;
-const schema180 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective.deleted"},"deleted":{"const":true}}};
+const schema181 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective.deleted"},"deleted":{"const":true}}};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18634,7 +18748,7 @@ return errors === 0;
 validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const DeletedObjectiveTrigger = validate112;
-const schema181 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective_trigger.deleted"},"deleted":{"const":true}}};
+const schema182 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective_trigger.deleted"},"deleted":{"const":true}}};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19920,7 +20034,7 @@ return errors === 0;
 validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const FunctionCallItem = validate123;
-const schema193 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+const schema194 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20046,7 +20160,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -20085,7 +20199,7 @@ return errors === 0;
 validate123.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true,"server":true},"dynamicProps":false,"dynamicItems":false};
 
 export const FunctionCallOutputItem = validate124;
-const schema194 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+const schema195 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20189,7 +20303,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!(((data4 === "in_progress") || (data4 === "completed")) || (data4 === "incomplete"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -20417,7 +20531,7 @@ return errors === 0;
 validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const Health = validate127;
-const schema199 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
+const schema200 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20597,7 +20711,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema167.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -22212,8 +22326,8 @@ return errors === 0;
 validate135.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
 
 export const Item = validate136;
-const schema212 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema213 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+const schema213 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema214 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22293,7 +22407,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema213.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema214.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22306,7 +22420,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema213.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema214.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22499,7 +22613,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22645,7 +22759,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22714,7 +22828,7 @@ return errors === 0;
 validate136.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const ItemList = validate140;
-const schema216 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema217 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22806,7 +22920,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema216.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema217.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22819,7 +22933,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema216.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema217.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22915,7 +23029,7 @@ errors++;
 if(data.mechanism !== undefined){
 let data0 = data.mechanism;
 if(!(((data0 === "plain") || (data0 === "scram-sha-256")) || (data0 === "scram-sha-512"))){
-const err4 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema159.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/mechanism",schemaPath:"#/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema160.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -23093,7 +23207,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/brokers/" + i0,schemaPath:"#/properties/brokers/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -23130,7 +23244,7 @@ errors++;
 if(data.topic !== undefined){
 let data2 = data.topic;
 if(typeof data2 === "string"){
-if(!pattern42.test(data2)){
+if(!pattern43.test(data2)){
 const err9 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -23190,7 +23304,7 @@ errors++;
 if(data.retry_topic !== undefined){
 let data4 = data.retry_topic;
 if(typeof data4 === "string"){
-if(!pattern42.test(data4)){
+if(!pattern43.test(data4)){
 const err14 = {instancePath:instancePath+"/retry_topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -23288,7 +23402,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern42.test(data)){
+if(!pattern43.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -23315,7 +23429,7 @@ return errors === 0;
 validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const McpCallCompletedEvent = validate145;
-const schema222 = {"type":"object","description":"A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows.","required":["type","sequence_number","item_id","output_index"],"additionalProperties":false,"properties":{"type":{"const":"response.mcp_call.completed"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0}}};
+const schema223 = {"type":"object","description":"A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows.","required":["type","sequence_number","item_id","output_index"],"additionalProperties":false,"properties":{"type":{"const":"response.mcp_call.completed"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0}}};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23471,7 +23585,7 @@ return errors === 0;
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const McpCallItem = validate146;
-const schema223 = {"type":"object","description":"OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id.","required":["id","type","server_label","name","arguments","output","error"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_call"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"enum":["in_progress","completed","incomplete"]},"approval_request_id":{"type":"string","description":"The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names."}}};
+const schema224 = {"type":"object","description":"OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id.","required":["id","type","server_label","name","arguments","output","error"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_call"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"enum":["in_progress","completed","incomplete"]},"approval_request_id":{"type":"string","description":"The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names."}}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23555,7 +23669,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema223.properties, key0))){
+if(!(func93.call(schema224.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -23629,7 +23743,7 @@ errors++;
 if(data.output !== undefined){
 let data5 = data.output;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema223.properties.output.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema224.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23642,7 +23756,7 @@ errors++;
 if(data.error !== undefined){
 let data6 = data.error;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema223.properties.error.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema224.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23655,7 +23769,7 @@ errors++;
 if(data.status !== undefined){
 let data7 = data.status;
 if(!(((data7 === "in_progress") || (data7 === "completed")) || (data7 === "incomplete"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema223.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23694,8 +23808,8 @@ return errors === 0;
 validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const McpServer = validate147;
-const schema224 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
-const pattern62 = new RegExp("^mcps_", "u");
+const schema225 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
+const pattern63 = new RegExp("^mcps_", "u");
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23803,7 +23917,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern62.test(data0)){
+if(!pattern63.test(data0)){
 const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mcps_"},message:"must match pattern \""+"^mcps_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -23852,7 +23966,7 @@ errors++;
 if(data.transport !== undefined){
 let data3 = data.transport;
 if(!((data3 === "streamable_http") || (data3 === "stdio"))){
-const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema224.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema225.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23865,7 +23979,7 @@ errors++;
 if(data.url !== undefined){
 let data4 = data.url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema224.properties.url.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema225.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23928,7 +24042,7 @@ errors++;
 if(data6.last4 !== undefined){
 let data8 = data6.last4;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema224.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema225.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23965,7 +24079,7 @@ errors++;
 if(data.tools_listed_at !== undefined){
 let data9 = data.tools_listed_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema224.properties.tools_listed_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema225.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23978,7 +24092,7 @@ errors++;
 if(data.created_at !== undefined){
 let data10 = data.created_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema224.properties.created_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema225.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -24005,7 +24119,7 @@ return errors === 0;
 validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const McpServerList = validate148;
-const schema225 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema226 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24174,7 +24288,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern62.test(data3)){
+if(!pattern63.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/McpServer/properties/id/pattern",keyword:"pattern",params:{pattern: "^mcps_"},message:"must match pattern \""+"^mcps_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -24223,7 +24337,7 @@ errors++;
 if(data2.transport !== undefined){
 let data6 = data2.transport;
 if(!((data6 === "streamable_http") || (data6 === "stdio"))){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema224.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema225.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24236,7 +24350,7 @@ errors++;
 if(data2.url !== undefined){
 let data7 = data2.url;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema224.properties.url.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema225.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24299,7 +24413,7 @@ errors++;
 if(data9.last4 !== undefined){
 let data11 = data9.last4;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema224.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema225.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -24336,7 +24450,7 @@ errors++;
 if(data2.tools_listed_at !== undefined){
 let data12 = data2.tools_listed_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema224.properties.tools_listed_at.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema225.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -24349,7 +24463,7 @@ errors++;
 if(data2.created_at !== undefined){
 let data13 = data2.created_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema224.properties.created_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema225.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -24386,7 +24500,7 @@ errors++;
 if(data.first_id !== undefined){
 let data14 = data.first_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema225.properties.first_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema226.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -24399,7 +24513,7 @@ errors++;
 if(data.last_id !== undefined){
 let data15 = data.last_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema225.properties.last_id.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema226.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -24477,7 +24591,7 @@ return errors === 0;
 validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const McpServerTool = validate150;
-const schema228 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
+const schema229 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24710,7 +24824,7 @@ return errors === 0;
 validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const McpServerToolList = validate151;
-const schema229 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
+const schema230 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25464,7 +25578,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema213.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema214.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25477,7 +25591,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema213.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema214.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25628,7 +25742,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "skip") || (data === "run_once")) || (data === "catch_up"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema152.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -25643,7 +25757,7 @@ return errors === 0;
 validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const Model = validate157;
-const schema238 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
+const schema239 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25796,8 +25910,8 @@ return errors === 0;
 validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ModelConnection = validate158;
-const schema240 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern66 = new RegExp("^mconn_", "u");
+const schema241 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern67 = new RegExp("^mconn_", "u");
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25901,7 +26015,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema240.properties, key0))){
+if(!(func93.call(schema241.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -25915,7 +26029,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern66.test(data0)){
+if(!pattern67.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mconn_"},message:"must match pattern \""+"^mconn_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -25977,7 +26091,7 @@ errors++;
 if(data.base_url !== undefined){
 let data4 = data.base_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema240.properties.base_url.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema241.properties.base_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -26037,7 +26151,7 @@ errors++;
 if(data5.last4 !== undefined){
 let data7 = data5.last4;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema240.properties.api_key.properties.last4.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema241.properties.api_key.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -26062,7 +26176,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data8 = data.api_key_env;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema240.properties.api_key_env.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema241.properties.api_key_env.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -26075,7 +26189,7 @@ errors++;
 if(data.default_model !== undefined){
 let data9 = data.default_model;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema240.properties.default_model.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema241.properties.default_model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -26115,7 +26229,7 @@ return errors === 0;
 validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ModelConnectionList = validate159;
-const schema243 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema244 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26207,7 +26321,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema243.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema244.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26220,7 +26334,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema243.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema244.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26259,7 +26373,7 @@ return errors === 0;
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ModelList = validate161;
-const schema244 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
+const schema245 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26742,14 +26856,14 @@ return errors === 0;
 validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Node = validate167;
-const schema248 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
-const schema249 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
-const schema254 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
-const pattern67 = new RegExp("^node_", "u");
-const pattern69 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-const schema250 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema251 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
-const schema253 = {"enum":["read","write","privileged"]};
+const schema249 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+const schema250 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
+const schema255 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
+const pattern68 = new RegExp("^node_", "u");
+const pattern70 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+const schema251 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
+const schema252 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema254 = {"enum":["read","write","privileged"]};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26882,7 +26996,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27291,7 +27405,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema248.properties, key0))){
+if(!(func93.call(schema249.properties, key0))){
 const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -27305,7 +27419,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern67.test(data0)){
+if(!pattern68.test(data0)){
 const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^node_"},message:"must match pattern \""+"^node_"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -27370,7 +27484,7 @@ errors++;
 if(data.display_name !== undefined){
 let data4 = data.display_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err24 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema248.properties.display_name.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema249.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -27383,7 +27497,7 @@ errors++;
 if(data.state !== undefined){
 let data5 = data.state;
 if(!(((((data5 === "pending_pairing") || (data5 === "connected")) || (data5 === "disconnected")) || (data5 === "degraded")) || (data5 === "revoked"))){
-const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema249.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema250.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -27451,7 +27565,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data11 = data.catalog_hash;
 if(typeof data11 === "string"){
-if(!pattern69.test(data11)){
+if(!pattern70.test(data11)){
 const err30 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -27480,7 +27594,7 @@ let valid5 = false;
 let passing0 = null;
 const _errs27 = errors;
 if(typeof data12 === "string"){
-if(!pattern69.test(data12)){
+if(!pattern70.test(data12)){
 const err32 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
@@ -27609,7 +27723,7 @@ errors++;
 if(data.last_seen_at !== undefined){
 let data17 = data.last_seen_at;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err40 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema248.properties.last_seen_at.type},message:"must be integer,null"};
+const err40 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema249.properties.last_seen_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -27622,7 +27736,7 @@ errors++;
 if(data.disconnect_reason !== undefined){
 let data18 = data.disconnect_reason;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err41 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema248.properties.disconnect_reason.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema249.properties.disconnect_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -27635,7 +27749,7 @@ errors++;
 if(data.revocation_reason !== undefined){
 let data19 = data.revocation_reason;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema248.properties.revocation_reason.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema249.properties.revocation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -27929,7 +28043,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28123,7 +28237,7 @@ return errors === 0;
 validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCommandResult = validate177;
-const schema262 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
+const schema263 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28191,7 +28305,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data0 = data.exit_code;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema262.properties.exit_code.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema263.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -28204,7 +28318,7 @@ errors++;
 if(data.signal !== undefined){
 let data1 = data.signal;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema262.properties.signal.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema263.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28279,273 +28393,13 @@ return errors === 0;
 validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeEnrollment = validate178;
-const schema263 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
-const pattern74 = new RegExp("^nen_", "u");
+const schema264 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
+const pattern75 = new RegExp("^nen_", "u");
 
 function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate178.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.object === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.status === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.expires_at === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data.max_uses === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_uses"},message:"must have required property '"+"max_uses"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data.uses === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uses"},message:"must have required property '"+"uses"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data.revoked_at === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data.created_at === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func93.call(schema263.properties, key0))){
-const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern74.test(data0)){
-const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-if("node_enrollment" !== data.object){
-const err12 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node_enrollment"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data.name !== undefined){
-let data2 = data.name;
-if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema263.properties.name.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data3 = data.status;
-if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema263.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.expires_at !== undefined){
-let data4 = data.expires_at;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.max_uses !== undefined){
-let data5 = data.max_uses;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.uses !== undefined){
-let data6 = data.uses;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/uses",schemaPath:"#/properties/uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.revoked_at !== undefined){
-let data7 = data.revoked_at;
-if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema263.properties.revoked_at.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data.created_at !== undefined){
-let data8 = data.created_at;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-validate178.errors = vErrors;
-return errors === 0;
-}
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const NodeEnrollmentCreated = validate179;
-const schema264 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
-
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28658,7 +28512,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern74.test(data0)){
+if(!pattern75.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -28783,6 +28637,266 @@ vErrors.push(err19);
 errors++;
 }
 }
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate178.errors = vErrors;
+return errors === 0;
+}
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const NodeEnrollmentCreated = validate179;
+const schema265 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
+
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate179.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.name === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.status === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.expires_at === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.max_uses === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_uses"},message:"must have required property '"+"max_uses"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.uses === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uses"},message:"must have required property '"+"uses"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.revoked_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revoked_at"},message:"must have required property '"+"revoked_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func93.call(schema265.properties, key0))){
+const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern75.test(data0)){
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("node_enrollment" !== data.object){
+const err12 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node_enrollment"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data2 = data.name;
+if((typeof data2 !== "string") && (data2 !== null)){
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema265.properties.name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data3 = data.status;
+if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema265.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+let data4 = data.expires_at;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.max_uses !== undefined){
+let data5 = data.max_uses;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/max_uses",schemaPath:"#/properties/max_uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.uses !== undefined){
+let data6 = data.uses;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err17 = {instancePath:instancePath+"/uses",schemaPath:"#/properties/uses/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.revoked_at !== undefined){
+let data7 = data.revoked_at;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema265.properties.revoked_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data8 = data.created_at;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err19 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
 if(data.token !== undefined){
 if(typeof data.token !== "string"){
 const err20 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -28812,7 +28926,7 @@ return errors === 0;
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeEnrollmentList = validate180;
-const schema265 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema266 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28977,7 +29091,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func93.call(schema263.properties, key1))){
+if(!(func93.call(schema264.properties, key1))){
 const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/NodeEnrollment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -28991,7 +29105,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern74.test(data3)){
+if(!pattern75.test(data3)){
 const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/NodeEnrollment/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -29028,7 +29142,7 @@ errors++;
 if(data2.name !== undefined){
 let data5 = data2.name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema263.properties.name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema264.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29041,7 +29155,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!((((data6 === "active") || (data6 === "expired")) || (data6 === "used_up")) || (data6 === "revoked"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema263.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema264.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29093,7 +29207,7 @@ errors++;
 if(data2.revoked_at !== undefined){
 let data10 = data2.revoked_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema263.properties.revoked_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema264.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29143,7 +29257,7 @@ errors++;
 if(data.first_id !== undefined){
 let data12 = data.first_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema265.properties.first_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema266.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29156,7 +29270,7 @@ errors++;
 if(data.last_id !== undefined){
 let data13 = data.last_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema265.properties.last_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema266.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29195,7 +29309,7 @@ return errors === 0;
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeFailureCode = validate181;
-const schema267 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+const schema268 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29208,7 +29322,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((data === "COMMAND_DENIED") || (data === "COMMAND_UNAVAILABLE")) || (data === "EXECUTION_FAILED")) || (data === "IDEMPOTENCY_CONFLICT")) || (data === "INVALID_PLAN")) || (data === "NODE_BUSY")) || (data === "INVOCATION_CANCELED")) || (data === "INVOCATION_UNKNOWN")) || (data === "NODE_UNAVAILABLE"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema267.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29235,7 +29349,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern69.test(data)){
+if(!pattern70.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -29262,9 +29376,9 @@ return errors === 0;
 validate182.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeInvocation = validate183;
-const schema269 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
-const schema271 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
-const pattern78 = new RegExp("^ninv_", "u");
+const schema270 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
+const schema272 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
+const pattern79 = new RegExp("^ninv_", "u");
 
 function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29438,7 +29552,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema269.properties, key0))){
+if(!(func93.call(schema270.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -29452,7 +29566,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern78.test(data0)){
+if(!pattern79.test(data0)){
 const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ninv_"},message:"must match pattern \""+"^ninv_"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -29570,7 +29684,7 @@ errors++;
 if(data.state !== undefined){
 let data6 = data.state;
 if(!(((((((((data6 === "prepared") || (data6 === "dispatched")) || (data6 === "accepted")) || (data6 === "running")) || (data6 === "succeeded")) || (data6 === "failed")) || (data6 === "canceled")) || (data6 === "unknown")) || (data6 === "expired"))){
-const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema271.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema272.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29583,7 +29697,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data7 = data.plan_hash;
 if(typeof data7 === "string"){
-if(!pattern69.test(data7)){
+if(!pattern70.test(data7)){
 const err28 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -29608,7 +29722,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema269.properties.exit_code.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema270.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29625,7 +29739,7 @@ let valid4 = false;
 let passing0 = null;
 const _errs23 = errors;
 if(!(((((((((data9 === "COMMAND_DENIED") || (data9 === "COMMAND_UNAVAILABLE")) || (data9 === "EXECUTION_FAILED")) || (data9 === "IDEMPOTENCY_CONFLICT")) || (data9 === "INVALID_PLAN")) || (data9 === "NODE_BUSY")) || (data9 === "INVOCATION_CANCELED")) || (data9 === "INVOCATION_UNKNOWN")) || (data9 === "NODE_UNAVAILABLE"))){
-const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema267.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema268.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -29686,7 +29800,7 @@ vErrors = null;
 if(data.failure_message !== undefined){
 let data10 = data.failure_message;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema269.properties.failure_message.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema270.properties.failure_message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -29711,7 +29825,7 @@ errors++;
 if(data.termination_confirmed !== undefined){
 let data11 = data.termination_confirmed;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema269.properties.termination_confirmed.type},message:"must be boolean,null"};
+const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema270.properties.termination_confirmed.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -29737,7 +29851,7 @@ errors++;
 if(data.dispatched_at !== undefined){
 let data13 = data.dispatched_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema269.properties.dispatched_at.type},message:"must be integer,null"};
+const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema270.properties.dispatched_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -29750,7 +29864,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data14 = data.completed_at;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema269.properties.completed_at.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema270.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -29790,7 +29904,7 @@ return errors === 0;
 validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeInvocationList = validate184;
-const schema274 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema275 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29882,7 +29996,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema274.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema275.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29895,7 +30009,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema274.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema275.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -29946,7 +30060,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((data === "prepared") || (data === "dispatched")) || (data === "accepted")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "canceled")) || (data === "unknown")) || (data === "expired"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema271.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema272.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29961,7 +30075,7 @@ return errors === 0;
 validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeList = validate187;
-const schema276 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema277 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30053,7 +30167,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema276.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema277.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -30066,7 +30180,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema276.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema277.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -30117,7 +30231,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((data === "read") || (data === "write")) || (data === "privileged"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema253.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -30144,7 +30258,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((data === "pending_pairing") || (data === "connected")) || (data === "disconnected")) || (data === "degraded")) || (data === "revoked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema249.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema250.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -30546,10 +30660,10 @@ return errors === 0;
 validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Objective = validate192;
-const schema283 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","pace","pace_state","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"pace":{"$ref":"#/$defs/ObjectivePace"},"pace_state":{"$ref":"#/$defs/ObjectivePaceState"},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
-const schema286 = {"enum":["active","paused","blocked","completed","abandoned"]};
-const schema288 = {"type":"object","required":["actions_in_period","period_resets_at","failed_wakes","next_wake_not_before"],"additionalProperties":false,"properties":{"actions_in_period":{"type":"integer","description":"Counted actions in the pace period (period_seconds) ending now."},"period_resets_at":{"type":["integer","null"],"description":"When the oldest of them leaves the period (Unix seconds)."},"failed_wakes":{"type":"integer","description":"Wakes that ended failed since the last one that did not."},"next_wake_not_before":{"type":["integer","null"],"description":"What cooldown or backoff put off the next wake to, when later than now."}}};
-const pattern83 = new RegExp("^obj_", "u");
+const schema284 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","pace","pace_state","notify","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"pace":{"$ref":"#/$defs/ObjectivePace"},"pace_state":{"$ref":"#/$defs/ObjectivePaceState"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
+const schema287 = {"enum":["active","paused","blocked","completed","abandoned"]};
+const schema289 = {"type":"object","required":["actions_in_period","period_resets_at","failed_wakes","next_wake_not_before"],"additionalProperties":false,"properties":{"actions_in_period":{"type":"integer","description":"Counted actions in the pace period (period_seconds) ending now."},"period_resets_at":{"type":["integer","null"],"description":"When the oldest of them leaves the period (Unix seconds)."},"failed_wakes":{"type":"integer","description":"Wakes that ended failed since the last one that did not."},"next_wake_not_before":{"type":["integer","null"],"description":"What cooldown or backoff put off the next wake to, when later than now."}}};
+const pattern84 = new RegExp("^obj_", "u");
 
 function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30712,8 +30826,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.metadata === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'"};
+if(data.notify === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notify"},message:"must have required property '"+"notify"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -30722,8 +30836,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data.created_at === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data.metadata === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -30732,8 +30846,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.updated_at === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data.created_at === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30742,9 +30856,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func93.call(schema283.properties, key0))){
-const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.updated_at === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -30753,12 +30866,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern83.test(data0)){
-const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^obj_"},message:"must match pattern \""+"^obj_"+"\""};
+for(const key0 in data){
+if(!(func93.call(schema284.properties, key0))){
+const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -30768,8 +30878,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern84.test(data0)){
+const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^obj_"},message:"must match pattern \""+"^obj_"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30779,9 +30892,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("objective" !== data.object){
-const err21 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "objective"},message:"must be equal to constant"};
+else {
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -30791,9 +30903,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.agent_id !== undefined){
-if(typeof data.agent_id !== "string"){
-const err22 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.object !== undefined){
+if("objective" !== data.object){
+const err22 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "objective"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -30803,9 +30915,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.description !== undefined){
-if(typeof data.description !== "string"){
-const err23 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.agent_id !== undefined){
+if(typeof data.agent_id !== "string"){
+const err23 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -30815,10 +30927,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.success_criteria !== undefined){
-let data4 = data.success_criteria;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err24 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/properties/success_criteria/type",keyword:"type",params:{type: schema283.properties.success_criteria.type},message:"must be string,null"};
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err24 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -30828,10 +30939,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.priority !== undefined){
-let data5 = data.priority;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err25 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.success_criteria !== undefined){
+let data4 = data.success_criteria;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err25 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/properties/success_criteria/type",keyword:"type",params:{type: schema284.properties.success_criteria.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -30841,10 +30952,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.review_at !== undefined){
-let data6 = data.review_at;
-if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema283.properties.review_at.type},message:"must be integer,null"};
+if(data.priority !== undefined){
+let data5 = data.priority;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err26 = {instancePath:instancePath+"/priority",schemaPath:"#/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30854,10 +30965,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.session_id !== undefined){
-let data7 = data.session_id;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err27 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema283.properties.session_id.type},message:"must be string,null"};
+if(data.review_at !== undefined){
+let data6 = data.review_at;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err27 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema284.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -30867,10 +30978,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.session_mode !== undefined){
-let data8 = data.session_mode;
-if(!((data8 === "objective") || (data8 === "per_wake"))){
-const err28 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
+if(data.session_id !== undefined){
+let data7 = data.session_id;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err28 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema284.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -30880,10 +30991,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.overlap !== undefined){
-let data9 = data.overlap;
-if(!((data9 === "skip") || (data9 === "buffer_one"))){
-const err29 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
+if(data.session_mode !== undefined){
+let data8 = data.session_mode;
+if(!((data8 === "objective") || (data8 === "per_wake"))){
+const err29 = {instancePath:instancePath+"/session_mode",schemaPath:"#/$defs/ObjectiveSessionMode/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -30893,10 +31004,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data10 = data.status;
-if(!(((((data10 === "active") || (data10 === "paused")) || (data10 === "blocked")) || (data10 === "completed")) || (data10 === "abandoned"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveStatus/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
+if(data.overlap !== undefined){
+let data9 = data.overlap;
+if(!((data9 === "skip") || (data9 === "buffer_one"))){
+const err30 = {instancePath:instancePath+"/overlap",schemaPath:"#/$defs/ObjectiveOverlap/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -30906,15 +31017,28 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.blocked_reason !== undefined){
-let data11 = data.blocked_reason;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/blocked_reason",schemaPath:"#/properties/blocked_reason/type",keyword:"type",params:{type: schema283.properties.blocked_reason.type},message:"must be string,null"};
+if(data.status !== undefined){
+let data10 = data.status;
+if(!(((((data10 === "active") || (data10 === "paused")) || (data10 === "blocked")) || (data10 === "completed")) || (data10 === "abandoned"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveStatus/enum",keyword:"enum",params:{allowedValues: schema287.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.blocked_reason !== undefined){
+let data11 = data.blocked_reason;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err32 = {instancePath:instancePath+"/blocked_reason",schemaPath:"#/properties/blocked_reason/type",keyword:"type",params:{type: schema284.properties.blocked_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -30926,12 +31050,12 @@ let valid4 = false;
 let passing0 = null;
 const _errs27 = errors;
 if(data12 !== null){
-const err32 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err33];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err33);
 }
 errors++;
 }
@@ -30943,17 +31067,7 @@ passing0 = 0;
 const _errs29 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.version === undefined){
-const err33 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(data12.hash === undefined){
-const err34 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "hash"},message:"must have required property '"+"hash"+"'"};
+const err34 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -30962,8 +31076,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data12.expires_at === undefined){
-const err35 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(data12.hash === undefined){
+const err35 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "hash"},message:"must have required property '"+"hash"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -30972,9 +31086,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-for(const key1 in data12){
-if(!(((key1 === "version") || (key1 === "hash")) || (key1 === "expires_at"))){
-const err36 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data12.expires_at === undefined){
+const err36 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -30983,11 +31096,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data12.version !== undefined){
-let data13 = data12.version;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/policy/version",schemaPath:"#/properties/policy/oneOf/1/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key1 in data12){
+if(!(((key1 === "version") || (key1 === "hash")) || (key1 === "expires_at"))){
+const err37 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -30997,9 +31108,10 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data12.hash !== undefined){
-if(typeof data12.hash !== "string"){
-const err38 = {instancePath:instancePath+"/policy/hash",schemaPath:"#/properties/policy/oneOf/1/properties/hash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.version !== undefined){
+let data13 = data12.version;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err38 = {instancePath:instancePath+"/policy/version",schemaPath:"#/properties/policy/oneOf/1/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -31009,10 +31121,9 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data12.expires_at !== undefined){
-let data15 = data12.expires_at;
-if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err39 = {instancePath:instancePath+"/policy/expires_at",schemaPath:"#/properties/policy/oneOf/1/properties/expires_at/type",keyword:"type",params:{type: schema283.properties.policy.oneOf[1].properties.expires_at.type},message:"must be integer,null"};
+if(data12.hash !== undefined){
+if(typeof data12.hash !== "string"){
+const err39 = {instancePath:instancePath+"/policy/hash",schemaPath:"#/properties/policy/oneOf/1/properties/hash/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -31022,14 +31133,27 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.expires_at !== undefined){
+let data15 = data12.expires_at;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err40 = {instancePath:instancePath+"/policy/expires_at",schemaPath:"#/properties/policy/oneOf/1/properties/expires_at/type",keyword:"type",params:{type: schema284.properties.policy.oneOf[1].properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
 else {
 vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
 }
 errors++;
 }
@@ -31045,12 +31169,12 @@ passing0 = 1;
 }
 }
 if(!valid4){
-const err41 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err42 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err41];
+vErrors = [err42];
 }
 else {
-vErrors.push(err41);
+vErrors.push(err42);
 }
 errors++;
 }
@@ -31069,20 +31193,7 @@ vErrors = null;
 if(data.last_wake_response_id !== undefined){
 let data16 = data.last_wake_response_id;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err42 = {instancePath:instancePath+"/last_wake_response_id",schemaPath:"#/properties/last_wake_response_id/type",keyword:"type",params:{type: schema283.properties.last_wake_response_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-if(data.completed_evidence !== undefined){
-let data17 = data.completed_evidence;
-if((typeof data17 !== "string") && (data17 !== null)){
-const err43 = {instancePath:instancePath+"/completed_evidence",schemaPath:"#/properties/completed_evidence/type",keyword:"type",params:{type: schema283.properties.completed_evidence.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/last_wake_response_id",schemaPath:"#/properties/last_wake_response_id/type",keyword:"type",params:{type: schema284.properties.last_wake_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -31092,12 +31203,10 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data.pace !== undefined){
-let data18 = data.pace;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-for(const key2 in data18){
-if(!((((((key2 === "burst_cap") || (key2 === "period_limit")) || (key2 === "period_seconds")) || (key2 === "minimum_cooldown")) || (key2 === "base_backoff")) || (key2 === "max_backoff"))){
-const err44 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data.completed_evidence !== undefined){
+let data17 = data.completed_evidence;
+if((typeof data17 !== "string") && (data17 !== null)){
+const err44 = {instancePath:instancePath+"/completed_evidence",schemaPath:"#/properties/completed_evidence/type",keyword:"type",params:{type: schema284.properties.completed_evidence.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -31107,10 +31216,12 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data18.burst_cap !== undefined){
-let data19 = data18.burst_cap;
-if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err45 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/type",keyword:"type",params:{type: schema148.properties.burst_cap.type},message:"must be integer,null"};
+if(data.pace !== undefined){
+let data18 = data.pace;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key2 in data18){
+if(!((((((key2 === "burst_cap") || (key2 === "period_limit")) || (key2 === "period_seconds")) || (key2 === "minimum_cooldown")) || (key2 === "base_backoff")) || (key2 === "max_backoff"))){
+const err45 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -31119,9 +31230,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 100000 || isNaN(data19)){
-const err46 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+}
+if(data18.burst_cap !== undefined){
+let data19 = data18.burst_cap;
+if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
+const err46 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/type",keyword:"type",params:{type: schema148.properties.burst_cap.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -31130,8 +31243,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data19 < 0 || isNaN(data19)){
-const err47 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 100000 || isNaN(data19)){
+const err47 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -31140,12 +31254,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-if(data18.period_limit !== undefined){
-let data20 = data18.period_limit;
-if((!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) && (data20 !== null)){
-const err48 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/type",keyword:"type",params:{type: schema148.properties.period_limit.type},message:"must be integer,null"};
+if(data19 < 0 || isNaN(data19)){
+const err48 = {instancePath:instancePath+"/pace/burst_cap",schemaPath:"#/$defs/ObjectivePace/properties/burst_cap/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -31154,9 +31264,12 @@ vErrors.push(err48);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 1000000 || isNaN(data20)){
-const err49 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+}
+}
+if(data18.period_limit !== undefined){
+let data20 = data18.period_limit;
+if((!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) && (data20 !== null)){
+const err49 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/type",keyword:"type",params:{type: schema148.properties.period_limit.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -31165,8 +31278,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data20 < 0 || isNaN(data20)){
-const err50 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 1000000 || isNaN(data20)){
+const err50 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -31175,12 +31289,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-}
-if(data18.period_seconds !== undefined){
-let data21 = data18.period_seconds;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err51 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data20 < 0 || isNaN(data20)){
+const err51 = {instancePath:instancePath+"/pace/period_limit",schemaPath:"#/$defs/ObjectivePace/properties/period_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -31189,9 +31299,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 31536000 || isNaN(data21)){
-const err52 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+}
+}
+if(data18.period_seconds !== undefined){
+let data21 = data18.period_seconds;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err52 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -31200,8 +31313,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data21 < 1 || isNaN(data21)){
-const err53 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 31536000 || isNaN(data21)){
+const err53 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -31210,12 +31324,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-}
-if(data18.minimum_cooldown !== undefined){
-let data22 = data18.minimum_cooldown;
-if((!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))) && (data22 !== null)){
-const err54 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/type",keyword:"type",params:{type: schema148.properties.minimum_cooldown.type},message:"must be integer,null"};
+if(data21 < 1 || isNaN(data21)){
+const err54 = {instancePath:instancePath+"/pace/period_seconds",schemaPath:"#/$defs/ObjectivePace/properties/period_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -31224,9 +31334,12 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 31536000 || isNaN(data22)){
-const err55 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+}
+}
+if(data18.minimum_cooldown !== undefined){
+let data22 = data18.minimum_cooldown;
+if((!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))) && (data22 !== null)){
+const err55 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/type",keyword:"type",params:{type: schema148.properties.minimum_cooldown.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -31235,8 +31348,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data22 < 0 || isNaN(data22)){
-const err56 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 31536000 || isNaN(data22)){
+const err56 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -31245,12 +31359,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-}
-if(data18.base_backoff !== undefined){
-let data23 = data18.base_backoff;
-if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
-const err57 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/type",keyword:"type",params:{type: schema148.properties.base_backoff.type},message:"must be integer,null"};
+if(data22 < 0 || isNaN(data22)){
+const err57 = {instancePath:instancePath+"/pace/minimum_cooldown",schemaPath:"#/$defs/ObjectivePace/properties/minimum_cooldown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -31259,9 +31369,12 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 31536000 || isNaN(data23)){
-const err58 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+}
+}
+if(data18.base_backoff !== undefined){
+let data23 = data18.base_backoff;
+if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
+const err58 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/type",keyword:"type",params:{type: schema148.properties.base_backoff.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -31270,8 +31383,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data23 < 1 || isNaN(data23)){
-const err59 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 31536000 || isNaN(data23)){
+const err59 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -31280,12 +31394,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-if(data18.max_backoff !== undefined){
-let data24 = data18.max_backoff;
-if((!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))) && (data24 !== null)){
-const err60 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/type",keyword:"type",params:{type: schema148.properties.max_backoff.type},message:"must be integer,null"};
+if(data23 < 1 || isNaN(data23)){
+const err60 = {instancePath:instancePath+"/pace/base_backoff",schemaPath:"#/$defs/ObjectivePace/properties/base_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -31294,9 +31404,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 31536000 || isNaN(data24)){
-const err61 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+}
+}
+if(data18.max_backoff !== undefined){
+let data24 = data18.max_backoff;
+if((!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))) && (data24 !== null)){
+const err61 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/type",keyword:"type",params:{type: schema148.properties.max_backoff.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -31305,8 +31418,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data24 < 1 || isNaN(data24)){
-const err62 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 31536000 || isNaN(data24)){
+const err62 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -31315,11 +31429,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err63 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24 < 1 || isNaN(data24)){
+const err63 = {instancePath:instancePath+"/pace/max_backoff",schemaPath:"#/$defs/ObjectivePace/properties/max_backoff/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -31329,11 +31440,10 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data.pace_state !== undefined){
-let data25 = data.pace_state;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.actions_in_period === undefined){
-const err64 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "actions_in_period"},message:"must have required property '"+"actions_in_period"+"'"};
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/pace",schemaPath:"#/$defs/ObjectivePace/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -31342,8 +31452,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data25.period_resets_at === undefined){
-const err65 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "period_resets_at"},message:"must have required property '"+"period_resets_at"+"'"};
+}
+if(data.pace_state !== undefined){
+let data25 = data.pace_state;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.actions_in_period === undefined){
+const err65 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "actions_in_period"},message:"must have required property '"+"actions_in_period"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -31352,8 +31466,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data25.failed_wakes === undefined){
-const err66 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "failed_wakes"},message:"must have required property '"+"failed_wakes"+"'"};
+if(data25.period_resets_at === undefined){
+const err66 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "period_resets_at"},message:"must have required property '"+"period_resets_at"+"'"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -31362,8 +31476,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data25.next_wake_not_before === undefined){
-const err67 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "next_wake_not_before"},message:"must have required property '"+"next_wake_not_before"+"'"};
+if(data25.failed_wakes === undefined){
+const err67 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "failed_wakes"},message:"must have required property '"+"failed_wakes"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -31372,9 +31486,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-for(const key3 in data25){
-if(!((((key3 === "actions_in_period") || (key3 === "period_resets_at")) || (key3 === "failed_wakes")) || (key3 === "next_wake_not_before"))){
-const err68 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data25.next_wake_not_before === undefined){
+const err68 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/required",keyword:"required",params:{missingProperty: "next_wake_not_before"},message:"must have required property '"+"next_wake_not_before"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -31383,11 +31496,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data25.actions_in_period !== undefined){
-let data26 = data25.actions_in_period;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err69 = {instancePath:instancePath+"/pace_state/actions_in_period",schemaPath:"#/$defs/ObjectivePaceState/properties/actions_in_period/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key3 in data25){
+if(!((((key3 === "actions_in_period") || (key3 === "period_resets_at")) || (key3 === "failed_wakes")) || (key3 === "next_wake_not_before"))){
+const err69 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -31397,10 +31508,10 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data25.period_resets_at !== undefined){
-let data27 = data25.period_resets_at;
-if((!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))) && (data27 !== null)){
-const err70 = {instancePath:instancePath+"/pace_state/period_resets_at",schemaPath:"#/$defs/ObjectivePaceState/properties/period_resets_at/type",keyword:"type",params:{type: schema288.properties.period_resets_at.type},message:"must be integer,null"};
+if(data25.actions_in_period !== undefined){
+let data26 = data25.actions_in_period;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err70 = {instancePath:instancePath+"/pace_state/actions_in_period",schemaPath:"#/$defs/ObjectivePaceState/properties/actions_in_period/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -31410,10 +31521,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data25.failed_wakes !== undefined){
-let data28 = data25.failed_wakes;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err71 = {instancePath:instancePath+"/pace_state/failed_wakes",schemaPath:"#/$defs/ObjectivePaceState/properties/failed_wakes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data25.period_resets_at !== undefined){
+let data27 = data25.period_resets_at;
+if((!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))) && (data27 !== null)){
+const err71 = {instancePath:instancePath+"/pace_state/period_resets_at",schemaPath:"#/$defs/ObjectivePaceState/properties/period_resets_at/type",keyword:"type",params:{type: schema289.properties.period_resets_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -31423,10 +31534,10 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data25.next_wake_not_before !== undefined){
-let data29 = data25.next_wake_not_before;
-if((!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))) && (data29 !== null)){
-const err72 = {instancePath:instancePath+"/pace_state/next_wake_not_before",schemaPath:"#/$defs/ObjectivePaceState/properties/next_wake_not_before/type",keyword:"type",params:{type: schema288.properties.next_wake_not_before.type},message:"must be integer,null"};
+if(data25.failed_wakes !== undefined){
+let data28 = data25.failed_wakes;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err72 = {instancePath:instancePath+"/pace_state/failed_wakes",schemaPath:"#/$defs/ObjectivePaceState/properties/failed_wakes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -31436,9 +31547,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data25.next_wake_not_before !== undefined){
+let data29 = data25.next_wake_not_before;
+if((!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))) && (data29 !== null)){
+const err73 = {instancePath:instancePath+"/pace_state/next_wake_not_before",schemaPath:"#/$defs/ObjectivePaceState/properties/next_wake_not_before/type",keyword:"type",params:{type: schema289.properties.next_wake_not_before.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -31448,11 +31560,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data30 = data.metadata;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(Object.keys(data30).length > 16){
-const err74 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+}
+else {
+const err74 = {instancePath:instancePath+"/pace_state",schemaPath:"#/$defs/ObjectivePaceState/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -31461,11 +31571,13 @@ vErrors.push(err74);
 }
 errors++;
 }
+}
+if(data.notify !== undefined){
+let data30 = data.notify;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 for(const key4 in data30){
-const _errs73 = errors;
-if(typeof key4 === "string"){
-if(func1(key4) > 64){
-const err75 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key4};
+if(!(key4 === "webhook_endpoints")){
+const err75 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -31475,9 +31587,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-var valid11 = _errs73 === errors;
-if(!valid11){
-const err76 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+if(data30.webhook_endpoints !== undefined){
+let data31 = data30.webhook_endpoints;
+if(Array.isArray(data31)){
+if(data31.length > 8){
+const err76 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -31486,12 +31600,12 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-for(const key5 in data30){
-let data31 = data30[key5];
-if(typeof data31 === "string"){
-if(func1(data31) > 512){
-const err77 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+const len0 = data31.length;
+for(let i0=0; i0<len0; i0++){
+let data32 = data31[i0];
+if(typeof data32 === "string"){
+if(func1(data32) > 128){
+const err77 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -31500,9 +31614,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/metadata/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern37.test(data32)){
+const err78 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -31512,9 +31625,8 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
 else {
-const err79 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err79 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -31524,10 +31636,18 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data32 = data.created_at;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err80 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let i1 = data31.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data31[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err80 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -31535,12 +31655,14 @@ else {
 vErrors.push(err80);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
-if(data.updated_at !== undefined){
-let data33 = data.updated_at;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err81 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err81 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -31552,12 +31674,126 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err82 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err82];
 }
 else {
 vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data33 = data.metadata;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(Object.keys(data33).length > 16){
+const err83 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+for(const key5 in data33){
+const _errs81 = errors;
+if(typeof key5 === "string"){
+if(func1(key5) > 64){
+const err84 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key5};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+var valid16 = _errs81 === errors;
+if(!valid16){
+const err85 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key5},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+for(const key6 in data33){
+let data34 = data33[key6];
+if(typeof data34 === "string"){
+if(func1(data34) > 512){
+const err86 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data35 = data.created_at;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err89 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data36 = data.updated_at;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err90 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
 }
 errors++;
 }
@@ -31567,8 +31803,8 @@ return errors === 0;
 validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ObjectiveAction = validate193;
-const schema290 = {"type":"object","required":["id","object","objective_id","response_id","call_id","trigger_id","due_at","kind","tool","target_type","target","class","policy_hash","request","status","verdict","rule","reason","evidence","resolved","created_at","resolved_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"`<response_id>:<call_id>`: a retried call is the same action."},"object":{"const":"objective_action"},"objective_id":{"type":"string"},"response_id":{"type":"string","description":"The wake."},"call_id":{"type":"string"},"trigger_id":{"type":["string","null"]},"due_at":{"type":["integer","null"],"description":"The occurrence the wake was for."},"kind":{"type":"string","description":"The tool's provider: builtin, mcp, node, function, a2a."},"tool":{"type":"string"},"target_type":{"oneOf":[{"$ref":"#/$defs/ResourceGrantType"},{"type":"null"}]},"target":{"type":["string","null"],"description":"What the call acts on (`<server>/<tool>`, `<node>/<command>`, a URL host), when it has a target."},"class":{"$ref":"#/$defs/ConsequenceClass"},"policy_hash":{"type":["string","null"]},"request":{"description":"The call's arguments with the values of secret-looking keys and every environment value removed."},"status":{"$ref":"#/$defs/ObjectiveActionStatus"},"verdict":{"enum":["allowed","refused"]},"rule":{"type":["string","null"],"description":"The gate's rule that refused it (consequence-class, quiet-hours, …)."},"reason":{"type":["string","null"]},"evidence":{"type":["string","null"],"description":"What the person who settled it gave."},"resolved":{"type":"boolean","description":"A person settled it (it was uncertain)."},"created_at":{"type":"integer"},"resolved_at":{"type":["integer","null"]}}};
-const schema293 = {"enum":["planned","reserved","running","succeeded","failed","uncertain","cancelled"]};
+const schema292 = {"type":"object","required":["id","object","objective_id","response_id","call_id","trigger_id","due_at","kind","tool","target_type","target","class","policy_hash","request","status","verdict","rule","reason","evidence","resolved","created_at","resolved_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"`<response_id>:<call_id>`: a retried call is the same action."},"object":{"const":"objective_action"},"objective_id":{"type":"string"},"response_id":{"type":"string","description":"The wake."},"call_id":{"type":"string"},"trigger_id":{"type":["string","null"]},"due_at":{"type":["integer","null"],"description":"The occurrence the wake was for."},"kind":{"type":"string","description":"The tool's provider: builtin, mcp, node, function, a2a."},"tool":{"type":"string"},"target_type":{"oneOf":[{"$ref":"#/$defs/ResourceGrantType"},{"type":"null"}]},"target":{"type":["string","null"],"description":"What the call acts on (`<server>/<tool>`, `<node>/<command>`, a URL host), when it has a target."},"class":{"$ref":"#/$defs/ConsequenceClass"},"policy_hash":{"type":["string","null"]},"request":{"description":"The call's arguments with the values of secret-looking keys and every environment value removed."},"status":{"$ref":"#/$defs/ObjectiveActionStatus"},"verdict":{"enum":["allowed","refused"]},"rule":{"type":["string","null"],"description":"The gate's rule that refused it (consequence-class, quiet-hours, …)."},"reason":{"type":["string","null"]},"evidence":{"type":["string","null"],"description":"What the person who settled it gave."},"resolved":{"type":"boolean","description":"A person settled it (it was uncertain)."},"created_at":{"type":"integer"},"resolved_at":{"type":["integer","null"]}}};
+const schema295 = {"enum":["planned","reserved","running","succeeded","failed","uncertain","cancelled"]};
 
 function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31802,7 +32038,7 @@ vErrors.push(err21);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema290.properties, key0))){
+if(!(func93.call(schema292.properties, key0))){
 const err22 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err22];
@@ -31876,7 +32112,7 @@ errors++;
 if(data.trigger_id !== undefined){
 let data5 = data.trigger_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err28 = {instancePath:instancePath+"/trigger_id",schemaPath:"#/properties/trigger_id/type",keyword:"type",params:{type: schema290.properties.trigger_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/trigger_id",schemaPath:"#/properties/trigger_id/type",keyword:"type",params:{type: schema292.properties.trigger_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -31889,7 +32125,7 @@ errors++;
 if(data.due_at !== undefined){
 let data6 = data.due_at;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err29 = {instancePath:instancePath+"/due_at",schemaPath:"#/properties/due_at/type",keyword:"type",params:{type: schema290.properties.due_at.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/due_at",schemaPath:"#/properties/due_at/type",keyword:"type",params:{type: schema292.properties.due_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -31991,7 +32227,7 @@ vErrors = null;
 if(data.target !== undefined){
 let data10 = data.target;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: schema290.properties.target.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: schema292.properties.target.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -32017,7 +32253,7 @@ errors++;
 if(data.policy_hash !== undefined){
 let data12 = data.policy_hash;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: schema290.properties.policy_hash.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: schema292.properties.policy_hash.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -32030,7 +32266,7 @@ errors++;
 if(data.status !== undefined){
 let data13 = data.status;
 if(!(((((((data13 === "planned") || (data13 === "reserved")) || (data13 === "running")) || (data13 === "succeeded")) || (data13 === "failed")) || (data13 === "uncertain")) || (data13 === "cancelled"))){
-const err38 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveActionStatus/enum",keyword:"enum",params:{allowedValues: schema293.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveActionStatus/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -32043,7 +32279,7 @@ errors++;
 if(data.verdict !== undefined){
 let data14 = data.verdict;
 if(!((data14 === "allowed") || (data14 === "refused"))){
-const err39 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema290.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema292.properties.verdict.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -32056,7 +32292,7 @@ errors++;
 if(data.rule !== undefined){
 let data15 = data.rule;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/rule",schemaPath:"#/properties/rule/type",keyword:"type",params:{type: schema290.properties.rule.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/rule",schemaPath:"#/properties/rule/type",keyword:"type",params:{type: schema292.properties.rule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -32069,7 +32305,7 @@ errors++;
 if(data.reason !== undefined){
 let data16 = data.reason;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema290.properties.reason.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema292.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -32082,7 +32318,7 @@ errors++;
 if(data.evidence !== undefined){
 let data17 = data.evidence;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err42 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: schema290.properties.evidence.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: schema292.properties.evidence.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -32120,7 +32356,7 @@ errors++;
 if(data.resolved_at !== undefined){
 let data20 = data.resolved_at;
 if((!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) && (data20 !== null)){
-const err45 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: schema290.properties.resolved_at.type},message:"must be integer,null"};
+const err45 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: schema292.properties.resolved_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -32147,7 +32383,7 @@ return errors === 0;
 validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ObjectiveActionList = validate194;
-const schema294 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveAction"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last action, for `after`."},"has_more":{"type":"boolean"}}};
+const schema296 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveAction"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last action, for `after`."},"has_more":{"type":"boolean"}}};
 
 function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32249,7 +32485,7 @@ errors++;
 if(data.last_id !== undefined){
 let data3 = data.last_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema294.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema296.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -32300,7 +32536,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((data === "planned") || (data === "reserved")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "uncertain")) || (data === "cancelled"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema293.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -32315,8 +32551,8 @@ return errors === 0;
 validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const ObjectiveGrant = validate197;
-const schema296 = {"type":"object","required":["id","object","objective_id","type","locator","access_mode","constraints","expires_at","enforced","status","created_at","revoked_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^grt_"},"object":{"const":"objective_grant"},"objective_id":{"type":"string"},"type":{"$ref":"#/$defs/ResourceGrantType"},"locator":{"type":"string"},"access_mode":{"$ref":"#/$defs/GrantAccessMode"},"constraints":{"type":["object","null"]},"expires_at":{"type":["integer","null"]},"enforced":{"type":"boolean","description":"Whether the gate checks calls against grants of this type today (command, mcp, channel)."},"status":{"enum":["active","expired","revoked"]},"created_at":{"type":"integer"},"revoked_at":{"type":["integer","null"]}}};
-const pattern84 = new RegExp("^grt_", "u");
+const schema298 = {"type":"object","required":["id","object","objective_id","type","locator","access_mode","constraints","expires_at","enforced","status","created_at","revoked_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^grt_"},"object":{"const":"objective_grant"},"objective_id":{"type":"string"},"type":{"$ref":"#/$defs/ResourceGrantType"},"locator":{"type":"string"},"access_mode":{"$ref":"#/$defs/GrantAccessMode"},"constraints":{"type":["object","null"]},"expires_at":{"type":["integer","null"]},"enforced":{"type":"boolean","description":"Whether the gate checks calls against grants of this type today (command, mcp, channel)."},"status":{"enum":["active","expired","revoked"]},"created_at":{"type":"integer"},"revoked_at":{"type":["integer","null"]}}};
+const pattern86 = new RegExp("^grt_", "u");
 
 function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32450,7 +32686,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema296.properties, key0))){
+if(!(func93.call(schema298.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -32464,7 +32700,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern84.test(data0)){
+if(!pattern86.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^grt_"},message:"must match pattern \""+"^grt_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -32551,7 +32787,7 @@ errors++;
 if(data.constraints !== undefined){
 let data6 = data.constraints;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/type",keyword:"type",params:{type: schema296.properties.constraints.type},message:"must be object,null"};
+const err20 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/type",keyword:"type",params:{type: schema298.properties.constraints.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -32564,7 +32800,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data7 = data.expires_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err21 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema296.properties.expires_at.type},message:"must be integer,null"};
+const err21 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema298.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -32589,7 +32825,7 @@ errors++;
 if(data.status !== undefined){
 let data9 = data.status;
 if(!(((data9 === "active") || (data9 === "expired")) || (data9 === "revoked"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema296.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema298.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -32615,7 +32851,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data11 = data.revoked_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema296.properties.revoked_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema298.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -32642,7 +32878,7 @@ return errors === 0;
 validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ObjectiveGrantList = validate198;
-const schema299 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveGrant"}},"has_more":{"type":"boolean"}}};
+const schema301 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveGrant"}},"has_more":{"type":"boolean"}}};
 
 function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32760,7 +32996,7 @@ return errors === 0;
 validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ObjectiveList = validate200;
-const schema300 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Objective"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+const schema302 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Objective"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32852,7 +33088,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema300.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema302.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -32865,7 +33101,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema300.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema302.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -32903,12 +33139,138 @@ return errors === 0;
 }
 validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveOverlap = validate202;
+export const ObjectiveNotify = validate202;
 
 function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate202.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(key0 === "webhook_endpoints")){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.webhook_endpoints !== undefined){
+let data0 = data.webhook_endpoints;
+if(Array.isArray(data0)){
+if(data0.length > 8){
+const err1 = {instancePath:instancePath+"/webhook_endpoints",schemaPath:"#/properties/webhook_endpoints/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err2 = {instancePath:instancePath+"/webhook_endpoints/" + i0,schemaPath:"#/properties/webhook_endpoints/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!pattern37.test(data1)){
+const err3 = {instancePath:instancePath+"/webhook_endpoints/" + i0,schemaPath:"#/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/webhook_endpoints/" + i0,schemaPath:"#/properties/webhook_endpoints/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+let i1 = data0.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data0[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err5 = {instancePath:instancePath+"/webhook_endpoints",schemaPath:"#/properties/webhook_endpoints/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/webhook_endpoints",schemaPath:"#/properties/webhook_endpoints/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate202.errors = vErrors;
+return errors === 0;
+}
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ObjectiveOverlap = validate203;
+
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32925,17 +33287,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePace = validate203;
+export const ObjectivePace = validate204;
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33176,17 +33538,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePaceState = validate204;
+export const ObjectivePaceState = validate205;
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33262,7 +33624,7 @@ errors++;
 if(data.period_resets_at !== undefined){
 let data1 = data.period_resets_at;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/period_resets_at",schemaPath:"#/properties/period_resets_at/type",keyword:"type",params:{type: schema288.properties.period_resets_at.type},message:"must be integer,null"};
+const err6 = {instancePath:instancePath+"/period_resets_at",schemaPath:"#/properties/period_resets_at/type",keyword:"type",params:{type: schema289.properties.period_resets_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -33288,7 +33650,7 @@ errors++;
 if(data.next_wake_not_before !== undefined){
 let data3 = data.next_wake_not_before;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_wake_not_before",schemaPath:"#/properties/next_wake_not_before/type",keyword:"type",params:{type: schema288.properties.next_wake_not_before.type},message:"must be integer,null"};
+const err8 = {instancePath:instancePath+"/next_wake_not_before",schemaPath:"#/properties/next_wake_not_before/type",keyword:"type",params:{type: schema289.properties.next_wake_not_before.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -33309,19 +33671,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicy = validate205;
-const schema304 = {"type":"object","required":["object","objective_id","version","hash","status","document","created_at","approved_at","revoked_at","expires_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_policy"},"objective_id":{"type":"string"},"version":{"type":"integer"},"hash":{"type":"string"},"status":{"$ref":"#/$defs/ObjectivePolicyStatus"},"document":{"$ref":"#/$defs/ObjectivePolicyDocument"},"created_at":{"type":"integer"},"approved_at":{"type":["integer","null"]},"revoked_at":{"type":["integer","null"]},"expires_at":{"type":["integer","null"]}}};
-const schema305 = {"enum":["draft","approved","superseded","revoked"]};
+export const ObjectivePolicy = validate206;
+const schema307 = {"type":"object","required":["object","objective_id","version","hash","status","document","created_at","approved_at","revoked_at","expires_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_policy"},"objective_id":{"type":"string"},"version":{"type":"integer"},"hash":{"type":"string"},"status":{"$ref":"#/$defs/ObjectivePolicyStatus"},"document":{"$ref":"#/$defs/ObjectivePolicyDocument"},"created_at":{"type":"integer"},"approved_at":{"type":["integer","null"]},"revoked_at":{"type":["integer","null"]},"expires_at":{"type":["integer","null"]}}};
+const schema308 = {"enum":["draft","approved","superseded","revoked"]};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33430,7 +33792,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema304.properties, key0))){
+if(!(func93.call(schema307.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -33493,7 +33855,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((data4 === "draft") || (data4 === "approved")) || (data4 === "superseded")) || (data4 === "revoked"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectivePolicyStatus/enum",keyword:"enum",params:{allowedValues: schema305.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectivePolicyStatus/enum",keyword:"enum",params:{allowedValues: schema308.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -33525,7 +33887,7 @@ errors++;
 if(data.approved_at !== undefined){
 let data7 = data.approved_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err17 = {instancePath:instancePath+"/approved_at",schemaPath:"#/properties/approved_at/type",keyword:"type",params:{type: schema304.properties.approved_at.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/approved_at",schemaPath:"#/properties/approved_at/type",keyword:"type",params:{type: schema307.properties.approved_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -33538,7 +33900,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data8 = data.revoked_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema304.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema307.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -33551,7 +33913,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data9 = data.expires_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema304.properties.expires_at.type},message:"must be integer,null"};
+const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema307.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -33572,17 +33934,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyDocument = validate207;
+export const ObjectivePolicyDocument = validate208;
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34246,18 +34608,18 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyList = validate208;
-const schema308 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectivePolicy"}},"has_more":{"type":"boolean"}}};
+export const ObjectivePolicyList = validate209;
+const schema311 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectivePolicy"}},"has_more":{"type":"boolean"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34324,8 +34686,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate205(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+if(!(validate206(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
 errors = vErrors.length;
 }
 }
@@ -34364,17 +34726,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyStatus = validate210;
+export const ObjectivePolicyStatus = validate211;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34382,7 +34744,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "draft") || (data === "approved")) || (data === "superseded")) || (data === "revoked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema305.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema308.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -34391,17 +34753,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveSessionMode = validate211;
+export const ObjectiveSessionMode = validate212;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34418,17 +34780,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveStatus = validate212;
+export const ObjectiveStatus = validate213;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34436,7 +34798,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((data === "active") || (data === "paused")) || (data === "blocked")) || (data === "completed")) || (data === "abandoned"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema287.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -34445,17 +34807,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveText = validate213;
+export const ObjectiveText = validate214;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34504,17 +34866,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveToolSpec = validate214;
+export const ObjectiveToolSpec = validate215;
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34567,20 +34929,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveTrigger = validate215;
-const schema314 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
-const schema316 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused","cooldown","backoff"]};
-const pattern88 = new RegExp("^trg_", "u");
+export const ObjectiveTrigger = validate216;
+const schema317 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
+const schema319 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused","cooldown","backoff"]};
+const pattern91 = new RegExp("^trg_", "u");
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34759,7 +35121,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema314.properties, key0))){
+if(!(func93.call(schema317.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -34773,7 +35135,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern88.test(data0)){
+if(!pattern91.test(data0)){
 const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^trg_"},message:"must match pattern \""+"^trg_"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -34822,7 +35184,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!(((data3 === "cron") || (data3 === "once")) || (data3 === "manual"))){
-const err22 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema314.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema317.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34835,7 +35197,7 @@ errors++;
 if(data.cron !== undefined){
 let data4 = data.cron;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err23 = {instancePath:instancePath+"/cron",schemaPath:"#/properties/cron/type",keyword:"type",params:{type: schema314.properties.cron.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/cron",schemaPath:"#/properties/cron/type",keyword:"type",params:{type: schema317.properties.cron.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34848,7 +35210,7 @@ errors++;
 if(data.timezone !== undefined){
 let data5 = data.timezone;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: schema314.properties.timezone.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: schema317.properties.timezone.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -34861,7 +35223,7 @@ errors++;
 if(data.end_at !== undefined){
 let data6 = data.end_at;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/type",keyword:"type",params:{type: schema314.properties.end_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/type",keyword:"type",params:{type: schema317.properties.end_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34874,7 +35236,7 @@ errors++;
 if(data.missed_run_policy !== undefined){
 let data7 = data.missed_run_policy;
 if(!(((data7 === "skip") || (data7 === "run_once")) || (data7 === "catch_up"))){
-const err26 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/missed_run_policy",schemaPath:"#/$defs/MissedRunPolicy/enum",keyword:"enum",params:{allowedValues: schema152.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34913,7 +35275,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!((data10 === "enabled") || (data10 === "done"))){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema314.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema317.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34926,7 +35288,7 @@ errors++;
 if(data.next_due_at !== undefined){
 let data11 = data.next_due_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/next_due_at",schemaPath:"#/properties/next_due_at/type",keyword:"type",params:{type: schema314.properties.next_due_at.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/next_due_at",schemaPath:"#/properties/next_due_at/type",keyword:"type",params:{type: schema317.properties.next_due_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34939,7 +35301,7 @@ errors++;
 if(data.last_fired_at !== undefined){
 let data12 = data.last_fired_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/last_fired_at",schemaPath:"#/properties/last_fired_at/type",keyword:"type",params:{type: schema314.properties.last_fired_at.type},message:"must be integer,null"};
+const err31 = {instancePath:instancePath+"/last_fired_at",schemaPath:"#/properties/last_fired_at/type",keyword:"type",params:{type: schema317.properties.last_fired_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34969,7 +35331,7 @@ let valid2 = false;
 let passing0 = null;
 const _errs29 = errors;
 if(!(((((((((((((data14 === "missed") || (data14 === "catch-up-cap")) || (data14 === "overlap")) || (data14 === "waiting-for-input")) || (data14 === "paused")) || (data14 === "ended")) || (data14 === "no-approved-policy")) || (data14 === "policy-expired")) || (data14 === "policy-revoked")) || (data14 === "agent-unavailable")) || (data14 === "admission-refused")) || (data14 === "cooldown")) || (data14 === "backoff"))){
-const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema316.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema319.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -35030,7 +35392,7 @@ vErrors = null;
 if(data.reason !== undefined){
 let data15 = data.reason;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err36 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema314.properties.reason.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema317.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -35064,18 +35426,18 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveTriggerList = validate216;
-const schema317 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveTrigger"}},"has_more":{"type":"boolean"}}};
+export const ObjectiveTriggerList = validate217;
+const schema320 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveTrigger"}},"has_more":{"type":"boolean"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35142,8 +35504,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate215(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+if(!(validate216(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
 errors = vErrors.length;
 }
 }
@@ -35182,18 +35544,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveWake = validate218;
-const schema318 = {"type":"object","required":["object","trigger_id","due_at","outcome","reason","response_id","created_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_wake"},"trigger_id":{"type":"string"},"due_at":{"type":"integer","description":"The occurrence's due time (Unix seconds)."},"outcome":{"enum":["admitted","skipped"]},"reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"response_id":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+export const ObjectiveWake = validate219;
+const schema321 = {"type":"object","required":["object","trigger_id","due_at","outcome","reason","response_id","created_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_wake"},"trigger_id":{"type":"string"},"due_at":{"type":"integer","description":"The occurrence's due time (Unix seconds)."},"outcome":{"enum":["admitted","skipped"]},"reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"response_id":{"type":["string","null"]},"created_at":{"type":"integer"}}};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35323,7 +35685,7 @@ errors++;
 if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(!((data3 === "admitted") || (data3 === "skipped"))){
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema318.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema321.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35340,7 +35702,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs10 = errors;
 if(!(((((((((((((data4 === "missed") || (data4 === "catch-up-cap")) || (data4 === "overlap")) || (data4 === "waiting-for-input")) || (data4 === "paused")) || (data4 === "ended")) || (data4 === "no-approved-policy")) || (data4 === "policy-expired")) || (data4 === "policy-revoked")) || (data4 === "agent-unavailable")) || (data4 === "admission-refused")) || (data4 === "cooldown")) || (data4 === "backoff"))){
-const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema316.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema319.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35401,7 +35763,7 @@ vErrors = null;
 if(data.response_id !== undefined){
 let data5 = data.response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema318.properties.response_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema321.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -35435,18 +35797,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveWakeList = validate219;
-const schema320 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
+export const ObjectiveWakeList = validate220;
+const schema323 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35523,8 +35885,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate218(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+if(!(validate219(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
 errors = vErrors.length;
 }
 }
@@ -35543,7 +35905,7 @@ errors++;
 if(data.last_id !== undefined){
 let data3 = data.last_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema320.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema323.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -35576,18 +35938,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIErrorMember = validate221;
-const schema321 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
+export const OpenAIErrorMember = validate222;
+const schema324 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35662,7 +36024,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if(!((((((data1 === "invalid_request_error") || (data1 === "authentication_error")) || (data1 === "permission_error")) || (data1 === "not_found_error")) || (data1 === "rate_limit_error")) || (data1 === "server_error"))){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema321.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema324.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -35687,7 +36049,7 @@ errors++;
 if(data.param !== undefined){
 let data3 = data.param;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema321.properties.param.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema324.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -35708,18 +36070,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIResponseStatus = validate222;
-const schema322 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
+export const OpenAIResponseStatus = validate223;
+const schema325 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35727,7 +36089,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema322.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema325.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -35736,19 +36098,19 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const OutputItemEvent = validate223;
-const schema323 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
-const schema324 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+export const OutputItemEvent = validate224;
+const schema326 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
+const schema327 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35889,7 +36251,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -36035,7 +36397,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36295,7 +36657,7 @@ vErrors.push(err41);
 errors++;
 }
 for(const key1 in data){
-if(!(func93.call(schema223.properties, key1))){
+if(!(func93.call(schema224.properties, key1))){
 const err42 = {instancePath,schemaPath:"#/$defs/McpCallItem/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
@@ -36369,7 +36731,7 @@ errors++;
 if(data.output !== undefined){
 let data22 = data.output;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema223.properties.output.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema224.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -36382,7 +36744,7 @@ errors++;
 if(data.error !== undefined){
 let data23 = data.error;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema223.properties.error.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema224.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -36395,7 +36757,7 @@ errors++;
 if(data.status !== undefined){
 let data24 = data.status;
 if(!(((data24 === "in_progress") || (data24 === "completed")) || (data24 === "incomplete"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema223.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -36466,17 +36828,17 @@ vErrors = null;
 }
 }
 }
-validate224.errors = vErrors;
+validate225.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate224.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate225.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36539,7 +36901,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema323.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema326.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -36600,8 +36962,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate224(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+if(!(validate225(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
 errors = vErrors.length;
 }
 }
@@ -36616,18 +36978,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDeltaEvent = validate227;
-const schema329 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDeltaEvent = validate228;
+const schema332 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36841,18 +37203,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDoneEvent = validate228;
-const schema330 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDoneEvent = validate229;
+const schema333 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37066,17 +37428,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextPart = validate229;
+export const OutputTextPart = validate230;
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37161,18 +37523,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PendingToolCall = validate230;
-const schema332 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+export const PendingToolCall = validate231;
+const schema335 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37294,7 +37656,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema332.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema335.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -37319,7 +37681,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema332.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema335.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -37340,19 +37702,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate230.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Problem = validate231;
-const schema334 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema335 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+export const Problem = validate232;
+const schema337 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema338 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37642,7 +38004,7 @@ errors++;
 if(data10.type !== undefined){
 let data12 = data10.type;
 if(!((((((data12 === "invalid_request_error") || (data12 === "authentication_error")) || (data12 === "permission_error")) || (data12 === "not_found_error")) || (data12 === "rate_limit_error")) || (data12 === "server_error"))){
-const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema321.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema324.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -37667,7 +38029,7 @@ errors++;
 if(data10.param !== undefined){
 let data14 = data10.param;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema321.properties.param.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema324.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -37700,17 +38062,17 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProblemFieldError = validate232;
+export const ProblemFieldError = validate233;
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37785,20 +38147,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate232.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumer = validate233;
-const schema338 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern89 = new RegExp("^qc_", "u");
-const schema340 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+export const QueueConsumer = validate234;
+const schema341 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern92 = new RegExp("^qc_", "u");
+const schema343 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37861,7 +38223,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema340.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema343.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -37887,7 +38249,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema340.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema343.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -37912,7 +38274,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema340.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema343.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -37933,16 +38295,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate237.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38081,7 +38443,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema338.properties, key0))){
+if(!(func93.call(schema341.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -38095,7 +38457,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern89.test(data0)){
+if(!pattern92.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -38144,7 +38506,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema338.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema341.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -38252,7 +38614,7 @@ errors++;
 if(data4.region !== undefined){
 let data7 = data4.region;
 if(typeof data7 === "string"){
-if(!pattern40.test(data7)){
+if(!pattern41.test(data7)){
 const err27 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -38400,7 +38762,7 @@ errors = vErrors.length;
 if(data.agent !== undefined){
 let data12 = data.agent;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema338.properties.agent.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema341.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -38611,7 +38973,7 @@ errors++;
 if(data17.kind !== undefined){
 let data18 = data17.kind;
 if(!((data18 === "sqs") || (data18 === "sasl"))){
-const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema338.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema341.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -38624,7 +38986,7 @@ errors++;
 if(data17.last4 !== undefined){
 let data19 = data17.last4;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema338.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema341.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -38679,8 +39041,8 @@ vErrors = null;
 }
 }
 if(data.health !== undefined){
-if(!(validate237(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
+if(!(validate238(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
 errors = vErrors.length;
 }
 }
@@ -38721,17 +39083,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerHealth = validate239;
+export const QueueConsumerHealth = validate240;
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate239.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38794,7 +39156,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema340.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema343.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -38820,7 +39182,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema340.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema343.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -38845,7 +39207,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema340.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema343.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38866,18 +39228,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate239.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerList = validate240;
-const schema346 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const QueueConsumerList = validate241;
+const schema349 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38944,8 +39306,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate233(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate234(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
 errors = vErrors.length;
 }
 }
@@ -38964,7 +39326,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema346.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema349.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -38977,7 +39339,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema346.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema349.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39010,17 +39372,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate241.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerName = validate242;
+export const QueueConsumerName = validate243;
 
-function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate242.evaluated;
+const evaluated0 = validate243.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39028,7 +39390,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern37.test(data)){
+if(!pattern38.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -39049,17 +39411,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate242.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
-validate242.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate243.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueDestination = validate243;
+export const QueueDestination = validate244;
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39137,7 +39499,7 @@ errors++;
 if(data.topic !== undefined){
 let data1 = data.topic;
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err6 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -39170,18 +39532,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate243.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate244;
-const schema350 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate245;
+const schema353 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate244.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39246,7 +39608,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema350.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema353.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -39280,19 +39642,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate244.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgent = validate245;
-const schema351 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern96 = new RegExp("^ragt_", "u");
+export const RemoteAgent = validate246;
+const schema354 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern99 = new RegExp("^ragt_", "u");
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39385,7 +39747,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern96.test(data0)){
+if(!pattern99.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ragt_"},message:"must match pattern \""+"^ragt_"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -39611,7 +39973,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema351.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema354.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -39669,18 +40031,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate245.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentList = validate246;
-const schema353 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const RemoteAgentList = validate247;
+const schema356 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate247.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39747,8 +40109,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate245(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+if(!(validate246(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
 errors = vErrors.length;
 }
 }
@@ -39767,7 +40129,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema353.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema356.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -39780,7 +40142,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema353.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema356.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39813,17 +40175,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate246.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentName = validate248;
+export const RemoteAgentName = validate249;
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39852,18 +40214,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate248.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ReplayWebhookDeliveriesRequest = validate249;
-const schema355 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+export const ReplayWebhookDeliveriesRequest = validate250;
+const schema358 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate250.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39942,17 +40304,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate250;
+export const RequestFunctionTool = validate251;
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate250.evaluated;
+const evaluated0 = validate251.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40020,7 +40382,7 @@ errors++;
 if(data.description !== undefined){
 let data2 = data.description;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema171.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -40045,7 +40407,7 @@ errors++;
 if(data.parameters !== undefined){
 let data3 = data.parameters;
 if((!(data3 && typeof data3 == "object" && !Array.isArray(data3))) && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema170.properties.parameters.type},message:"must be object,null"};
+const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: schema171.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -40058,7 +40420,7 @@ errors++;
 if(data.strict !== undefined){
 let data4 = data.strict;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema170.properties.strict.type},message:"must be boolean,null"};
+const err8 = {instancePath:instancePath+"/strict",schemaPath:"#/properties/strict/type",keyword:"type",params:{type: schema171.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -40079,18 +40441,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate250.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
-validate250.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate251.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate251;
-const schema359 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate252;
+const schema362 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate251.evaluated;
+const evaluated0 = validate252.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40133,7 +40495,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema359.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema362.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -40148,8 +40510,8 @@ let data1 = data.calls;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate230(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+if(!(validate231(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
 }
@@ -40176,18 +40538,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate251.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
-validate251.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResolveObjectiveActionRequest = validate253;
-const schema360 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
+export const ResolveObjectiveActionRequest = validate254;
+const schema363 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
 
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate253.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40220,7 +40582,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((data0 === "succeeded") || (data0 === "failed"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema360.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema363.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -40276,17 +40638,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate253.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResourceGrantType = validate254;
+export const ResourceGrantType = validate255;
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate255.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40303,21 +40665,21 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate255.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate255.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate255;
-const schema362 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema365 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema366 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema368 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+export const Response = validate256;
+const schema365 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema368 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema369 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema371 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 
-function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate255.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40526,7 +40888,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema362.properties, key0))){
+if(!(func93.call(schema365.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -40590,7 +40952,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema362.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema365.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -40603,7 +40965,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((((data4 === "queued") || (data4 === "in_progress")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "cancelled")) || (data4 === "incomplete"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema322.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema325.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -40616,7 +40978,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema365.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema368.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -40757,7 +41119,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema362.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema365.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -40871,7 +41233,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema362.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema365.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -40884,7 +41246,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema362.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema365.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -40911,8 +41273,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate224(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+if(!(validate225(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
 errors = vErrors.length;
 }
 }
@@ -41708,7 +42070,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema362.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema365.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -41768,8 +42130,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate251(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate251.errors : vErrors.concat(validate251.errors);
+if(!(validate252(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -41964,7 +42326,7 @@ errors++;
 if(data49.description !== undefined){
 let data52 = data49.description;
 if((typeof data52 !== "string") && (data52 !== null)){
-const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema170.properties.description.type},message:"must be string,null"};
+const err125 = {instancePath:instancePath+"/tools/" + i2+"/description",schemaPath:"#/$defs/RequestFunctionTool/properties/description/type",keyword:"type",params:{type: schema171.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -41989,7 +42351,7 @@ errors++;
 if(data49.parameters !== undefined){
 let data53 = data49.parameters;
 if((!(data53 && typeof data53 == "object" && !Array.isArray(data53))) && (data53 !== null)){
-const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema170.properties.parameters.type},message:"must be object,null"};
+const err127 = {instancePath:instancePath+"/tools/" + i2+"/parameters",schemaPath:"#/$defs/RequestFunctionTool/properties/parameters/type",keyword:"type",params:{type: schema171.properties.parameters.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -42002,7 +42364,7 @@ errors++;
 if(data49.strict !== undefined){
 let data54 = data49.strict;
 if((typeof data54 !== "boolean") && (data54 !== null)){
-const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema170.properties.strict.type},message:"must be boolean,null"};
+const err128 = {instancePath:instancePath+"/tools/" + i2+"/strict",schemaPath:"#/$defs/RequestFunctionTool/properties/strict/type",keyword:"type",params:{type: schema171.properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -42055,7 +42417,7 @@ let valid34 = false;
 let passing5 = null;
 const _errs146 = errors;
 if(!(((data56 === "auto") || (data56 === "none")) || (data56 === "required"))){
-const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema169.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err132 = {instancePath:instancePath+"/tool_choice",schemaPath:"#/$defs/ToolChoice/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema170.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -42187,7 +42549,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema362.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema365.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -42200,7 +42562,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema362.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema365.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -42213,7 +42575,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema362.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema365.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -42226,7 +42588,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema362.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema365.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -42525,7 +42887,7 @@ errors++;
 if(data66.strict !== undefined){
 let data73 = data66.strict;
 if((typeof data73 !== "boolean") && (data73 !== null)){
-const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema171.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err167 = {instancePath:instancePath+"/text/format/strict",schemaPath:"#/$defs/TextFormat/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema172.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -42606,17 +42968,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate255.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate258;
+export const ResponseError = validate259;
 
-function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate258.evaluated;
+const evaluated0 = validate259.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42716,17 +43078,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate258.errors = vErrors;
+validate259.errors = vErrors;
 return errors === 0;
 }
-validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate259;
+export const ResponseInputItem = validate260;
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate259.evaluated;
+const evaluated0 = validate260.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42855,7 +43217,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/InputApprovalResponse/properties/reason/type",keyword:"type",params:{type: schema167.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -43024,19 +43386,19 @@ vErrors = null;
 }
 }
 }
-validate259.errors = vErrors;
+validate260.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate259.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate260.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate261;
-const schema377 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate262;
+const schema380 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate261.evaluated;
+const evaluated0 = validate262.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43089,7 +43451,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema377.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema380.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -43125,8 +43487,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate255(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
+if(!(validate256(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
 }
 }
@@ -43141,18 +43503,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate261.errors = vErrors;
+validate262.errors = vErrors;
 return errors === 0;
 }
-validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate262.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate263;
-const schema378 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate264;
+const schema381 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate263.evaluated;
+const evaluated0 = validate264.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43219,8 +43581,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate255(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
+if(!(validate256(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
 errors = vErrors.length;
 }
 }
@@ -43239,7 +43601,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema378.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema381.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -43252,7 +43614,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema378.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema381.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -43285,17 +43647,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate263.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
-validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate265;
+export const ResponseOutputItem = validate266;
 
-function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate265.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43436,7 +43798,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema193.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -43582,7 +43944,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -43842,7 +44204,7 @@ vErrors.push(err41);
 errors++;
 }
 for(const key1 in data){
-if(!(func93.call(schema223.properties, key1))){
+if(!(func93.call(schema224.properties, key1))){
 const err42 = {instancePath,schemaPath:"#/$defs/McpCallItem/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
@@ -43916,7 +44278,7 @@ errors++;
 if(data.output !== undefined){
 let data22 = data.output;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema223.properties.output.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema224.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -43929,7 +44291,7 @@ errors++;
 if(data.error !== undefined){
 let data23 = data.error;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema223.properties.error.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema224.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -43942,7 +44304,7 @@ errors++;
 if(data.status !== undefined){
 let data24 = data.status;
 if(!(((data24 === "in_progress") || (data24 === "completed")) || (data24 === "incomplete"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema223.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -44013,41 +44375,13 @@ vErrors = null;
 }
 }
 }
-validate265.errors = vErrors;
+validate266.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate265.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate266.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate267;
-
-function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate267.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input")) || (data === "parked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema365.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate267.errors = vErrors;
-return errors === 0;
-}
-validate267.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const ResponseStreamEvent = validate268;
-const schema385 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
+export const ResponseStatus = validate268;
 
 function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44059,12 +44393,40 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
+if(!(((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input")) || (data === "parked"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema368.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate268.errors = vErrors;
+return errors === 0;
+}
+validate268.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const ResponseStreamEvent = validate269;
+const schema388 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
+
+function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate269.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
 const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate261(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
+if(!(validate262(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -44074,8 +44436,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -44729,20 +45091,20 @@ vErrors = null;
 }
 }
 }
-validate268.errors = vErrors;
+validate269.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate268.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate269.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate272;
-const schema389 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema390 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate273;
+const schema392 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema393 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate272.evaluated;
+const evaluated0 = validate273.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44753,12 +45115,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate268(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
+if(!(validate269(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate268.evaluated.props;
+var props0 = validate269.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -44948,19 +45310,19 @@ vErrors = null;
 }
 }
 }
-validate272.errors = vErrors;
+validate273.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate272.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate273.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const RevokeNodeRequest = validate274;
-const schema391 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
+export const RevokeNodeRequest = validate275;
+const schema394 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
 
-function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate274.evaluated;
+const evaluated0 = validate275.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45016,18 +45378,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate274.errors = vErrors;
+validate275.errors = vErrors;
 return errors === 0;
 }
-validate274.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RotateWebhookSecretRequest = validate275;
-const schema392 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+export const RotateWebhookSecretRequest = validate276;
+const schema395 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate275.evaluated;
+const evaluated0 = validate276.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45093,18 +45455,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate275.errors = vErrors;
+validate276.errors = vErrors;
 return errors === 0;
 }
-validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Session = validate276;
-const schema393 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const Session = validate277;
+const schema396 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate276.evaluated;
+const evaluated0 = validate277.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45224,7 +45586,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema393.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema396.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -45237,7 +45599,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema393.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema396.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -45347,17 +45709,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate276.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackApiUrl = validate277;
+export const SlackApiUrl = validate278;
 
-function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate277.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45396,19 +45758,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate277.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate277.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBot = validate278;
-const schema397 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern105 = new RegExp("^sbot_", "u");
+export const SlackBot = validate279;
+const schema400 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern108 = new RegExp("^sbot_", "u");
 
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate278.evaluated;
+const evaluated0 = validate279.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45547,7 +45909,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema397.properties, key0))){
+if(!(func93.call(schema400.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -45561,7 +45923,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern105.test(data0)){
+if(!pattern108.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -45622,7 +45984,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema397.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema400.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -45757,18 +46119,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate278.errors = vErrors;
+validate279.errors = vErrors;
 return errors === 0;
 }
-validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotList = validate279;
-const schema400 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackBotList = validate280;
+const schema403 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate279.evaluated;
+const evaluated0 = validate280.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45835,8 +46197,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate278(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+if(!(validate279(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
 errors = vErrors.length;
 }
 }
@@ -45855,7 +46217,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema400.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema403.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -45868,7 +46230,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema400.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema403.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -45901,17 +46263,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate279.errors = vErrors;
+validate280.errors = vErrors;
 return errors === 0;
 }
-validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotName = validate281;
+export const SlackBotName = validate282;
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate281.evaluated;
+const evaluated0 = validate282.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45919,7 +46281,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern37.test(data)){
+if(!pattern38.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -45940,18 +46302,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate281.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
-validate281.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate282.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThread = validate282;
-const schema402 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackThread = validate283;
+const schema405 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate282.evaluated;
+const evaluated0 = validate283.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46137,18 +46499,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate282.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
-validate282.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThreadList = validate283;
-const schema404 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackThreadList = validate284;
+const schema407 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate283.evaluated;
+const evaluated0 = validate284.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46215,8 +46577,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate282(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate282.errors : vErrors.concat(validate282.errors);
+if(!(validate283(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
 errors = vErrors.length;
 }
 }
@@ -46235,7 +46597,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema404.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema407.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -46248,7 +46610,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema404.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema407.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -46281,17 +46643,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate283.errors = vErrors;
+validate284.errors = vErrors;
 return errors === 0;
 }
-validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackUserIds = validate285;
+export const SlackUserIds = validate286;
 
-function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate285.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46313,7 +46675,7 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 if(typeof data0 === "string"){
-if(!pattern55.test(data0)){
+if(!pattern56.test(data0)){
 const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -46346,17 +46708,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate285.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate285.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsCredentials = validate286;
+export const SqsCredentials = validate287;
 
-function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate286.evaluated;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46512,17 +46874,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate286.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate286.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsSource = validate287;
+export const SqsSource = validate288;
 
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate287.evaluated;
+const evaluated0 = validate288.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46625,7 +46987,7 @@ errors++;
 if(data.region !== undefined){
 let data2 = data.region;
 if(typeof data2 === "string"){
-if(!pattern40.test(data2)){
+if(!pattern41.test(data2)){
 const err8 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -46763,17 +47125,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate287.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
-validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate288;
+export const StreamErrorEvent = validate289;
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate288.evaluated;
+const evaluated0 = validate289.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46927,18 +47289,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate288.errors = vErrors;
+validate289.errors = vErrors;
 return errors === 0;
 }
-validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate289;
-const schema409 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate290;
+const schema412 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate289.evaluated;
+const evaluated0 = validate290.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47289,18 +47651,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate289.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
-validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate290;
-const schema411 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate291;
+const schema414 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate290.evaluated;
+const evaluated0 = validate291.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47484,17 +47846,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate290.errors = vErrors;
+validate291.errors = vErrors;
 return errors === 0;
 }
-validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate291;
+export const TextFormat = validate292;
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate292.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47739,7 +48101,7 @@ errors++;
 if(data.strict !== undefined){
 let data6 = data.strict;
 if((typeof data6 !== "boolean") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema171.oneOf[2].properties.strict.type},message:"must be boolean,null"};
+const err18 = {instancePath:instancePath+"/strict",schemaPath:"#/oneOf/2/properties/strict/type",keyword:"type",params:{type: schema172.oneOf[2].properties.strict.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -47796,18 +48158,18 @@ vErrors = null;
 }
 }
 }
-validate291.errors = vErrors;
+validate292.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate291.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate292.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate292;
+export const ToolChoice = validate293;
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate293.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47819,7 +48181,7 @@ let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
 if(!(((data === "auto") || (data === "none")) || (data === "required"))){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema169.oneOf[0].enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/enum",keyword:"enum",params:{allowedValues: schema170.oneOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -47948,18 +48310,18 @@ vErrors = null;
 }
 }
 }
-validate292.errors = vErrors;
+validate293.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate292.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate293.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate293;
+export const ToolRisk = validate294;
 
-function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate293.evaluated;
+const evaluated0 = validate294.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47976,17 +48338,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate293.errors = vErrors;
+validate294.errors = vErrors;
 return errors === 0;
 }
-validate293.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate294.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate294;
+export const ToolSpec = validate295;
 
-function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate294.evaluated;
+const evaluated0 = validate295.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48165,18 +48527,18 @@ vErrors = null;
 }
 }
 }
-validate294.errors = vErrors;
+validate295.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate294.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate295.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate300;
+export const UnixSeconds = validate301;
 
-function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate300.evaluated;
+const evaluated0 = validate301.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48193,18 +48555,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate300.errors = vErrors;
+validate301.errors = vErrors;
 return errors === 0;
 }
-validate300.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate301.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate301;
-const schema418 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate302;
+const schema421 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate301.evaluated;
+const evaluated0 = validate302.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48274,18 +48636,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate301.errors = vErrors;
+validate302.errors = vErrors;
 return errors === 0;
 }
-validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate302.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate303;
-const schema420 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate304;
+const schema423 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate303.evaluated;
+const evaluated0 = validate304.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48402,18 +48764,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate303.errors = vErrors;
+validate304.errors = vErrors;
 return errors === 0;
 }
-validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateObjectiveRequest = validate304;
-const schema422 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateObjectiveRequest = validate305;
+const schema425 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate304.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48432,7 +48794,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "status") || (key0 === "description")) || (key0 === "success_criteria")) || (key0 === "priority")) || (key0 === "review_at")) || (key0 === "overlap")) || (key0 === "pace")) || (key0 === "metadata"))){
+if(!(func93.call(schema425.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -48446,7 +48808,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((((data0 === "active") || (data0 === "paused")) || (data0 === "completed")) || (data0 === "abandoned"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema422.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema425.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -48636,7 +48998,7 @@ errors++;
 if(data.review_at !== undefined){
 let data4 = data.review_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema422.properties.review_at.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema425.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -48918,11 +49280,12 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data13 = data.metadata;
+if(data.notify !== undefined){
+let data13 = data.notify;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(Object.keys(data13).length > 16){
-const err40 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+for(const key2 in data13){
+if(!(key2 === "webhook_endpoints")){
+const err40 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -48931,11 +49294,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-for(const key2 in data13){
-const _errs38 = errors;
-if(typeof key2 === "string"){
-if(func1(key2) > 64){
-const err41 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key2};
+}
+if(data13.webhook_endpoints !== undefined){
+let data14 = data13.webhook_endpoints;
+if(Array.isArray(data14)){
+if(data14.length > 8){
+const err41 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -48944,10 +49308,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-var valid8 = _errs38 === errors;
-if(!valid8){
-const err42 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(typeof data15 === "string"){
+if(func1(data15) > 128){
+const err42 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -48956,12 +49322,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-for(const key3 in data13){
-let data14 = data13[key3];
-if(typeof data14 === "string"){
-if(func1(data14) > 512){
-const err43 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(!pattern37.test(data15)){
+const err43 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -48972,7 +49334,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/metadata/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err44 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -48982,9 +49344,18 @@ vErrors.push(err44);
 errors++;
 }
 }
+let i1 = data14.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data14[i1];
+if(typeof item0 !== "string"){
+continue;
 }
-else {
-const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err45 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -48992,11 +49363,14 @@ else {
 vErrors.push(err45);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
 }
 else {
-const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err46 = {instancePath:instancePath+"/notify/webhook_endpoints",schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -49005,18 +49379,118 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate304.errors = vErrors;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data16 = data.metadata;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(Object.keys(data16).length > 16){
+const err48 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+for(const key3 in data16){
+const _errs46 = errors;
+if(typeof key3 === "string"){
+if(func1(key3) > 64){
+const err49 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key3};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+var valid13 = _errs46 === errors;
+if(!valid13){
+const err50 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+for(const key4 in data16){
+let data17 = data16[key4];
+if(typeof data17 === "string"){
+if(func1(data17) > 512){
+const err51 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+else {
+const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateQueueConsumerRequest = validate305;
-const schema428 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
+export const UpdateQueueConsumerRequest = validate306;
+const schema432 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate306.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49061,7 +49535,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema428.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema432.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -49226,7 +49700,7 @@ errors++;
 if(data3.region !== undefined){
 let data6 = data3.region;
 if(typeof data6 === "string"){
-if(!pattern40.test(data6)){
+if(!pattern41.test(data6)){
 const err17 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -49579,7 +50053,7 @@ errors++;
 if(data11.mechanism !== undefined){
 let data15 = data11.mechanism;
 if(!(((data15 === "plain") || (data15 === "scram-sha-256")) || (data15 === "scram-sha-512"))){
-const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema159.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/credentials/mechanism",schemaPath:"#/$defs/KafkaSasl/properties/mechanism/enum",keyword:"enum",params:{allowedValues: schema160.properties.mechanism.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -49857,18 +50331,18 @@ vErrors.push(err60);
 }
 errors++;
 }
-validate305.errors = vErrors;
+validate306.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateSlackBotRequest = validate309;
-const schema432 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+export const UpdateSlackBotRequest = validate310;
+const schema436 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
-function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate309.evaluated;
+const evaluated0 = validate310.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49946,7 +50420,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern53.test(data1)){
+if(!pattern54.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_token",schemaPath:"#/properties/bot_token/pattern",keyword:"pattern",params:{pattern: "^xoxb-"},message:"must match pattern \""+"^xoxb-"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -50006,7 +50480,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema432.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema436.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -50026,7 +50500,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern54.test(data3)){
+if(!pattern55.test(data3)){
 const err13 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/pattern",keyword:"pattern",params:{pattern: "^xapp-"},message:"must match pattern \""+"^xapp-"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -50055,7 +50529,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
-if(!pattern55.test(data5)){
+if(!pattern56.test(data5)){
 const err15 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/$defs/SlackUserIds/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -50135,18 +50609,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate309.errors = vErrors;
+validate310.errors = vErrors;
 return errors === 0;
 }
-validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateWebhookEndpointRequest = validate310;
-const schema435 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+export const UpdateWebhookEndpointRequest = validate311;
+const schema439 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate311.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50285,7 +50759,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema435.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema439.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -50356,7 +50830,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema435.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema439.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -50401,17 +50875,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate310.errors = vErrors;
+validate311.errors = vErrors;
 return errors === 0;
 }
-validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate311;
+export const Usage = validate312;
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate311.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50667,18 +51141,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate311.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
-validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeObjectiveRequest = validate312;
-const schema437 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
+export const WakeObjectiveRequest = validate313;
+const schema441 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
 
-function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate312.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50744,17 +51218,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate312.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeSkipReason = validate313;
+export const WakeSkipReason = validate314;
 
-function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate313.evaluated;
+const evaluated0 = validate314.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50762,7 +51236,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((((((data === "missed") || (data === "catch-up-cap")) || (data === "overlap")) || (data === "waiting-for-input")) || (data === "paused")) || (data === "ended")) || (data === "no-approved-policy")) || (data === "policy-expired")) || (data === "policy-revoked")) || (data === "agent-unavailable")) || (data === "admission-refused")) || (data === "cooldown")) || (data === "backoff"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema316.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema319.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -50771,18 +51245,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate313.errors = vErrors;
+validate314.errors = vErrors;
 return errors === 0;
 }
-validate313.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate314.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookAttempt = validate314;
-const schema439 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const WebhookAttempt = validate315;
+const schema443 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate314.evaluated;
+const evaluated0 = validate315.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50890,7 +51364,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema439.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema443.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -50928,7 +51402,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema439.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema443.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -50941,7 +51415,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema439.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema443.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -50975,20 +51449,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate314.errors = vErrors;
+validate315.errors = vErrors;
 return errors === 0;
 }
-validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDelivery = validate315;
-const schema441 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema442 = {"type":"string","enum":["pending","delivered","dead"]};
-const pattern123 = new RegExp("^dlv_", "u");
+export const WebhookDelivery = validate316;
+const schema445 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema446 = {"type":"string","enum":["pending","delivered","dead"]};
+const pattern127 = new RegExp("^dlv_", "u");
 
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate315.evaluated;
+const evaluated0 = validate316.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51117,7 +51591,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema441.properties, key0))){
+if(!(func93.call(schema445.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -51131,7 +51605,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern123.test(data0)){
+if(!pattern127.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -51192,7 +51666,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema441.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema445.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -51215,7 +51689,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema442.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema446.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -51230,8 +51704,8 @@ let data6 = data.attempts;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate314(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+if(!(validate315(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
 errors = vErrors.length;
 }
 }
@@ -51250,7 +51724,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema441.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema445.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -51263,7 +51737,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema441.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema445.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -51289,7 +51763,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema441.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema445.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -51302,7 +51776,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema441.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema445.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -51323,18 +51797,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate315.errors = vErrors;
+validate316.errors = vErrors;
 return errors === 0;
 }
-validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryList = validate317;
-const schema444 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookDeliveryList = validate318;
+const schema448 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate317.evaluated;
+const evaluated0 = validate318.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51401,8 +51875,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate315(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
+if(!(validate316(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate316.errors : vErrors.concat(validate316.errors);
 errors = vErrors.length;
 }
 }
@@ -51421,7 +51895,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema444.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema448.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -51434,7 +51908,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema444.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema448.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -51467,17 +51941,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate317.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryStatus = validate319;
+export const WebhookDeliveryStatus = validate320;
 
-function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate319.evaluated;
+const evaluated0 = validate320.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51495,7 +51969,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema442.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema446.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -51504,21 +51978,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate319.errors = vErrors;
+validate320.errors = vErrors;
 return errors === 0;
 }
-validate319.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate320.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpoint = validate320;
-const schema446 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema447 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
-const pattern124 = new RegExp("^wh_", "u");
-const pattern125 = new RegExp("^whsec_", "u");
+export const WebhookEndpoint = validate321;
+const schema450 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema451 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const pattern129 = new RegExp("^whsec_", "u");
 
-function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate320.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51647,7 +52120,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema446.properties, key0))){
+if(!(func93.call(schema450.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -51661,7 +52134,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern124.test(data0)){
+if(!pattern37.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -51710,7 +52183,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema446.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema450.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -51737,7 +52210,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema447.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -51762,7 +52235,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema446.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema450.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -51802,7 +52275,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema446.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema450.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -51815,7 +52288,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema446.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema450.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -51828,7 +52301,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if(typeof data11 === "string"){
-if(!pattern125.test(data11)){
+if(!pattern129.test(data11)){
 const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -51853,7 +52326,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema446.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema450.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -51900,18 +52373,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate320.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpointList = validate321;
-const schema450 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookEndpointList = validate322;
+const schema454 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate321.evaluated;
+const evaluated0 = validate322.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51978,8 +52451,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate320(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate320.errors : vErrors.concat(validate320.errors);
+if(!(validate321(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
 errors = vErrors.length;
 }
 }
@@ -51998,7 +52471,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema450.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema454.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -52011,7 +52484,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema450.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema454.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -52044,17 +52517,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate321.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
-validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEventType = validate323;
+export const WebhookEventType = validate324;
 
-function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate323.evaluated;
+const evaluated0 = validate324.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52072,7 +52545,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema447.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -52081,18 +52554,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate323.errors = vErrors;
+validate324.errors = vErrors;
 return errors === 0;
 }
-validate323.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate324.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookReplay = validate324;
-const schema452 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+export const WebhookReplay = validate325;
+const schema456 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
-function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate324.evaluated;
+const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52180,7 +52653,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate324.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
-validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

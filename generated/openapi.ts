@@ -1785,6 +1785,7 @@ export interface components {
             agent: string;
             description: components["schemas"]["ObjectiveText"];
             metadata?: components["schemas"]["Metadata"];
+            notify?: components["schemas"]["ObjectiveNotify"];
             overlap?: components["schemas"]["ObjectiveOverlap"];
             pace?: components["schemas"]["ObjectivePace"];
             /** @default 0 */
@@ -2476,6 +2477,7 @@ export interface components {
             id: string;
             last_wake_response_id?: string | null;
             metadata: components["schemas"]["Metadata"];
+            notify: components["schemas"]["ObjectiveNotify"];
             /** @constant */
             object: "objective";
             overlap: components["schemas"]["ObjectiveOverlap"];
@@ -2571,6 +2573,11 @@ export interface components {
             last_id?: string | null;
             /** @constant */
             object: "list";
+        };
+        /** @description Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked. */
+        ObjectiveNotify: {
+            /** @description Webhook endpoints of the project (`wh_…`). */
+            webhook_endpoints?: string[];
         };
         /**
          * @description A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.
@@ -3203,6 +3210,7 @@ export interface components {
         UpdateObjectiveRequest: {
             description?: components["schemas"]["ObjectiveText"];
             metadata?: components["schemas"]["Metadata"];
+            notify?: components["schemas"]["ObjectiveNotify"];
             overlap?: components["schemas"]["ObjectiveOverlap"];
             pace?: components["schemas"]["ObjectivePace"];
             priority?: number;

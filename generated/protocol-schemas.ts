@@ -40,5 +40,6 @@ export type SystemExecInput = components['schemas']['SystemExecInput'];
 export type TextDeltaEvent = components['schemas']['TextDeltaEvent'];
 export type TextDoneEvent = components['schemas']['TextDoneEvent'];
 export type WebhookEvent = components['schemas']['WebhookEvent'];
+export type WebhookObjectiveEvent = components['schemas']['WebhookObjectiveEvent'];
 export type WebhookResponseEvent = components['schemas']['WebhookResponseEvent'];
 export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];

@@ -39,5 +39,6 @@ export declare const SystemExecInput: ValidateFunction;
 export declare const TextDeltaEvent: ValidateFunction;
 export declare const TextDoneEvent: ValidateFunction;
 export declare const WebhookEvent: ValidateFunction;
+export declare const WebhookObjectiveEvent: ValidateFunction;
 export declare const WebhookResponseEvent: ValidateFunction;
 export declare const WebhookTestEvent: ValidateFunction;

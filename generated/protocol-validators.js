@@ -19951,8 +19951,9 @@ return errors === 0;
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WebhookEvent = validate134;
-const schema192 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"}]};
+const schema192 = {"description":"One webhook delivery's body, discriminated by `type`.","oneOf":[{"$ref":"#/$defs/WebhookResponseEvent"},{"$ref":"#/$defs/WebhookTestEvent"},{"$ref":"#/$defs/WebhookObjectiveEvent"}]};
 const schema194 = {"description":"Sent by POST /v1/webhook_endpoints/{id}/test, to check a receiver end to end.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"const":"webhook.test"},"timestamp":{"type":"string"},"data":{"type":"object","required":["endpoint_id"],"additionalProperties":false,"properties":{"endpoint_id":{"type":"string"}}}}};
+const schema195 = {"description":"An objective needs a person's eyes (docs/autonomy.md), sent to the endpoints its `notify` names: a wake ended failed (`wake_failed`) or waits for a person (`waiting`), an action's outcome is uncertain (`action_uncertain`), the objective is blocked (`blocked`). Each is announced once.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["objective.wake_failed","objective.waiting","objective.action_uncertain","objective.blocked"]},"timestamp":{"type":"string"},"data":{"type":"object","required":["objective_id","reason"],"additionalProperties":false,"properties":{"objective_id":{"type":"string"},"reason":{"type":"string","description":"Why, in a sentence: the blocked reason, the wake's error or what it waits for, the action's reason."},"response_id":{"type":"string","description":"The wake, for wake and action events."},"status":{"type":"string","description":"The wake's status, for wake events."},"action_id":{"type":"string","description":"`<response_id>:<call_id>`, for action events."},"tool":{"type":"string","description":"The action's tool, for action events."}}}}};
 const schema193 = {"description":"A response reached a status the endpoint subscribed to. `data.response` is the response as the kernel journaled it with that status; `data.sequence` is that event's journal sequence, so a receiver can tell which announcement is the latest.","type":"object","required":["type","timestamp","data"],"additionalProperties":false,"properties":{"type":{"enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool"]},"timestamp":{"type":"string","description":"When the event committed (ISO 8601, UTC). ResponseState is defined in kernel-events.schema.json."},"data":{"type":"object","required":["response","sequence"],"additionalProperties":false,"properties":{"response":{"$ref":"#/$defs/ResponseState"},"sequence":{"type":"integer","minimum":0}}}}};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -20293,14 +20294,227 @@ if(props0 !== true){
 props0 = true;
 }
 }
-}
-if(!valid0){
-const err11 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs14 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err11 = {instancePath,schemaPath:"#/$defs/WebhookObjectiveEvent/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+if(data.timestamp === undefined){
+const err12 = {instancePath,schemaPath:"#/$defs/WebhookObjectiveEvent/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.data === undefined){
+const err13 = {instancePath,schemaPath:"#/$defs/WebhookObjectiveEvent/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key2 in data){
+if(!(((key2 === "type") || (key2 === "timestamp")) || (key2 === "data"))){
+const err14 = {instancePath,schemaPath:"#/$defs/WebhookObjectiveEvent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data4 = data.type;
+if(!((((data4 === "objective.wake_failed") || (data4 === "objective.waiting")) || (data4 === "objective.action_uncertain")) || (data4 === "objective.blocked"))){
+const err15 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/type/enum",keyword:"enum",params:{allowedValues: schema195.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.timestamp !== undefined){
+if(typeof data.timestamp !== "string"){
+const err16 = {instancePath:instancePath+"/timestamp",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data6 = data.data;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.objective_id === undefined){
+const err17 = {instancePath:instancePath+"/data",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/required",keyword:"required",params:{missingProperty: "objective_id"},message:"must have required property '"+"objective_id"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data6.reason === undefined){
+const err18 = {instancePath:instancePath+"/data",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+for(const key3 in data6){
+if(!((((((key3 === "objective_id") || (key3 === "reason")) || (key3 === "response_id")) || (key3 === "status")) || (key3 === "action_id")) || (key3 === "tool"))){
+const err19 = {instancePath:instancePath+"/data",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data6.objective_id !== undefined){
+if(typeof data6.objective_id !== "string"){
+const err20 = {instancePath:instancePath+"/data/objective_id",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/properties/objective_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data6.reason !== undefined){
+if(typeof data6.reason !== "string"){
+const err21 = {instancePath:instancePath+"/data/reason",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data6.response_id !== undefined){
+if(typeof data6.response_id !== "string"){
+const err22 = {instancePath:instancePath+"/data/response_id",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/properties/response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data6.status !== undefined){
+if(typeof data6.status !== "string"){
+const err23 = {instancePath:instancePath+"/data/status",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data6.action_id !== undefined){
+if(typeof data6.action_id !== "string"){
+const err24 = {instancePath:instancePath+"/data/action_id",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/properties/action_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data6.tool !== undefined){
+if(typeof data6.tool !== "string"){
+const err25 = {instancePath:instancePath+"/data/tool",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data",schemaPath:"#/$defs/WebhookObjectiveEvent/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/$defs/WebhookObjectiveEvent/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+if(!valid0){
+const err28 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -20321,12 +20535,227 @@ return errors === 0;
 }
 validate134.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const WebhookResponseEvent = validate138;
+export const WebhookObjectiveEvent = validate138;
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate138.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.timestamp === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "timestamp")) || (key0 === "data"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(!((((data0 === "objective.wake_failed") || (data0 === "objective.waiting")) || (data0 === "objective.action_uncertain")) || (data0 === "objective.blocked"))){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema195.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.timestamp !== undefined){
+if(typeof data.timestamp !== "string"){
+const err5 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data2 = data.data;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.objective_id === undefined){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "objective_id"},message:"must have required property '"+"objective_id"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.reason === undefined){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((((((key1 === "objective_id") || (key1 === "reason")) || (key1 === "response_id")) || (key1 === "status")) || (key1 === "action_id")) || (key1 === "tool"))){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.objective_id !== undefined){
+if(typeof data2.objective_id !== "string"){
+const err9 = {instancePath:instancePath+"/data/objective_id",schemaPath:"#/properties/data/properties/objective_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.reason !== undefined){
+if(typeof data2.reason !== "string"){
+const err10 = {instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.response_id !== undefined){
+if(typeof data2.response_id !== "string"){
+const err11 = {instancePath:instancePath+"/data/response_id",schemaPath:"#/properties/data/properties/response_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.status !== undefined){
+if(typeof data2.status !== "string"){
+const err12 = {instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.action_id !== undefined){
+if(typeof data2.action_id !== "string"){
+const err13 = {instancePath:instancePath+"/data/action_id",schemaPath:"#/properties/data/properties/action_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.tool !== undefined){
+if(typeof data2.tool !== "string"){
+const err14 = {instancePath:instancePath+"/data/tool",schemaPath:"#/properties/data/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate138.errors = vErrors;
+return errors === 0;
+}
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WebhookResponseEvent = validate139;
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20490,17 +20919,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookTestEvent = validate140;
+export const WebhookTestEvent = validate141;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20634,7 +21063,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -422,6 +422,7 @@ export interface components {
             agent: string;
             description: components["schemas"]["ObjectiveText"];
             metadata?: components["schemas"]["Metadata"];
+            notify?: components["schemas"]["ObjectiveNotify"];
             overlap?: components["schemas"]["ObjectiveOverlap"];
             pace?: components["schemas"]["ObjectivePace"];
             /** @default 0 */
@@ -1284,6 +1285,7 @@ export interface components {
             id: string;
             last_wake_response_id?: string | null;
             metadata: components["schemas"]["Metadata"];
+            notify: components["schemas"]["ObjectiveNotify"];
             /** @constant */
             object: "objective";
             overlap: components["schemas"]["ObjectiveOverlap"];
@@ -1379,6 +1381,11 @@ export interface components {
             last_id?: string | null;
             /** @constant */
             object: "list";
+        };
+        /** @description Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked. */
+        ObjectiveNotify: {
+            /** @description Webhook endpoints of the project (`wh_…`). */
+            webhook_endpoints?: string[];
         };
         /**
          * @description A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.
@@ -2132,6 +2139,7 @@ export interface components {
         UpdateObjectiveRequest: {
             description?: components["schemas"]["ObjectiveText"];
             metadata?: components["schemas"]["Metadata"];
+            notify?: components["schemas"]["ObjectiveNotify"];
             overlap?: components["schemas"]["ObjectiveOverlap"];
             pace?: components["schemas"]["ObjectivePace"];
             priority?: number;
@@ -2258,12 +2266,31 @@ export interface components {
             object: "list";
         };
         /** @description One webhook delivery's body, discriminated by `type`. */
-        WebhookEvent: components["schemas"]["WebhookResponseEvent"] | components["schemas"]["WebhookTestEvent"];
+        WebhookEvent: components["schemas"]["WebhookResponseEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["WebhookObjectiveEvent"];
         /**
          * @description `response.incomplete` announces timed_out and budget_exceeded; `*` every event type.
          * @enum {string}
          */
         WebhookEventType: "response.completed" | "response.failed" | "response.canceled" | "response.incomplete" | "response.waiting_for_approval" | "response.waiting_for_input" | "response.waiting_for_tool" | "*";
+        /** @description An objective needs a person's eyes (docs/autonomy.md), sent to the endpoints its `notify` names: a wake ended failed (`wake_failed`) or waits for a person (`waiting`), an action's outcome is uncertain (`action_uncertain`), the objective is blocked (`blocked`). Each is announced once. */
+        WebhookObjectiveEvent: {
+            data: {
+                /** @description `<response_id>:<call_id>`, for action events. */
+                action_id?: string;
+                objective_id: string;
+                /** @description Why, in a sentence: the blocked reason, the wake's error or what it waits for, the action's reason. */
+                reason: string;
+                /** @description The wake, for wake and action events. */
+                response_id?: string;
+                /** @description The wake's status, for wake events. */
+                status?: string;
+                /** @description The action's tool, for action events. */
+                tool?: string;
+            };
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "objective.wake_failed" | "objective.waiting" | "objective.action_uncertain" | "objective.blocked";
+        };
         WebhookReplay: {
             /** @constant */
             object: "webhook_endpoint.replay";

@@ -115,6 +115,7 @@ export type ObjectiveActionStatus = components['schemas']['ObjectiveActionStatus
 export type ObjectiveGrant = components['schemas']['ObjectiveGrant'];
 export type ObjectiveGrantList = components['schemas']['ObjectiveGrantList'];
 export type ObjectiveList = components['schemas']['ObjectiveList'];
+export type ObjectiveNotify = components['schemas']['ObjectiveNotify'];
 export type ObjectiveOverlap = components['schemas']['ObjectiveOverlap'];
 export type ObjectivePace = components['schemas']['ObjectivePace'];
 export type ObjectivePaceState = components['schemas']['ObjectivePaceState'];

@@ -70,15 +70,18 @@ export function schedulerLoop(api: AutonomySurfaceApi, intervalMs: number, metri
   let unlisten: (() => Promise<void>) | null = null;
 
   const passes = onePassAtATime(
-    () =>
-      tickWhileMore(
+    async () => {
+      await tickWhileMore(
         async () => {
           const outcome = await api.scheduler.tick();
           record(metrics(), outcome);
           return outcome;
         },
         () => stopped,
-      ),
+      );
+      // What the ticks and the wakes made that needs a person's eyes, announced.
+      if (!stopped) await api.scheduler.announce();
+    },
     () => stopped,
     (error) => {
       metrics().tickFailed();

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ResponseState } from '../../core/api/index.js';
 import { ROOT } from '../support/cli.js';
-import { describeEachStore, stdioServersFile, type TestHub } from '../support/hub.js';
+import { describeEachStore, stdioServersFile, withSlice, type TestHub } from '../support/hub.js';
+import { startReceiver as startWebhookReceiver, verified } from '../support/webhook-receiver.js';
 import { agent, approvedPolicy, call, objective, POLICY, send, type Json } from './objectives-support.js';
 
 /** A local receiver that counts what reached it, by idempotency key. */
@@ -308,6 +309,48 @@ await describeEachStore(
       assert.equal((await call(ctx, 'post', `/v1/objectives/${backed.id}/wake`, 'wakeObjective', 201, {})).outcome, 'admitted');
     });
 
+    test("notifications: an uncertain action, a failed wake and the objective blocked reach the objective's webhook endpoint, signed, once each", async () => {
+      const hooks = await startWebhookReceiver();
+      try {
+        const res = await ctx()
+          .http.post('/v1/webhook_endpoints')
+          .set(ctx().auth)
+          .send({ url: `${hooks.url}/objectives`, events: ['response.completed'] });
+        assert.equal(res.status, 201, res.text);
+        const endpoint = res.body as { id: string; secret: string };
+        const watcher = await agent(ctx, {
+          model: {
+            provider: 'fake',
+            script: [{ tool_calls: [{ name: 'mcp__fixture-stdio__exit', arguments: {} }] }, { error: { status: 400, message: 'the model refused' } }],
+          },
+          tools: [{ type: 'mcp', server_label: 'fixture-stdio', require_approval: 'never' }],
+        });
+        const unknown = await send(ctx, 'post', '/v1/objectives', { agent: watcher, description: 'Watch.', notify: { webhook_endpoints: ['wh_nope'] } });
+        assert.equal(unknown.status, 400, unknown.text);
+        const { id } = await objective(ctx, { agent: watcher, notify: { webhook_endpoints: [endpoint.id] } });
+        const policy = await approvedPolicy(ctx, id, { ...POLICY, consequence_classes: ['observe', 'destructive'] });
+        await grant(ctx, id, { type: 'mcp', locator: 'fixture-stdio/*', access_mode: 'execute' });
+        const state = await wakeAndSettle(ctx, id);
+        assert.equal(state.status, 'failed');
+        await call(ctx, 'post', `/v1/objectives/${id}/policies/${policy.version}/revoke`, 'revokeObjectivePolicy', 200);
+        const received = await hooks.waitFor(3, 20_000);
+        const events = received.map((r) => verified(endpoint.secret, r) as Json);
+        assert.deepEqual(events.map((e) => e.type).sort(), ['objective.action_uncertain', 'objective.blocked', 'objective.wake_failed']);
+        assert.ok(events.every((e) => e.data.objective_id === id));
+        const uncertain = events.find((e) => e.type === 'objective.action_uncertain')!;
+        assert.equal(uncertain.data.response_id, state.id);
+        assert.equal(uncertain.data.tool, 'mcp__fixture-stdio__exit');
+        assert.match(events.find((e) => e.type === 'objective.wake_failed')!.data.reason, /the model refused/);
+        assert.match(events.find((e) => e.type === 'objective.blocked')!.data.reason, /policy-revoked/);
+        // Announced once: later passes find nothing new.
+        assert.equal(await withSlice(ctx().hub, 'autonomy').scheduler.announce(), 0);
+        await new Promise((r) => setTimeout(r, 1500));
+        assert.equal(hooks.received.length, 3);
+      } finally {
+        await hooks.close();
+      }
+    });
+
     test('a run that names an objective it is no wake of has every call refused', async () => {
       const { id } = await gated(ctx, [], { ...POLICY, consequence_classes: ['external_effect'] }, [CHANNEL]);
       const poser = await agent(ctx, {
@@ -327,6 +370,8 @@ await describeEachStore(
     });
   },
   {
+    // Webhook endpoints keep their signing secrets encrypted.
+    secretKey: 'action-gate-tests-secret-key-0123456789',
     mcpStdioServersFile: stdioServersFile([
       {
         name: 'fixture-stdio',

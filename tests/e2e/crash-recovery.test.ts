@@ -269,6 +269,56 @@ describe('crash recovery across processes [postgres]', { skip: postgresReason ??
     },
   );
 
+  test(
+    "kill -9 during a wake's http_post: the receiver sees one effect by its idempotency key, and the objective's action is succeeded",
+    { timeout: 120_000 },
+    async () => {
+      const nodes: HubProcess[] = [];
+      receiver.reset(1500);
+      await withLogs(
+        () => nodes,
+        async () => {
+          const a = await startHub('A', 'all', env({ PALAI_BOOTSTRAP_API_KEY: API_KEY }));
+          nodes.push(a);
+          const base = baseOf(a);
+          const agent = await createAgent(base, {
+            name: 'wake-poster',
+            model: { provider: 'fake', script: [{ tool_calls: [{ name: 'http_post', arguments: { url: receiver.url, body: { n: 1 } } }] }, { text: 'done' }] },
+            tools: [{ type: 'builtin', name: 'http_post' }],
+          });
+          const objective = (await api(base, 'POST', '/v1/objectives', { agent: agent.id, description: 'Post the report.' })).body;
+          const document = { objective_scope: 'the report receiver', consequence_classes: ['external_effect'] };
+          const draft = (await api(base, 'POST', `/v1/objectives/${objective.id}/policies`, { document })).body;
+          assert.equal((await api(base, 'POST', `/v1/objectives/${objective.id}/policies/${draft.version}/approve`, { hash: draft.hash })).status, 200);
+          const grant = { type: 'channel', locator: '127.0.0.1', access_mode: 'write' };
+          assert.equal((await api(base, 'POST', `/v1/objectives/${objective.id}/grants`, grant)).status, 201);
+          const wake = (await api(base, 'POST', `/v1/objectives/${objective.id}/wake`, {})).body;
+          assert.equal(wake.outcome, 'admitted', JSON.stringify(wake));
+          const bLaunch = await launchAfterClaim(a, wake.response_id, env());
+
+          await waitUntil('A sending the tool request', 30_000, () => receiver.requests.length >= 1, 10);
+          await kill9(a);
+          assert.equal(receiver.answered, 0, 'A was killed before the tool answered');
+          const b = await bLaunch.ready;
+          nodes.push(b);
+          const final = await waitForTerminal(baseOf(b), wake.response_id, 60_000);
+          assert.equal(final.status, 'completed', JSON.stringify(final));
+          const [call] = ranCalls(final.output);
+          assert.deepEqual(
+            [...new Set(receiver.requests.map((r) => r.key))],
+            [`${wake.response_id}:${call.approval_request_id}`],
+            'every request carried the one key',
+          );
+          assert.equal(receiver.effects.size, 1, 'the deduplicated effect happened once');
+          const actions = (await api(baseOf(b), 'GET', `/v1/objectives/${objective.id}/actions`)).body.data;
+          assert.equal(actions.length, 1, JSON.stringify(actions));
+          assert.equal(actions[0].id, `${wake.response_id}:${call.approval_request_id}`, 'the retried call is the same action');
+          assert.equal(actions[0].status, 'succeeded');
+        },
+      );
+    },
+  );
+
   test('kill -9 after a tool call was committed, during the next slow model step: the tool never runs again', { timeout: 120_000 }, async (t) => {
     const nodes: HubProcess[] = [];
     receiver.reset(200);

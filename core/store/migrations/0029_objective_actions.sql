@@ -9,6 +9,12 @@ ALTER TABLE tool_calls ADD COLUMN outcome text CHECK (outcome IN ('succeeded', '
 -- The objective's own pace (burst_cap, period_limit, period_seconds,
 -- minimum_cooldown, base_backoff, max_backoff); {} sets none.
 ALTER TABLE objectives ADD COLUMN pace jsonb NOT NULL DEFAULT '{}';
+-- Where the objective's notifications go ({webhook_endpoints: [...]}), and
+-- the blocked reason last announced (a new one is announced again).
+ALTER TABLE objectives ADD COLUMN notify jsonb NOT NULL DEFAULT '{}';
+ALTER TABLE objectives ADD COLUMN notified_block text;
+-- The wake's status last announced (failed, waiting for a person).
+ALTER TABLE objective_wakes ADD COLUMN announced text;
 
 -- What a person lets an objective's wakes act on. Revoked grants stay listed.
 CREATE TABLE objective_grants (
@@ -50,8 +56,11 @@ CREATE TABLE objective_actions (
   evidence         text,
   created_at       timestamptz NOT NULL DEFAULT now(),
   resolved_at      timestamptz,
+  -- Watched for an uncertain ending to announce, until it ends (objectives with notifications only).
+  watching         boolean NOT NULL DEFAULT false,
   PRIMARY KEY (response_id, call_id)
 );
 CREATE INDEX objective_actions_objective ON objective_actions (objective_id, created_at DESC);
 -- What the pace limits count: allowed actions that are not observe.
 CREATE INDEX objective_actions_counted ON objective_actions (objective_id, created_at) WHERE verdict = 'allowed' AND class <> 'observe';
+CREATE INDEX objective_actions_watching ON objective_actions (objective_id) WHERE watching;

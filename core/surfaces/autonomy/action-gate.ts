@@ -27,6 +27,8 @@ interface GateRow {
   trigger_id: string | null;
   due_at: Date | null;
   pace: ObjectivePace;
+  /** Whether the objective has notifications: then its allowed actions are watched for an uncertain end. */
+  notifies: boolean;
   db_now: Date | null;
   policy_hash: string | null;
   policy_version: number | null;
@@ -47,6 +49,7 @@ const POLICY_PERIOD = "(p.document -> 'max_actions_per_period' ->> 'period_secon
 const PACE_PERIOD = `coalesce((o.pace ->> 'period_seconds')::integer, ${DEFAULT_PACE_PERIOD_SECONDS})`;
 
 const GATE_STATEMENT = `SELECT (w.response_id IS NOT NULL) AS is_wake, w.trigger_id, w.due_at, o.pace, now() AS db_now,
+    coalesce(jsonb_array_length(o.notify -> 'webhook_endpoints'), 0) > 0 AS notifies,
     p.hash AS policy_hash, p.version AS policy_version, p.status AS policy_status, p.document AS policy_document,
     coalesce(p.expires_at <= now(), false) AS policy_expired,
     coalesce((SELECT jsonb_agg(jsonb_build_object('type', g.type, 'locator', g.locator, 'access_mode', g.access_mode))
@@ -238,6 +241,7 @@ function actionRecord(run: GateRun, row: GateRow, call: ProposedCall, refusal: R
     verdict: refusal ? 'refused' : 'allowed',
     rule: refusal?.rule ?? null,
     reason: refusal?.reason ?? null,
+    watching: refusal === null && row.notifies,
   };
 }
 

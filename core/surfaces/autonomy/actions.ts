@@ -23,7 +23,7 @@ import { requireObjective } from './objectives.js';
 const TERMINAL = `'{${TERMINAL_STATUSES.join(',')}}'::text[]`;
 
 /** The status of an action `a`, its call `t` and its wake `r`. */
-const STATUS = `CASE
+export const ACTION_STATUS = `CASE
     WHEN a.verdict = 'refused' THEN 'cancelled'
     WHEN a.resolved_status IS NOT NULL THEN a.resolved_status
     WHEN t.call_id IS NULL THEN 'uncertain'
@@ -38,7 +38,7 @@ const STATUS = `CASE
     ELSE 'running' END`;
 
 /** Why it is where it is, when the gate gave no reason. */
-const DERIVED_REASON = `CASE
+export const ACTION_REASON = `CASE
     WHEN a.reason IS NOT NULL THEN a.reason
     WHEN t.call_id IS NULL THEN 'The wake was deleted; how the call ended is not known.'
     WHEN t.status = 'completed' AND t.decision ->> 'decision' = 'deny' THEN coalesce('Denied: ' || (t.decision ->> 'reason'), 'The approval was denied.')
@@ -46,7 +46,7 @@ const DERIVED_REASON = `CASE
     WHEN t.status <> 'completed' AND r.status = ANY(${TERMINAL}) THEN 'The wake ended (' || r.status || ') before the call finished.'
     END`;
 
-const SELECT_ACTIONS = `SELECT a.*, ${STATUS} AS status, ${DERIVED_REASON} AS derived_reason
+const SELECT_ACTIONS = `SELECT a.*, ${ACTION_STATUS} AS status, ${ACTION_REASON} AS derived_reason
   FROM objective_actions a
   LEFT JOIN tool_calls t ON t.response_id = a.response_id AND t.call_id = a.call_id
   LEFT JOIN responses r ON r.id = a.response_id`;

@@ -77,6 +77,8 @@ export interface AutonomyApi {
   scheduler: {
     /** One tick: due triggers claimed and taken, across projects; `batch` bounds one transaction. */
     tick(options?: { batch?: number }): Promise<TickOutcome>;
+    /** One notifications pass (notifications.ts): what is new announced once; answers how many events. */
+    announce(): Promise<number>;
   };
   /** What the wake tools call. */
   objectiveCalls: ObjectiveCallsPort;

@@ -5,6 +5,7 @@ import { BUILTIN_ENTRY_CHECK } from '../../responses/admission-command.js';
 import { listActions, resolveAction } from './actions.js';
 import type { AutonomyApi } from './autonomy-api.js';
 import { createGrant, listGrants, revokeGrant } from './grants.js';
+import { announcePending } from './notifications.js';
 import { completeObjective, objectiveOfResponse } from './objective-calls.js';
 import { createObjective, deleteObjective, getObjective, listObjectives, updateObjective } from './objectives.js';
 import { approvePolicy, draftPolicy, listPolicies, revokePolicy } from './policies.js';
@@ -50,6 +51,7 @@ export function createAutonomyApi({ db, config, tools }: Pick<Kernel, 'db' | 'co
     },
     scheduler: {
       tick: (options) => tick(db, { graceSeconds: config.scheduleGraceSeconds, batch: options?.batch ?? DEFAULT_TICK_BATCH, tools: entries }),
+      announce: () => announcePending(db),
     },
     objectiveCalls: {
       objectiveOf: (projectId, responseId) => objectiveOfResponse(db, projectId, responseId),

@@ -1,6 +1,7 @@
 // Rows of the autonomy tables and their API views.
 import type {
   Objective,
+  ObjectiveNotify,
   ObjectivePace,
   ObjectivePolicy,
   ObjectivePolicyDocument,
@@ -37,6 +38,7 @@ export interface ObjectiveRow {
   policy_expires_at: Date | null;
   /** The pace (pace.ts), with what its state is computed from. */
   pace: ObjectivePace;
+  notify: ObjectiveNotify;
   pace_now: Date;
   pace_last_wake_at: Date | null;
   pace_recent_wakes: { status: string; at: string }[] | null;
@@ -67,6 +69,7 @@ export function objectiveView(row: ObjectiveRow): Objective {
     completed_evidence: row.completed_evidence,
     pace: row.pace,
     pace_state: paceState(row),
+    notify: row.notify,
     metadata: row.metadata,
     created_at: unixSeconds(row.created_at) ?? 0,
     updated_at: unixSeconds(row.updated_at) ?? 0,

@@ -11,6 +11,7 @@ import { TERMINAL_STATUSES } from '../../response-status.js';
 import { requireSession } from '../../sessions/sessions.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { objectiveView, SELECT_OBJECTIVE, type ObjectiveRow } from './objective-views.js';
+import { checkNotify } from './notifications.js';
 import { checkPace } from './pace.js';
 import { blockReason, NO_POLICY_YET } from './policy-gate.js';
 import { dropBuffered } from './take-occurrence.js';
@@ -50,9 +51,9 @@ export async function createObjective(db: Db, projectId: string, request: Create
     }
     const { rows } = await tx.query<{ id: string }>(
       `INSERT INTO objectives (id, project_id, agent_id, description, success_criteria, priority, review_at, session_id,
-         session_mode, overlap, status, blocked_reason, metadata, pace)
+         session_mode, overlap, status, blocked_reason, metadata, pace, notify)
        VALUES (palai_new_id('obj'), $1, $2, $3, $4, $5, CASE WHEN $6::bigint IS NULL THEN NULL ELSE to_timestamp($6::bigint) END,
-         $7, $8, $9, 'blocked', $10, $11, $12) RETURNING id`,
+         $7, $8, $9, 'blocked', $10, $11, $12, $13) RETURNING id`,
       [
         projectId,
         agent.id,
@@ -66,6 +67,7 @@ export async function createObjective(db: Db, projectId: string, request: Create
         NO_POLICY_YET,
         JSON.stringify(request.metadata ?? {}),
         JSON.stringify(checkPace(request.pace ?? {})),
+        JSON.stringify(await checkNotify(tx, projectId, request.notify ?? {})),
       ],
     );
     await reserveKey(tx, projectId, idem, rows[0].id);
@@ -137,6 +139,7 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
          overlap = coalesce($10, overlap),
          metadata = coalesce($11::jsonb, metadata),
          pace = coalesce($12::jsonb, pace),
+         notify = coalesce($13::jsonb, notify),
          updated_at = now()
        WHERE id = $1`,
       [
@@ -152,6 +155,7 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
         request.overlap ?? null,
         request.metadata === undefined ? null : JSON.stringify(request.metadata),
         request.pace === undefined ? null : JSON.stringify(checkPace(request.pace)),
+        request.notify === undefined ? null : JSON.stringify(await checkNotify(tx, projectId, request.notify)),
       ],
     );
     if (stops) {
