@@ -82,6 +82,8 @@ export interface PalaiConfig {
   schedulerIntervalMs: number;
   /** How late an occurrence may be taken and still be on time; older ones are missed runs. */
   scheduleGraceSeconds: number;
+  /** How long the hub keeps an ended node invocation (PALAI_NODE_LEDGER_RETENTION_HOURS); open ones are kept for good. */
+  nodeLedgerRetentionHours: number;
 }
 
 /** A server-side key's environment variable and the base URL it may be sent to. */
@@ -286,5 +288,6 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     minScheduleSeconds: int(env, 'PALAI_MIN_SCHEDULE_SECONDS', 60, 1, 31_536_000),
     schedulerIntervalMs: int(env, 'PALAI_SCHEDULER_INTERVAL_MS', 1000, 50, 60_000),
     scheduleGraceSeconds: int(env, 'PALAI_SCHEDULE_GRACE_SECONDS', 10, 0, 86_400),
+    nodeLedgerRetentionHours: int(env, 'PALAI_NODE_LEDGER_RETENTION_HOURS', 7 * 24, 1, 24 * 3660),
   };
 }

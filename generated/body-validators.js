@@ -26856,13 +26856,13 @@ return errors === 0;
 validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Node = validate167;
-const schema249 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+const schema249 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","catalog_changes","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"catalog_changes":{"type":"object","description":"How the advertised catalog differs from the one approved (empty lists for a node not approved yet, or unchanged): commands it added, no longer offers, or offers with another descriptor. Approving again (POST …/approve) makes the new catalog the approved one.","required":["added","removed","changed"],"additionalProperties":false,"properties":{"added":{"type":"array","items":{"type":"string"}},"removed":{"type":"array","items":{"type":"string"}},"changed":{"type":"array","items":{"type":"string"}}}},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
 const schema250 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
 const schema255 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
 const pattern68 = new RegExp("^node_", "u");
 const pattern70 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
 const schema251 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema252 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema252 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288},"approval_profiles":{"type":"array","maxItems":32,"items":{"type":"string","minLength":1,"maxLength":64},"description":"A workspace command's profiles (by alias) whose calls wait for a person's approval on the hub, as the node's operator configured."}}};
 const schema254 = {"enum":["read","write","privileged"]};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -26937,7 +26937,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "name") || (key0 === "risk")) || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "max_timeout_seconds")) || (key0 === "max_output_bytes"))){
+if(!(((((((key0 === "name") || (key0 === "risk")) || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "max_timeout_seconds")) || (key0 === "max_output_bytes")) || (key0 === "approval_profiles"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -27114,14 +27114,75 @@ errors++;
 }
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.approval_profiles !== undefined){
+let data6 = data.approval_profiles;
+if(Array.isArray(data6)){
+if(data6.length > 32){
+const err21 = {instancePath:instancePath+"/approval_profiles",schemaPath:"#/properties/approval_profiles/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 === "string"){
+if(func1(data7) > 64){
+const err22 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err23 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/approval_profiles",schemaPath:"#/properties/approval_profiles/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -27364,8 +27425,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.last_seen_at === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_seen_at"},message:"must have required property '"+"last_seen_at"+"'"};
+if(data.catalog_changes === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "catalog_changes"},message:"must have required property '"+"catalog_changes"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -27374,8 +27435,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.disconnect_reason === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "disconnect_reason"},message:"must have required property '"+"disconnect_reason"+"'"};
+if(data.last_seen_at === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_seen_at"},message:"must have required property '"+"last_seen_at"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -27384,8 +27445,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data.revocation_reason === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revocation_reason"},message:"must have required property '"+"revocation_reason"+"'"};
+if(data.disconnect_reason === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "disconnect_reason"},message:"must have required property '"+"disconnect_reason"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -27394,8 +27455,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.created_at === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data.revocation_reason === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "revocation_reason"},message:"must have required property '"+"revocation_reason"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -27404,9 +27465,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func93.call(schema249.properties, key0))){
-const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.created_at === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -27415,12 +27475,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern68.test(data0)){
-const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^node_"},message:"must match pattern \""+"^node_"+"\""};
+for(const key0 in data){
+if(!(func93.call(schema249.properties, key0))){
+const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27430,8 +27487,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern68.test(data0)){
+const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^node_"},message:"must match pattern \""+"^node_"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -27441,14 +27501,25 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.object !== undefined){
-if("node" !== data.object){
-const err21 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
+else {
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("node" !== data.object){
+const err22 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "node"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -27459,19 +27530,7 @@ if(Array.isArray(data2)){
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 if(typeof data2[i0] !== "string"){
-const err22 = {instancePath:instancePath+"/aliases/" + i0,schemaPath:"#/properties/aliases/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-else {
-const err23 = {instancePath:instancePath+"/aliases",schemaPath:"#/properties/aliases/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err23 = {instancePath:instancePath+"/aliases/" + i0,schemaPath:"#/properties/aliases/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -27481,10 +27540,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.display_name !== undefined){
-let data4 = data.display_name;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err24 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema249.properties.display_name.type},message:"must be string,null"};
+}
+else {
+const err24 = {instancePath:instancePath+"/aliases",schemaPath:"#/properties/aliases/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -27494,10 +27552,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.state !== undefined){
-let data5 = data.state;
-if(!(((((data5 === "pending_pairing") || (data5 === "connected")) || (data5 === "disconnected")) || (data5 === "degraded")) || (data5 === "revoked"))){
-const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema250.enum},message:"must be equal to one of the allowed values"};
+if(data.display_name !== undefined){
+let data4 = data.display_name;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err25 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema249.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -27507,9 +27565,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.platform !== undefined){
-if(typeof data.platform !== "string"){
-const err26 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.state !== undefined){
+let data5 = data.state;
+if(!(((((data5 === "pending_pairing") || (data5 === "connected")) || (data5 === "disconnected")) || (data5 === "degraded")) || (data5 === "revoked"))){
+const err26 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema250.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -27519,9 +27578,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.architecture !== undefined){
-if(typeof data.architecture !== "string"){
-const err27 = {instancePath:instancePath+"/architecture",schemaPath:"#/properties/architecture/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.platform !== undefined){
+if(typeof data.platform !== "string"){
+const err27 = {instancePath:instancePath+"/platform",schemaPath:"#/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -27531,9 +27590,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.client_version !== undefined){
-if(typeof data.client_version !== "string"){
-const err28 = {instancePath:instancePath+"/client_version",schemaPath:"#/properties/client_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.architecture !== undefined){
+if(typeof data.architecture !== "string"){
+const err28 = {instancePath:instancePath+"/architecture",schemaPath:"#/properties/architecture/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -27543,15 +27602,27 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.protocol_version !== undefined){
-let data9 = data.protocol_version;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err29 = {instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.client_version !== undefined){
+if(typeof data.client_version !== "string"){
+const err29 = {instancePath:instancePath+"/client_version",schemaPath:"#/properties/client_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.protocol_version !== undefined){
+let data9 = data.protocol_version;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err30 = {instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -27566,23 +27637,23 @@ if(data.catalog_hash !== undefined){
 let data11 = data.catalog_hash;
 if(typeof data11 === "string"){
 if(!pattern70.test(data11)){
-const err30 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err31 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -27595,23 +27666,23 @@ let passing0 = null;
 const _errs27 = errors;
 if(typeof data12 === "string"){
 if(!pattern70.test(data12)){
-const err32 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err33 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -27622,12 +27693,12 @@ passing0 = 0;
 }
 const _errs30 = errors;
 if(data12 !== null){
-const err34 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/properties/approved_catalog_hash/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err35 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/properties/approved_catalog_hash/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err35];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err35);
 }
 errors++;
 }
@@ -27643,12 +27714,12 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err35 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/properties/approved_catalog_hash/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err36 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/properties/approved_catalog_hash/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err36];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err36);
 }
 errors++;
 }
@@ -27670,24 +27741,24 @@ if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 if(typeof data13[i1] !== "string"){
-const err36 = {instancePath:instancePath+"/allowed_commands/" + i1,schemaPath:"#/properties/allowed_commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err37 = {instancePath:instancePath+"/allowed_commands/" + i1,schemaPath:"#/properties/allowed_commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err37];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err37);
 }
 errors++;
 }
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/allowed_commands",schemaPath:"#/properties/allowed_commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err38 = {instancePath:instancePath+"/allowed_commands",schemaPath:"#/properties/allowed_commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err38];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err38);
 }
 errors++;
 }
@@ -27698,19 +27769,7 @@ if(Array.isArray(data15)){
 const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 if(typeof data15[i2] !== "string"){
-const err38 = {instancePath:instancePath+"/usable_commands/" + i2,schemaPath:"#/properties/usable_commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/usable_commands",schemaPath:"#/properties/usable_commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err39 = {instancePath:instancePath+"/usable_commands/" + i2,schemaPath:"#/properties/usable_commands/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -27720,10 +27779,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.last_seen_at !== undefined){
-let data17 = data.last_seen_at;
-if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err40 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema249.properties.last_seen_at.type},message:"must be integer,null"};
+}
+else {
+const err40 = {instancePath:instancePath+"/usable_commands",schemaPath:"#/properties/usable_commands/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -27733,10 +27791,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data.disconnect_reason !== undefined){
-let data18 = data.disconnect_reason;
-if((typeof data18 !== "string") && (data18 !== null)){
-const err41 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema249.properties.disconnect_reason.type},message:"must be string,null"};
+if(data.catalog_changes !== undefined){
+let data17 = data.catalog_changes;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.added === undefined){
+const err41 = {instancePath:instancePath+"/catalog_changes",schemaPath:"#/properties/catalog_changes/required",keyword:"required",params:{missingProperty: "added"},message:"must have required property '"+"added"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -27745,11 +27804,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data.revocation_reason !== undefined){
-let data19 = data.revocation_reason;
-if((typeof data19 !== "string") && (data19 !== null)){
-const err42 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema249.properties.revocation_reason.type},message:"must be string,null"};
+if(data17.removed === undefined){
+const err42 = {instancePath:instancePath+"/catalog_changes",schemaPath:"#/properties/catalog_changes/required",keyword:"required",params:{missingProperty: "removed"},message:"must have required property '"+"removed"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -27758,11 +27814,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data.created_at !== undefined){
-let data20 = data.created_at;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err43 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data17.changed === undefined){
+const err43 = {instancePath:instancePath+"/catalog_changes",schemaPath:"#/properties/catalog_changes/required",keyword:"required",params:{missingProperty: "changed"},message:"must have required property '"+"changed"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -27771,15 +27824,174 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-}
-else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key1 in data17){
+if(!(((key1 === "added") || (key1 === "removed")) || (key1 === "changed"))){
+const err44 = {instancePath:instancePath+"/catalog_changes",schemaPath:"#/properties/catalog_changes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err44];
 }
 else {
 vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data17.added !== undefined){
+let data18 = data17.added;
+if(Array.isArray(data18)){
+const len3 = data18.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data18[i3] !== "string"){
+const err45 = {instancePath:instancePath+"/catalog_changes/added/" + i3,schemaPath:"#/properties/catalog_changes/properties/added/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/catalog_changes/added",schemaPath:"#/properties/catalog_changes/properties/added/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data17.removed !== undefined){
+let data20 = data17.removed;
+if(Array.isArray(data20)){
+const len4 = data20.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data20[i4] !== "string"){
+const err47 = {instancePath:instancePath+"/catalog_changes/removed/" + i4,schemaPath:"#/properties/catalog_changes/properties/removed/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/catalog_changes/removed",schemaPath:"#/properties/catalog_changes/properties/removed/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data17.changed !== undefined){
+let data22 = data17.changed;
+if(Array.isArray(data22)){
+const len5 = data22.length;
+for(let i5=0; i5<len5; i5++){
+if(typeof data22[i5] !== "string"){
+const err49 = {instancePath:instancePath+"/catalog_changes/changed/" + i5,schemaPath:"#/properties/catalog_changes/properties/changed/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/catalog_changes/changed",schemaPath:"#/properties/catalog_changes/properties/changed/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/catalog_changes",schemaPath:"#/properties/catalog_changes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.last_seen_at !== undefined){
+let data24 = data.last_seen_at;
+if((!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))) && (data24 !== null)){
+const err52 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema249.properties.last_seen_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data.disconnect_reason !== undefined){
+let data25 = data.disconnect_reason;
+if((typeof data25 !== "string") && (data25 !== null)){
+const err53 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema249.properties.disconnect_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data.revocation_reason !== undefined){
+let data26 = data.revocation_reason;
+if((typeof data26 !== "string") && (data26 !== null)){
+const err54 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema249.properties.revocation_reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data27 = data.created_at;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err55 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+else {
+const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
 }
 errors++;
 }
@@ -27984,7 +28196,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "name") || (key0 === "risk")) || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "max_timeout_seconds")) || (key0 === "max_output_bytes"))){
+if(!(((((((key0 === "name") || (key0 === "risk")) || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "max_timeout_seconds")) || (key0 === "max_output_bytes")) || (key0 === "approval_profiles"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -28161,14 +28373,75 @@ errors++;
 }
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.approval_profiles !== undefined){
+let data6 = data.approval_profiles;
+if(Array.isArray(data6)){
+if(data6.length > 32){
+const err21 = {instancePath:instancePath+"/approval_profiles",schemaPath:"#/properties/approval_profiles/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 === "string"){
+if(func1(data7) > 64){
+const err22 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err23 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/approval_profiles",schemaPath:"#/properties/approval_profiles/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -28237,7 +28510,7 @@ return errors === 0;
 validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCommandResult = validate177;
-const schema263 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
+const schema263 = {"type":"object","description":"What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output).","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."},"data":{"type":"object","description":"What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands."}}};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28291,7 +28564,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "exit_code") || (key0 === "signal")) || (key0 === "timed_out")) || (key0 === "stdout")) || (key0 === "stderr")) || (key0 === "truncated"))){
+if(!(((((((key0 === "exit_code") || (key0 === "signal")) || (key0 === "timed_out")) || (key0 === "stdout")) || (key0 === "stderr")) || (key0 === "truncated")) || (key0 === "data"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
@@ -28376,14 +28649,27 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.data !== undefined){
+let data6 = data.data;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }
@@ -37529,7 +37815,7 @@ return errors === 0;
 validate230.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
 export const PendingToolCall = validate231;
-const schema335 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema335 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."},"approval_display":{"type":"object","description":"For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs."}}};
 
 function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37593,7 +37879,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "call_id") || (key0 === "name")) || (key0 === "arguments")) || (key0 === "risk")) || (key0 === "waiting_for")) || (key0 === "question")) || (key0 === "approval_deadline"))){
+if(!((((((((key0 === "call_id") || (key0 === "name")) || (key0 === "arguments")) || (key0 === "risk")) || (key0 === "waiting_for")) || (key0 === "question")) || (key0 === "approval_deadline")) || (key0 === "approval_display"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -37691,14 +37977,27 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.approval_display !== undefined){
+let data7 = data.approval_display;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+const err13 = {instancePath:instancePath+"/approval_display",schemaPath:"#/properties/approval_display/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }

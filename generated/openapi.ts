@@ -2316,6 +2316,12 @@ export interface components {
             approved_catalog_hash: components["schemas"]["NodeHash"] | null;
             architecture: string;
             catalog: components["schemas"]["NodeCatalog"];
+            /** @description How the advertised catalog differs from the one approved (empty lists for a node not approved yet, or unchanged): commands it added, no longer offers, or offers with another descriptor. Approving again (POST …/approve) makes the new catalog the approved one. */
+            catalog_changes: {
+                added: string[];
+                changed: string[];
+                removed: string[];
+            };
             catalog_hash: components["schemas"]["NodeHash"];
             client_version: string;
             created_at: number;
@@ -2340,6 +2346,8 @@ export interface components {
         };
         /** @description One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value. */
         NodeCommandDescriptor: {
+            /** @description A workspace command's profiles (by alias) whose calls wait for a person's approval on the hub, as the node's operator configured. */
+            approval_profiles?: string[];
             description: string;
             /** @description JSON Schema (2020-12) of the command's input, as the model sees it. */
             input_schema: Record<string, unknown>;
@@ -2350,8 +2358,10 @@ export interface components {
         };
         /** @description A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`). */
         NodeCommandName: string;
-        /** @description What an exec command produced; a non-zero exit is a result, not a failure. */
+        /** @description What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output). */
         NodeCommandResult: {
+            /** @description What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands. */
+            data?: Record<string, unknown>;
             /** @description Null when a signal ended it (its timeout, a cancel). */
             exit_code: number | null;
             signal?: string | null;
@@ -2779,6 +2789,8 @@ export interface components {
         PendingToolCall: {
             /** @description For `approval`: when it is denied automatically (Unix seconds). */
             approval_deadline?: number | null;
+            /** @description For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs. */
+            approval_display?: Record<string, unknown>;
             /** @description The arguments as a JSON text. */
             arguments: string;
             call_id: string;

@@ -43,3 +43,7 @@ export type WebhookEvent = components['schemas']['WebhookEvent'];
 export type WebhookObjectiveEvent = components['schemas']['WebhookObjectiveEvent'];
 export type WebhookResponseEvent = components['schemas']['WebhookResponseEvent'];
 export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
+export type WorkspacePatchInput = components['schemas']['WorkspacePatchInput'];
+export type WorkspaceReadInput = components['schemas']['WorkspaceReadInput'];
+export type WorkspaceSearchInput = components['schemas']['WorkspaceSearchInput'];
+export type WorkspaceWriteInput = components['schemas']['WorkspaceWriteInput'];

@@ -42,3 +42,7 @@ export declare const WebhookEvent: ValidateFunction;
 export declare const WebhookObjectiveEvent: ValidateFunction;
 export declare const WebhookResponseEvent: ValidateFunction;
 export declare const WebhookTestEvent: ValidateFunction;
+export declare const WorkspacePatchInput: ValidateFunction;
+export declare const WorkspaceReadInput: ValidateFunction;
+export declare const WorkspaceSearchInput: ValidateFunction;
+export declare const WorkspaceWriteInput: ValidateFunction;

@@ -8191,7 +8191,7 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema99 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."}}};
+const schema99 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."},"approval_display":{"type":"object","description":"For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs."}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8255,7 +8255,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "call_id") || (key0 === "name")) || (key0 === "arguments")) || (key0 === "risk")) || (key0 === "waiting_for")) || (key0 === "question")) || (key0 === "approval_deadline"))){
+if(!((((((((key0 === "call_id") || (key0 === "name")) || (key0 === "arguments")) || (key0 === "risk")) || (key0 === "waiting_for")) || (key0 === "question")) || (key0 === "approval_deadline")) || (key0 === "approval_display"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -8353,14 +8353,27 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.approval_display !== undefined){
+let data7 = data.approval_display;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+const err13 = {instancePath:instancePath+"/approval_display",schemaPath:"#/properties/approval_display/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -10756,7 +10769,7 @@ validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const NodeCatalogFrame = validate77;
 const schema113 = {"type":"object","description":"The node's catalog changed while it was connected (its operator's config was reloaded).","required":["type","catalog","catalog_hash"],"additionalProperties":false,"properties":{"type":{"const":"catalog"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"}}};
 const schema114 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema115 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288}}};
+const schema115 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288},"approval_profiles":{"type":"array","maxItems":32,"items":{"type":"string","minLength":1,"maxLength":64},"description":"A workspace command's profiles (by alias) whose calls wait for a person's approval on the hub, as the node's operator configured."}}};
 const schema117 = {"enum":["read","write","privileged"]};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10831,7 +10844,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "name") || (key0 === "risk")) || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "max_timeout_seconds")) || (key0 === "max_output_bytes"))){
+if(!(((((((key0 === "name") || (key0 === "risk")) || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "max_timeout_seconds")) || (key0 === "max_output_bytes")) || (key0 === "approval_profiles"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -11008,14 +11021,75 @@ errors++;
 }
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.approval_profiles !== undefined){
+let data6 = data.approval_profiles;
+if(Array.isArray(data6)){
+if(data6.length > 32){
+const err21 = {instancePath:instancePath+"/approval_profiles",schemaPath:"#/properties/approval_profiles/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 === "string"){
+if(func1(data7) > 64){
+const err22 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err23 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/approval_profiles/" + i0,schemaPath:"#/properties/approval_profiles/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/approval_profiles",schemaPath:"#/properties/approval_profiles/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -11442,7 +11516,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCompanionConfig = validate83;
-const schema122 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}}}};
+const schema122 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}},"ledger":{"type":"object","additionalProperties":false,"description":"The companion's own invocation ledger: ended records are kept this long, and at most 256 records and 32 MiB (the oldest ended go first; open ones never).","properties":{"retention_hours":{"type":"integer","minimum":1,"maximum":87840,"description":"Default 168 (7 days)."}}},"files":{"type":"array","maxItems":32,"description":"File profiles the workspace commands (workspace.read.v1, workspace.search.v1, workspace.write.v1, workspace.patch.v1) work in. The model names a profile by its alias and paths relative to it; roots, revisions and limits never come from the model.","items":{"type":"object","required":["alias"],"additionalProperties":false,"properties":{"alias":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"revision":{"type":"string","minLength":1,"maxLength":128,"description":"The operator's label of what the profile is (a branch, a release); shown to approvers and part of the catalog."},"readable_roots":{"type":"array","maxItems":16,"items":{"type":"string","minLength":1,"maxLength":4096}},"writable_roots":{"type":"array","maxItems":16,"items":{"type":"string","minLength":1,"maxLength":4096},"description":"Writable implies readable."},"allow_create":{"type":"boolean","description":"Default false."},"allow_overwrite":{"type":"boolean","description":"Default false."},"max_file_bytes":{"type":"integer","minimum":1,"maximum":1048576,"description":"Default 262144."},"approval":{"type":"object","additionalProperties":false,"description":"Which operations of this profile wait for a person's approval on the hub (default none).","properties":{"metadata":{"type":"boolean"},"read":{"type":"boolean"},"write":{"type":"boolean"}}}}}}}};
 const pattern34 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern36 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
@@ -11468,7 +11542,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "display_name") || (key0 === "policy")) || (key0 === "shell"))){
+if(!(((((key0 === "display_name") || (key0 === "policy")) || (key0 === "shell")) || (key0 === "ledger")) || (key0 === "files"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -12025,14 +12099,443 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.ledger !== undefined){
+let data16 = data.ledger;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+for(const key7 in data16){
+if(!(key7 === "retention_hours")){
+const err47 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err47];
 }
 else {
 vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data16.retention_hours !== undefined){
+let data17 = data16.retention_hours;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err48 = {instancePath:instancePath+"/ledger/retention_hours",schemaPath:"#/properties/ledger/properties/retention_hours/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 87840 || isNaN(data17)){
+const err49 = {instancePath:instancePath+"/ledger/retention_hours",schemaPath:"#/properties/ledger/properties/retention_hours/maximum",keyword:"maximum",params:{comparison: "<=", limit: 87840},message:"must be <= 87840"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data17 < 1 || isNaN(data17)){
+const err50 = {instancePath:instancePath+"/ledger/retention_hours",schemaPath:"#/properties/ledger/properties/retention_hours/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/ledger",schemaPath:"#/properties/ledger/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.files !== undefined){
+let data18 = data.files;
+if(Array.isArray(data18)){
+if(data18.length > 32){
+const err52 = {instancePath:instancePath+"/files",schemaPath:"#/properties/files/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+const len2 = data18.length;
+for(let i2=0; i2<len2; i2++){
+let data19 = data18[i2];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.alias === undefined){
+const err53 = {instancePath:instancePath+"/files/" + i2,schemaPath:"#/properties/files/items/required",keyword:"required",params:{missingProperty: "alias"},message:"must have required property '"+"alias"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+for(const key8 in data19){
+if(!((((((((key8 === "alias") || (key8 === "revision")) || (key8 === "readable_roots")) || (key8 === "writable_roots")) || (key8 === "allow_create")) || (key8 === "allow_overwrite")) || (key8 === "max_file_bytes")) || (key8 === "approval"))){
+const err54 = {instancePath:instancePath+"/files/" + i2,schemaPath:"#/properties/files/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data19.alias !== undefined){
+let data20 = data19.alias;
+if(typeof data20 === "string"){
+if(!pattern34.test(data20)){
+const err55 = {instancePath:instancePath+"/files/" + i2+"/alias",schemaPath:"#/properties/files/items/properties/alias/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/files/" + i2+"/alias",schemaPath:"#/properties/files/items/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data19.revision !== undefined){
+let data21 = data19.revision;
+if(typeof data21 === "string"){
+if(func1(data21) > 128){
+const err57 = {instancePath:instancePath+"/files/" + i2+"/revision",schemaPath:"#/properties/files/items/properties/revision/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(func1(data21) < 1){
+const err58 = {instancePath:instancePath+"/files/" + i2+"/revision",schemaPath:"#/properties/files/items/properties/revision/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/files/" + i2+"/revision",schemaPath:"#/properties/files/items/properties/revision/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data19.readable_roots !== undefined){
+let data22 = data19.readable_roots;
+if(Array.isArray(data22)){
+if(data22.length > 16){
+const err60 = {instancePath:instancePath+"/files/" + i2+"/readable_roots",schemaPath:"#/properties/files/items/properties/readable_roots/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+const len3 = data22.length;
+for(let i3=0; i3<len3; i3++){
+let data23 = data22[i3];
+if(typeof data23 === "string"){
+if(func1(data23) > 4096){
+const err61 = {instancePath:instancePath+"/files/" + i2+"/readable_roots/" + i3,schemaPath:"#/properties/files/items/properties/readable_roots/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(func1(data23) < 1){
+const err62 = {instancePath:instancePath+"/files/" + i2+"/readable_roots/" + i3,schemaPath:"#/properties/files/items/properties/readable_roots/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/files/" + i2+"/readable_roots/" + i3,schemaPath:"#/properties/files/items/properties/readable_roots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/files/" + i2+"/readable_roots",schemaPath:"#/properties/files/items/properties/readable_roots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data19.writable_roots !== undefined){
+let data24 = data19.writable_roots;
+if(Array.isArray(data24)){
+if(data24.length > 16){
+const err65 = {instancePath:instancePath+"/files/" + i2+"/writable_roots",schemaPath:"#/properties/files/items/properties/writable_roots/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+const len4 = data24.length;
+for(let i4=0; i4<len4; i4++){
+let data25 = data24[i4];
+if(typeof data25 === "string"){
+if(func1(data25) > 4096){
+const err66 = {instancePath:instancePath+"/files/" + i2+"/writable_roots/" + i4,schemaPath:"#/properties/files/items/properties/writable_roots/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if(func1(data25) < 1){
+const err67 = {instancePath:instancePath+"/files/" + i2+"/writable_roots/" + i4,schemaPath:"#/properties/files/items/properties/writable_roots/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/files/" + i2+"/writable_roots/" + i4,schemaPath:"#/properties/files/items/properties/writable_roots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/files/" + i2+"/writable_roots",schemaPath:"#/properties/files/items/properties/writable_roots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data19.allow_create !== undefined){
+if(typeof data19.allow_create !== "boolean"){
+const err70 = {instancePath:instancePath+"/files/" + i2+"/allow_create",schemaPath:"#/properties/files/items/properties/allow_create/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data19.allow_overwrite !== undefined){
+if(typeof data19.allow_overwrite !== "boolean"){
+const err71 = {instancePath:instancePath+"/files/" + i2+"/allow_overwrite",schemaPath:"#/properties/files/items/properties/allow_overwrite/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data19.max_file_bytes !== undefined){
+let data28 = data19.max_file_bytes;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err72 = {instancePath:instancePath+"/files/" + i2+"/max_file_bytes",schemaPath:"#/properties/files/items/properties/max_file_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 1048576 || isNaN(data28)){
+const err73 = {instancePath:instancePath+"/files/" + i2+"/max_file_bytes",schemaPath:"#/properties/files/items/properties/max_file_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576},message:"must be <= 1048576"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(data28 < 1 || isNaN(data28)){
+const err74 = {instancePath:instancePath+"/files/" + i2+"/max_file_bytes",schemaPath:"#/properties/files/items/properties/max_file_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+if(data19.approval !== undefined){
+let data29 = data19.approval;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+for(const key9 in data29){
+if(!(((key9 === "metadata") || (key9 === "read")) || (key9 === "write"))){
+const err75 = {instancePath:instancePath+"/files/" + i2+"/approval",schemaPath:"#/properties/files/items/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data29.metadata !== undefined){
+if(typeof data29.metadata !== "boolean"){
+const err76 = {instancePath:instancePath+"/files/" + i2+"/approval/metadata",schemaPath:"#/properties/files/items/properties/approval/properties/metadata/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+if(data29.read !== undefined){
+if(typeof data29.read !== "boolean"){
+const err77 = {instancePath:instancePath+"/files/" + i2+"/approval/read",schemaPath:"#/properties/files/items/properties/approval/properties/read/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data29.write !== undefined){
+if(typeof data29.write !== "boolean"){
+const err78 = {instancePath:instancePath+"/files/" + i2+"/approval/write",schemaPath:"#/properties/files/items/properties/approval/properties/write/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/files/" + i2+"/approval",schemaPath:"#/properties/files/items/properties/approval/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/files/" + i2,schemaPath:"#/properties/files/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/files",schemaPath:"#/properties/files/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+else {
+const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
 }
 errors++;
 }
@@ -12047,8 +12550,8 @@ const schema132 = {"type":"object","required":["type"],"additionalProperties":fa
 const schema133 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
 const schema126 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
 const schema127 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
-const pattern38 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
-const pattern40 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
+const pattern39 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
+const pattern41 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12211,7 +12714,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern38.test(data1)){
+if(!pattern39.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -12512,7 +13015,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern40.test(data11)){
+if(!pattern41.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -12665,8 +13168,8 @@ validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema134 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
 const schema136 = {"enum":["succeeded","failed","canceled","unknown"]};
-const schema137 = {"type":"object","description":"What an exec command produced; a non-zero exit is a result, not a failure.","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."}}};
-const pattern41 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const schema137 = {"type":"object","description":"What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output).","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."},"data":{"type":"object","description":"What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands."}}};
+const pattern42 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
 const schema138 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
 const schema139 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
@@ -12846,7 +13349,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -12950,7 +13453,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key1 in data4){
-if(!((((((key1 === "exit_code") || (key1 === "signal")) || (key1 === "timed_out")) || (key1 === "stdout")) || (key1 === "stderr")) || (key1 === "truncated"))){
+if(!(((((((key1 === "exit_code") || (key1 === "signal")) || (key1 === "timed_out")) || (key1 === "stdout")) || (key1 === "stderr")) || (key1 === "truncated")) || (key1 === "data"))){
 const err15 = {instancePath:instancePath+"/result",schemaPath:"#/$defs/NodeCommandResult/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -13035,14 +13538,27 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/result",schemaPath:"#/$defs/NodeCommandResult/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.data !== undefined){
+let data11 = data4.data;
+if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
+const err22 = {instancePath:instancePath+"/result/data",schemaPath:"#/$defs/NodeCommandResult/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/result",schemaPath:"#/$defs/NodeCommandResult/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -13055,24 +13571,24 @@ errors = vErrors.length;
 }
 if(data.termination_confirmed !== undefined){
 if(typeof data.termination_confirmed !== "boolean"){
-const err23 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err24 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err24];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err24);
 }
 errors++;
 }
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err25];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err25);
 }
 errors++;
 }
@@ -13215,7 +13731,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern41.test(data2)){
+if(!pattern42.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeAcceptedFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13477,7 +13993,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data0 = data.invocation_id;
 if(typeof data0 === "string"){
-if(!pattern41.test(data0)){
+if(!pattern42.test(data0)){
 const err13 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -14348,7 +14864,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern41.test(data2)){
+if(!pattern42.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeCancelFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -14628,7 +15144,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern38.test(data1)){
+if(!pattern39.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -14929,7 +15445,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern40.test(data11)){
+if(!pattern41.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -15054,7 +15570,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15152,7 +15668,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15349,7 +15865,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -15453,7 +15969,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key1 in data4){
-if(!((((((key1 === "exit_code") || (key1 === "signal")) || (key1 === "timed_out")) || (key1 === "stdout")) || (key1 === "stderr")) || (key1 === "truncated"))){
+if(!(((((((key1 === "exit_code") || (key1 === "signal")) || (key1 === "timed_out")) || (key1 === "stdout")) || (key1 === "stderr")) || (key1 === "truncated")) || (key1 === "data"))){
 const err15 = {instancePath:instancePath+"/result",schemaPath:"#/$defs/NodeCommandResult/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -15538,14 +16054,27 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/result",schemaPath:"#/$defs/NodeCommandResult/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.data !== undefined){
+let data11 = data4.data;
+if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
+const err22 = {instancePath:instancePath+"/result/data",schemaPath:"#/$defs/NodeCommandResult/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/result",schemaPath:"#/$defs/NodeCommandResult/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -15558,24 +16087,24 @@ errors = vErrors.length;
 }
 if(data.termination_confirmed !== undefined){
 if(typeof data.termination_confirmed !== "boolean"){
-const err23 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err24 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err24];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err24);
 }
 errors++;
 }
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err25];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err25);
 }
 errors++;
 }
@@ -21067,3 +21596,753 @@ validate141.errors = vErrors;
 return errors === 0;
 }
 validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspacePatchInput = validate142;
+const schema199 = {"type":"object","description":"workspace.patch.v1: a unified diff over paths relative to the profile (at most 256 KiB, 32 files, 1 MiB in all), applied to all its files or to none.","required":["profile","patch"],"additionalProperties":false,"properties":{"profile":{"type":"string","minLength":1,"maxLength":64},"patch":{"type":"string","minLength":1,"maxLength":262144}}};
+
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate142.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.profile === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile"},message:"must have required property '"+"profile"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.patch === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "patch"},message:"must have required property '"+"patch"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "profile") || (key0 === "patch"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.profile !== undefined){
+let data0 = data.profile;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.patch !== undefined){
+let data1 = data.patch;
+if(typeof data1 === "string"){
+if(func1(data1) > 262144){
+const err6 = {instancePath:instancePath+"/patch",schemaPath:"#/properties/patch/maxLength",keyword:"maxLength",params:{limit: 262144},message:"must NOT have more than 262144 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err7 = {instancePath:instancePath+"/patch",schemaPath:"#/properties/patch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/patch",schemaPath:"#/properties/patch/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate142.errors = vErrors;
+return errors === 0;
+}
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceReadInput = validate143;
+const schema200 = {"type":"object","description":"workspace.read.v1: a file of a profile, by its path relative to the profile; at most 512 KiB per read.","required":["profile","path"],"additionalProperties":false,"properties":{"profile":{"type":"string","minLength":1,"maxLength":64},"path":{"type":"string","minLength":1,"maxLength":4096},"offset":{"type":"integer","minimum":0,"maximum":9007199254740991},"length":{"type":"integer","minimum":1,"maximum":524288}}};
+
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate143.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.profile === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile"},message:"must have required property '"+"profile"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.path === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "profile") || (key0 === "path")) || (key0 === "offset")) || (key0 === "length"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.profile !== undefined){
+let data0 = data.profile;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+let data1 = data.path;
+if(typeof data1 === "string"){
+if(func1(data1) > 4096){
+const err6 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err7 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.offset !== undefined){
+let data2 = data.offset;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err9 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2 < 0 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/offset",schemaPath:"#/properties/offset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.length !== undefined){
+let data3 = data.length;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/length",schemaPath:"#/properties/length/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 524288 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/length",schemaPath:"#/properties/length/maximum",keyword:"maximum",params:{comparison: "<=", limit: 524288},message:"must be <= 524288"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/length",schemaPath:"#/properties/length/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate143.errors = vErrors;
+return errors === 0;
+}
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceSearchInput = validate144;
+const schema201 = {"type":"object","description":"workspace.search.v1: lines holding a literal pattern, in a profile's files (at most 10,000 files scanned, 500 matches, 64 KiB of results).","required":["profile","pattern"],"additionalProperties":false,"properties":{"profile":{"type":"string","minLength":1,"maxLength":64},"pattern":{"type":"string","minLength":1,"maxLength":1024},"path":{"type":"string","minLength":1,"maxLength":4096},"glob":{"type":"string","minLength":1,"maxLength":512},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate144.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.profile === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile"},message:"must have required property '"+"profile"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.pattern === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pattern"},message:"must have required property '"+"pattern"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "profile") || (key0 === "pattern")) || (key0 === "path")) || (key0 === "glob")) || (key0 === "limit"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.profile !== undefined){
+let data0 = data.profile;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.pattern !== undefined){
+let data1 = data.pattern;
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+const err6 = {instancePath:instancePath+"/pattern",schemaPath:"#/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err7 = {instancePath:instancePath+"/pattern",schemaPath:"#/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/pattern",schemaPath:"#/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+let data2 = data.path;
+if(typeof data2 === "string"){
+if(func1(data2) > 4096){
+const err9 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err10 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.glob !== undefined){
+let data3 = data.glob;
+if(typeof data3 === "string"){
+if(func1(data3) > 512){
+const err12 = {instancePath:instancePath+"/glob",schemaPath:"#/properties/glob/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err13 = {instancePath:instancePath+"/glob",schemaPath:"#/properties/glob/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/glob",schemaPath:"#/properties/glob/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.limit !== undefined){
+let data4 = data.limit;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 500 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500},message:"must be <= 500"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate144.errors = vErrors;
+return errors === 0;
+}
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceWriteInput = validate145;
+const schema202 = {"type":"object","description":"workspace.write.v1: a whole file of a profile (at most 256 KiB), written to a temporary file and renamed over it.","required":["profile","path","content"],"additionalProperties":false,"properties":{"profile":{"type":"string","minLength":1,"maxLength":64},"path":{"type":"string","minLength":1,"maxLength":4096},"content":{"type":"string","maxLength":262144},"create":{"type":"boolean"}}};
+
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate145.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.profile === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile"},message:"must have required property '"+"profile"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.path === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.content === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "profile") || (key0 === "path")) || (key0 === "content")) || (key0 === "create"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.profile !== undefined){
+let data0 = data.profile;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err4 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err5 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/profile",schemaPath:"#/properties/profile/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+let data1 = data.path;
+if(typeof data1 === "string"){
+if(func1(data1) > 4096){
+const err7 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err8 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.content !== undefined){
+let data2 = data.content;
+if(typeof data2 === "string"){
+if(func1(data2) > 262144){
+const err10 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxLength",keyword:"maxLength",params:{limit: 262144},message:"must NOT have more than 262144 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.create !== undefined){
+if(typeof data.create !== "boolean"){
+const err12 = {instancePath:instancePath+"/create",schemaPath:"#/properties/create/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate145.errors = vErrors;
+return errors === 0;
+}
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -978,6 +978,12 @@ export interface components {
             approved_catalog_hash: components["schemas"]["NodeHash"] | null;
             architecture: string;
             catalog: components["schemas"]["NodeCatalog"];
+            /** @description How the advertised catalog differs from the one approved (empty lists for a node not approved yet, or unchanged): commands it added, no longer offers, or offers with another descriptor. Approving again (POST …/approve) makes the new catalog the approved one. */
+            catalog_changes: {
+                added: string[];
+                changed: string[];
+                removed: string[];
+            };
             catalog_hash: components["schemas"]["NodeHash"];
             client_version: string;
             created_at: number;
@@ -1033,6 +1039,8 @@ export interface components {
         };
         /** @description One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value. */
         NodeCommandDescriptor: {
+            /** @description A workspace command's profiles (by alias) whose calls wait for a person's approval on the hub, as the node's operator configured. */
+            approval_profiles?: string[];
             description: string;
             /** @description JSON Schema (2020-12) of the command's input, as the model sees it. */
             input_schema: Record<string, unknown>;
@@ -1043,8 +1051,10 @@ export interface components {
         };
         /** @description A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`). */
         NodeCommandName: string;
-        /** @description What an exec command produced; a non-zero exit is a result, not a failure. */
+        /** @description What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output). */
         NodeCommandResult: {
+            /** @description What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands. */
+            data?: Record<string, unknown>;
             /** @description Null when a signal ended it (its timeout, a cancel). */
             exit_code: number | null;
             signal?: string | null;
@@ -1057,6 +1067,32 @@ export interface components {
         /** @description palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node. */
         NodeCompanionConfig: {
             display_name?: string;
+            /** @description File profiles the workspace commands (workspace.read.v1, workspace.search.v1, workspace.write.v1, workspace.patch.v1) work in. The model names a profile by its alias and paths relative to it; roots, revisions and limits never come from the model. */
+            files?: {
+                alias: string;
+                /** @description Default false. */
+                allow_create?: boolean;
+                /** @description Default false. */
+                allow_overwrite?: boolean;
+                /** @description Which operations of this profile wait for a person's approval on the hub (default none). */
+                approval?: {
+                    metadata?: boolean;
+                    read?: boolean;
+                    write?: boolean;
+                };
+                /** @description Default 262144. */
+                max_file_bytes?: number;
+                readable_roots?: string[];
+                /** @description The operator's label of what the profile is (a branch, a release); shown to approvers and part of the catalog. */
+                revision?: string;
+                /** @description Writable implies readable. */
+                writable_roots?: string[];
+            }[];
+            /** @description The companion's own invocation ledger: ended records are kept this long, and at most 256 records and 32 MiB (the oldest ended go first; open ones never). */
+            ledger?: {
+                /** @description Default 168 (7 days). */
+                retention_hours?: number;
+            };
             policy: {
                 /** @description Empty denies everything. */
                 allowed_commands: components["schemas"]["NodeCommandName"][];
@@ -1587,6 +1623,8 @@ export interface components {
         PendingToolCall: {
             /** @description For `approval`: when it is denied automatically (Unix seconds). */
             approval_deadline?: number | null;
+            /** @description For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs. */
+            approval_display?: Record<string, unknown>;
             /** @description The arguments as a JSON text. */
             arguments: string;
             call_id: string;
@@ -2315,6 +2353,33 @@ export interface components {
             timestamp: string;
             /** @constant */
             type: "webhook.test";
+        };
+        /** @description workspace.patch.v1: a unified diff over paths relative to the profile (at most 256 KiB, 32 files, 1 MiB in all), applied to all its files or to none. */
+        WorkspacePatchInput: {
+            patch: string;
+            profile: string;
+        };
+        /** @description workspace.read.v1: a file of a profile, by its path relative to the profile; at most 512 KiB per read. */
+        WorkspaceReadInput: {
+            length?: number;
+            offset?: number;
+            path: string;
+            profile: string;
+        };
+        /** @description workspace.search.v1: lines holding a literal pattern, in a profile's files (at most 10,000 files scanned, 500 matches, 64 KiB of results). */
+        WorkspaceSearchInput: {
+            glob?: string;
+            limit?: number;
+            path?: string;
+            pattern: string;
+            profile: string;
+        };
+        /** @description workspace.write.v1: a whole file of a profile (at most 256 KiB), written to a temporary file and renamed over it. */
+        WorkspaceWriteInput: {
+            content: string;
+            create?: boolean;
+            path: string;
+            profile: string;
         };
     };
     responses: never;

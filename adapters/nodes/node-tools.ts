@@ -16,8 +16,8 @@
 //              then ends it NODE_UNAVAILABLE and it is never sent
 //   no answer  a plan sent but never answered (the node vanished with it) ends
 //              INVOCATION_UNKNOWN when the ledger's sweep gives up on its report
-import { nodeError, REPORT_GRACE_MS, type NodeCallsPort } from '../../core/surfaces/nodes/node-calls-port.js';
-import { commandToolName } from '../../core/surfaces/nodes/wire/catalog.js';
+import { nodeError, REPORT_GRACE_MS, type NodeCallsPort, type NodeTools } from '../../core/surfaces/nodes/node-calls-port.js';
+import { commandToolName, descriptorHash } from '../../core/surfaces/nodes/wire/catalog.js';
 import {
   MODEL_TOOL_NAME,
   ToolResolutionError,
@@ -58,6 +58,20 @@ function parkUntil(deadline: string): ToolOutcome {
   };
 }
 
+/** What a person approving a call of `command` is shown: exactly what will run, and the digests it runs under. */
+function approvalDisplay(node: NodeTools, command: NodeCommandDescriptor, args: unknown): Record<string, unknown> {
+  const input = (args ?? {}) as Record<string, unknown>;
+  return {
+    node: node.nodeId,
+    alias: node.toolAlias,
+    command: command.name,
+    ...(typeof input.profile === 'string' ? { profile: input.profile } : {}),
+    arguments: input,
+    descriptor_digest: descriptorHash(command),
+    authority_digest: node.authorityDigest,
+  };
+}
+
 async function runCall(
   calls: NodeCallsPort,
   projectId: string,
@@ -66,11 +80,23 @@ async function runCall(
   command: NodeCommandDescriptor,
   args: unknown,
   context: ToolCallContext,
+  display: Record<string, unknown>,
 ): Promise<ToolOutcome> {
   // A later run of the call (a takeover, the park's own resumption) finds its invocation.
   if (isCheckpoint(context.checkpoint)) {
     const output = await calls.outcome(context.checkpoint.invocationId);
     return output !== null ? { kind: 'output', output } : parkUntil(context.checkpoint.deadline);
+  }
+  // Approved by a person: only what they were shown may run. A node re-approved since, with another descriptor or authority, runs nothing.
+  const shown = context.approved;
+  if (shown && (shown.descriptor_digest !== display.descriptor_digest || shown.authority_digest !== display.authority_digest)) {
+    return {
+      kind: 'output',
+      output: nodeError(
+        'COMMAND_UNAVAILABLE',
+        `The node's approved ${command.name} or its authority changed after this call was shown for approval; nothing ran.`,
+      ),
+    };
   }
   const prepared = await calls.prepare(projectId, {
     responseId: context.responseId,
@@ -119,7 +145,12 @@ export function nodeTools(calls: NodeCallsPort): ToolProvider<NodeToolSpec> {
           ...(approval ? { approval } : {}),
           validateArguments: true,
           target: () => ({ type: 'command', locator: `${node.toolAlias}/${command.name}` }),
-          run: (args, context) => runCall(calls, projectId, node.nodeId, spec, command, args, context),
+          // The node's operator asks a person to approve calls in these profiles.
+          ...(command.approval_profiles?.length
+            ? { approvalOf: (args: unknown) => command.approval_profiles!.includes(String((args as { profile?: unknown } | null)?.profile)) }
+            : {}),
+          approvalDisplay: (args) => approvalDisplay(node, command, args),
+          run: (args, context) => runCall(calls, projectId, node.nodeId, spec, command, args, context, approvalDisplay(node, command, args)),
         };
       });
     },

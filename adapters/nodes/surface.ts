@@ -20,9 +20,11 @@ function sweepLoop(api: NodesSurfaceApi, intervalMs: number): BackgroundLoop {
   const tick = () => {
     running = api.nodeGateway
       .sweep()
-      .then((ended) => {
+      .then(async (ended) => {
         // Expired (NODE_UNAVAILABLE) or cancelled before they were sent, or past any report (INVOCATION_UNKNOWN).
         if (ended > 0) gatewayMetrics(api.metrics.registry).outcomes.inc({ state: 'swept' }, ended);
+        // And what ended longer ago than the ledger keeps.
+        await api.nodeGateway.purge();
       })
       .catch((error: unknown) => api.logger.warn({ err: error }, 'the node ledger sweep failed; it runs again shortly'))
       .finally(() => {

@@ -17,6 +17,7 @@ interface PendingCallRow {
   status: 'awaiting_approval' | 'awaiting_output' | 'awaiting_input';
   question: string | null;
   approval_deadline: string | null;
+  approval_display: Record<string, unknown> | null;
 }
 
 /** Run options as stored: only what the request set. */
@@ -82,7 +83,7 @@ const OWN_COLUMNS = `r.id, r.project_id, r.agent_id, r.agent_revision_id, r.sess
   r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at, r.status_changed_at`;
 
 const PENDING_CALLS = `(SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
-     'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline) ORDER BY c.position)
+     'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline, 'approval_display', c.approval_display) ORDER BY c.position)
    FROM tool_calls c WHERE c.response_id = r.id AND c.status IN ('awaiting_approval', 'awaiting_output', 'awaiting_input')) AS pending_calls`;
 
 /** A ResponseRow's columns over `responses r`, `agents a` and `agent_revisions rev` (joined by RESPONSE_JOIN). */
@@ -201,6 +202,7 @@ function pendingCalls(row: ResponseRow): PendingToolCall[] {
     waiting_for: WAITING_FOR[c.status],
     ...(c.question !== null ? { question: c.question } : {}),
     ...(c.status === 'awaiting_approval' ? { approval_deadline: c.approval_deadline === null ? null : unixSeconds(c.approval_deadline) } : {}),
+    ...(c.status === 'awaiting_approval' && c.approval_display ? { approval_display: c.approval_display } : {}),
   }));
 }
 

@@ -91,6 +91,15 @@ function toolChoiceOf(choice: StoredRunOptions['tool_choice']): ModelRequest['to
   return typeof choice === 'object' ? { name: choice.name } : choice;
 }
 
+/** A call's arguments for a tool that decides approval by them; a call whose arguments do not parse asks none (it runs nothing). */
+function parsedArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);
 
 /**
@@ -176,7 +185,9 @@ async function modelAttempt(
 
   const calls: NewToolCall[] = stream.calls.map((call) => {
     const tool = ctx.tools.get(call.name);
-    const approval = tool !== undefined && needsApproval(spec, tool);
+    const parsed = tool?.approvalOf || tool?.approvalDisplay ? parsedArguments(call.arguments) : undefined;
+    const approval = tool !== undefined && needsApproval(spec, tool, parsed);
+    const display = approval && tool?.approvalDisplay && parsed !== undefined ? tool.approvalDisplay(parsed) : undefined;
     return {
       callId: call.callId,
       itemId: call.itemId,
@@ -186,6 +197,7 @@ async function modelAttempt(
       risk: tool?.risk ?? 'read',
       status: approval ? 'awaiting_approval' : 'ready',
       approvalTimeoutSeconds: approval ? spec.approval?.timeout_seconds : undefined,
+      ...(display ? { approvalDisplay: display } : {}),
     };
   });
   const total = addUsages(row.usage, usage);

@@ -67,6 +67,7 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
         if (!saved) throw new Error(`call ${call.call_id} is not running; its checkpoint was not saved`);
       },
       answer: call.answer,
+      approved: call.approval_display,
     });
   } catch (error) {
     ctx.signal.throwIfAborted();

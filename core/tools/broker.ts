@@ -16,7 +16,9 @@ export function argumentProblems(tool: ResolvedTool, args: unknown): string | nu
   return (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ');
 }
 
-export function needsApproval(spec: AgentSpecFields, tool: ResolvedTool): boolean {
+export function needsApproval(spec: AgentSpecFields, tool: ResolvedTool, args?: unknown): boolean {
+  // What the tool's own party requires for this call (a node operator's rule) holds over every other.
+  if (tool.approvalOf && args !== undefined && tool.approvalOf(args)) return true;
   if (tool.approval !== undefined) return tool.approval === 'always';
   const policy = spec.approval;
   if (!policy) return false;

@@ -42,6 +42,8 @@ export interface ToolCallRow {
   answer: string | null;
   /** An outside party's answer to a parked call (or to one still running that will park), once given. */
   park_answer: string | null;
+  /** What the person who approved the call was shown (ResolvedTool.approvalDisplay), or null. */
+  approval_display: Record<string, unknown> | null;
 }
 
 export interface NewToolCall {
@@ -56,28 +58,30 @@ export interface NewToolCall {
   approvalTimeoutSeconds?: number;
   /** The call gate's record of the call (a JSON row of objective_actions), written by the call's own INSERT. */
   gateRecord?: Record<string, unknown> | null;
+  /** What a person approving it is shown (ResolvedTool.approvalDisplay). */
+  approvalDisplay?: Record<string, unknown>;
 }
 
 /** How a call that ran ended, for the action journal (null: it ended otherwise). */
 export type CallOutcome = 'succeeded' | 'failed' | 'uncertain';
 
 const COLUMNS =
-  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer, park_answer';
+  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer, park_answer, approval_display';
 
 export async function insertToolCalls(tx: Queryable, projectId: string, responseId: string, calls: NewToolCall[]): Promise<void> {
   const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(max(position) + 1, 0) AS next FROM tool_calls WHERE response_id = $1', [responseId]);
   let position = rows[0].next;
   for (const call of calls) {
     const insert = `INSERT INTO tool_calls (project_id, response_id, call_id, item_id, position, name, kind, arguments, risk, status, output,
-         approval_deadline, completed_at)
+         approval_deadline, completed_at, approval_display)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
          CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
-         CASE WHEN $10 = 'completed' THEN now() END)`;
+         CASE WHEN $10 = 'completed' THEN now() END, $13::jsonb)`;
     // A gated call's record goes in with it, in the same statement: the verdict commits with the call.
     const gated = call.gateRecord
       ? `WITH c AS (${insert} RETURNING response_id, call_id)
          INSERT INTO objective_actions SELECT a.* FROM c,
-           jsonb_populate_record(NULL::objective_actions, $13::jsonb || jsonb_build_object('response_id', c.response_id, 'call_id', c.call_id, 'created_at', now())) a`
+           jsonb_populate_record(NULL::objective_actions, $14::jsonb || jsonb_build_object('response_id', c.response_id, 'call_id', c.call_id, 'created_at', now())) a`
       : insert;
     await tx.query(gated, [
       projectId,
@@ -92,6 +96,7 @@ export async function insertToolCalls(tx: Queryable, projectId: string, response
       call.status,
       call.output ?? null,
       call.approvalTimeoutSeconds ?? null,
+      call.approvalDisplay ? JSON.stringify(call.approvalDisplay) : null,
       ...(call.gateRecord ? [JSON.stringify(call.gateRecord)] : []),
     ]);
   }

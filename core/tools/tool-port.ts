@@ -60,6 +60,8 @@ export interface ToolCallContext {
   saveCheckpoint(value: unknown): Promise<void>;
   /** The human's answer when this run resumes a resumable `await_input`; otherwise null. */
   answer: string | null;
+  /** What the person who approved this call was shown (its tool's approvalDisplay); null when no approval was asked. */
+  approved?: Record<string, unknown> | null;
 }
 
 /** What running a call produced: a result for the model, or a wait for someone. */
@@ -108,6 +110,19 @@ export interface ResolvedTool {
   approval?: 'always' | 'never';
   /** Server-side tools validate arguments against `parameters` before running. */
   validateArguments: boolean;
+  /**
+   * Whether this call waits for a human decision by its arguments (a node's
+   * workspace profile that its operator said needs approval): true asks,
+   * whatever the rules above say; false leaves them to decide.
+   */
+  approvalOf?(args: unknown): boolean;
+  /**
+   * What a person approving a call is shown of exactly what will run (a node
+   * command: node, command, profile, arguments, the approved descriptor's
+   * digest). It is kept with the call and handed back as `context.approved`
+   * when the approved call runs, so the tool can refuse when it no longer holds.
+   */
+  approvalDisplay?(args: unknown): Record<string, unknown>;
   /** The class an objective's call gate gives its calls; absent, it follows from the risk (call-gate.ts). */
   consequence?: ConsequenceClass;
   /** What a call acts on, for an objective's resource grants; absent or null, nothing a grant governs. */

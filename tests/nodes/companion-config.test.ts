@@ -117,6 +117,62 @@ test('a relative path, a missing policy, bad YAML and an unknown command are err
   const unknown = parseCompanionConfig('policy: { allowed_commands: [files.read.v1] }\n').config;
   assert.throws(
     () => deriveCatalog(unknown),
-    (error: CompanionConfigError) => error.details[0].startsWith('files.read.v1 (it offers shell.exec.v1, system.exec.v1)'),
+    (error: CompanionConfigError) =>
+      error.details[0].startsWith(
+        'files.read.v1 (it offers shell.exec.v1, system.exec.v1, workspace.read.v1, workspace.search.v1, workspace.write.v1, workspace.patch.v1)',
+      ),
   );
+});
+
+test("the issue's files block is accepted beside policy and shell: the workspace commands are offered by profile alias, with no root shown", () => {
+  const text = ISSUE_EXAMPLE.replace(
+    '[shell.exec.v1, system.exec.v1]',
+    '[shell.exec.v1, system.exec.v1, workspace.read.v1, workspace.search.v1, workspace.write.v1, workspace.patch.v1]',
+  ).concat(`files:
+  - alias: repo
+    readable_roots: [/srv/app]
+    writable_roots: [/srv/app]
+    allow_create: true
+    allow_overwrite: true
+    max_file_bytes: 65536
+`);
+  const { config, warnings } = parseCompanionConfig(text);
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.files[0], {
+    alias: 'repo',
+    revision: null,
+    readableRoots: ['/srv/app'],
+    writableRoots: ['/srv/app'],
+    allowCreate: true,
+    allowOverwrite: true,
+    maxFileBytes: 65536,
+    approval: { metadata: false, read: false, write: false },
+  });
+  const { catalog } = deriveCatalog(config);
+  const workspace = catalog.commands.filter((c) => c.name.startsWith('workspace.'));
+  assert.deepEqual(
+    workspace.map((c) => [c.name, c.risk]),
+    [
+      ['workspace.patch.v1', 'write'],
+      ['workspace.read.v1', 'read'],
+      ['workspace.search.v1', 'read'],
+      ['workspace.write.v1', 'write'],
+    ],
+  );
+  for (const command of workspace) {
+    assert.deepEqual((command.input_schema as any).properties.profile.enum, ['repo']);
+    assert.ok(!JSON.stringify(command).includes('/srv/app'), `${command.name} shows no root`);
+  }
+  // A relative root, two profiles of one alias, a profile with no root: errors naming the key.
+  const bad = (files: string) => {
+    try {
+      parseCompanionConfig(`policy: { allowed_commands: [] }\nfiles:\n${files}`);
+    } catch (error) {
+      return (error as CompanionConfigError).details.join('\n');
+    }
+    throw new Error('the config was accepted');
+  };
+  assert.match(bad('  - { alias: a, readable_roots: [srv] }\n'), /files\.0\.readable_roots: every root must be an absolute path/);
+  assert.match(bad('  - { alias: a, readable_roots: [/a] }\n  - { alias: a, readable_roots: [/b] }\n'), /files\.1\.alias: a is the alias of another profile/);
+  assert.match(bad('  - { alias: a }\n'), /files\.0: names no readable or writable root/);
 });

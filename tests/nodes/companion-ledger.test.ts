@@ -126,3 +126,47 @@ test("the home's files are whole or absent: no temporary file stays, each record
     [],
   );
 });
+
+test('the ledger is bounded: ended records past the retention, then the oldest past 256 records or the byte bound, go; open ones never', () => {
+  const node = makeNode();
+  const dir = ledgerDir(node.home);
+  const start = Date.parse('2026-12-01T00:00:00Z');
+  const plan = (n: number) => ({
+    ...planFor(node, 'shell.exec.v1', { script: `echo ${n}` }),
+    idempotency_key: `resp_bound:call_${n}`,
+    invocation_id: `ninv_${n}`,
+  });
+  const ledger = Ledger.open(dir, start);
+  ledger.begin(plan(0), new Date(start));
+  for (let n = 1; n <= 300; n++) {
+    ledger.begin(plan(n), new Date(start + n * 1000));
+    ledger.finish(
+      `resp_bound:call_${n}`,
+      { state: 'succeeded', result: { exit_code: 0, stdout: `${n}\n`, stderr: '', truncated: false } },
+      new Date(start + n * 1000),
+    );
+  }
+  const kept = ledger.all();
+  assert.equal(kept.length, 256);
+  assert.ok(ledger.get('resp_bound:call_0'), 'the open record stays');
+  assert.equal(ledger.get('resp_bound:call_45'), undefined, 'the oldest ended ones went');
+  assert.ok(ledger.get('resp_bound:call_300'));
+  assert.equal(readdirSync(dir).filter((name) => name.endsWith('.json')).length, 256, 'their files went with them');
+
+  // Reopened a week and a day later: every ended record is past the retention; the open one becomes unknown and stays.
+  const later = Ledger.open(dir, start + 8 * 24 * 3600_000);
+  assert.deepEqual(
+    later.all().map((r) => [r.idempotency_key, r.state]),
+    [['resp_bound:call_0', 'unknown']],
+  );
+
+  // A small byte bound keeps only what fits.
+  const small = Ledger.open(dir, start + 8 * 24 * 3600_000, { maxBytes: 4096 });
+  for (let n = 400; n < 420; n++) {
+    small.begin(plan(n));
+    small.finish(`resp_bound:call_${n}`, { state: 'succeeded', result: { exit_code: 0, stdout: 'x'.repeat(1000), stderr: '', truncated: false } });
+  }
+  const bytes = readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+  assert.ok(bytes <= 4096, `${bytes} bytes on disk`);
+  assert.ok(small.get('resp_bound:call_419'), 'the newest stays');
+});

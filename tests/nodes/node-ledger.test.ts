@@ -134,6 +134,27 @@ for (const kind of storeKinds) {
       await until('the sweep loop ends it', async () => (await nodes().nodeInvocations.get(projectId, expiring.invocationId)).state === 'expired');
     });
 
+    test('the purge removes ended invocations past the retention, oldest first, and never an open one', async () => {
+      const nodeId = await pairedNode();
+      const [old, recent, open] = [request(nodeId), request(nodeId), request(nodeId)];
+      const ids: string[] = [];
+      for (const call of [old, recent, open]) ids.push((await nodes().nodeCalls.prepare(projectId, call)).invocationId);
+      const plans = await nodes().nodeGateway.claimDispatch([nodeId], HOLDER, { resend: false });
+      for (const plan of plans.filter((p) => p.invocation_id !== ids[2])) {
+        await nodes().nodeGateway.accepted(nodeId, plan.invocation_id);
+        assert.equal(await nodes().nodeGateway.finished(nodeId, result(plan.invocation_id, plan.plan_hash, 'done')), 'recorded');
+      }
+      // One ended eight days ago, one just now; the third is still open (and old).
+      await database.db.query("UPDATE node_invocations SET completed_at = now() - interval '8 days' WHERE id = $1", [ids[0]]);
+      await database.db.query("UPDATE node_invocations SET created_at = now() - interval '9 days' WHERE id = $1", [ids[2]]);
+      assert.ok((await nodes().nodeGateway.purge()) >= 1);
+      const { rows } = await database.db.query<{ id: string }>('SELECT id FROM node_invocations WHERE id = ANY($1::text[]) ORDER BY id', [ids]);
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [ids[1], ids[2]].sort(),
+      );
+    });
+
     test('the same call with another plan is IDEMPOTENCY_CONFLICT; a command not usable is COMMAND_UNAVAILABLE', async () => {
       const nodeId = await pairedNode();
       const call = request(nodeId, 'echo one');

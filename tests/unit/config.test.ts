@@ -97,6 +97,7 @@ test('every setting the loader reads refuses a bad value with one line that star
     PALAI_MODEL_MAX_RETRIES: '21',
     PALAI_MODEL_RETRY_BASE_MS: '0x10',
     PALAI_MODEL_TIMEOUT_SECONDS: '2147484',
+    PALAI_NODE_LEDGER_RETENTION_HOURS: '0',
     PALAI_IDEMPOTENCY_RETENTION_HOURS: '1.5',
     PALAI_WEBHOOK_TIMEOUT_SECONDS: '51',
     PALAI_WEBHOOK_RETRY_SCHEDULE: '5s,soon',

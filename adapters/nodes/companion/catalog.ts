@@ -5,13 +5,30 @@
 import type { NodeCatalog, NodeCommandDescriptor, NodeRisk } from '../../../generated/schemas.js';
 import { catalogHash } from '../../../core/surfaces/nodes/wire/catalog.js';
 import { MAX_ENV_BYTES, MAX_SCRIPT_BYTES } from '../../../core/surfaces/nodes/wire/limits.js';
-import { CompanionConfigError, type CompanionConfig } from './config.js';
+import { CompanionConfigError, type CompanionConfig, type CompanionFileProfile } from './config.js';
+import {
+  workspaceDescriptor,
+  WORKSPACE_COMMANDS,
+  WORKSPACE_PATCH,
+  WORKSPACE_READ,
+  WORKSPACE_SEARCH,
+  WORKSPACE_WRITE,
+  WRITING_COMMANDS,
+} from './workspace-catalog.js';
 
 export const SHELL_EXEC = 'shell.exec.v1';
 export const SYSTEM_EXEC = 'system.exec.v1';
+export { WORKSPACE_COMMANDS, WORKSPACE_PATCH, WORKSPACE_READ, WORKSPACE_SEARCH, WORKSPACE_WRITE, WRITING_COMMANDS } from './workspace-catalog.js';
 
 /** The commands this companion can run, with their risk. */
-export const COMMAND_RISK: Readonly<Record<string, NodeRisk>> = { [SHELL_EXEC]: 'privileged', [SYSTEM_EXEC]: 'privileged' };
+export const COMMAND_RISK: Readonly<Record<string, NodeRisk>> = {
+  [SHELL_EXEC]: 'privileged',
+  [SYSTEM_EXEC]: 'privileged',
+  [WORKSPACE_READ]: 'read',
+  [WORKSPACE_SEARCH]: 'read',
+  [WORKSPACE_WRITE]: 'write',
+  [WORKSPACE_PATCH]: 'write',
+};
 
 const RISK_ORDER: readonly NodeRisk[] = ['read', 'write', 'privileged'];
 export const riskWithin = (risk: NodeRisk, maximum: NodeRisk): boolean => RISK_ORDER.indexOf(risk) <= RISK_ORDER.indexOf(maximum);
@@ -42,6 +59,15 @@ export function deriveCatalog(config: CompanionConfig): DerivedCatalog {
     }
     if (name === SYSTEM_EXEC && config.shell.executables.size === 0) {
       warnings.push(`${name} is left out: shell.executables names no executable`);
+      continue;
+    }
+    if (WORKSPACE_COMMANDS.includes(name)) {
+      const profiles = profilesFor(name, config);
+      if (profiles.length === 0) {
+        warnings.push(`${name} is left out: files names no profile with a ${WRITING_COMMANDS.includes(name) ? 'writable' : 'readable'} root`);
+        continue;
+      }
+      commands.push(workspaceDescriptor(name, risk, profiles, config));
       continue;
     }
     commands.push(descriptor(name, risk, config));
@@ -103,3 +129,8 @@ const objectSchema = (required: string[], properties: Record<string, unknown>) =
 
 /** The shell's name without its directory (`/bin/bash` → `bash`), so the model knows the dialect. */
 const shellName = (program: string): string => program.split('/').pop() || 'sh';
+
+/** The profiles a workspace command works in: every one for reading, those with a writable root for writing. */
+export function profilesFor(command: string, config: CompanionConfig): CompanionFileProfile[] {
+  return WRITING_COMMANDS.includes(command) ? config.files.filter((p) => p.writableRoots.length > 0) : config.files;
+}

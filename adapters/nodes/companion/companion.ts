@@ -76,7 +76,7 @@ async function runHeld(options: CompanionOptions, config: CompanionConfig, deriv
   // Paired with one hub says nothing about another: a new hub sees the token again.
   if (state.hub !== options.hub) state = { hub: options.hub, paired: false, last_admission: null };
   writeState(options.home, state);
-  const ledger = Ledger.open(ledgerDir(options.home));
+  const ledger = Ledger.open(ledgerDir(options.home), Date.now(), { retentionMs: config.ledgerRetentionMs });
   const unknown = ledger.all().filter((r) => r.state === 'unknown');
   if (unknown.length > 0) {
     const groups = unknown.flatMap((r) => (r.pid ? [r.pid] : [])).filter(alive);

@@ -9,6 +9,7 @@ import { parseDocument } from 'yaml';
 import type { NodeCompanionConfig as ConfigDocument } from '../../../generated/protocol-schemas.js';
 import { NodeCompanionConfig as validateConfig } from '../../../generated/protocol-validators.js';
 import type { NodeRisk } from '../../../generated/schemas.js';
+import type { FileProfile } from './workspace/profile.js';
 
 export interface CompanionPolicy {
   /** Empty denies everything. */
@@ -29,10 +30,19 @@ export interface CompanionShell {
   environmentNames: string[];
 }
 
+/** A file profile with the hub-side approval rules of its operations. */
+export interface CompanionFileProfile extends FileProfile {
+  approval: { metadata: boolean; read: boolean; write: boolean };
+}
+
 export interface CompanionConfig {
   displayName?: string;
   policy: CompanionPolicy;
   shell: CompanionShell;
+  /** The workspace commands' profiles, in the file's order. */
+  files: CompanionFileProfile[];
+  /** How long the ledger keeps ended records (ledger.retention_hours). */
+  ledgerRetentionMs: number;
 }
 
 export const DEFAULTS = {
@@ -42,6 +52,8 @@ export const DEFAULTS = {
   maxOutputBytes: 262_144,
   graceSeconds: 10,
   program: '/bin/sh',
+  maxFileBytes: 262_144,
+  ledgerRetentionHours: 7 * 24,
 } as const satisfies Record<string, unknown>;
 
 /** A config the companion cannot run with; `details` holds one line per fault. */
@@ -121,8 +133,37 @@ export function checkCompanionConfig(value: unknown, name = 'palai-node.yaml'): 
       executables: paths(shell.executables, 'executables'),
       environmentNames: [...new Set(shell.environment_names ?? [])],
     },
+    files: [],
+    ledgerRetentionMs: (document.ledger?.retention_hours ?? DEFAULTS.ledgerRetentionHours) * 3600_000,
   };
   if (!isAbsolute(config.shell.program)) faults.push('shell.program: must be an absolute path');
+  config.files = fileProfiles(document.files ?? [], faults);
   if (faults.length > 0) throw new CompanionConfigError(`${name} is not a valid companion config`, faults);
   return { config, warnings };
+}
+
+/** The profiles as the workspace commands use them: aliases unique, roots absolute. */
+function fileProfiles(entries: NonNullable<ConfigDocument['files']>, faults: string[]): CompanionFileProfile[] {
+  const seen = new Set<string>();
+  return entries.map((entry, index) => {
+    if (seen.has(entry.alias)) faults.push(`files.${index}.alias: ${entry.alias} is the alias of another profile`);
+    seen.add(entry.alias);
+    const roots = (list: string[] | undefined, key: string) => {
+      for (const root of list ?? []) if (!isAbsolute(root)) faults.push(`files.${index}.${key}: every root must be an absolute path`);
+      return [...new Set(list ?? [])];
+    };
+    const writableRoots = roots(entry.writable_roots, 'writable_roots');
+    const readableRoots = roots(entry.readable_roots, 'readable_roots');
+    if (readableRoots.length + writableRoots.length === 0) faults.push(`files.${index}: names no readable or writable root`);
+    return {
+      alias: entry.alias,
+      revision: entry.revision ?? null,
+      readableRoots,
+      writableRoots,
+      allowCreate: entry.allow_create ?? false,
+      allowOverwrite: entry.allow_overwrite ?? false,
+      maxFileBytes: entry.max_file_bytes ?? DEFAULTS.maxFileBytes,
+      approval: { metadata: entry.approval?.metadata ?? false, read: entry.approval?.read ?? false, write: entry.approval?.write ?? false },
+    };
+  });
 }

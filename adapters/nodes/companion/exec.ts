@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { NodeFailure } from '../../../generated/protocol-schemas.js';
 import type { NodeCommandResult } from '../../../generated/schemas.js';
 import type { RunSpec } from './policy.js';
 
@@ -23,6 +24,8 @@ export interface ExecOutcome {
   terminationConfirmed?: boolean;
   /** It never started; a message without paths. */
   startFailure?: string;
+  /** It ended with this failure instead of a result (a workspace command the node's rules refused). */
+  failure?: NodeFailure;
 }
 
 export interface RunningProcess {

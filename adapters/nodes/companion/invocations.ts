@@ -11,6 +11,7 @@ import type { CompanionConfig } from './config.js';
 import { EMPTY_RESULT, startProcess, fitResult, type ExecOutcome, type RunningProcess } from './exec.js';
 import { resultFrameOf, type Ledger, type LedgerOutcome } from './ledger.js';
 import { authorize } from './policy.js';
+import { startWorkspace } from './workspace-run.js';
 
 /** Room left in a frame for everything but the output. */
 const FRAME_MARGIN_BYTES = 16 * 1024;
@@ -117,7 +118,7 @@ export class Invocations {
     this.emit({ type: 'invoke.accepted', invocation_id: plan.invocation_id });
     let child: RunningProcess;
     try {
-      child = startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
+      child = 'workspace' in verdict ? startWorkspace(verdict.workspace) : startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
     } catch (error) {
       // spawn refused its arguments outright: nothing started, and the record says so.
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
@@ -155,6 +156,7 @@ export class Invocations {
     const result = fitResult(outcome.result, MAX_FRAME_BYTES - FRAME_MARGIN_BYTES);
     let ended: LedgerOutcome;
     if (outcome.startFailure) ended = { state: 'failed', failure: { code: 'EXECUTION_FAILED', message: outcome.startFailure } };
+    else if (outcome.failure) ended = { state: 'failed', failure: failure(outcome.failure.code, outcome.failure.message) };
     else if (outcome.canceled) {
       ended = {
         state: 'canceled',

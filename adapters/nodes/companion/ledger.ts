@@ -48,24 +48,40 @@ export interface LedgerOutcome {
   termination_confirmed?: boolean;
 }
 
-/** Ended records older than this are removed at start (a plan lives minutes; a re-send comes within its command's run). */
+/** Ended records older than this are removed (a plan lives minutes; a re-send comes within its command's run); palai-node.yaml `ledger.retention_hours`. */
 export const LEDGER_RETENTION_MS = 7 * 24 * 3600_000;
+/** The most records, and bytes of them, the ledger keeps: past either, the oldest ended records go. Open ones are never removed. */
+export const MAX_LEDGER_RECORDS = 256;
+export const MAX_LEDGER_BYTES = 32 * 1024 * 1024;
+
+export interface LedgerBounds {
+  retentionMs: number;
+  maxRecords: number;
+  maxBytes: number;
+}
+
+const DEFAULT_BOUNDS: LedgerBounds = { retentionMs: LEDGER_RETENTION_MS, maxRecords: MAX_LEDGER_RECORDS, maxBytes: MAX_LEDGER_BYTES };
 
 const fileOf = (key: string): string => `${createHash('sha256').update(key).digest('hex')}.json`;
 
 export class Ledger {
   private readonly records = new Map<string, LedgerRecord>();
+  /** Each record's size on disk, for the byte bound. */
+  private readonly sizes = new Map<string, number>();
 
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly bounds: LedgerBounds,
+  ) {}
 
   /**
    * Reads the ledger: a record still `running` was left by a companion that
    * died mid-command, so it becomes `unknown` (never run again); ended records
    * past retention are removed.
    */
-  static open(dir: string, now = Date.now()): Ledger {
+  static open(dir: string, now = Date.now(), bounds: Partial<LedgerBounds> = {}): Ledger {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const ledger = new Ledger(dir);
+    const ledger = new Ledger(dir, { ...DEFAULT_BOUNDS, ...bounds });
     for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) rmSync(join(dir, name), { force: true });
     for (const [name, found] of readRecords(dir)) {
       let record = found;
@@ -76,13 +92,29 @@ export class Ledger {
           ended_at: new Date(now).toISOString(),
           failure: { code: 'INVOCATION_UNKNOWN', message: 'the companion stopped while the command ran; its outcome is unknown and it is not run again' },
         });
-      } else if (record.ended_at && Date.parse(record.ended_at) < now - LEDGER_RETENTION_MS) {
-        rmSync(join(dir, name), { force: true });
-        continue;
       }
       ledger.records.set(record.idempotency_key, record);
+      ledger.sizes.set(record.idempotency_key, Buffer.byteLength(`${JSON.stringify(record)}\n`, 'utf8'));
     }
+    ledger.purge(now);
     return ledger;
+  }
+
+  /** Ended records past the retention, then the oldest ended ones while over a bound; answers how many went. */
+  purge(now = Date.now()): number {
+    const ended = [...this.records.values()].filter((r) => r.state !== 'running' && r.ended_at).sort((a, b) => a.ended_at!.localeCompare(b.ended_at!));
+    let bytes = [...this.sizes.values()].reduce((sum, n) => sum + n, 0);
+    let removed = 0;
+    for (const record of ended) {
+      const expired = Date.parse(record.ended_at!) < now - this.bounds.retentionMs;
+      if (!expired && this.records.size <= this.bounds.maxRecords && bytes <= this.bounds.maxBytes) break;
+      rmSync(join(this.dir, fileOf(record.idempotency_key)), { force: true });
+      bytes -= this.sizes.get(record.idempotency_key) ?? 0;
+      this.records.delete(record.idempotency_key);
+      this.sizes.delete(record.idempotency_key);
+      removed++;
+    }
+    return removed;
   }
 
   get(key: string): LedgerRecord | undefined {
@@ -117,6 +149,8 @@ export class Ledger {
     if (!LEDGER_TRANSITIONS[record.state].includes(outcome.state)) throw new Error(`a ${record.state} ledger record cannot become ${outcome.state}`);
     const ended = this.write({ ...record, ...outcome, ended_at: now.toISOString() });
     this.records.set(key, ended);
+    // The record just ended is the newest: the bounds take older ones first.
+    this.purge(now.getTime());
     return ended;
   }
 
@@ -125,7 +159,9 @@ export class Ledger {
   }
 
   private write(record: LedgerRecord): LedgerRecord {
-    writeFileAtomic(join(this.dir, fileOf(record.idempotency_key)), `${JSON.stringify(record)}\n`);
+    const text = `${JSON.stringify(record)}\n`;
+    writeFileAtomic(join(this.dir, fileOf(record.idempotency_key)), text);
+    this.sizes.set(record.idempotency_key, Buffer.byteLength(text, 'utf8'));
     return record;
   }
 }

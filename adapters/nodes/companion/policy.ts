@@ -4,11 +4,28 @@
 // alias, an environment name) is COMMAND_DENIED. Messages name no path and no
 // value, only what the model sent as names.
 import type { NodeExecutionPlan, NodeFailure } from '../../../generated/protocol-schemas.js';
-import { ShellExecInput, SystemExecInput } from '../../../generated/protocol-validators.js';
+import {
+  ShellExecInput,
+  SystemExecInput,
+  WorkspacePatchInput,
+  WorkspaceReadInput,
+  WorkspaceSearchInput,
+  WorkspaceWriteInput,
+} from '../../../generated/protocol-validators.js';
 import type { NodeCatalog } from '../../../generated/schemas.js';
 import { MAX_ENV_BYTES, MAX_INPUT_BYTES, MAX_SCRIPT_BYTES } from '../../../core/surfaces/nodes/wire/limits.js';
-import { COMMAND_RISK, riskWithin, SHELL_EXEC, SYSTEM_EXEC } from './catalog.js';
-import type { CompanionConfig } from './config.js';
+import {
+  COMMAND_RISK,
+  profilesFor,
+  riskWithin,
+  SHELL_EXEC,
+  SYSTEM_EXEC,
+  WORKSPACE_COMMANDS,
+  WORKSPACE_PATCH,
+  WORKSPACE_READ,
+  WORKSPACE_SEARCH,
+} from './catalog.js';
+import type { CompanionConfig, CompanionFileProfile } from './config.js';
 
 /** What to spawn, once the policy allowed it. */
 export interface RunSpec {
@@ -21,7 +38,15 @@ export interface RunSpec {
   outputLimitBytes: number;
 }
 
-export type PolicyVerdict = { ok: true; spec: RunSpec } | { ok: false; failure: NodeFailure };
+/** A workspace command to run in the companion itself, once the policy allowed it. */
+export interface WorkspaceSpec {
+  command: string;
+  profile: CompanionFileProfile;
+  input: Record<string, unknown>;
+  outputLimitBytes: number;
+}
+
+export type PolicyVerdict = { ok: true; spec: RunSpec } | { ok: true; workspace: WorkspaceSpec } | { ok: false; failure: NodeFailure };
 
 interface ExecInput {
   script?: string;
@@ -60,6 +85,7 @@ export function authorize(plan: NodeExecutionPlan, context: PolicyContext): Poli
   if (!context.approvedCommands.includes(plan.command)) return deny(`${plan.command} is not approved for this node`);
 
   if (bytes(JSON.stringify(plan.input)) > MAX_INPUT_BYTES) return invalid(`the input is over ${MAX_INPUT_BYTES} bytes`);
+  if (WORKSPACE_COMMANDS.includes(plan.command)) return authorizeWorkspace(plan, config);
   const validate = plan.command === SHELL_EXEC ? ShellExecInput : SystemExecInput;
   if (!validate(plan.input)) {
     const first = validate.errors?.[0];
@@ -99,4 +125,24 @@ export function authorize(plan: NodeExecutionPlan, context: PolicyContext): Poli
     return { ok: true, spec: { file, args: input.args ?? [], ...common } };
   }
   return { ok: true, spec: { file: shell.program, args: ['-c', input.script!], ...common } };
+}
+
+const WORKSPACE_INPUTS = {
+  [WORKSPACE_READ]: WorkspaceReadInput,
+  [WORKSPACE_SEARCH]: WorkspaceSearchInput,
+  [WORKSPACE_PATCH]: WorkspacePatchInput,
+} as const;
+
+/** A workspace command's input checked, and its profile found: the model names only an alias the command offers. */
+function authorizeWorkspace(plan: NodeExecutionPlan, config: CompanionConfig): PolicyVerdict {
+  const validate = WORKSPACE_INPUTS[plan.command as keyof typeof WORKSPACE_INPUTS] ?? WorkspaceWriteInput;
+  if (!validate(plan.input)) {
+    const first = validate.errors?.[0];
+    return invalid(`the input does not fit ${plan.command}: ${first?.instancePath || '(input)'} ${first?.message ?? 'is invalid'}`.slice(0, 512));
+  }
+  const input = plan.input as Record<string, unknown>;
+  const profiles = profilesFor(plan.command, config);
+  const profile = profiles.find((p) => p.alias === input.profile);
+  if (!profile) return deny(`the profile is not one ${plan.command} works in (${oneOf(profiles.map((p) => p.alias))})`);
+  return { ok: true, workspace: { command: plan.command, profile, input, outputLimitBytes: Math.min(plan.output_limit_bytes, config.policy.maxOutputBytes) } };
 }

@@ -3,14 +3,18 @@ import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { admission, admit, markConnected, markDisconnected, markSeen } from './admission.js';
 import { createEnrollment, listEnrollments, requireEnrollment, revokeEnrollment } from './enrollments.js';
-import { claimDispatch, invocationsToCancel, markAccepted, recordResult, sweepLedger } from './invocation-ledger.js';
+import { claimDispatch, invocationsToCancel, markAccepted, purgeLedger, recordResult, sweepLedger } from './invocation-ledger.js';
 import { cancelInvocationView, countInvocations, getInvocation, listInvocations } from './invocation-queries.js';
 import { callOutcome, nodeTools, prepareCall } from './invocations.js';
 import { approveNode, countNodes, denyNode, listNodes, requireNode, revokeNode } from './nodes.js';
 import type { NodesApi } from './nodes-api.js';
 import { enrollmentView, nodeView } from './node-views.js';
 
-export function createNodesApi({ db }: Pick<Kernel, 'db'>): NodesApi {
+/** What PALAI_NODE_LEDGER_RETENTION_HOURS defaults to, for the commands that bind the wing without a config. */
+const DEFAULT_LEDGER_RETENTION_HOURS = 7 * 24;
+
+export function createNodesApi({ db, config }: Pick<Kernel, 'db'> & Partial<Pick<Kernel, 'config'>>): NodesApi {
+  const retentionHours = config?.nodeLedgerRetentionHours ?? DEFAULT_LEDGER_RETENTION_HOURS;
   return atBoundary({
     nodeEnrollments: {
       create: (projectId, request, options) => createEnrollment(db, projectId, request, options?.idempotency),
@@ -43,6 +47,7 @@ export function createNodesApi({ db }: Pick<Kernel, 'db'>): NodesApi {
       finished: (nodeId, result) => recordResult(db, nodeId, result),
       toCancel: (nodeIds) => invocationsToCancel(db, nodeIds),
       sweep: () => sweepLedger(db),
+      purge: () => purgeLedger(db, retentionHours),
     },
     nodeCalls: {
       tools: (projectId, ref) => nodeTools(db, projectId, ref),

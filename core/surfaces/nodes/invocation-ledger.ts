@@ -7,7 +7,7 @@ import { TERMINAL_STATUSES } from '../../response-status.js';
 import { notifySignal } from '../../signals/signals.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { endInvocation, lockInvocation, type InvocationEnding } from './invocation-endings.js';
-import { SENT_STATES } from './invocation-states.js';
+import { ENDED_STATES, SENT_STATES } from './invocation-states.js';
 import { REPORT_GRACE_MS } from './node-calls-port.js';
 import { NODE_SIGNALS, nodeConnectionLease } from './node-gateway-port.js';
 import type { InvocationRow } from './node-views.js';
@@ -132,4 +132,21 @@ export async function cancelInvocation(db: Db, projectId: string, id: string): P
     await notifySignal(tx, NODE_SIGNALS.work, row.node_id);
     return rows[0];
   });
+}
+
+/** The most ended invocations one purge statement removes: the sweep never holds the table long. */
+const PURGE_BATCH = 500;
+
+/** Removes ended invocations older than the retention, in batches; open ones are never touched. Answers how many. */
+export async function purgeLedger(db: Db, retentionHours: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { rowCount } = await db.query(
+      `DELETE FROM node_invocations WHERE id IN (SELECT id FROM node_invocations
+         WHERE state = ANY($1::text[]) AND completed_at < now() - make_interval(hours => $2) ORDER BY completed_at LIMIT ${PURGE_BATCH})`,
+      [ENDED_STATES, retentionHours],
+    );
+    total += rowCount;
+    if (rowCount < PURGE_BATCH) return total;
+  }
 }

@@ -20,7 +20,16 @@ import { MAX_OPEN_INVOCATIONS, MAX_PLAN_TTL_MS, MAX_TIMEOUT_SECONDS } from './wi
 export async function nodeTools(q: Queryable, projectId: string, ref: string): Promise<NodeTools | null> {
   const node = await findNode(q, projectId, ref);
   if (!node || node.revoked_at) return null;
-  return { nodeId: node.id, toolAlias: node.aliases[0] ?? node.id, commands: usableDescriptors(node) };
+  return {
+    nodeId: node.id,
+    toolAlias: node.aliases[0] ?? node.id,
+    commands: usableDescriptors(node),
+    authorityDigest: canonicalHash({
+      node_id: node.id,
+      approved_catalog_hash: node.approved_catalog_hash,
+      allowed_commands: [...node.allowed_commands].sort(),
+    }),
+  };
 }
 
 export const idempotencyKey = (call: Pick<NodeCallRequest, 'responseId' | 'callId'>): string => `${call.responseId}:${call.callId}`;

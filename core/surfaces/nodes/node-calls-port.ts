@@ -12,6 +12,12 @@ export interface NodeTools {
   toolAlias: string;
   /** Approved, with the approved descriptor, in catalog order. */
   commands: NodeCommandDescriptor[];
+  /**
+   * The digest of what the node's operator approved it for: its approved
+   * catalog hash and allowed commands. A call approved under one authority
+   * runs only under the same.
+   */
+  authorityDigest: string;
 }
 
 export interface NodeCallRequest {

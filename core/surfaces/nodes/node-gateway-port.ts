@@ -91,4 +91,6 @@ export interface NodeGatewayPort {
    * their calls; the count. Any process may run it.
    */
   sweep(): Promise<number>;
+  /** Removes ended invocations past PALAI_NODE_LEDGER_RETENTION_HOURS, in batches; the count. */
+  purge(): Promise<number>;
 }

@@ -14,7 +14,7 @@ import type {
 } from '../../../generated/schemas.js';
 import type { NodeExecutionPlan } from '../../../generated/protocol-schemas.js';
 import { unixSeconds } from '../../json.js';
-import { descriptorHash } from './wire/catalog.js';
+import { descriptorHash, descriptorHashes } from './wire/catalog.js';
 import { boundedMessage, nodeError } from './node-calls-port.js';
 import { HEARTBEAT_MS } from './wire/limits.js';
 
@@ -43,6 +43,8 @@ export interface NodeRow {
   allowed_commands: string[];
   approved_catalog_hash: string | null;
   approved_descriptors: Record<string, string>;
+  /** The catalog as approved (null for nodes approved before it was kept). */
+  approved_catalog: NodeCatalog | null;
   approved_at: Date | null;
   revoked_at: Date | null;
   revocation_reason: string | null;
@@ -101,6 +103,18 @@ export function usableDescriptors(
   return row.catalog.commands.filter((d) => allowed.has(d.name) && row.approved_descriptors[d.name] === descriptorHash(d));
 }
 
+/** What the advertised catalog added, dropped or changed against the approved descriptors (none before an approval). */
+export function catalogChanges(row: Pick<NodeRow, 'catalog' | 'approved_catalog' | 'approved_descriptors' | 'approved_at'>): Node['catalog_changes'] {
+  if (!row.approved_at) return { added: [], removed: [], changed: [] };
+  const approved = row.approved_catalog ? descriptorHashes(row.approved_catalog) : (row.approved_descriptors ?? {});
+  const now = new Map(row.catalog.commands.map((d) => [d.name, descriptorHash(d)]));
+  return {
+    added: [...now.keys()].filter((name) => !(name in approved)),
+    removed: Object.keys(approved).filter((name) => !now.has(name)),
+    changed: [...now].filter(([name, hash]) => name in approved && approved[name] !== hash).map(([name]) => name),
+  };
+}
+
 export const nodeView = (row: NodeRow): Node => ({
   id: row.id,
   object: 'node',
@@ -116,6 +130,7 @@ export const nodeView = (row: NodeRow): Node => ({
   approved_catalog_hash: row.approved_catalog_hash,
   allowed_commands: row.allowed_commands,
   usable_commands: usableDescriptors(row).map((d) => d.name),
+  catalog_changes: catalogChanges(row),
   last_seen_at: unixSeconds(row.last_seen_at),
   disconnect_reason: row.disconnect_reason,
   revocation_reason: row.revocation_reason,
@@ -187,6 +202,8 @@ export function invocationOutput(row: Pick<InvocationRow, 'state' | 'result' | '
     case 'succeeded':
     case 'failed':
       if (row.result && !row.failure_code) {
+        // A workspace command's answer is its data; an exec command's, its exit code and output.
+        if (row.result.data !== undefined) return JSON.stringify(row.result.data);
         const { exit_code, stdout, stderr, truncated } = row.result;
         return JSON.stringify({ exit_code, stdout, stderr, truncated });
       }

@@ -80,7 +80,7 @@ export async function approveNode(db: Db, projectId: string, ref: string, reques
     const allowed = [...new Set(request.allowed_commands)];
     if (request.aliases) await setAliases(tx, node, request.aliases);
     await tx.query(
-      `UPDATE nodes SET allowed_commands = $2::text[], approved_descriptors = $3, approved_catalog_hash = catalog_hash, approved_at = now(),
+      `UPDATE nodes SET allowed_commands = $2::text[], approved_descriptors = $3, approved_catalog_hash = catalog_hash, approved_catalog = catalog, approved_at = now(),
          display_name = coalesce($4, display_name), updated_at = now() WHERE id = $1`,
       [node.id, allowed, JSON.stringify(Object.fromEntries(allowed.map((c) => [c, hashes[c]]))), request.display_name ?? null],
     );
