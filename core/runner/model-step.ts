@@ -206,12 +206,14 @@ async function modelAttempt(
     text: stream.text,
     usage: total,
     async write(tx) {
+      // A wake's calls pass its objective's gate; every other run's go in as they are. The gate locks the
+      // objective's row before this writes the response's, the order every other writer of both keeps (a
+      // pause locks the objective, then cancels its wakes), so the two never wait on each other in a cycle.
+      const objective = calls.length > 0 ? row.options.objective : undefined;
+      const gated = objective === undefined ? null : await gateCalls(ctx, tx, objective, calls);
       await writeStep(tx, writer, stream, { usage: total, stepUsage: usage, attempted: true, calls: calls.length });
       if (calls.length === 0) return;
-      // A wake's calls pass its objective's gate first; every other run's go in as they are.
-      const objective = row.options.objective;
-      if (objective === undefined) return insertToolCalls(tx, writer.projectId, writer.responseId, calls);
-      const gated = await gateCalls(ctx, tx, objective, calls);
+      if (gated === null) return insertToolCalls(tx, writer.projectId, writer.responseId, calls);
       await insertToolCalls(tx, writer.projectId, writer.responseId, gated.calls);
       await appendOutputItems(tx, writer, gated.refused);
     },

@@ -295,6 +295,14 @@ await describeEachStore(
       assert.equal(shown.pace.burst_cap, 1);
       assert.ok(shown.pace_state.next_wake_not_before > Date.now() / 1000 + 3000, JSON.stringify(shown.pace_state));
 
+      // max_concurrency 1: of two calls of one step, the second is refused while the first is in flight.
+      const concurrent = await objective(ctx, { agent: watcher });
+      await approvedPolicy(ctx, concurrent.id, { ...document, max_concurrency: 1 });
+      await grant(ctx, concurrent.id, CHANNEL);
+      const [one, two] = outputs(await wakeAndSettle(ctx, concurrent.id));
+      assert.equal(one.status, 200);
+      assert.equal(two.rule, 'max-concurrency');
+
       const failing = await agent(ctx, { model: { provider: 'fake', script: [{ error: { status: 400, message: 'bad request' } }] } });
       const backed = await objective(ctx, { agent: failing, pace: { base_backoff: 600, max_backoff: 3600 } });
       await approvedPolicy(ctx, backed.id);

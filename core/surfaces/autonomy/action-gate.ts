@@ -55,9 +55,12 @@ const GATE_STATEMENT = `SELECT (w.response_id IS NOT NULL) AS is_wake, w.trigger
     coalesce((SELECT jsonb_agg(jsonb_build_object('type', g.type, 'locator', g.locator, 'access_mode', g.access_mode))
       FROM objective_grants g WHERE g.objective_id = o.id AND g.revoked_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > now())), '[]') AS grants,
     (SELECT count(*) FROM objective_actions a WHERE a.response_id = $2 AND ${COUNTED}) AS wake_count,
-    (SELECT count(*) FROM objective_actions a JOIN tool_calls t ON t.response_id = a.response_id AND t.call_id = a.call_id
-       JOIN responses r ON r.id = a.response_id
-     WHERE a.objective_id = o.id AND ${COUNTED} AND t.status <> 'completed' AND r.status <> ALL('{${TERMINAL_STATUSES.join(',')}}'::text[])) AS in_flight,
+    -- Only a policy with max_concurrency pays for the in-flight count.
+    CASE WHEN jsonb_typeof(p.document -> 'max_concurrency') = 'number' THEN
+      (SELECT count(*) FROM objective_actions a JOIN tool_calls t ON t.response_id = a.response_id AND t.call_id = a.call_id
+         JOIN responses r ON r.id = a.response_id
+       WHERE a.objective_id = o.id AND ${COUNTED} AND t.status <> 'completed' AND r.status <> ALL('{${TERMINAL_STATUSES.join(',')}}'::text[]))
+    ELSE 0 END AS in_flight,
     c.policy_count, c.policy_oldest, c.pace_count, c.pace_oldest
   FROM objectives o
   LEFT JOIN objective_wakes w ON w.response_id = $2 AND w.objective_id = o.id
