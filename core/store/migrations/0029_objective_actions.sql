@@ -13,6 +13,8 @@ ALTER TABLE objectives ADD COLUMN pace jsonb NOT NULL DEFAULT '{}';
 -- the blocked reason last announced (a new one is announced again).
 ALTER TABLE objectives ADD COLUMN notify jsonb NOT NULL DEFAULT '{}';
 ALTER TABLE objectives ADD COLUMN notified_block text;
+-- The notifications pass looks only at objectives that notify.
+CREATE INDEX objectives_notifying ON objectives (id) WHERE notify <> '{}';
 -- The wake's status last announced (failed, waiting for a person).
 ALTER TABLE objective_wakes ADD COLUMN announced text;
 

@@ -62,9 +62,18 @@ async function send(tx: Queryable, objective: NotifyingObjective, event: Event):
 export async function announcePending(db: Db): Promise<number> {
   return db.transaction(async (tx) => {
     // Locked, skipping what a tick holds: the next pass takes it.
+    // Only objectives with something new: a pass takes at most a batch of them, and the next the rest.
     const { rows: objectives } = await tx.query<NotifyingObjective>(
-      `SELECT id, project_id, notify, status, blocked_reason, notified_block FROM objectives
-       WHERE coalesce(jsonb_array_length(notify -> 'webhook_endpoints'), 0) > 0 ORDER BY id LIMIT ${OBJECTIVES_PER_PASS} FOR UPDATE SKIP LOCKED`,
+      `SELECT o.id, o.project_id, o.notify, o.status, o.blocked_reason, o.notified_block FROM objectives o
+       WHERE o.notify <> '{}' AND (
+         (o.status = 'blocked' AND o.blocked_reason IS DISTINCT FROM o.notified_block)
+         OR (o.status <> 'blocked' AND o.notified_block IS NOT NULL)
+         OR EXISTS (SELECT 1 FROM objective_actions a WHERE a.objective_id = o.id AND a.watching)
+         OR EXISTS (SELECT 1 FROM (SELECT w.response_id, w.announced FROM objective_wakes w
+                      WHERE w.objective_id = o.id AND w.outcome = 'admitted' ORDER BY w.due_at DESC LIMIT ${WAKES_LOOKED_AT}) w
+                    JOIN responses r ON r.id = w.response_id WHERE r.status = ANY($1::text[]) AND w.announced IS DISTINCT FROM r.status))
+       ORDER BY o.id LIMIT ${OBJECTIVES_PER_PASS} FOR UPDATE OF o SKIP LOCKED`,
+      [ANNOUNCED_WAKE_STATUSES],
     );
     if (objectives.length === 0) return 0;
     const byId = new Map(objectives.map((o) => [o.id, o]));
