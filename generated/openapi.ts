@@ -674,7 +674,8 @@ export interface paths {
          * Let the objective's wakes act on a resource.
          * @description A wake's call of a tool with a target (an MCP tool, a node command, an
          *     outbound URL) runs only inside an active grant of the target's type.
-         *     `command`, `mcp` and `channel` (URL hosts) are enforced; the other
+         *     `command`, `mcp`, `channel` (URL hosts) and `filesystem` (a node's
+         *     file profile or working scope) are enforced; the other
          *     types are stored and listed for later enforcement. A grant the approved
          *     policy cannot allow (an MCP tool outside its `mcp_tools`, a `write`
          *     grant under a policy of `observe` only) is refused.
@@ -1773,7 +1774,7 @@ export interface components {
             constraints?: Record<string, unknown>;
             /** @description Unix seconds; must be in the future. */
             expires_at?: number;
-            /** @description What is granted. `command`: `<node>/<command>` (`*` for any node or command); `mcp`: `<server>/<tool>` (`*` for any tool); `channel`: a host (`api.example.com`, `*.example.com`, `host:port`); `filesystem`: an absolute path. */
+            /** @description What is granted. `command`: `<node>/<command>` (`*` for any node or command); `mcp`: `<server>/<tool>` (`*` for any tool); `channel`: a host (`api.example.com`, `*.example.com`, `host:port`); `filesystem`: `<node>/<file profile or working scope>` (`*` for any). */
             locator: string;
             type: components["schemas"]["ResourceGrantType"];
         };
@@ -2557,7 +2558,7 @@ export interface components {
             access_mode: components["schemas"]["GrantAccessMode"];
             constraints: Record<string, unknown> | null;
             created_at: number;
-            /** @description Whether the gate checks calls against grants of this type today (command, mcp, channel). */
+            /** @description Whether the gate checks calls against grants of this type today (command, mcp, channel, filesystem). */
             enforced: boolean;
             expires_at: number | null;
             id: string;

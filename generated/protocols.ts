@@ -410,7 +410,7 @@ export interface components {
             constraints?: Record<string, unknown>;
             /** @description Unix seconds; must be in the future. */
             expires_at?: number;
-            /** @description What is granted. `command`: `<node>/<command>` (`*` for any node or command); `mcp`: `<server>/<tool>` (`*` for any tool); `channel`: a host (`api.example.com`, `*.example.com`, `host:port`); `filesystem`: an absolute path. */
+            /** @description What is granted. `command`: `<node>/<command>` (`*` for any node or command); `mcp`: `<server>/<tool>` (`*` for any tool); `channel`: a host (`api.example.com`, `*.example.com`, `host:port`); `filesystem`: `<node>/<file profile or working scope>` (`*` for any). */
             locator: string;
             type: components["schemas"]["ResourceGrantType"];
         };
@@ -1391,7 +1391,7 @@ export interface components {
             access_mode: components["schemas"]["GrantAccessMode"];
             constraints: Record<string, unknown> | null;
             created_at: number;
-            /** @description Whether the gate checks calls against grants of this type today (command, mcp, channel). */
+            /** @description Whether the gate checks calls against grants of this type today (command, mcp, channel, filesystem). */
             enforced: boolean;
             expires_at: number | null;
             id: string;

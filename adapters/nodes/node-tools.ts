@@ -18,6 +18,7 @@
 //              INVOCATION_UNKNOWN when the ledger's sweep gives up on its report
 import { nodeError, REPORT_GRACE_MS, type NodeCallsPort, type NodeTools } from '../../core/surfaces/nodes/node-calls-port.js';
 import { commandToolName, descriptorHash } from '../../core/surfaces/nodes/wire/catalog.js';
+import type { GateTarget } from '../../core/tools/call-gate.js';
 import {
   MODEL_TOOL_NAME,
   ToolResolutionError,
@@ -56,6 +57,21 @@ function parkUntil(deadline: string): ToolOutcome {
     timeoutMs: Math.max(1, Date.parse(deadline) - Date.now()),
     timeoutOutput: nodeError('INVOCATION_UNKNOWN', 'The node did not report how the command ended; it is not run again.'),
   };
+}
+
+/**
+ * What a call acts on, as an objective's grants name it: the command, and the
+ * file profile (workspace commands) or working scope (exec commands) it works
+ * in; a call naming no scope works in the node's default one, which only a
+ * grant for every scope (`<node>/*`) covers.
+ */
+function nodeTargets(alias: string, command: string, args: unknown): GateTarget[] {
+  const input = (args ?? {}) as Record<string, unknown>;
+  const where = command.startsWith('workspace.') ? input.profile : input.working_scope;
+  return [
+    { type: 'command', locator: `${alias}/${command}` },
+    { type: 'filesystem', locator: `${alias}/${typeof where === 'string' ? where : ''}` },
+  ];
 }
 
 /** What a person approving a call of `command` is shown: exactly what will run, and the digests it runs under. */
@@ -144,7 +160,7 @@ export function nodeTools(calls: NodeCallsPort): ToolProvider<NodeToolSpec> {
           risk: command.risk,
           ...(approval ? { approval } : {}),
           validateArguments: true,
-          target: () => ({ type: 'command', locator: `${node.toolAlias}/${command.name}` }),
+          target: (args) => nodeTargets(node.toolAlias, command.name, args),
           // The node's operator asks a person to approve calls in these profiles.
           ...(command.approval_profiles?.length
             ? { approvalOf: (args: unknown) => command.approval_profiles!.includes(String((args as { profile?: unknown } | null)?.profile)) }

@@ -8,16 +8,17 @@ import { outputItem, type NewToolCall } from '../tools/tool-calls.js';
 import type { Queryable } from '../store/db.js';
 import type { RunContext } from './run-context.js';
 
-function targetOf(ctx: RunContext, call: NewToolCall): ProposedCall['target'] {
+function targetsOf(ctx: RunContext, call: NewToolCall): ProposedCall['targets'] {
   const tool = ctx.tools.get(call.name);
-  if (!tool?.target) return null;
+  if (!tool?.target) return [];
   let args: unknown;
   try {
     args = JSON.parse(call.arguments);
   } catch {
     args = {};
   }
-  return tool.target(args);
+  const targets = tool.target(args);
+  return targets === null ? [] : 'type' in targets ? [targets] : targets;
 }
 
 /** The calls as they are to be inserted, and the output items of the refused ones. */
@@ -38,7 +39,7 @@ export async function gateCalls(
       risk: call.risk,
       // A name the run has no tool for runs nothing; it is observed, not acted on.
       consequence: tool ? (tool.consequence ?? consequenceOf(tool.risk)) : 'observe',
-      target: targetOf(ctx, call),
+      targets: targetsOf(ctx, call),
     };
   });
   const verdicts = await gate.decide(tx, { projectId: ctx.writer.projectId, responseId: ctx.writer.responseId, objectiveId }, proposed);

@@ -10,9 +10,9 @@ import type { Queryable } from '../store/db.js';
 
 export type { ConsequenceClass };
 
-/** What a call acts on, as a resource grant names it: an MCP tool, a node command, a URL host. */
+/** What a call acts on, as a resource grant names it: an MCP tool, a node command, a node's file profile or working scope, a URL host. */
 export interface GateTarget {
-  type: 'mcp' | 'command' | 'channel';
+  type: 'mcp' | 'command' | 'channel' | 'filesystem';
   locator: string;
 }
 
@@ -25,7 +25,8 @@ export interface ProposedCall {
   arguments: string;
   risk: ToolRisk;
   consequence: ConsequenceClass;
-  target: GateTarget | null;
+  /** Everything it acts on; each must be inside a grant (none: nothing a grant governs). */
+  targets: readonly GateTarget[];
 }
 
 /** The run whose step it is. */

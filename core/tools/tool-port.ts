@@ -126,7 +126,7 @@ export interface ResolvedTool {
   /** The class an objective's call gate gives its calls; absent, it follows from the risk (call-gate.ts). */
   consequence?: ConsequenceClass;
   /** What a call acts on, for an objective's resource grants; absent or null, nothing a grant governs. */
-  target?(args: unknown): GateTarget | null;
+  target?(args: unknown): GateTarget | readonly GateTarget[] | null;
   run(args: unknown, context: ToolCallContext): Promise<ToolOutcome>;
 }
 

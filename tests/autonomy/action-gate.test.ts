@@ -227,8 +227,8 @@ await describeEachStore(
         { type: 'channel', locator: '127.0.0.1', access_mode: 'admin' },
         { type: 'channel', locator: 'not a host', access_mode: 'write' },
         { type: 'command', locator: 'no-slash', access_mode: 'execute' },
-        { type: 'filesystem', locator: 'relative/path', access_mode: 'read' },
-        { type: 'filesystem', locator: '/srv/../etc', access_mode: 'read' },
+        { type: 'filesystem', locator: '/srv/app', access_mode: 'read' },
+        { type: 'filesystem', locator: 'box/repo/../etc', access_mode: 'read' },
         { type: 'channel', locator: '127.0.0.1', access_mode: 'write', expires_at: 1000 },
       ]) {
         const res = await send(ctx, 'post', `/v1/objectives/${id}/grants`, body);

@@ -269,4 +269,63 @@ describeEachStore('workspace commands through a paired node', (ctx) => {
     assert.equal(none[0].n, 0, 'nothing was dispatched');
     assert.deepEqual(readFileSync(join(files.repo, 'a.txt')), before);
   });
+
+  test("a wake's filesystem grant on one profile: a path in another is refused before anything is sent, a symlink in it pointing outside by the node before anything is read", async () => {
+    symlinkSync(join(files.outside, 'secret.txt'), join(files.docs, 'escape.txt'));
+    const rest = async (method: 'get' | 'post', path: string, body?: object, status = 200) => {
+      const req = ctx().http[method](path).set(ctx().auth);
+      const res = await (body ? req.send(body) : req);
+      assert.equal(res.status, status, res.text);
+      return res.body;
+    };
+    const name = `watcher-${++agents}`;
+    const read = (profile: string, path: string) => ({ name: 'node__box__workspace_read', arguments: { profile, path } });
+    await rest(
+      'post',
+      '/v1/agents',
+      {
+        name,
+        tools: [{ type: 'node', node: 'box' }],
+        model: {
+          provider: 'fake',
+          script: [
+            { tool_calls: [read('repo', 'a.txt')] },
+            { tool_calls: [read('docs', 'guide.md')] },
+            { tool_calls: [read('docs', 'escape.txt')] },
+            { text: 'done' },
+          ],
+        },
+      },
+      201,
+    );
+    const objective = await rest('post', '/v1/objectives', { agent: name, description: 'Read the guide.' }, 201);
+    const draft = await rest(
+      'post',
+      `/v1/objectives/${objective.id}/policies`,
+      { document: { objective_scope: 'the docs', consequence_classes: ['observe'] } },
+      201,
+    );
+    await rest('post', `/v1/objectives/${objective.id}/policies/${draft.version}/approve`, { hash: draft.hash });
+    await rest('post', `/v1/objectives/${objective.id}/grants`, { type: 'command', locator: 'box/*', access_mode: 'read' }, 201);
+    await rest('post', `/v1/objectives/${objective.id}/grants`, { type: 'filesystem', locator: 'box/docs', access_mode: 'read' }, 201);
+    const wake = await rest('post', `/v1/objectives/${objective.id}/wake`, {}, 201);
+    const state = await ctx().hub.api.responses.waitUntilSettled(ctx().projectId, wake.response_id, 30_000);
+    assert.equal(state.status, 'completed', JSON.stringify(state));
+    const items = state.output as any[];
+    const [other, guide, escape] = items.filter((i) => i.type === 'function_call_output').map((i) => JSON.parse(i.output));
+    assert.equal(other.rule, 'no-grant');
+    assert.match(other.reason, /box\/repo/);
+    assert.equal(guide.content, '# Guide\n');
+    denied(escape);
+    const { rows } = await ctx().hub.kernel.db.query<{ input: any }>("SELECT plan->'input' AS input FROM node_invocations WHERE response_id = $1", [
+      wake.response_id,
+    ]);
+    assert.deepEqual(rows.map((r) => r.input.path).sort(), ['escape.txt', 'guide.md'], 'the call in the other profile was never sent');
+    const actions = (await rest('get', `/v1/objectives/${objective.id}/actions`)).data;
+    assert.deepEqual(actions.map((a: any) => [a.target, a.status]).sort(), [
+      ['box/docs', 'failed'],
+      ['box/docs', 'succeeded'],
+      ['box/repo', 'cancelled'],
+    ]);
+  });
 });

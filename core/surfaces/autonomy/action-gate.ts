@@ -124,7 +124,7 @@ function check(call: ProposedCall, row: GateRow, document: ObjectivePolicyDocume
     if (quiet === null) return { rule: 'policy-unreadable', reason: `The policy's quiet_hours ${JSON.stringify(document.quiet_hours)} do not parse.` };
     if (quiet) return { rule: 'quiet-hours', reason: `It is quiet hours (${document.quiet_hours}, ${timeZone}): only observe calls run.` };
   }
-  const mcpTarget = call.kind === 'mcp' && call.target?.type === 'mcp' ? call.target.locator : null;
+  const mcpTarget = call.kind === 'mcp' ? (call.targets.find((t) => t.type === 'mcp')?.locator ?? null) : null;
   if (mcpTarget !== null && document.mcp_tools != null) {
     if (!document.mcp_tools.includes(mcpTarget) && !(document.allowed_tools ?? []).includes(call.name)) {
       return { rule: 'mcp-tool-not-allowed', reason: `${mcpTarget} is not in the policy's mcp_tools.` };
@@ -132,9 +132,8 @@ function check(call: ProposedCall, row: GateRow, document: ObjectivePolicyDocume
   } else if (document.allowed_tools != null && !document.allowed_tools.includes(call.name)) {
     return { rule: 'tool-not-allowed', reason: `${call.name} is not in the policy's allowed_tools.` };
   }
-  if (call.target !== null && !granted(call.target, cls === 'observe', row.grants)) {
-    return { rule: 'no-grant', reason: `No active ${call.target.type} grant of the objective covers ${JSON.stringify(call.target.locator)}.` };
-  }
+  const outside = call.targets.find((target) => !granted(target, cls === 'observe', row.grants));
+  if (outside) return { rule: 'no-grant', reason: `No active ${outside.type} grant of the objective covers ${JSON.stringify(outside.locator)}.` };
   if (cls === 'observe') return null;
   const pace = row.pace ?? {};
   if (pace.burst_cap != null && counts.wake >= pace.burst_cap) {
@@ -236,8 +235,9 @@ function actionRecord(run: GateRun, row: GateRow, call: ProposedCall, refusal: R
     due_at: row.due_at,
     kind: call.kind,
     tool: call.name,
-    target_type: call.target?.type ?? null,
-    target: call.target?.locator ?? null,
+    // The most specific of its targets: a node call's file profile or scope over its command.
+    target_type: call.targets.at(-1)?.type ?? null,
+    target: call.targets.at(-1)?.locator ?? null,
     class: call.consequence satisfies ConsequenceClass,
     policy_hash: row.policy_hash,
     request: redactedRequest(call.arguments),

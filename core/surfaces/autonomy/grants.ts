@@ -1,8 +1,9 @@
 // Resource grants: what a person lets an objective's wakes act on. The call
 // gate (action-gate.ts) admits a call with a target only inside an active
 // grant of the target's type: `command` (`<node>/<command>`), `mcp`
-// (`<server>/<tool>`) and `channel` (a URL host) are enforced; the other types
-// are stored and listed for later enforcement.
+// (`<server>/<tool>`), `channel` (a URL host) and `filesystem` (a node's file
+// profile or working scope, `<node>/<name>`) are enforced; the other types are
+// stored and listed for later enforcement.
 import type { CreateObjectiveGrantRequest, ObjectiveGrant, ObjectiveGrantList, ObjectivePolicyDocument } from '../../../generated/schemas.js';
 import { PalaiError } from '../../errors/palai-error.js';
 import { unixSeconds } from '../../json.js';
@@ -10,7 +11,7 @@ import type { Db, Queryable } from '../../store/db.js';
 import type { GateTarget } from '../../tools/call-gate.js';
 import { assertOpen, requireObjective } from './objectives.js';
 
-export const ENFORCED_GRANT_TYPES: ReadonlySet<string> = new Set(['command', 'mcp', 'channel']);
+export const ENFORCED_GRANT_TYPES: ReadonlySet<string> = new Set(['command', 'mcp', 'channel', 'filesystem']);
 /** The most grants an objective holds, revoked ones included. */
 export const MAX_GRANTS = 256;
 
@@ -67,9 +68,11 @@ function checkLocator(type: string, locator: string): string {
     return host;
   }
   if (type === 'filesystem') {
-    if (!locator.startsWith('/')) throw invalid('/locator', 'is not an absolute path');
-    if (locator.split('/').some((part) => part === '..' || part === '.')) throw invalid('/locator', 'has . or .. segments');
-    return locator.length > 1 ? locator.replace(/\/+$/, '') : locator;
+    // A node's file profile or working scope, by name: the roots behind it are the node's, and it resolves every path there.
+    const parts = locator.split('/');
+    if (parts.length !== 2 || !parts.every((p) => PART.test(p)))
+      throw invalid('/locator', 'is not <node>/<file profile or working scope> (each part a name or *)');
+    return locator;
   }
   return locator;
 }
@@ -142,9 +145,10 @@ export interface ActiveGrant {
 
 /** `a/b` against a pattern `x/y`, each part a name or `*`. */
 function locatorMatches(locator: string, pattern: string): boolean {
-  const [a, b] = locator.split('/');
+  const slash = locator.indexOf('/');
+  const [a, b] = slash < 0 ? [locator, ''] : [locator.slice(0, slash), locator.slice(slash + 1)];
   const [x, y] = pattern.split('/');
-  return (x === '*' || x === a) && (y === '*' || y === b);
+  return (x === '*' || x === a) && (y === '*' || (y === b && b !== ''));
 }
 
 /** A host (with its port when the URL named one) against `host`, `*.domain` or `host:port`. */
@@ -157,7 +161,7 @@ function hostMatches(host: string, pattern: string): boolean {
   return subject === pattern;
 }
 
-/** Whether a call's target is inside one of the grants, for a call of this class. */
+/** Whether a call's target is inside one of the grants, for a call of this class. An empty part (a node call naming no scope) only `*` covers. */
 export function granted(target: GateTarget, observe: boolean, grants: readonly ActiveGrant[]): boolean {
   return grants.some((grant) => {
     if (grant.type !== target.type) return false;
