@@ -16,7 +16,7 @@ import type { ResponseRow } from './responses/responses.js';
 import type { SecretStore } from './secrets/secret-port.js';
 import type { Db } from './store/db.js';
 import type { ToolRegistry } from './tools/tool-registry.js';
-import type { CallGate } from './tools/call-gate.js';
+import type { CallGate } from './tools/call-gate-port.js';
 
 export interface Kernel {
   db: Db;

@@ -1964,9 +1964,10 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema58 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
+const schema58 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."},"env":{"type":"object","maxProperties":16,"description":"Environment variables whose values are project secrets (POST /v1/secrets), by id or name. The model asks for them by name (`env: [\"GITHUB_TOKEN\"]` in its arguments); the value is revealed only when the plan is sent, beside it, and never stored outside the secret store. The node must allow the names (shell.environment_names).","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"type":"object","required":["secret"],"additionalProperties":false,"properties":{"secret":{"type":"string","minLength":1,"maxLength":128,"description":"The secret's id (`sec_…`) or name."}}}}}};
 const schema60 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
 const pattern8 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
+const pattern10 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2000,7 +2001,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+if(!(((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds")) || (key0 === "env"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -2337,14 +2338,137 @@ errors++;
 }
 }
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.env !== undefined){
+let data9 = data.env;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(Object.keys(data9).length > 16){
+const err28 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data9){
+const _errs27 = errors;
+if(typeof key2 === "string"){
+if(!pattern10.test(key2)){
+const err29 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",propertyName:key2};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+var valid10 = _errs27 === errors;
+if(!valid10){
+const err30 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+for(const key3 in data9){
+let data10 = data9[key3];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.secret === undefined){
+const err31 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key4 in data10){
+if(!(key4 === "secret")){
+const err32 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data10.secret !== undefined){
+let data11 = data10.secret;
+if(typeof data11 === "string"){
+if(func1(data11) > 128){
+const err33 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err34 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -3023,9 +3147,9 @@ return errors === 0;
 }
 validate23.evaluated = {"props":{"description":true,"model":true,"instructions":true,"tools":true,"output_schema":true,"approval":true,"limits":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-const pattern10 = new RegExp("^agt_", "u");
-const pattern11 = new RegExp("^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern12 = new RegExp("^agtrev_", "u");
+const pattern11 = new RegExp("^agt_", "u");
+const pattern12 = new RegExp("^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern13 = new RegExp("^agtrev_", "u");
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3145,7 +3269,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
+if(!pattern11.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^agt_"},message:"must match pattern \""+"^agt_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -3182,7 +3306,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 === "string"){
-if(!pattern11.test(data2)){
+if(!pattern12.test(data2)){
 const err13 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -3232,7 +3356,7 @@ errors++;
 if(data.revision_id !== undefined){
 let data4 = data.revision_id;
 if(typeof data4 === "string"){
-if(!pattern12.test(data4)){
+if(!pattern13.test(data4)){
 const err17 = {instancePath:instancePath+"/revision_id",schemaPath:"#/properties/revision_id/pattern",keyword:"pattern",params:{pattern: "^agtrev_"},message:"must match pattern \""+"^agtrev_"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -3733,7 +3857,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern11.test(data)){
+if(!pattern12.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -3848,7 +3972,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern13.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^agtrev_"},message:"must match pattern \""+"^agtrev_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5003,7 +5127,7 @@ validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const ApproveNodeRequest = validate61;
 const schema82 = {"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Commands of the advertised catalog the node's tools may run."},"aliases":{"type":"array","maxItems":16,"items":{"$ref":"#/$defs/NodeAlias"},"description":"Replace the node's aliases."},"display_name":{"type":"string","minLength":1,"maxLength":128}}};
 const schema84 = {"type":"string","pattern":"^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$","description":"Unique in the project; lower-case letters, digits, `_` and `-`, at most 40 characters (tool names are `node__<alias>__<command>`, at most 64), not starting with `node_`."};
-const pattern16 = new RegExp("^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$", "u");
+const pattern17 = new RegExp("^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5126,7 +5250,7 @@ const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
 let data3 = data2[i1];
 if(typeof data3 === "string"){
-if(!pattern16.test(data3)){
+if(!pattern17.test(data3)){
 const err9 = {instancePath:instancePath+"/aliases/" + i1,schemaPath:"#/$defs/NodeAlias/pattern",keyword:"pattern",params:{pattern: "^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$"},message:"must match pattern \""+"^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -5427,7 +5551,7 @@ const schema89 = {"type":"object","required":["id","object","created","model","c
 const schema91 = {"type":"object","required":["id","type","function"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64},"arguments":{"type":"string"}}}}};
 const schema92 = {"enum":["stop","length","tool_calls"]};
 const schema93 = {"type":"object","required":["prompt_tokens","completion_tokens","total_tokens"],"additionalProperties":false,"properties":{"prompt_tokens":{"type":"integer","minimum":0},"completion_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
-const pattern18 = new RegExp("^resp_", "u");
+const pattern19 = new RegExp("^resp_", "u");
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5515,7 +5639,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -6205,7 +6329,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -10640,7 +10764,7 @@ validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const Conversation = validate79;
 const schema119 = {"type":"object","description":"A Palai session in the shape of OpenAI's Conversation.","required":["id","object","created_at","metadata"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"conversation"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"metadata":{"$ref":"#/$defs/Metadata"}}};
-const pattern26 = new RegExp("^ses_", "u");
+const pattern27 = new RegExp("^ses_", "u");
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10708,7 +10832,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses_"},message:"must match pattern \""+"^ses_"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -10888,7 +11012,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern11.test(data0)){
+if(!pattern12.test(data0)){
 const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -12018,8 +12142,8 @@ validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateMcpServerRequest = validate87;
 const schema132 = {"type":"object","required":["name","url"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/McpServerName"},"url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2000,"description":"The server's Streamable HTTP endpoint (`…/mcp`), without credentials in it: send those in `headers`."},"headers":{"type":"object","description":"Sent with every request to the server, e.g. `Authorization`. Values are stored encrypted with PALAI_SECRET_KEY and never returned.","maxProperties":16,"propertyNames":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":8192}}}};
-const pattern29 = new RegExp("^https?://", "u");
-const pattern30 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", "u");
+const pattern30 = new RegExp("^https?://", "u");
+const pattern31 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$", "u");
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12102,7 +12226,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern29.test(data1)){
+if(!pattern30.test(data1)){
 const err6 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -12140,7 +12264,7 @@ errors++;
 for(const key1 in data2){
 const _errs9 = errors;
 if(typeof key1 === "string"){
-if(!pattern30.test(key1)){
+if(!pattern31.test(key1)){
 const err9 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"+"\"",propertyName:key1};
 if(vErrors === null){
 vErrors = [err9];
@@ -12228,8 +12352,7 @@ validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const CreateModelConnectionRequest = validate88;
 const schema134 = {"type":"object","required":["name","provider"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique within the project; not starting with `mconn_`, which marks a connection id."},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":"string","minLength":1,"maxLength":2000},"api_key":{"type":"string","minLength":1,"maxLength":4096,"description":"Stored encrypted with PALAI_SECRET_KEY; never returned."},"api_key_env":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$","description":"Name of an environment variable of the Palai processes that holds the key."},"default_model":{"type":"string","minLength":1,"maxLength":200}}};
-const pattern31 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern32 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+const pattern32 = new RegExp("^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12277,7 +12400,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern31.test(data0)){
+if(!pattern32.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!mconn_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -12385,7 +12508,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data4 = data.api_key_env;
 if(typeof data4 === "string"){
-if(!pattern32.test(data4)){
+if(!pattern10.test(data4)){
 const err12 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -12803,9 +12926,9 @@ validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const CreateObjectivePolicyRequest = validate91;
 const schema140 = {"type":"object","required":["document"],"additionalProperties":false,"properties":{"document":{"$ref":"#/$defs/ObjectivePolicyDocument"}}};
 const schema141 = {"type":"object","description":"What a person delegates to the objective's wakes. Unknown fields are refused; the canonical document is at most 64 KiB.","required":["objective_scope","consequence_classes"],"additionalProperties":false,"properties":{"objective_scope":{"type":"string","minLength":1,"maxLength":4000,"description":"What the objective may act on, in words a reviewer reads."},"allowed_tools":{"type":["array","null"],"maxItems":120,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"description":"The only tools a wake may use (by name); null: the agent's own."},"mcp_tools":{"type":["array","null"],"maxItems":256,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":256},"description":"MCP tools a wake may use (`server/tool`); null: none beyond allowed_tools."},"consequence_classes":{"type":"array","maxItems":7,"uniqueItems":true,"items":{"$ref":"#/$defs/ConsequenceClass"}},"max_actions_per_period":{"oneOf":[{"type":"null"},{"type":"object","required":["count","period_seconds"],"additionalProperties":false,"properties":{"count":{"type":"integer","minimum":0,"maximum":1000000},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000}}}]},"max_concurrency":{"type":["integer","null"],"minimum":1,"maximum":100},"max_tokens":{"type":["integer","null"],"minimum":1,"description":"Each wake's token budget (narrows the agent's max_total_tokens)."},"max_seconds":{"type":["integer","null"],"minimum":1,"maximum":2147483647,"description":"Each wake's time limit (narrows the agent's timeout_seconds)."},"quiet_hours":{"type":["string","null"],"pattern":"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$","description":"`HH-HH` in the policy's time zone; `22-07` wraps past midnight."},"timezone":{"type":"string","minLength":1,"maxLength":64,"description":"IANA time zone of quiet_hours (default UTC)."},"expires_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799,"description":"After this (Unix seconds) no wake is admitted under the policy."}}};
-const func93 = Object.prototype.hasOwnProperty;
+const func95 = Object.prototype.hasOwnProperty;
 const func0 = func0Module.default;
-const pattern34 = new RegExp("^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$", "u");
+const pattern35 = new RegExp("^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$", "u");
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12839,7 +12962,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema141.properties, key0))){
+if(!(func95.call(schema141.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -13381,7 +13504,7 @@ vErrors.push(err41);
 errors++;
 }
 if(typeof data13 === "string"){
-if(!pattern34.test(data13)){
+if(!pattern35.test(data13)){
 const err42 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"},message:"must match pattern \""+"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -13542,8 +13665,8 @@ const schema146 = {"description":"`objective`: every wake continues one session;
 const schema147 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
 const schema148 = {"type":"object","description":"The objective's own pace, beside its policy's limits. Counted actions are allowed calls whose class is not `observe`.","additionalProperties":false,"properties":{"burst_cap":{"type":["integer","null"],"minimum":0,"maximum":100000,"description":"At most this many counted actions per wake."},"period_limit":{"type":["integer","null"],"minimum":0,"maximum":1000000,"description":"At most this many counted actions per `period_seconds`."},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":3600,"description":"The sliding window of period_limit."},"minimum_cooldown":{"type":["integer","null"],"minimum":0,"maximum":31536000,"description":"Seconds from one admitted wake to the next; an occurrence sooner is skipped (`cooldown`)."},"base_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"After a failed wake, the next waits base_backoff × 2^(failures − 1) seconds (`backoff`)."},"max_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"The longest backoff."}}};
 const schema149 = {"type":"object","description":"Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked.","additionalProperties":false,"properties":{"webhook_endpoints":{"type":"array","maxItems":8,"uniqueItems":true,"items":{"type":"string","pattern":"^wh_","maxLength":128},"description":"Webhook endpoints of the project (`wh_…`)."}}};
-const pattern35 = new RegExp("\\S", "u");
-const pattern37 = new RegExp("^wh_", "u");
+const pattern36 = new RegExp("\\S", "u");
+const pattern38 = new RegExp("^wh_", "u");
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13577,7 +13700,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema143.properties, key0))){
+if(!(func95.call(schema143.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -13646,7 +13769,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern35.test(data1)){
+if(!pattern36.test(data1)){
 const err8 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13691,7 +13814,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern35.test(data2)){
+if(!pattern36.test(data2)){
 const err12 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -14123,7 +14246,7 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!pattern37.test(data17)){
+if(!pattern38.test(data17)){
 const err48 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -14532,12 +14655,12 @@ const schema154 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 const schema155 = {"type":"object","required":["queue_url"],"additionalProperties":false,"properties":{"queue_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The queue's URL; a `.fifo` queue keeps order per message group."},"endpoint":{"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The SQS endpoint; default: the region's AWS endpoint (set it for ElasticMQ or a VPC endpoint)."},"region":{"type":"string","pattern":"^[a-z0-9-]{1,32}$","description":"Default: the process's AWS region, else us-east-1."},"wait_seconds":{"type":"integer","minimum":0,"maximum":20,"default":20,"description":"Long-polling wait of each receive."},"visibility_seconds":{"type":"integer","minimum":5,"maximum":43200,"default":30,"description":"How long a received message stays hidden; Palai extends it while admission is slow."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"description":"Receives of one message whose admission failed (for a reason other than Palai's own outage) before it is dead-lettered. Default 5."}}};
 const schema159 = {"type":"object","required":["access_key_id","secret_access_key"],"additionalProperties":false,"description":"Static credentials, stored encrypted and never returned. Without them the standard AWS credential chain is used.","properties":{"access_key_id":{"type":"string","minLength":1,"maxLength":128},"secret_access_key":{"type":"string","minLength":1,"maxLength":256},"session_token":{"type":"string","minLength":1,"maxLength":4096}}};
 const schema160 = {"type":"object","required":["mechanism","username","password"],"additionalProperties":false,"description":"SASL credentials, stored encrypted and never returned.","properties":{"mechanism":{"enum":["plain","scram-sha-256","scram-sha-512"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":1024}}};
-const pattern38 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern41 = new RegExp("^[a-z0-9-]{1,32}$", "u");
+const pattern39 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern42 = new RegExp("^[a-z0-9-]{1,32}$", "u");
 const schema156 = {"type":"object","required":["brokers","topic","group_id"],"additionalProperties":false,"properties":{"brokers":{"type":"array","minItems":1,"maxItems":32,"items":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},"description":"`host:port` of one or more brokers."},"topic":{"$ref":"#/$defs/KafkaTopicName"},"group_id":{"type":"string","minLength":1,"maxLength":255},"retry_topic":{"$ref":"#/$defs/KafkaTopicName","description":"Where a job whose admission failed for a passing reason goes to be tried again (default: back to the source topic, at its end)."},"max_attempts":{"type":"integer","minimum":1,"maximum":100,"default":5,"description":"Admission attempts of one record before it is dead-lettered."},"ssl":{"type":"boolean","default":false}}};
 const schema157 = {"type":"string","pattern":"^[A-Za-z0-9._-]{1,249}$"};
-const pattern42 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
-const pattern43 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
+const pattern43 = new RegExp("^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$", "u");
+const pattern44 = new RegExp("^[A-Za-z0-9._-]{1,249}$", "u");
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14619,7 +14742,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err6 = {instancePath:instancePath+"/brokers/" + i0,schemaPath:"#/properties/brokers/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14656,7 +14779,7 @@ errors++;
 if(data.topic !== undefined){
 let data2 = data.topic;
 if(typeof data2 === "string"){
-if(!pattern43.test(data2)){
+if(!pattern44.test(data2)){
 const err9 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -14716,7 +14839,7 @@ errors++;
 if(data.retry_topic !== undefined){
 let data4 = data.retry_topic;
 if(typeof data4 === "string"){
-if(!pattern43.test(data4)){
+if(!pattern44.test(data4)){
 const err14 = {instancePath:instancePath+"/retry_topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -14859,7 +14982,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern29.test(data0)){
+if(!pattern30.test(data0)){
 const err4 = {instancePath:instancePath+"/queue_url",schemaPath:"#/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -14884,7 +15007,7 @@ errors++;
 if(data.topic !== undefined){
 let data1 = data.topic;
 if(typeof data1 === "string"){
-if(!pattern43.test(data1)){
+if(!pattern44.test(data1)){
 const err6 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14955,7 +15078,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema153.properties, key0))){
+if(!(func95.call(schema153.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -14969,7 +15092,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern38.test(data0)){
+if(!pattern39.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/QueueConsumerName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -15042,7 +15165,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern29.test(data3)){
+if(!pattern30.test(data3)){
 const err9 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -15077,7 +15200,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern29.test(data4)){
+if(!pattern30.test(data4)){
 const err12 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -15102,7 +15225,7 @@ errors++;
 if(data2.region !== undefined){
 let data5 = data2.region;
 if(typeof data5 === "string"){
-if(!pattern41.test(data5)){
+if(!pattern42.test(data5)){
 const err14 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -15776,7 +15899,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern29.test(data1)){
+if(!pattern30.test(data1)){
 const err6 = {instancePath:instancePath+"/card_url",schemaPath:"#/properties/card_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -15814,7 +15937,7 @@ errors++;
 for(const key1 in data2){
 const _errs9 = errors;
 if(typeof key1 === "string"){
-if(!pattern30.test(key1)){
+if(!pattern31.test(key1)){
 const err9 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$"+"\"",propertyName:key1};
 if(vErrors === null){
 vErrors = [err9];
@@ -17740,13 +17863,136 @@ return errors === 0;
 }
 validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSessionRequest = validate107;
-const schema173 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const CreateSecretRequest = validate107;
+const schema173 = {"type":"object","required":["name","value"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$","description":"Unique in the project."},"value":{"type":"string","minLength":1,"maxLength":65536}}};
+const pattern54 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]{0,127}$", "u");
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate107.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.value === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "name") || (key0 === "value"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(!pattern54.test(data0)){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.value !== undefined){
+let data1 = data.value;
+if(typeof data1 === "string"){
+if(func1(data1) > 65536){
+const err5 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err6 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate107.errors = vErrors;
+return errors === 0;
+}
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const CreateSessionRequest = validate108;
+const schema174 = {"type":"object","required":["agent"],"additionalProperties":false,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent's id or name."},"metadata":{"$ref":"#/$defs/Metadata"}}};
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17898,24 +18144,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateSlackBotRequest = validate108;
-const schema175 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
-const schema176 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
-const schema177 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
-const schema178 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
-const pattern54 = new RegExp("^xoxb-", "u");
-const pattern55 = new RegExp("^xapp-", "u");
-const pattern56 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
+export const CreateSlackBotRequest = validate109;
+const schema176 = {"type":"object","required":["name","agent","bot_token","signing_secret"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/SlackBotName"},"agent":{"type":"string","minLength":1,"maxLength":128,"description":"The agent the bot serves (name or id)."},"mode":{"enum":["http","socket"],"default":"http","description":"`http`: Slack posts events to `/slack/{id}/events`. `socket`: Socket Mode (not served yet)."},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512,"description":"The bot user OAuth token; stored encrypted, never returned."},"signing_secret":{"type":"string","minLength":8,"maxLength":256,"description":"The app's signing secret; stored encrypted, never returned."},"app_token":{"type":"string","pattern":"^xapp-","maxLength":512,"description":"The app-level token Socket Mode needs; stored encrypted, never returned."},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+const schema177 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$","description":"Unique in the project; letters, digits, `_`, `.`, `-`."};
+const schema178 = {"type":"array","maxItems":100,"items":{"type":"string","pattern":"^[UW][A-Z0-9]{1,31}$"},"description":"Slack user ids allowed to approve or deny tool calls."};
+const schema179 = {"type":"string","format":"uri","pattern":"^https?://","maxLength":2048,"description":"The Slack Web API base URL (default `https://slack.com/api/`); for Slack-compatible servers and tests. Calls to it pass the egress guard."};
+const pattern56 = new RegExp("^xoxb-", "u");
+const pattern57 = new RegExp("^xapp-", "u");
+const pattern58 = new RegExp("^[UW][A-Z0-9]{1,31}$", "u");
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17978,7 +18224,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern38.test(data0)){
+if(!pattern39.test(data0)){
 const err5 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/SlackBotName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -18038,7 +18284,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if(!((data2 === "http") || (data2 === "socket"))){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema175.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema176.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18061,7 +18307,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern54.test(data3)){
+if(!pattern56.test(data3)){
 const err12 = {instancePath:instancePath+"/bot_token",schemaPath:"#/properties/bot_token/pattern",keyword:"pattern",params:{pattern: "^xoxb-"},message:"must match pattern \""+"^xoxb-"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -18131,7 +18377,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern55.test(data5)){
+if(!pattern57.test(data5)){
 const err18 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/pattern",keyword:"pattern",params:{pattern: "^xapp-"},message:"must match pattern \""+"^xapp-"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -18170,7 +18416,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern56.test(data7)){
+if(!pattern58.test(data7)){
 const err21 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/$defs/SlackUserIds/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -18217,7 +18463,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern29.test(data8)){
+if(!pattern30.test(data8)){
 const err25 = {instancePath:instancePath+"/api_url",schemaPath:"#/$defs/SlackApiUrl/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -18250,18 +18496,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const CreateWebhookEndpointRequest = validate109;
-const schema179 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
+export const CreateWebhookEndpointRequest = validate110;
+const schema180 = {"type":"object","required":["url","events"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000,"description":"An http or https URL without credentials."},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64},"description":"Event types (WebhookEventType)."},"agents":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"Only responses of these agents (names or ids). Default: every agent."},"description":{"type":"string","maxLength":500},"enabled":{"type":"boolean","default":true}}};
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18526,18 +18772,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObject = validate110;
-const schema180 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
+export const DeletedObject = validate111;
+const schema181 = {"type":"object","required":["id","object","deleted"],"properties":{"id":{"type":"string"},"object":{"type":"string"},"deleted":{"const":true}},"additionalProperties":false};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18634,18 +18880,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObjective = validate111;
-const schema181 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective.deleted"},"deleted":{"const":true}}};
+export const DeletedObjective = validate112;
+const schema182 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective.deleted"},"deleted":{"const":true}}};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18742,18 +18988,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeletedObjectiveTrigger = validate112;
-const schema182 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective_trigger.deleted"},"deleted":{"const":true}}};
+export const DeletedObjectiveTrigger = validate113;
+const schema183 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"objective_trigger.deleted"},"deleted":{"const":true}}};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18850,17 +19096,125 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeErrorStep = validate113;
+export const DeletedSecret = validate114;
+const schema184 = {"type":"object","required":["id","object","deleted"],"additionalProperties":false,"properties":{"id":{"type":"string"},"object":{"const":"secret.deleted"},"deleted":{"const":true}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.deleted === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deleted"},message:"must have required property '"+"deleted"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "object")) || (key0 === "deleted"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("secret.deleted" !== data.object){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "secret.deleted"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.deleted !== undefined){
+if(true !== data.deleted){
+const err6 = {instancePath:instancePath+"/deleted",schemaPath:"#/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const FakeErrorStep = validate115;
+
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18983,17 +19337,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeJsonStep = validate114;
+export const FakeJsonStep = validate116;
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19069,17 +19423,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeProviderError = validate115;
+export const FakeProviderError = validate117;
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19165,17 +19519,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeScriptChoice = validate116;
+export const FakeScriptChoice = validate118;
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19320,17 +19674,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeStep = validate118;
+export const FakeStep = validate120;
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19660,18 +20014,18 @@ vErrors = null;
 }
 }
 }
-validate118.errors = vErrors;
+validate120.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate118.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate120.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const FakeTextStep = validate121;
+export const FakeTextStep = validate123;
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19841,17 +20195,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FakeToolCallsStep = validate122;
+export const FakeToolCallsStep = validate124;
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20028,18 +20382,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallItem = validate123;
-const schema194 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
+export const FunctionCallItem = validate125;
+const schema196 = {"type":"object","required":["id","type","call_id","name","arguments"],"properties":{"id":{"type":"string"},"type":{"const":"function_call"},"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"status":{"enum":["in_progress","completed","incomplete"]},"server":{"const":true,"description":"Palai runs this call itself (a built-in, MCP, HTTP or agent tool), not the caller. The REST API shows such a call with its output as one `mcp_call` item (server_label `palai`), as OpenAI shows the tools it runs; the caller's own function calls stay `function_call` items."}}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20160,7 +20514,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema196.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -20193,18 +20547,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true,"server":true},"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":{"id":true,"type":true,"call_id":true,"name":true,"arguments":true,"status":true,"server":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionCallOutputItem = validate124;
-const schema195 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
+export const FunctionCallOutputItem = validate126;
+const schema197 = {"type":"object","required":["id","type","call_id","output"],"properties":{"id":{"type":"string"},"type":{"const":"function_call_output"},"call_id":{"type":"string"},"output":{"type":"string"},"status":{"enum":["in_progress","completed","incomplete"]}}};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20303,7 +20657,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!(((data4 === "in_progress") || (data4 === "completed")) || (data4 === "incomplete"))){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema197.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -20324,17 +20678,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":{"id":true,"type":true,"call_id":true,"output":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const FunctionToolSpec = validate125;
+export const FunctionToolSpec = validate127;
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20498,17 +20852,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const GrantAccessMode = validate126;
+export const GrantAccessMode = validate128;
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20525,18 +20879,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate127;
-const schema200 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
+export const Health = validate129;
+const schema202 = {"type":"object","required":["status"],"properties":{"status":{"const":"ok"}},"additionalProperties":false};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20589,17 +20943,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputApprovalResponse = validate128;
+export const InputApprovalResponse = validate130;
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20744,17 +21098,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":{"type":true,"id":true,"approval_request_id":true,"approve":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCall = validate129;
+export const InputFunctionCall = validate131;
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20899,17 +21253,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":{"type":true,"id":true,"call_id":true,"name":true,"arguments":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputFunctionCallOutput = validate130;
+export const InputFunctionCallOutput = validate132;
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21019,17 +21373,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":{"type":true,"id":true,"call_id":true,"output":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputItem = validate131;
+export const InputItem = validate133;
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21744,18 +22098,18 @@ vErrors = null;
 }
 }
 }
-validate131.errors = vErrors;
+validate133.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate131.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate133.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const InputItemReference = validate132;
+export const InputItemReference = validate134;
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21843,17 +22197,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const InputMcpCall = validate133;
+export const InputMcpCall = validate135;
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22023,17 +22377,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":{"type":true,"id":true,"server_label":true,"name":true,"arguments":true,"output":true,"error":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":{"type":true,"id":true,"server_label":true,"name":true,"arguments":true,"output":true,"error":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputMessage = validate134;
+export const InputMessage = validate136;
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22247,17 +22601,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":{"type":true,"id":true,"role":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const InputTextPart = validate135;
+export const InputTextPart = validate137;
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22320,19 +22674,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":{"type":true,"text":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Item = validate136;
-const schema213 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
-const schema214 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
+export const Item = validate138;
+const schema215 = {"oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"}]};
+const schema216 = {"type":"object","required":["id","type","role","content"],"properties":{"id":{"type":"string"},"type":{"const":"message"},"role":{"enum":["user","assistant","system","developer"]},"status":{"enum":["in_progress","completed","incomplete"]},"content":{"type":"array","items":{"$ref":"#/$defs/ContentPart"}}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22407,7 +22761,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema214.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema216.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22420,7 +22774,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema214.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema216.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22463,16 +22817,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22483,8 +22837,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate139(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -22613,7 +22967,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema196.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22759,7 +23113,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema197.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22821,19 +23175,19 @@ vErrors = null;
 }
 }
 }
-validate136.errors = vErrors;
+validate138.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate136.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate138.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ItemList = validate140;
-const schema217 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ItemList = validate142;
+const schema219 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Item"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22900,8 +23254,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate136(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate138(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 }
@@ -22920,7 +23274,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema217.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema219.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22933,7 +23287,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema217.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema219.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22966,17 +23320,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaSasl = validate142;
+export const KafkaSasl = validate144;
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23120,17 +23474,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaSource = validate143;
+export const KafkaSource = validate145;
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23207,7 +23561,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err6 = {instancePath:instancePath+"/brokers/" + i0,schemaPath:"#/properties/brokers/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,253}:[0-9]{1,5}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -23244,7 +23598,7 @@ errors++;
 if(data.topic !== undefined){
 let data2 = data.topic;
 if(typeof data2 === "string"){
-if(!pattern43.test(data2)){
+if(!pattern44.test(data2)){
 const err9 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -23304,7 +23658,7 @@ errors++;
 if(data.retry_topic !== undefined){
 let data4 = data.retry_topic;
 if(typeof data4 === "string"){
-if(!pattern43.test(data4)){
+if(!pattern44.test(data4)){
 const err14 = {instancePath:instancePath+"/retry_topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -23384,17 +23738,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const KafkaTopicName = validate144;
+export const KafkaTopicName = validate146;
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23402,7 +23756,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern43.test(data)){
+if(!pattern44.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -23423,18 +23777,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const McpCallCompletedEvent = validate145;
-const schema223 = {"type":"object","description":"A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows.","required":["type","sequence_number","item_id","output_index"],"additionalProperties":false,"properties":{"type":{"const":"response.mcp_call.completed"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0}}};
+export const McpCallCompletedEvent = validate147;
+const schema225 = {"type":"object","description":"A tool call Palai ran has its output (OpenAI's event for a finished MCP call); the `mcp_call`'s `done`, with the output, follows.","required":["type","sequence_number","item_id","output_index"],"additionalProperties":false,"properties":{"type":{"const":"response.mcp_call.completed"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0}}};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23579,18 +23933,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpCallItem = validate146;
-const schema224 = {"type":"object","description":"OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id.","required":["id","type","server_label","name","arguments","output","error"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_call"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"enum":["in_progress","completed","incomplete"]},"approval_request_id":{"type":"string","description":"The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names."}}};
+export const McpCallItem = validate148;
+const schema226 = {"type":"object","description":"OpenAI's `mcp_call`: a tool call Palai ran itself (a function_call item marked `server`), with its output once it has one. Its `id` is the call's function_call item id.","required":["id","type","server_label","name","arguments","output","error"],"additionalProperties":false,"properties":{"id":{"type":"string"},"type":{"const":"mcp_call"},"server_label":{"const":"palai"},"name":{"type":"string"},"arguments":{"type":"string"},"output":{"type":["string","null"]},"error":{"type":["string","null"]},"status":{"enum":["in_progress","completed","incomplete"]},"approval_request_id":{"type":"string","description":"The call's `call_id`: what an `mcp_approval_request` of it is named by and an `mcp_approval_response` names."}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23669,7 +24023,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema224.properties, key0))){
+if(!(func95.call(schema226.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -23743,7 +24097,7 @@ errors++;
 if(data.output !== undefined){
 let data5 = data.output;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema224.properties.output.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: schema226.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23756,7 +24110,7 @@ errors++;
 if(data.error !== undefined){
 let data6 = data.error;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema224.properties.error.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema226.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23769,7 +24123,7 @@ errors++;
 if(data.status !== undefined){
 let data7 = data.status;
 if(!(((data7 === "in_progress") || (data7 === "completed")) || (data7 === "incomplete"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema226.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23802,19 +24156,19 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServer = validate147;
-const schema225 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
-const pattern63 = new RegExp("^mcps_", "u");
+export const McpServer = validate149;
+const schema227 = {"type":"object","required":["id","object","name","transport","url","headers","tools_listed_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mcps_","description":"`mcps_operator_<name>` for a server the operator declared."},"object":{"const":"mcp_server"},"name":{"type":"string"},"transport":{"enum":["streamable_http","stdio"],"description":"`stdio` servers are declared by the operator (PALAI_MCP_STDIO_SERVERS_FILE) and read-only here."},"url":{"type":["string","null"],"description":"The endpoint of a Streamable HTTP server; null for stdio."},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"tools_listed_at":{"type":["integer","null"],"description":"When its tools were last listed (Unix seconds); null before."},"created_at":{"type":["integer","null"],"description":"Unix seconds; null for the operator's servers."}}};
+const pattern65 = new RegExp("^mcps_", "u");
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23917,7 +24271,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern63.test(data0)){
+if(!pattern65.test(data0)){
 const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mcps_"},message:"must match pattern \""+"^mcps_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -23966,7 +24320,7 @@ errors++;
 if(data.transport !== undefined){
 let data3 = data.transport;
 if(!((data3 === "streamable_http") || (data3 === "stdio"))){
-const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema225.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema227.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23979,7 +24333,7 @@ errors++;
 if(data.url !== undefined){
 let data4 = data.url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema225.properties.url.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema227.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -24042,7 +24396,7 @@ errors++;
 if(data6.last4 !== undefined){
 let data8 = data6.last4;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema225.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema227.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24079,7 +24433,7 @@ errors++;
 if(data.tools_listed_at !== undefined){
 let data9 = data.tools_listed_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema225.properties.tools_listed_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/tools_listed_at",schemaPath:"#/properties/tools_listed_at/type",keyword:"type",params:{type: schema227.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -24092,7 +24446,7 @@ errors++;
 if(data.created_at !== undefined){
 let data10 = data.created_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema225.properties.created_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: schema227.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -24113,18 +24467,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerList = validate148;
-const schema226 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const McpServerList = validate150;
+const schema228 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24288,7 +24642,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern63.test(data3)){
+if(!pattern65.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/McpServer/properties/id/pattern",keyword:"pattern",params:{pattern: "^mcps_"},message:"must match pattern \""+"^mcps_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -24337,7 +24691,7 @@ errors++;
 if(data2.transport !== undefined){
 let data6 = data2.transport;
 if(!((data6 === "streamable_http") || (data6 === "stdio"))){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema225.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/transport",schemaPath:"#/$defs/McpServer/properties/transport/enum",keyword:"enum",params:{allowedValues: schema227.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24350,7 +24704,7 @@ errors++;
 if(data2.url !== undefined){
 let data7 = data2.url;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema225.properties.url.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/url",schemaPath:"#/$defs/McpServer/properties/url/type",keyword:"type",params:{type: schema227.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24413,7 +24767,7 @@ errors++;
 if(data9.last4 !== undefined){
 let data11 = data9.last4;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema225.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/" + i0+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/$defs/McpServer/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema227.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -24450,7 +24804,7 @@ errors++;
 if(data2.tools_listed_at !== undefined){
 let data12 = data2.tools_listed_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema225.properties.tools_listed_at.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/data/" + i0+"/tools_listed_at",schemaPath:"#/$defs/McpServer/properties/tools_listed_at/type",keyword:"type",params:{type: schema227.properties.tools_listed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -24463,7 +24817,7 @@ errors++;
 if(data2.created_at !== undefined){
 let data13 = data2.created_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema225.properties.created_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/McpServer/properties/created_at/type",keyword:"type",params:{type: schema227.properties.created_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -24500,7 +24854,7 @@ errors++;
 if(data.first_id !== undefined){
 let data14 = data.first_id;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema226.properties.first_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema228.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -24513,7 +24867,7 @@ errors++;
 if(data.last_id !== undefined){
 let data15 = data.last_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema226.properties.last_id.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema228.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -24546,17 +24900,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerName = validate149;
+export const McpServerName = validate151;
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24585,18 +24939,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerTool = validate150;
-const schema229 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
+export const McpServerTool = validate152;
+const schema231 = {"type":"object","required":["name","model_name","input_schema"],"additionalProperties":false,"properties":{"name":{"type":"string","description":"The tool's name on the server."},"model_name":{"type":"string","description":"The function the model sees: `mcp__<server>__<tool>`, other characters than letters, digits, `_` and `-` made `_`, cut to 64 with a hash."},"title":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"},"output_schema":{"type":"object"},"annotations":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string"},"readOnlyHint":{"type":"boolean"},"destructiveHint":{"type":"boolean"},"idempotentHint":{"type":"boolean"},"openWorldHint":{"type":"boolean"}}}}};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24818,18 +25172,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpServerToolList = validate151;
-const schema230 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
+export const McpServerToolList = validate153;
+const schema232 = {"type":"object","required":["object","server","listed_at","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"server":{"type":"string"},"listed_at":{"$ref":"#/$defs/UnixSeconds"},"data":{"type":"array","items":{"$ref":"#/$defs/McpServerTool"}}}};
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25171,17 +25525,17 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const McpToolSpec = validate152;
+export const McpToolSpec = validate154;
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25493,17 +25847,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MessageItem = validate153;
+export const MessageItem = validate155;
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25578,7 +25932,7 @@ errors++;
 if(data.role !== undefined){
 let data2 = data.role;
 if(!((((data2 === "user") || (data2 === "assistant")) || (data2 === "system")) || (data2 === "developer"))){
-const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema214.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema216.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25591,7 +25945,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((data3 === "in_progress") || (data3 === "completed")) || (data3 === "incomplete"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema214.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema216.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25634,17 +25988,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":{"id":true,"type":true,"role":true,"status":true,"content":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Metadata = validate155;
+export const Metadata = validate157;
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25724,17 +26078,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MissedRunPolicy = validate156;
+export const MissedRunPolicy = validate158;
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25751,18 +26105,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const Model = validate157;
-const schema239 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
+export const Model = validate159;
+const schema241 = {"type":"object","description":"An agent in the shape of OpenAI's Model object; `id` is the name a request's `model` takes.","required":["id","object","created","owned_by","agent_id"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The agent's name."},"object":{"const":"model"},"created":{"$ref":"#/$defs/UnixSeconds"},"owned_by":{"type":"string","description":"The project the agent belongs to."},"agent_id":{"type":"string"}}};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25904,19 +26258,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnection = validate158;
-const schema241 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern67 = new RegExp("^mconn_", "u");
+export const ModelConnection = validate160;
+const schema243 = {"type":"object","required":["id","object","name","provider","base_url","api_key","api_key_env","default_model","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^mconn_"},"object":{"const":"model_connection"},"name":{"type":"string"},"provider":{"$ref":"#/$defs/ModelProvider"},"base_url":{"type":["string","null"]},"api_key":{"type":"object","description":"Whether a key is stored, and its last four characters; never the key.","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}},"api_key_env":{"type":["string","null"]},"default_model":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern69 = new RegExp("^mconn_", "u");
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26015,7 +26369,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema241.properties, key0))){
+if(!(func95.call(schema243.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -26029,7 +26383,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern67.test(data0)){
+if(!pattern69.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mconn_"},message:"must match pattern \""+"^mconn_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -26091,7 +26445,7 @@ errors++;
 if(data.base_url !== undefined){
 let data4 = data.base_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema241.properties.base_url.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/type",keyword:"type",params:{type: schema243.properties.base_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -26151,7 +26505,7 @@ errors++;
 if(data5.last4 !== undefined){
 let data7 = data5.last4;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema241.properties.api_key.properties.last4.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/api_key/last4",schemaPath:"#/properties/api_key/properties/last4/type",keyword:"type",params:{type: schema243.properties.api_key.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -26176,7 +26530,7 @@ errors++;
 if(data.api_key_env !== undefined){
 let data8 = data.api_key_env;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema241.properties.api_key_env.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/api_key_env",schemaPath:"#/properties/api_key_env/type",keyword:"type",params:{type: schema243.properties.api_key_env.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -26189,7 +26543,7 @@ errors++;
 if(data.default_model !== undefined){
 let data9 = data.default_model;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema241.properties.default_model.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/default_model",schemaPath:"#/properties/default_model/type",keyword:"type",params:{type: schema243.properties.default_model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -26223,18 +26577,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelConnectionList = validate159;
-const schema244 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ModelConnectionList = validate161;
+const schema246 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ModelConnection"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26301,8 +26655,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate158(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+if(!(validate160(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
 errors = vErrors.length;
 }
 }
@@ -26321,7 +26675,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema244.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema246.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26334,7 +26688,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema244.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema246.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26367,18 +26721,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelList = validate161;
-const schema245 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
+export const ModelList = validate163;
+const schema247 = {"type":"object","required":["object","data"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Model"}}}};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26435,8 +26789,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate157(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+if(!(validate159(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
 errors = vErrors.length;
 }
 }
@@ -26463,17 +26817,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ModelProvider = validate163;
+export const ModelProvider = validate165;
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26490,17 +26844,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ModelSpec = validate164;
+export const ModelSpec = validate166;
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26850,25 +27204,25 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Node = validate167;
-const schema249 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","catalog_changes","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"catalog_changes":{"type":"object","description":"How the advertised catalog differs from the one approved (empty lists for a node not approved yet, or unchanged): commands it added, no longer offers, or offers with another descriptor. Approving again (POST …/approve) makes the new catalog the approved one.","required":["added","removed","changed"],"additionalProperties":false,"properties":{"added":{"type":"array","items":{"type":"string"}},"removed":{"type":"array","items":{"type":"string"}},"changed":{"type":"array","items":{"type":"string"}}}},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
-const schema250 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
-const schema255 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
-const pattern68 = new RegExp("^node_", "u");
-const pattern70 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
-const schema251 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
-const schema252 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288},"approval_profiles":{"type":"array","maxItems":32,"items":{"type":"string","minLength":1,"maxLength":64},"description":"A workspace command's profiles (by alias) whose calls wait for a person's approval on the hub, as the node's operator configured."}}};
-const schema254 = {"enum":["read","write","privileged"]};
+export const Node = validate169;
+const schema251 = {"type":"object","required":["id","object","aliases","display_name","state","platform","architecture","client_version","protocol_version","catalog","catalog_hash","approved_catalog_hash","allowed_commands","usable_commands","catalog_changes","last_seen_at","disconnect_reason","revocation_reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^node_"},"object":{"const":"node"},"aliases":{"type":"array","items":{"type":"string"}},"display_name":{"type":["string","null"]},"state":{"$ref":"#/$defs/NodeState"},"platform":{"type":"string"},"architecture":{"type":"string"},"client_version":{"type":"string"},"protocol_version":{"type":"integer"},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"approved_catalog_hash":{"oneOf":[{"$ref":"#/$defs/NodeHash"},{"type":"null"}]},"allowed_commands":{"type":"array","items":{"type":"string"},"description":"What the operator approved."},"usable_commands":{"type":"array","items":{"type":"string"},"description":"The approved commands whose descriptor is unchanged: what the node's tools offer."},"catalog_changes":{"type":"object","description":"How the advertised catalog differs from the one approved (empty lists for a node not approved yet, or unchanged): commands it added, no longer offers, or offers with another descriptor. Approving again (POST …/approve) makes the new catalog the approved one.","required":["added","removed","changed"],"additionalProperties":false,"properties":{"added":{"type":"array","items":{"type":"string"}},"removed":{"type":"array","items":{"type":"string"}},"changed":{"type":"array","items":{"type":"string"}}}},"last_seen_at":{"type":["integer","null"]},"disconnect_reason":{"type":["string","null"]},"revocation_reason":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+const schema252 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
+const schema257 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
+const pattern70 = new RegExp("^node_", "u");
+const pattern72 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+const schema253 = {"type":"object","description":"What a node offers, derived from its palai-node.yaml. Its hash is `sha256:` and the hex SHA-256 of its RFC 8785 canonical JSON.","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandDescriptor"}}}};
+const schema254 = {"type":"object","description":"One command of a node's catalog. Its schema names only the node's aliases, scope names and environment names, never a path or a value.","required":["name","risk","description","input_schema","max_timeout_seconds","max_output_bytes"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/NodeCommandName"},"risk":{"$ref":"#/$defs/NodeRisk"},"description":{"type":"string","maxLength":4000},"input_schema":{"type":"object","description":"JSON Schema (2020-12) of the command's input, as the model sees it."},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288},"approval_profiles":{"type":"array","maxItems":32,"items":{"type":"string","minLength":1,"maxLength":64},"description":"A workspace command's profiles (by alias) whose calls wait for a person's approval on the hub, as the node's operator configured."}}};
+const schema256 = {"enum":["read","write","privileged"]};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26996,7 +27350,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema256.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -27186,16 +27540,16 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27240,8 +27594,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate169(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate171(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
 errors = vErrors.length;
 }
 }
@@ -27268,16 +27622,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27476,7 +27830,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema249.properties, key0))){
+if(!(func95.call(schema251.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -27490,7 +27844,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern68.test(data0)){
+if(!pattern70.test(data0)){
 const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^node_"},message:"must match pattern \""+"^node_"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -27555,7 +27909,7 @@ errors++;
 if(data.display_name !== undefined){
 let data4 = data.display_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err25 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema249.properties.display_name.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema251.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -27568,7 +27922,7 @@ errors++;
 if(data.state !== undefined){
 let data5 = data.state;
 if(!(((((data5 === "pending_pairing") || (data5 === "connected")) || (data5 === "disconnected")) || (data5 === "degraded")) || (data5 === "revoked"))){
-const err26 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema250.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeState/enum",keyword:"enum",params:{allowedValues: schema252.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -27628,15 +27982,15 @@ errors++;
 }
 }
 if(data.catalog !== undefined){
-if(!(validate168(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate170(data.catalog, {instancePath:instancePath+"/catalog",parentData:data,parentDataProperty:"catalog",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
 errors = vErrors.length;
 }
 }
 if(data.catalog_hash !== undefined){
 let data11 = data.catalog_hash;
 if(typeof data11 === "string"){
-if(!pattern70.test(data11)){
+if(!pattern72.test(data11)){
 const err31 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -27665,7 +28019,7 @@ let valid5 = false;
 let passing0 = null;
 const _errs27 = errors;
 if(typeof data12 === "string"){
-if(!pattern70.test(data12)){
+if(!pattern72.test(data12)){
 const err33 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -27935,7 +28289,7 @@ errors++;
 if(data.last_seen_at !== undefined){
 let data24 = data.last_seen_at;
 if((!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))) && (data24 !== null)){
-const err52 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema249.properties.last_seen_at.type},message:"must be integer,null"};
+const err52 = {instancePath:instancePath+"/last_seen_at",schemaPath:"#/properties/last_seen_at/type",keyword:"type",params:{type: schema251.properties.last_seen_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -27948,7 +28302,7 @@ errors++;
 if(data.disconnect_reason !== undefined){
 let data25 = data.disconnect_reason;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err53 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema249.properties.disconnect_reason.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/disconnect_reason",schemaPath:"#/properties/disconnect_reason/type",keyword:"type",params:{type: schema251.properties.disconnect_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -27961,7 +28315,7 @@ errors++;
 if(data.revocation_reason !== undefined){
 let data26 = data.revocation_reason;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err54 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema249.properties.revocation_reason.type},message:"must be string,null"};
+const err54 = {instancePath:instancePath+"/revocation_reason",schemaPath:"#/properties/revocation_reason/type",keyword:"type",params:{type: schema251.properties.revocation_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -27995,17 +28349,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeAlias = validate172;
+export const NodeAlias = validate174;
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28013,7 +28367,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern16.test(data)){
+if(!pattern17.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$"},message:"must match pattern \""+"^(?!node_)(?!connect$)[a-z0-9][a-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -28034,17 +28388,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCatalog = validate173;
+export const NodeCatalog = validate175;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28089,8 +28443,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate169(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate171(data0[i0], {instancePath:instancePath+"/commands/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
 errors = vErrors.length;
 }
 }
@@ -28117,17 +28471,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCommandDescriptor = validate175;
+export const NodeCommandDescriptor = validate177;
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28255,7 +28609,7 @@ errors++;
 if(data.risk !== undefined){
 let data1 = data.risk;
 if(!(((data1 === "read") || (data1 === "write")) || (data1 === "privileged"))){
-const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/risk",schemaPath:"#/$defs/NodeRisk/enum",keyword:"enum",params:{allowedValues: schema256.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28445,17 +28799,17 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCommandName = validate176;
+export const NodeCommandName = validate178;
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28504,18 +28858,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeCommandResult = validate177;
-const schema263 = {"type":"object","description":"What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output).","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."},"data":{"type":"object","description":"What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands."}}};
+export const NodeCommandResult = validate179;
+const schema265 = {"type":"object","description":"What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output).","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."},"data":{"type":"object","description":"What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands."}}};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28578,7 +28932,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data0 = data.exit_code;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema263.properties.exit_code.type},message:"must be integer,null"};
+const err5 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema265.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -28591,7 +28945,7 @@ errors++;
 if(data.signal !== undefined){
 let data1 = data.signal;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema263.properties.signal.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/signal",schemaPath:"#/properties/signal/type",keyword:"type",params:{type: schema265.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -28673,19 +29027,19 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeEnrollment = validate178;
-const schema264 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
-const pattern75 = new RegExp("^nen_", "u");
+export const NodeEnrollment = validate180;
+const schema266 = {"type":"object","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"}}};
+const pattern77 = new RegExp("^nen_", "u");
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28784,7 +29138,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema264.properties, key0))){
+if(!(func95.call(schema266.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -28798,7 +29152,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern75.test(data0)){
+if(!pattern77.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -28835,7 +29189,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema264.properties.name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema266.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -28848,7 +29202,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema264.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema266.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -28900,7 +29254,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data7 = data.revoked_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema264.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema266.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -28934,18 +29288,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeEnrollmentCreated = validate179;
-const schema265 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
+export const NodeEnrollmentCreated = validate181;
+const schema267 = {"type":"object","description":"A NodeEnrollment with its token (NodeEnrollment forbids other fields, so this one is spelled out). A repeat with the same Idempotency-Key answers without the token: it is shown once.","required":["id","object","name","status","expires_at","max_uses","uses","revoked_at","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^nen_"},"object":{"const":"node_enrollment"},"name":{"type":["string","null"]},"status":{"enum":["active","expired","used_up","revoked"]},"expires_at":{"type":"integer","description":"Unix seconds."},"max_uses":{"type":"integer"},"uses":{"type":"integer"},"revoked_at":{"type":["integer","null"]},"created_at":{"type":"integer"},"token":{"type":"string","description":"Shown once: `palai node run --token <token>`."}}};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29044,7 +29398,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema265.properties, key0))){
+if(!(func95.call(schema267.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -29058,7 +29412,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern75.test(data0)){
+if(!pattern77.test(data0)){
 const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -29095,7 +29449,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema265.properties.name.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema267.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29108,7 +29462,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!((((data3 === "active") || (data3 === "expired")) || (data3 === "used_up")) || (data3 === "revoked"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema265.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema267.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -29160,7 +29514,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data7 = data.revoked_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema265.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema267.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29206,18 +29560,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeEnrollmentList = validate180;
-const schema266 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const NodeEnrollmentList = validate182;
+const schema268 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeEnrollment"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29377,7 +29731,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func93.call(schema264.properties, key1))){
+if(!(func95.call(schema266.properties, key1))){
 const err14 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/NodeEnrollment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -29391,7 +29745,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern75.test(data3)){
+if(!pattern77.test(data3)){
 const err15 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/NodeEnrollment/properties/id/pattern",keyword:"pattern",params:{pattern: "^nen_"},message:"must match pattern \""+"^nen_"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -29428,7 +29782,7 @@ errors++;
 if(data2.name !== undefined){
 let data5 = data2.name;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema264.properties.name.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/NodeEnrollment/properties/name/type",keyword:"type",params:{type: schema266.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29441,7 +29795,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!((((data6 === "active") || (data6 === "expired")) || (data6 === "used_up")) || (data6 === "revoked"))){
-const err19 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema264.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/data/" + i0+"/status",schemaPath:"#/$defs/NodeEnrollment/properties/status/enum",keyword:"enum",params:{allowedValues: schema266.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29493,7 +29847,7 @@ errors++;
 if(data2.revoked_at !== undefined){
 let data10 = data2.revoked_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema264.properties.revoked_at.type},message:"must be integer,null"};
+const err23 = {instancePath:instancePath+"/data/" + i0+"/revoked_at",schemaPath:"#/$defs/NodeEnrollment/properties/revoked_at/type",keyword:"type",params:{type: schema266.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29543,7 +29897,7 @@ errors++;
 if(data.first_id !== undefined){
 let data12 = data.first_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema266.properties.first_id.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema268.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29556,7 +29910,7 @@ errors++;
 if(data.last_id !== undefined){
 let data13 = data.last_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema266.properties.last_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema268.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29589,18 +29943,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeFailureCode = validate181;
-const schema268 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
+export const NodeFailureCode = validate183;
+const schema270 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29608,7 +29962,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((data === "COMMAND_DENIED") || (data === "COMMAND_UNAVAILABLE")) || (data === "EXECUTION_FAILED")) || (data === "IDEMPOTENCY_CONFLICT")) || (data === "INVALID_PLAN")) || (data === "NODE_BUSY")) || (data === "INVOCATION_CANCELED")) || (data === "INVOCATION_UNKNOWN")) || (data === "NODE_UNAVAILABLE"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema268.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema270.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -29617,17 +29971,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeHash = validate182;
+export const NodeHash = validate184;
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29635,7 +29989,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern70.test(data)){
+if(!pattern72.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -29656,20 +30010,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvocation = validate183;
-const schema270 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
-const schema272 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
-const pattern79 = new RegExp("^ninv_", "u");
+export const NodeInvocation = validate185;
+const schema272 = {"type":"object","required":["id","object","node_id","response_id","call_id","command","state","plan_hash","exit_code","failure_code","failure_message","termination_confirmed","created_at","dispatched_at","completed_at","expires_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ninv_"},"object":{"const":"node_invocation"},"node_id":{"type":"string"},"response_id":{"type":"string"},"call_id":{"type":"string"},"command":{"$ref":"#/$defs/NodeCommandName"},"state":{"$ref":"#/$defs/NodeInvocationState"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"exit_code":{"type":["integer","null"]},"failure_code":{"oneOf":[{"$ref":"#/$defs/NodeFailureCode"},{"type":"null"}]},"failure_message":{"type":["string","null"],"maxLength":512},"termination_confirmed":{"type":["boolean","null"],"description":"For a cancelled run: whether the node saw its process group end."},"created_at":{"type":"integer"},"dispatched_at":{"type":["integer","null"]},"completed_at":{"type":["integer","null"]},"expires_at":{"type":"integer","description":"Not sent after this (Unix seconds)."}}};
+const schema274 = {"enum":["prepared","dispatched","accepted","running","succeeded","failed","canceled","unknown","expired"]};
+const pattern81 = new RegExp("^ninv_", "u");
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29838,7 +30192,7 @@ vErrors.push(err15);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema270.properties, key0))){
+if(!(func95.call(schema272.properties, key0))){
 const err16 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -29852,7 +30206,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern79.test(data0)){
+if(!pattern81.test(data0)){
 const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ninv_"},message:"must match pattern \""+"^ninv_"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -29970,7 +30324,7 @@ errors++;
 if(data.state !== undefined){
 let data6 = data.state;
 if(!(((((((((data6 === "prepared") || (data6 === "dispatched")) || (data6 === "accepted")) || (data6 === "running")) || (data6 === "succeeded")) || (data6 === "failed")) || (data6 === "canceled")) || (data6 === "unknown")) || (data6 === "expired"))){
-const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema272.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/NodeInvocationState/enum",keyword:"enum",params:{allowedValues: schema274.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -29983,7 +30337,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data7 = data.plan_hash;
 if(typeof data7 === "string"){
-if(!pattern70.test(data7)){
+if(!pattern72.test(data7)){
 const err28 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -30008,7 +30362,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema270.properties.exit_code.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema272.properties.exit_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -30025,7 +30379,7 @@ let valid4 = false;
 let passing0 = null;
 const _errs23 = errors;
 if(!(((((((((data9 === "COMMAND_DENIED") || (data9 === "COMMAND_UNAVAILABLE")) || (data9 === "EXECUTION_FAILED")) || (data9 === "IDEMPOTENCY_CONFLICT")) || (data9 === "INVALID_PLAN")) || (data9 === "NODE_BUSY")) || (data9 === "INVOCATION_CANCELED")) || (data9 === "INVOCATION_UNKNOWN")) || (data9 === "NODE_UNAVAILABLE"))){
-const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema268.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/failure_code",schemaPath:"#/$defs/NodeFailureCode/enum",keyword:"enum",params:{allowedValues: schema270.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -30086,7 +30440,7 @@ vErrors = null;
 if(data.failure_message !== undefined){
 let data10 = data.failure_message;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema270.properties.failure_message.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/failure_message",schemaPath:"#/properties/failure_message/type",keyword:"type",params:{type: schema272.properties.failure_message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -30111,7 +30465,7 @@ errors++;
 if(data.termination_confirmed !== undefined){
 let data11 = data.termination_confirmed;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema270.properties.termination_confirmed.type},message:"must be boolean,null"};
+const err36 = {instancePath:instancePath+"/termination_confirmed",schemaPath:"#/properties/termination_confirmed/type",keyword:"type",params:{type: schema272.properties.termination_confirmed.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -30137,7 +30491,7 @@ errors++;
 if(data.dispatched_at !== undefined){
 let data13 = data.dispatched_at;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema270.properties.dispatched_at.type},message:"must be integer,null"};
+const err38 = {instancePath:instancePath+"/dispatched_at",schemaPath:"#/properties/dispatched_at/type",keyword:"type",params:{type: schema272.properties.dispatched_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -30150,7 +30504,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data14 = data.completed_at;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema270.properties.completed_at.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema272.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -30184,156 +30538,13 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeInvocationList = validate184;
-const schema275 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
-
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate184.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.has_more === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-if("list" !== data.object){
-const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data1 = data.data;
-if(Array.isArray(data1)){
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate183(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.first_id !== undefined){
-let data3 = data.first_id;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema275.properties.first_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.last_id !== undefined){
-let data4 = data.last_id;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema275.properties.last_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.has_more !== undefined){
-if(typeof data.has_more !== "boolean"){
-const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-validate184.errors = vErrors;
-return errors === 0;
-}
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const NodeInvocationState = validate186;
+export const NodeInvocationList = validate186;
+const schema277 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/NodeInvocation"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30345,34 +30556,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(((((((((data === "prepared") || (data === "dispatched")) || (data === "accepted")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "canceled")) || (data === "unknown")) || (data === "expired"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema272.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate186.errors = vErrors;
-return errors === 0;
-}
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const NodeList = validate187;
-const schema277 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
-
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate187.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.object === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
@@ -30433,8 +30616,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate167(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate185(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
 errors = vErrors.length;
 }
 }
@@ -30499,12 +30682,40 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeRisk = validate189;
+export const NodeInvocationState = validate188;
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((((((((data === "prepared") || (data === "dispatched")) || (data === "accepted")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "canceled")) || (data === "unknown")) || (data === "expired"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema274.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+validate188.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const NodeList = validate189;
+const schema279 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Node"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30516,8 +30727,9 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(((data === "read") || (data === "write")) || (data === "privileged"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema254.enum},message:"must be equal to one of the allowed values"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -30526,17 +30738,159 @@ vErrors.push(err0);
 }
 errors++;
 }
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate169(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.first_id !== undefined){
+let data3 = data.first_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema279.properties.first_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data4 = data.last_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema279.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
 validate189.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const NodeState = validate190;
+export const NodeRisk = validate191;
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
+const evaluated0 = validate191.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(((data === "read") || (data === "write")) || (data === "privileged"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema256.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate191.errors = vErrors;
+return errors === 0;
+}
+validate191.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const NodeState = validate192;
+
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30544,7 +30898,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((data === "pending_pairing") || (data === "connected")) || (data === "disconnected")) || (data === "degraded")) || (data === "revoked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema250.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema252.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -30553,17 +30907,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const NodeToolSpec = validate191;
+export const NodeToolSpec = validate193;
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30592,7 +30946,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+if(!(((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds")) || (key0 === "env"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -30929,9 +31283,11 @@ errors++;
 }
 }
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.env !== undefined){
+let data9 = data.env;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(Object.keys(data9).length > 16){
+const err28 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -30940,21 +31296,142 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate191.errors = vErrors;
+for(const key2 in data9){
+const _errs27 = errors;
+if(typeof key2 === "string"){
+if(!pattern10.test(key2)){
+const err29 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",propertyName:key2};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+var valid10 = _errs27 === errors;
+if(!valid10){
+const err30 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+for(const key3 in data9){
+let data10 = data9[key3];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.secret === undefined){
+const err31 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key4 in data10){
+if(!(key4 === "secret")){
+const err32 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data10.secret !== undefined){
+let data11 = data10.secret;
+if(typeof data11 === "string"){
+if(func1(data11) > 128){
+const err33 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err34 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Objective = validate192;
-const schema284 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","pace","pace_state","notify","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"pace":{"$ref":"#/$defs/ObjectivePace"},"pace_state":{"$ref":"#/$defs/ObjectivePaceState"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
-const schema287 = {"enum":["active","paused","blocked","completed","abandoned"]};
-const schema289 = {"type":"object","required":["actions_in_period","period_resets_at","failed_wakes","next_wake_not_before"],"additionalProperties":false,"properties":{"actions_in_period":{"type":"integer","description":"Counted actions in the pace period (period_seconds) ending now."},"period_resets_at":{"type":["integer","null"],"description":"When the oldest of them leaves the period (Unix seconds)."},"failed_wakes":{"type":"integer","description":"Wakes that ended failed since the last one that did not."},"next_wake_not_before":{"type":["integer","null"],"description":"What cooldown or backoff put off the next wake to, when later than now."}}};
-const pattern84 = new RegExp("^obj_", "u");
+export const Objective = validate194;
+const schema286 = {"type":"object","required":["id","object","agent_id","description","success_criteria","priority","review_at","session_id","session_mode","overlap","status","blocked_reason","policy","pace","pace_state","notify","metadata","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^obj_"},"object":{"const":"objective"},"agent_id":{"type":"string"},"description":{"type":"string"},"success_criteria":{"type":["string","null"]},"priority":{"type":"integer"},"review_at":{"type":["integer","null"]},"session_id":{"type":["string","null"],"description":"The session the wakes continue (session_mode objective): the one named at creation, else the first wake's."},"session_mode":{"$ref":"#/$defs/ObjectiveSessionMode"},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"status":{"$ref":"#/$defs/ObjectiveStatus"},"blocked_reason":{"type":["string","null"],"description":"Why it is blocked: no-approved-policy, policy-expired, policy-revoked or agent-unavailable, with a sentence."},"policy":{"description":"The approved policy the wakes run under, or null.","oneOf":[{"type":"null"},{"type":"object","required":["version","hash","expires_at"],"additionalProperties":false,"properties":{"version":{"type":"integer"},"hash":{"type":"string"},"expires_at":{"type":["integer","null"]}}}]},"last_wake_response_id":{"type":["string","null"]},"completed_evidence":{"type":["string","null"],"description":"What the agent's complete_objective call gave as evidence."},"pace":{"$ref":"#/$defs/ObjectivePace"},"pace_state":{"$ref":"#/$defs/ObjectivePaceState"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"type":"integer"},"updated_at":{"type":"integer"}}};
+const schema289 = {"enum":["active","paused","blocked","completed","abandoned"]};
+const schema291 = {"type":"object","required":["actions_in_period","period_resets_at","failed_wakes","next_wake_not_before"],"additionalProperties":false,"properties":{"actions_in_period":{"type":"integer","description":"Counted actions in the pace period (period_seconds) ending now."},"period_resets_at":{"type":["integer","null"],"description":"When the oldest of them leaves the period (Unix seconds)."},"failed_wakes":{"type":"integer","description":"Wakes that ended failed since the last one that did not."},"next_wake_not_before":{"type":["integer","null"],"description":"What cooldown or backoff put off the next wake to, when later than now."}}};
+const pattern87 = new RegExp("^obj_", "u");
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31153,7 +31630,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema284.properties, key0))){
+if(!(func95.call(schema286.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -31167,7 +31644,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern84.test(data0)){
+if(!pattern87.test(data0)){
 const err20 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^obj_"},message:"must match pattern \""+"^obj_"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -31228,7 +31705,7 @@ errors++;
 if(data.success_criteria !== undefined){
 let data4 = data.success_criteria;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err25 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/properties/success_criteria/type",keyword:"type",params:{type: schema284.properties.success_criteria.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/properties/success_criteria/type",keyword:"type",params:{type: schema286.properties.success_criteria.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -31254,7 +31731,7 @@ errors++;
 if(data.review_at !== undefined){
 let data6 = data.review_at;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err27 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema284.properties.review_at.type},message:"must be integer,null"};
+const err27 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema286.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -31267,7 +31744,7 @@ errors++;
 if(data.session_id !== undefined){
 let data7 = data.session_id;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err28 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema284.properties.session_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema286.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -31306,7 +31783,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!(((((data10 === "active") || (data10 === "paused")) || (data10 === "blocked")) || (data10 === "completed")) || (data10 === "abandoned"))){
-const err31 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveStatus/enum",keyword:"enum",params:{allowedValues: schema287.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveStatus/enum",keyword:"enum",params:{allowedValues: schema289.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -31319,7 +31796,7 @@ errors++;
 if(data.blocked_reason !== undefined){
 let data11 = data.blocked_reason;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err32 = {instancePath:instancePath+"/blocked_reason",schemaPath:"#/properties/blocked_reason/type",keyword:"type",params:{type: schema284.properties.blocked_reason.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/blocked_reason",schemaPath:"#/properties/blocked_reason/type",keyword:"type",params:{type: schema286.properties.blocked_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -31422,7 +31899,7 @@ errors++;
 if(data12.expires_at !== undefined){
 let data15 = data12.expires_at;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/policy/expires_at",schemaPath:"#/properties/policy/oneOf/1/properties/expires_at/type",keyword:"type",params:{type: schema284.properties.policy.oneOf[1].properties.expires_at.type},message:"must be integer,null"};
+const err40 = {instancePath:instancePath+"/policy/expires_at",schemaPath:"#/properties/policy/oneOf/1/properties/expires_at/type",keyword:"type",params:{type: schema286.properties.policy.oneOf[1].properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -31479,7 +31956,7 @@ vErrors = null;
 if(data.last_wake_response_id !== undefined){
 let data16 = data.last_wake_response_id;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err43 = {instancePath:instancePath+"/last_wake_response_id",schemaPath:"#/properties/last_wake_response_id/type",keyword:"type",params:{type: schema284.properties.last_wake_response_id.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/last_wake_response_id",schemaPath:"#/properties/last_wake_response_id/type",keyword:"type",params:{type: schema286.properties.last_wake_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -31492,7 +31969,7 @@ errors++;
 if(data.completed_evidence !== undefined){
 let data17 = data.completed_evidence;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err44 = {instancePath:instancePath+"/completed_evidence",schemaPath:"#/properties/completed_evidence/type",keyword:"type",params:{type: schema284.properties.completed_evidence.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/completed_evidence",schemaPath:"#/properties/completed_evidence/type",keyword:"type",params:{type: schema286.properties.completed_evidence.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -31810,7 +32287,7 @@ errors++;
 if(data25.period_resets_at !== undefined){
 let data27 = data25.period_resets_at;
 if((!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))) && (data27 !== null)){
-const err71 = {instancePath:instancePath+"/pace_state/period_resets_at",schemaPath:"#/$defs/ObjectivePaceState/properties/period_resets_at/type",keyword:"type",params:{type: schema289.properties.period_resets_at.type},message:"must be integer,null"};
+const err71 = {instancePath:instancePath+"/pace_state/period_resets_at",schemaPath:"#/$defs/ObjectivePaceState/properties/period_resets_at/type",keyword:"type",params:{type: schema291.properties.period_resets_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -31836,7 +32313,7 @@ errors++;
 if(data25.next_wake_not_before !== undefined){
 let data29 = data25.next_wake_not_before;
 if((!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))) && (data29 !== null)){
-const err73 = {instancePath:instancePath+"/pace_state/next_wake_not_before",schemaPath:"#/$defs/ObjectivePaceState/properties/next_wake_not_before/type",keyword:"type",params:{type: schema289.properties.next_wake_not_before.type},message:"must be integer,null"};
+const err73 = {instancePath:instancePath+"/pace_state/next_wake_not_before",schemaPath:"#/$defs/ObjectivePaceState/properties/next_wake_not_before/type",keyword:"type",params:{type: schema291.properties.next_wake_not_before.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -31900,7 +32377,7 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(!pattern37.test(data32)){
+if(!pattern38.test(data32)){
 const err78 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err78];
@@ -32083,19 +32560,19 @@ vErrors.push(err91);
 }
 errors++;
 }
-validate192.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveAction = validate193;
-const schema292 = {"type":"object","required":["id","object","objective_id","response_id","call_id","trigger_id","due_at","kind","tool","target_type","target","class","policy_hash","request","status","verdict","rule","reason","evidence","resolved","created_at","resolved_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"`<response_id>:<call_id>`: a retried call is the same action."},"object":{"const":"objective_action"},"objective_id":{"type":"string"},"response_id":{"type":"string","description":"The wake."},"call_id":{"type":"string"},"trigger_id":{"type":["string","null"]},"due_at":{"type":["integer","null"],"description":"The occurrence the wake was for."},"kind":{"type":"string","description":"The tool's provider: builtin, mcp, node, function, a2a."},"tool":{"type":"string"},"target_type":{"oneOf":[{"$ref":"#/$defs/ResourceGrantType"},{"type":"null"}]},"target":{"type":["string","null"],"description":"What the call acts on (`<server>/<tool>`, `<node>/<command>`, a URL host), when it has a target."},"class":{"$ref":"#/$defs/ConsequenceClass"},"policy_hash":{"type":["string","null"]},"request":{"description":"The call's arguments with the values of secret-looking keys and every environment value removed."},"status":{"$ref":"#/$defs/ObjectiveActionStatus"},"verdict":{"enum":["allowed","refused"]},"rule":{"type":["string","null"],"description":"The gate's rule that refused it (consequence-class, quiet-hours, …)."},"reason":{"type":["string","null"]},"evidence":{"type":["string","null"],"description":"What the person who settled it gave."},"resolved":{"type":"boolean","description":"A person settled it (it was uncertain)."},"created_at":{"type":"integer"},"resolved_at":{"type":["integer","null"]}}};
-const schema295 = {"enum":["planned","reserved","running","succeeded","failed","uncertain","cancelled"]};
+export const ObjectiveAction = validate195;
+const schema294 = {"type":"object","required":["id","object","objective_id","response_id","call_id","trigger_id","due_at","kind","tool","target_type","target","class","policy_hash","request","status","verdict","rule","reason","evidence","resolved","created_at","resolved_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"`<response_id>:<call_id>`: a retried call is the same action."},"object":{"const":"objective_action"},"objective_id":{"type":"string"},"response_id":{"type":"string","description":"The wake."},"call_id":{"type":"string"},"trigger_id":{"type":["string","null"]},"due_at":{"type":["integer","null"],"description":"The occurrence the wake was for."},"kind":{"type":"string","description":"The tool's provider: builtin, mcp, node, function, a2a."},"tool":{"type":"string"},"target_type":{"oneOf":[{"$ref":"#/$defs/ResourceGrantType"},{"type":"null"}]},"target":{"type":["string","null"],"description":"What the call acts on (`<server>/<tool>`, `<node>/<command>`, a URL host), when it has a target."},"class":{"$ref":"#/$defs/ConsequenceClass"},"policy_hash":{"type":["string","null"]},"request":{"description":"The call's arguments with the values of secret-looking keys and every environment value removed."},"status":{"$ref":"#/$defs/ObjectiveActionStatus"},"verdict":{"enum":["allowed","refused"]},"rule":{"type":["string","null"],"description":"The gate's rule that refused it (consequence-class, quiet-hours, …)."},"reason":{"type":["string","null"]},"evidence":{"type":["string","null"],"description":"What the person who settled it gave."},"resolved":{"type":"boolean","description":"A person settled it (it was uncertain)."},"created_at":{"type":"integer"},"resolved_at":{"type":["integer","null"]}}};
+const schema297 = {"enum":["planned","reserved","running","succeeded","failed","uncertain","cancelled"]};
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32324,7 +32801,7 @@ vErrors.push(err21);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema292.properties, key0))){
+if(!(func95.call(schema294.properties, key0))){
 const err22 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err22];
@@ -32398,7 +32875,7 @@ errors++;
 if(data.trigger_id !== undefined){
 let data5 = data.trigger_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err28 = {instancePath:instancePath+"/trigger_id",schemaPath:"#/properties/trigger_id/type",keyword:"type",params:{type: schema292.properties.trigger_id.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/trigger_id",schemaPath:"#/properties/trigger_id/type",keyword:"type",params:{type: schema294.properties.trigger_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -32411,7 +32888,7 @@ errors++;
 if(data.due_at !== undefined){
 let data6 = data.due_at;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err29 = {instancePath:instancePath+"/due_at",schemaPath:"#/properties/due_at/type",keyword:"type",params:{type: schema292.properties.due_at.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/due_at",schemaPath:"#/properties/due_at/type",keyword:"type",params:{type: schema294.properties.due_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -32513,7 +32990,7 @@ vErrors = null;
 if(data.target !== undefined){
 let data10 = data.target;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err35 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: schema292.properties.target.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: schema294.properties.target.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -32539,7 +33016,7 @@ errors++;
 if(data.policy_hash !== undefined){
 let data12 = data.policy_hash;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err37 = {instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: schema292.properties.policy_hash.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: schema294.properties.policy_hash.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -32552,7 +33029,7 @@ errors++;
 if(data.status !== undefined){
 let data13 = data.status;
 if(!(((((((data13 === "planned") || (data13 === "reserved")) || (data13 === "running")) || (data13 === "succeeded")) || (data13 === "failed")) || (data13 === "uncertain")) || (data13 === "cancelled"))){
-const err38 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveActionStatus/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectiveActionStatus/enum",keyword:"enum",params:{allowedValues: schema297.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -32565,7 +33042,7 @@ errors++;
 if(data.verdict !== undefined){
 let data14 = data.verdict;
 if(!((data14 === "allowed") || (data14 === "refused"))){
-const err39 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema292.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema294.properties.verdict.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -32578,7 +33055,7 @@ errors++;
 if(data.rule !== undefined){
 let data15 = data.rule;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err40 = {instancePath:instancePath+"/rule",schemaPath:"#/properties/rule/type",keyword:"type",params:{type: schema292.properties.rule.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/rule",schemaPath:"#/properties/rule/type",keyword:"type",params:{type: schema294.properties.rule.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -32591,7 +33068,7 @@ errors++;
 if(data.reason !== undefined){
 let data16 = data.reason;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err41 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema292.properties.reason.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema294.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -32604,7 +33081,7 @@ errors++;
 if(data.evidence !== undefined){
 let data17 = data.evidence;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err42 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: schema292.properties.evidence.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/evidence",schemaPath:"#/properties/evidence/type",keyword:"type",params:{type: schema294.properties.evidence.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -32642,7 +33119,7 @@ errors++;
 if(data.resolved_at !== undefined){
 let data20 = data.resolved_at;
 if((!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))) && (data20 !== null)){
-const err45 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: schema292.properties.resolved_at.type},message:"must be integer,null"};
+const err45 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: schema294.properties.resolved_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -32663,18 +33140,18 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveActionList = validate194;
-const schema296 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveAction"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last action, for `after`."},"has_more":{"type":"boolean"}}};
+export const ObjectiveActionList = validate196;
+const schema298 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveAction"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last action, for `after`."},"has_more":{"type":"boolean"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32751,8 +33228,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate193(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+if(!(validate195(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
 errors = vErrors.length;
 }
 }
@@ -32771,7 +33248,7 @@ errors++;
 if(data.last_id !== undefined){
 let data3 = data.last_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema296.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema298.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -32804,17 +33281,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveActionStatus = validate196;
+export const ObjectiveActionStatus = validate198;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32822,7 +33299,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((data === "planned") || (data === "reserved")) || (data === "running")) || (data === "succeeded")) || (data === "failed")) || (data === "uncertain")) || (data === "cancelled"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema297.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -32831,19 +33308,19 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveGrant = validate197;
-const schema298 = {"type":"object","required":["id","object","objective_id","type","locator","access_mode","constraints","expires_at","enforced","status","created_at","revoked_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^grt_"},"object":{"const":"objective_grant"},"objective_id":{"type":"string"},"type":{"$ref":"#/$defs/ResourceGrantType"},"locator":{"type":"string"},"access_mode":{"$ref":"#/$defs/GrantAccessMode"},"constraints":{"type":["object","null"]},"expires_at":{"type":["integer","null"]},"enforced":{"type":"boolean","description":"Whether the gate checks calls against grants of this type today (command, mcp, channel, filesystem)."},"status":{"enum":["active","expired","revoked"]},"created_at":{"type":"integer"},"revoked_at":{"type":["integer","null"]}}};
-const pattern86 = new RegExp("^grt_", "u");
+export const ObjectiveGrant = validate199;
+const schema300 = {"type":"object","required":["id","object","objective_id","type","locator","access_mode","constraints","expires_at","enforced","status","created_at","revoked_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^grt_"},"object":{"const":"objective_grant"},"objective_id":{"type":"string"},"type":{"$ref":"#/$defs/ResourceGrantType"},"locator":{"type":"string"},"access_mode":{"$ref":"#/$defs/GrantAccessMode"},"constraints":{"type":["object","null"]},"expires_at":{"type":["integer","null"]},"enforced":{"type":"boolean","description":"Whether the gate checks calls against grants of this type today (command, mcp, channel, filesystem)."},"status":{"enum":["active","expired","revoked"]},"created_at":{"type":"integer"},"revoked_at":{"type":["integer","null"]}}};
+const pattern89 = new RegExp("^grt_", "u");
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32972,7 +33449,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema298.properties, key0))){
+if(!(func95.call(schema300.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -32986,7 +33463,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern86.test(data0)){
+if(!pattern89.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^grt_"},message:"must match pattern \""+"^grt_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -33073,7 +33550,7 @@ errors++;
 if(data.constraints !== undefined){
 let data6 = data.constraints;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err20 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/type",keyword:"type",params:{type: schema298.properties.constraints.type},message:"must be object,null"};
+const err20 = {instancePath:instancePath+"/constraints",schemaPath:"#/properties/constraints/type",keyword:"type",params:{type: schema300.properties.constraints.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -33086,7 +33563,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data7 = data.expires_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err21 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema298.properties.expires_at.type},message:"must be integer,null"};
+const err21 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema300.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -33111,7 +33588,7 @@ errors++;
 if(data.status !== undefined){
 let data9 = data.status;
 if(!(((data9 === "active") || (data9 === "expired")) || (data9 === "revoked"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema298.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema300.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -33137,7 +33614,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data11 = data.revoked_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema298.properties.revoked_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema300.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -33158,18 +33635,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveGrantList = validate198;
-const schema301 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveGrant"}},"has_more":{"type":"boolean"}}};
+export const ObjectiveGrantList = validate200;
+const schema303 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveGrant"}},"has_more":{"type":"boolean"}}};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33236,8 +33713,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate197(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+if(!(validate199(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 }
@@ -33276,18 +33753,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveList = validate200;
-const schema302 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Objective"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ObjectiveList = validate202;
+const schema304 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Objective"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33354,8 +33831,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate192(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+if(!(validate194(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
 errors = vErrors.length;
 }
 }
@@ -33374,7 +33851,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema302.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema304.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -33387,7 +33864,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema302.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema304.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -33420,17 +33897,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveNotify = validate202;
+export const ObjectiveNotify = validate204;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33477,7 +33954,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern37.test(data1)){
+if(!pattern38.test(data1)){
 const err3 = {instancePath:instancePath+"/webhook_endpoints/" + i0,schemaPath:"#/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -33546,17 +34023,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveOverlap = validate203;
+export const ObjectiveOverlap = validate205;
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33573,17 +34050,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePace = validate204;
+export const ObjectivePace = validate206;
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33824,17 +34301,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePaceState = validate205;
+export const ObjectivePaceState = validate207;
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33910,7 +34387,7 @@ errors++;
 if(data.period_resets_at !== undefined){
 let data1 = data.period_resets_at;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/period_resets_at",schemaPath:"#/properties/period_resets_at/type",keyword:"type",params:{type: schema289.properties.period_resets_at.type},message:"must be integer,null"};
+const err6 = {instancePath:instancePath+"/period_resets_at",schemaPath:"#/properties/period_resets_at/type",keyword:"type",params:{type: schema291.properties.period_resets_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -33936,7 +34413,7 @@ errors++;
 if(data.next_wake_not_before !== undefined){
 let data3 = data.next_wake_not_before;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_wake_not_before",schemaPath:"#/properties/next_wake_not_before/type",keyword:"type",params:{type: schema289.properties.next_wake_not_before.type},message:"must be integer,null"};
+const err8 = {instancePath:instancePath+"/next_wake_not_before",schemaPath:"#/properties/next_wake_not_before/type",keyword:"type",params:{type: schema291.properties.next_wake_not_before.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -33957,19 +34434,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicy = validate206;
-const schema307 = {"type":"object","required":["object","objective_id","version","hash","status","document","created_at","approved_at","revoked_at","expires_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_policy"},"objective_id":{"type":"string"},"version":{"type":"integer"},"hash":{"type":"string"},"status":{"$ref":"#/$defs/ObjectivePolicyStatus"},"document":{"$ref":"#/$defs/ObjectivePolicyDocument"},"created_at":{"type":"integer"},"approved_at":{"type":["integer","null"]},"revoked_at":{"type":["integer","null"]},"expires_at":{"type":["integer","null"]}}};
-const schema308 = {"enum":["draft","approved","superseded","revoked"]};
+export const ObjectivePolicy = validate208;
+const schema309 = {"type":"object","required":["object","objective_id","version","hash","status","document","created_at","approved_at","revoked_at","expires_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_policy"},"objective_id":{"type":"string"},"version":{"type":"integer"},"hash":{"type":"string"},"status":{"$ref":"#/$defs/ObjectivePolicyStatus"},"document":{"$ref":"#/$defs/ObjectivePolicyDocument"},"created_at":{"type":"integer"},"approved_at":{"type":["integer","null"]},"revoked_at":{"type":["integer","null"]},"expires_at":{"type":["integer","null"]}}};
+const schema310 = {"enum":["draft","approved","superseded","revoked"]};
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34078,7 +34555,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema307.properties, key0))){
+if(!(func95.call(schema309.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -34141,7 +34618,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((data4 === "draft") || (data4 === "approved")) || (data4 === "superseded")) || (data4 === "revoked"))){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectivePolicyStatus/enum",keyword:"enum",params:{allowedValues: schema308.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/ObjectivePolicyStatus/enum",keyword:"enum",params:{allowedValues: schema310.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34173,7 +34650,7 @@ errors++;
 if(data.approved_at !== undefined){
 let data7 = data.approved_at;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err17 = {instancePath:instancePath+"/approved_at",schemaPath:"#/properties/approved_at/type",keyword:"type",params:{type: schema307.properties.approved_at.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/approved_at",schemaPath:"#/properties/approved_at/type",keyword:"type",params:{type: schema309.properties.approved_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34186,7 +34663,7 @@ errors++;
 if(data.revoked_at !== undefined){
 let data8 = data.revoked_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema307.properties.revoked_at.type},message:"must be integer,null"};
+const err18 = {instancePath:instancePath+"/revoked_at",schemaPath:"#/properties/revoked_at/type",keyword:"type",params:{type: schema309.properties.revoked_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34199,7 +34676,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data9 = data.expires_at;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema307.properties.expires_at.type},message:"must be integer,null"};
+const err19 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema309.properties.expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34220,17 +34697,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyDocument = validate208;
+export const ObjectivePolicyDocument = validate210;
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34259,7 +34736,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema141.properties, key0))){
+if(!(func95.call(schema141.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -34801,7 +35278,7 @@ vErrors.push(err41);
 errors++;
 }
 if(typeof data13 === "string"){
-if(!pattern34.test(data13)){
+if(!pattern35.test(data13)){
 const err42 = {instancePath:instancePath+"/quiet_hours",schemaPath:"#/properties/quiet_hours/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"},message:"must match pattern \""+"^([01][0-9]|2[0-3])-([01][0-9]|2[0-3])$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -34894,18 +35371,18 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyList = validate209;
-const schema311 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectivePolicy"}},"has_more":{"type":"boolean"}}};
+export const ObjectivePolicyList = validate211;
+const schema313 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectivePolicy"}},"has_more":{"type":"boolean"}}};
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34972,8 +35449,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate206(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
+if(!(validate208(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 }
@@ -35012,17 +35489,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectivePolicyStatus = validate211;
+export const ObjectivePolicyStatus = validate213;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35030,7 +35507,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!((((data === "draft") || (data === "approved")) || (data === "superseded")) || (data === "revoked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema308.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema310.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -35039,17 +35516,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveSessionMode = validate212;
+export const ObjectiveSessionMode = validate214;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35066,17 +35543,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveStatus = validate213;
+export const ObjectiveStatus = validate215;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35084,7 +35561,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((data === "active") || (data === "paused")) || (data === "blocked")) || (data === "completed")) || (data === "abandoned"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema287.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema289.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -35093,17 +35570,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveText = validate214;
+export const ObjectiveText = validate216;
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35131,7 +35608,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern35.test(data)){
+if(!pattern36.test(data)){
 const err2 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -35152,17 +35629,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveToolSpec = validate215;
+export const ObjectiveToolSpec = validate217;
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35215,20 +35692,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveTrigger = validate216;
-const schema317 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
-const schema319 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused","cooldown","backoff"]};
-const pattern91 = new RegExp("^trg_", "u");
+export const ObjectiveTrigger = validate218;
+const schema319 = {"type":"object","required":["id","object","objective_id","kind","cron","timezone","end_at","missed_run_policy","catchup_window_seconds","max_catch_up","status","next_due_at","last_fired_at","skipped_count","last_skip_reason","reason","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^trg_"},"object":{"const":"objective_trigger"},"objective_id":{"type":"string"},"kind":{"enum":["cron","once","manual"],"description":"cron: a schedule; once: the agent's schedule_wake; manual: POST …/wake."},"cron":{"type":["string","null"]},"timezone":{"type":["string","null"]},"end_at":{"type":["integer","null"]},"missed_run_policy":{"$ref":"#/$defs/MissedRunPolicy"},"catchup_window_seconds":{"type":"integer"},"max_catch_up":{"type":"integer"},"status":{"enum":["enabled","done"]},"next_due_at":{"type":["integer","null"],"description":"Unix seconds."},"last_fired_at":{"type":["integer","null"],"description":"The due time of its last admitted wake."},"skipped_count":{"type":"integer"},"last_skip_reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"reason":{"type":["string","null"],"description":"The agent's reason for a one-shot wake."},"created_at":{"type":"integer"}}};
+const schema321 = {"enum":["missed","catch-up-cap","overlap","waiting-for-input","paused","ended","no-approved-policy","policy-expired","policy-revoked","agent-unavailable","admission-refused","cooldown","backoff"]};
+const pattern94 = new RegExp("^trg_", "u");
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35407,7 +35884,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema317.properties, key0))){
+if(!(func95.call(schema319.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -35421,7 +35898,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern91.test(data0)){
+if(!pattern94.test(data0)){
 const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^trg_"},message:"must match pattern \""+"^trg_"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -35470,7 +35947,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!(((data3 === "cron") || (data3 === "once")) || (data3 === "manual"))){
-const err22 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema317.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema319.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35483,7 +35960,7 @@ errors++;
 if(data.cron !== undefined){
 let data4 = data.cron;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err23 = {instancePath:instancePath+"/cron",schemaPath:"#/properties/cron/type",keyword:"type",params:{type: schema317.properties.cron.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/cron",schemaPath:"#/properties/cron/type",keyword:"type",params:{type: schema319.properties.cron.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35496,7 +35973,7 @@ errors++;
 if(data.timezone !== undefined){
 let data5 = data.timezone;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: schema317.properties.timezone.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: schema319.properties.timezone.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35509,7 +35986,7 @@ errors++;
 if(data.end_at !== undefined){
 let data6 = data.end_at;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err25 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/type",keyword:"type",params:{type: schema317.properties.end_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/end_at",schemaPath:"#/properties/end_at/type",keyword:"type",params:{type: schema319.properties.end_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35561,7 +36038,7 @@ errors++;
 if(data.status !== undefined){
 let data10 = data.status;
 if(!((data10 === "enabled") || (data10 === "done"))){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema317.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema319.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -35574,7 +36051,7 @@ errors++;
 if(data.next_due_at !== undefined){
 let data11 = data.next_due_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err30 = {instancePath:instancePath+"/next_due_at",schemaPath:"#/properties/next_due_at/type",keyword:"type",params:{type: schema317.properties.next_due_at.type},message:"must be integer,null"};
+const err30 = {instancePath:instancePath+"/next_due_at",schemaPath:"#/properties/next_due_at/type",keyword:"type",params:{type: schema319.properties.next_due_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -35587,7 +36064,7 @@ errors++;
 if(data.last_fired_at !== undefined){
 let data12 = data.last_fired_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/last_fired_at",schemaPath:"#/properties/last_fired_at/type",keyword:"type",params:{type: schema317.properties.last_fired_at.type},message:"must be integer,null"};
+const err31 = {instancePath:instancePath+"/last_fired_at",schemaPath:"#/properties/last_fired_at/type",keyword:"type",params:{type: schema319.properties.last_fired_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35617,7 +36094,7 @@ let valid2 = false;
 let passing0 = null;
 const _errs29 = errors;
 if(!(((((((((((((data14 === "missed") || (data14 === "catch-up-cap")) || (data14 === "overlap")) || (data14 === "waiting-for-input")) || (data14 === "paused")) || (data14 === "ended")) || (data14 === "no-approved-policy")) || (data14 === "policy-expired")) || (data14 === "policy-revoked")) || (data14 === "agent-unavailable")) || (data14 === "admission-refused")) || (data14 === "cooldown")) || (data14 === "backoff"))){
-const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema319.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/last_skip_reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema321.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -35678,7 +36155,7 @@ vErrors = null;
 if(data.reason !== undefined){
 let data15 = data.reason;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err36 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema317.properties.reason.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema319.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -35712,18 +36189,18 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveTriggerList = validate217;
-const schema320 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveTrigger"}},"has_more":{"type":"boolean"}}};
+export const ObjectiveTriggerList = validate219;
+const schema322 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveTrigger"}},"has_more":{"type":"boolean"}}};
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35790,8 +36267,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate216(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
+if(!(validate218(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
 errors = vErrors.length;
 }
 }
@@ -35830,18 +36307,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate217.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveWake = validate219;
-const schema321 = {"type":"object","required":["object","trigger_id","due_at","outcome","reason","response_id","created_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_wake"},"trigger_id":{"type":"string"},"due_at":{"type":"integer","description":"The occurrence's due time (Unix seconds)."},"outcome":{"enum":["admitted","skipped"]},"reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"response_id":{"type":["string","null"]},"created_at":{"type":"integer"}}};
+export const ObjectiveWake = validate221;
+const schema323 = {"type":"object","required":["object","trigger_id","due_at","outcome","reason","response_id","created_at"],"additionalProperties":false,"properties":{"object":{"const":"objective_wake"},"trigger_id":{"type":"string"},"due_at":{"type":"integer","description":"The occurrence's due time (Unix seconds)."},"outcome":{"enum":["admitted","skipped"]},"reason":{"oneOf":[{"$ref":"#/$defs/WakeSkipReason"},{"type":"null"}]},"response_id":{"type":["string","null"]},"created_at":{"type":"integer"}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate221.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35971,7 +36448,7 @@ errors++;
 if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(!((data3 === "admitted") || (data3 === "skipped"))){
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema321.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema323.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35988,7 +36465,7 @@ let valid1 = false;
 let passing0 = null;
 const _errs10 = errors;
 if(!(((((((((((((data4 === "missed") || (data4 === "catch-up-cap")) || (data4 === "overlap")) || (data4 === "waiting-for-input")) || (data4 === "paused")) || (data4 === "ended")) || (data4 === "no-approved-policy")) || (data4 === "policy-expired")) || (data4 === "policy-revoked")) || (data4 === "agent-unavailable")) || (data4 === "admission-refused")) || (data4 === "cooldown")) || (data4 === "backoff"))){
-const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema319.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/$defs/WakeSkipReason/enum",keyword:"enum",params:{allowedValues: schema321.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -36049,7 +36526,7 @@ vErrors = null;
 if(data.response_id !== undefined){
 let data5 = data.response_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema321.properties.response_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema323.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -36083,18 +36560,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ObjectiveWakeList = validate220;
-const schema323 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
+export const ObjectiveWakeList = validate222;
+const schema325 = {"type":"object","required":["object","data","last_id","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/ObjectiveWake"}},"last_id":{"type":["string","null"],"description":"The cursor of the page's last wake, for `after`."},"has_more":{"type":"boolean"}}};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36171,8 +36648,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate219(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+if(!(validate221(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
 errors = vErrors.length;
 }
 }
@@ -36191,7 +36668,7 @@ errors++;
 if(data.last_id !== undefined){
 let data3 = data.last_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema323.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema325.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -36224,18 +36701,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIErrorMember = validate222;
-const schema324 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
+export const OpenAIErrorMember = validate224;
+const schema326 = {"type":"object","description":"The same problem in OpenAI's error shape (an RFC 9457 extension member), so the\nofficial OpenAI SDKs surface its message, code and parameter: `message` is the\nproblem's `detail`, `code` its slug, `param` the first offending field in\nOpenAI's notation (`input[0].content`), `type` OpenAI's error family.\n","required":["message","type","code","param"],"additionalProperties":false,"properties":{"message":{"type":"string"},"type":{"enum":["invalid_request_error","authentication_error","permission_error","not_found_error","rate_limit_error","server_error"]},"code":{"type":"string"},"param":{"type":["string","null"]}}};
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36310,7 +36787,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if(!((((((data1 === "invalid_request_error") || (data1 === "authentication_error")) || (data1 === "permission_error")) || (data1 === "not_found_error")) || (data1 === "rate_limit_error")) || (data1 === "server_error"))){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema324.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema326.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -36335,7 +36812,7 @@ errors++;
 if(data.param !== undefined){
 let data3 = data.param;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema324.properties.param.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/param",schemaPath:"#/properties/param/type",keyword:"type",params:{type: schema326.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -36356,42 +36833,13 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OpenAIResponseStatus = validate223;
-const schema325 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
-
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate223.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema325.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate223.errors = vErrors;
-return errors === 0;
-}
-validate223.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const OutputItemEvent = validate224;
-const schema326 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
-const schema327 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+export const OpenAIResponseStatus = validate225;
+const schema327 = {"description":"A response's status in OpenAI's vocabulary: a response waiting for its caller is `completed` (what it waits for is in its output); a parked one (waiting for an outside party) is `in_progress`; `timed_out` and `budget_exceeded` are `incomplete`.","enum":["queued","in_progress","completed","failed","cancelled","incomplete"]};
 
 function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36403,12 +36851,41 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
+if(!((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "cancelled")) || (data === "incomplete"))){
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema327.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate225.errors = vErrors;
+return errors === 0;
+}
+validate225.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const OutputItemEvent = validate226;
+const schema328 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
+const schema329 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate227.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
 const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate139(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -36537,7 +37014,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema196.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -36683,7 +37160,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema197.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36943,7 +37420,7 @@ vErrors.push(err41);
 errors++;
 }
 for(const key1 in data){
-if(!(func93.call(schema224.properties, key1))){
+if(!(func95.call(schema226.properties, key1))){
 const err42 = {instancePath,schemaPath:"#/$defs/McpCallItem/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
@@ -37017,7 +37494,7 @@ errors++;
 if(data.output !== undefined){
 let data22 = data.output;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema224.properties.output.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema226.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -37030,7 +37507,7 @@ errors++;
 if(data.error !== undefined){
 let data23 = data.error;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema224.properties.error.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema226.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -37043,7 +37520,7 @@ errors++;
 if(data.status !== undefined){
 let data24 = data.status;
 if(!(((data24 === "in_progress") || (data24 === "completed")) || (data24 === "incomplete"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema226.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -37114,17 +37591,17 @@ vErrors = null;
 }
 }
 }
-validate225.errors = vErrors;
+validate227.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate225.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate227.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37187,7 +37664,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema326.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema328.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -37248,8 +37725,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate225(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+if(!(validate227(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
 errors = vErrors.length;
 }
 }
@@ -37264,18 +37741,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDeltaEvent = validate228;
-const schema332 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDeltaEvent = validate230;
+const schema334 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37489,18 +37966,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDoneEvent = validate229;
-const schema333 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDoneEvent = validate231;
+const schema335 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37714,17 +38191,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextPart = validate230;
+export const OutputTextPart = validate232;
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37809,18 +38286,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate230.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PendingToolCall = validate231;
-const schema335 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."},"approval_display":{"type":"object","description":"For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs."}}};
+export const PendingToolCall = validate233;
+const schema337 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."},"approval_display":{"type":"object","description":"For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs."}}};
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37942,7 +38419,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema335.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema337.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -37967,7 +38444,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema335.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema337.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -38001,19 +38478,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Problem = validate232;
-const schema337 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema338 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+export const Problem = validate234;
+const schema339 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema340 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38303,7 +38780,7 @@ errors++;
 if(data10.type !== undefined){
 let data12 = data10.type;
 if(!((((((data12 === "invalid_request_error") || (data12 === "authentication_error")) || (data12 === "permission_error")) || (data12 === "not_found_error")) || (data12 === "rate_limit_error")) || (data12 === "server_error"))){
-const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema324.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/error/type",schemaPath:"#/$defs/OpenAIErrorMember/properties/type/enum",keyword:"enum",params:{allowedValues: schema326.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -38328,7 +38805,7 @@ errors++;
 if(data10.param !== undefined){
 let data14 = data10.param;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema324.properties.param.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/error/param",schemaPath:"#/$defs/OpenAIErrorMember/properties/param/type",keyword:"type",params:{type: schema326.properties.param.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -38361,17 +38838,17 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate232.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProblemFieldError = validate233;
+export const ProblemFieldError = validate235;
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate235.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38446,20 +38923,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumer = validate234;
-const schema341 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern92 = new RegExp("^qc_", "u");
-const schema343 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+export const QueueConsumer = validate236;
+const schema343 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern95 = new RegExp("^qc_", "u");
+const schema345 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38522,7 +38999,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema343.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema345.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -38548,7 +39025,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema343.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema345.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -38573,7 +39050,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema343.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema345.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38594,16 +39071,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38742,7 +39219,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema341.properties, key0))){
+if(!(func95.call(schema343.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -38756,7 +39233,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern92.test(data0)){
+if(!pattern95.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -38805,7 +39282,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema341.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema343.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -38853,7 +39330,7 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!pattern29.test(data5)){
+if(!pattern30.test(data5)){
 const err22 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -38888,7 +39365,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern29.test(data6)){
+if(!pattern30.test(data6)){
 const err25 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -38913,7 +39390,7 @@ errors++;
 if(data4.region !== undefined){
 let data7 = data4.region;
 if(typeof data7 === "string"){
-if(!pattern41.test(data7)){
+if(!pattern42.test(data7)){
 const err27 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -39061,7 +39538,7 @@ errors = vErrors.length;
 if(data.agent !== undefined){
 let data12 = data.agent;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema341.properties.agent.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema343.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -39272,7 +39749,7 @@ errors++;
 if(data17.kind !== undefined){
 let data18 = data17.kind;
 if(!((data18 === "sqs") || (data18 === "sasl"))){
-const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema341.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema343.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -39285,7 +39762,7 @@ errors++;
 if(data17.last4 !== undefined){
 let data19 = data17.last4;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema341.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema343.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -39340,8 +39817,8 @@ vErrors = null;
 }
 }
 if(data.health !== undefined){
-if(!(validate238(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate238.errors : vErrors.concat(validate238.errors);
+if(!(validate240(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
 }
@@ -39382,17 +39859,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerHealth = validate240;
+export const QueueConsumerHealth = validate242;
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate242.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39455,7 +39932,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema343.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema345.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -39481,7 +39958,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema343.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema345.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39506,7 +39983,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema343.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema345.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -39527,18 +40004,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate242.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate242.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerList = validate241;
-const schema349 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const QueueConsumerList = validate243;
+const schema351 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate241.evaluated;
+const evaluated0 = validate243.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39605,8 +40082,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate234(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+if(!(validate236(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate236.errors : vErrors.concat(validate236.errors);
 errors = vErrors.length;
 }
 }
@@ -39625,7 +40102,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema349.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema351.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -39638,7 +40115,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema349.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema351.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39671,17 +40148,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate241.errors = vErrors;
+validate243.errors = vErrors;
 return errors === 0;
 }
-validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerName = validate243;
+export const QueueConsumerName = validate245;
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate245.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39689,7 +40166,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern38.test(data)){
+if(!pattern39.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -39710,17 +40187,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate243.errors = vErrors;
+validate245.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate245.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueDestination = validate244;
+export const QueueDestination = validate246;
 
-function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate244.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39773,7 +40250,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern29.test(data0)){
+if(!pattern30.test(data0)){
 const err4 = {instancePath:instancePath+"/queue_url",schemaPath:"#/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -39798,7 +40275,7 @@ errors++;
 if(data.topic !== undefined){
 let data1 = data.topic;
 if(typeof data1 === "string"){
-if(!pattern43.test(data1)){
+if(!pattern44.test(data1)){
 const err6 = {instancePath:instancePath+"/topic",schemaPath:"#/$defs/KafkaTopicName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,249}$"},message:"must match pattern \""+"^[A-Za-z0-9._-]{1,249}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -39831,18 +40308,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate244.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate245;
-const schema353 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate247;
+const schema355 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate247.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39907,7 +40384,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema353.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema355.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -39941,19 +40418,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate245.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgent = validate246;
-const schema354 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern99 = new RegExp("^ragt_", "u");
+export const RemoteAgent = validate248;
+const schema356 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern102 = new RegExp("^ragt_", "u");
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate248.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40046,7 +40523,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern99.test(data0)){
+if(!pattern102.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ragt_"},message:"must match pattern \""+"^ragt_"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -40272,7 +40749,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema354.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema356.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -40330,18 +40807,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate246.errors = vErrors;
+validate248.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentList = validate247;
-const schema356 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const RemoteAgentList = validate249;
+const schema358 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate247.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40408,8 +40885,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate246(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+if(!(validate248(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
 errors = vErrors.length;
 }
 }
@@ -40428,7 +40905,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema356.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema358.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -40441,7 +40918,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema356.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema358.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -40474,17 +40951,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate247.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentName = validate249;
+export const RemoteAgentName = validate251;
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate251.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40513,18 +40990,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate251.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ReplayWebhookDeliveriesRequest = validate250;
-const schema358 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+export const ReplayWebhookDeliveriesRequest = validate252;
+const schema360 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
-function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate250.evaluated;
+const evaluated0 = validate252.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40603,17 +41080,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate250.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
-validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate251;
+export const RequestFunctionTool = validate253;
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate251.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40740,18 +41217,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate251.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate251.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate252;
-const schema362 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate254;
+const schema364 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate252.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40794,7 +41271,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema362.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema364.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -40809,8 +41286,8 @@ let data1 = data.calls;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate231(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+if(!(validate233(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
 errors = vErrors.length;
 }
 }
@@ -40837,18 +41314,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate252.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResolveObjectiveActionRequest = validate254;
-const schema363 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
+export const ResolveObjectiveActionRequest = validate256;
+const schema365 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40881,7 +41358,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((data0 === "succeeded") || (data0 === "failed"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema363.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema365.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -40937,17 +41414,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResourceGrantType = validate255;
+export const ResourceGrantType = validate257;
 
-function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate255.evaluated;
+const evaluated0 = validate257.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40964,21 +41441,21 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate255.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate255.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate256;
-const schema365 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema368 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema369 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema371 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+export const Response = validate258;
+const schema367 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema370 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema371 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema373 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate256.evaluated;
+const evaluated0 = validate258.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41187,7 +41664,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema365.properties, key0))){
+if(!(func95.call(schema367.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -41201,7 +41678,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err21 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -41251,7 +41728,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema365.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema367.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -41264,7 +41741,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((((((data4 === "queued") || (data4 === "in_progress")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "cancelled")) || (data4 === "incomplete"))){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema325.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OpenAIResponseStatus/enum",keyword:"enum",params:{allowedValues: schema327.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -41277,7 +41754,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema368.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema370.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -41418,7 +41895,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema365.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema367.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -41532,7 +42009,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema365.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema367.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -41545,7 +42022,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema365.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema367.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -41572,8 +42049,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate225(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+if(!(validate227(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
 errors = vErrors.length;
 }
 }
@@ -42369,7 +42846,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema365.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema367.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -42429,8 +42906,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate252(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
+if(!(validate254(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -42848,7 +43325,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema365.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema367.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -42861,7 +43338,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema365.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema367.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -42874,7 +43351,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema365.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema367.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -42887,7 +43364,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema365.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema367.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -43267,17 +43744,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate256.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
-validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate259;
+export const ResponseError = validate261;
 
-function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate259.evaluated;
+const evaluated0 = validate261.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43377,17 +43854,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate259.errors = vErrors;
+validate261.errors = vErrors;
 return errors === 0;
 }
-validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate260;
+export const ResponseInputItem = validate262;
 
-function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate260.evaluated;
+const evaluated0 = validate262.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43685,19 +44162,19 @@ vErrors = null;
 }
 }
 }
-validate260.errors = vErrors;
+validate262.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate260.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate262.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate262;
-const schema380 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate264;
+const schema382 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate262.evaluated;
+const evaluated0 = validate264.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43750,7 +44227,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema380.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema382.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -43786,8 +44263,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate256(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate258(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
 errors = vErrors.length;
 }
 }
@@ -43802,18 +44279,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate262.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
-validate262.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate264;
-const schema381 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate266;
+const schema383 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43880,8 +44357,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate256(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+if(!(validate258(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
 errors = vErrors.length;
 }
 }
@@ -43900,7 +44377,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema381.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema383.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -43913,7 +44390,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema381.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema383.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -43946,17 +44423,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate264.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate266;
+export const ResponseOutputItem = validate268;
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate268.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43967,8 +44444,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate137(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
+if(!(validate139(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -44097,7 +44574,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((data5 === "in_progress") || (data5 === "completed")) || (data5 === "incomplete"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema194.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema196.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -44243,7 +44720,7 @@ errors++;
 if(data.status !== undefined){
 let data11 = data.status;
 if(!(((data11 === "in_progress") || (data11 === "completed")) || (data11 === "incomplete"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/FunctionCallOutputItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema197.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -44503,7 +44980,7 @@ vErrors.push(err41);
 errors++;
 }
 for(const key1 in data){
-if(!(func93.call(schema224.properties, key1))){
+if(!(func95.call(schema226.properties, key1))){
 const err42 = {instancePath,schemaPath:"#/$defs/McpCallItem/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
@@ -44577,7 +45054,7 @@ errors++;
 if(data.output !== undefined){
 let data22 = data.output;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema224.properties.output.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/output",schemaPath:"#/$defs/McpCallItem/properties/output/type",keyword:"type",params:{type: schema226.properties.output.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -44590,7 +45067,7 @@ errors++;
 if(data.error !== undefined){
 let data23 = data.error;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema224.properties.error.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/error",schemaPath:"#/$defs/McpCallItem/properties/error/type",keyword:"type",params:{type: schema226.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -44603,7 +45080,7 @@ errors++;
 if(data.status !== undefined){
 let data24 = data.status;
 if(!(((data24 === "in_progress") || (data24 === "completed")) || (data24 === "incomplete"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema224.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/McpCallItem/properties/status/enum",keyword:"enum",params:{allowedValues: schema226.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -44674,18 +45151,18 @@ vErrors = null;
 }
 }
 }
-validate266.errors = vErrors;
+validate268.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate266.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate268.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate268;
+export const ResponseStatus = validate270;
 
-function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate268.evaluated;
+const evaluated0 = validate270.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44693,7 +45170,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input")) || (data === "parked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema368.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema370.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -44702,18 +45179,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate268.errors = vErrors;
+validate270.errors = vErrors;
 return errors === 0;
 }
-validate268.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate270.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseStreamEvent = validate269;
-const schema388 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
+export const ResponseStreamEvent = validate271;
+const schema390 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
 
-function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate269.evaluated;
+const evaluated0 = validate271.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44724,8 +45201,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate262(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+if(!(validate264(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -44735,8 +45212,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -45390,20 +45867,20 @@ vErrors = null;
 }
 }
 }
-validate269.errors = vErrors;
+validate271.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate269.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate271.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate273;
-const schema392 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema393 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate275;
+const schema394 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema395 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate273.evaluated;
+const evaluated0 = validate275.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45414,12 +45891,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate269(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
+if(!(validate271(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate269.evaluated.props;
+var props0 = validate271.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -45609,19 +46086,19 @@ vErrors = null;
 }
 }
 }
-validate273.errors = vErrors;
+validate275.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate273.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate275.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const RevokeNodeRequest = validate275;
-const schema394 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
+export const RevokeNodeRequest = validate277;
+const schema396 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
 
-function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate275.evaluated;
+const evaluated0 = validate277.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45677,18 +46154,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate275.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RotateWebhookSecretRequest = validate276;
-const schema395 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+export const RotateWebhookSecretRequest = validate278;
+const schema397 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate276.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45754,18 +46231,450 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate276.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Session = validate277;
-const schema396 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const Secret = validate279;
+const schema398 = {"type":"object","required":["id","object","name","last4","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sec_"},"object":{"const":"secret"},"name":{"type":"string"},"last4":{"type":["string","null"],"description":"The last four characters of a value of 16 or more; null for shorter ones."},"created_at":{"type":"integer"}}};
+const pattern109 = new RegExp("^sec_", "u");
 
-function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate277.evaluated;
+const evaluated0 = validate279.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.name === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.last4 === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last4"},message:"must have required property '"+"last4"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "id") || (key0 === "object")) || (key0 === "name")) || (key0 === "last4")) || (key0 === "created_at"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern109.test(data0)){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sec_"},message:"must match pattern \""+"^sec_"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("secret" !== data.object){
+const err8 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "secret"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err9 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.last4 !== undefined){
+let data3 = data.last4;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/last4",schemaPath:"#/properties/last4/type",keyword:"type",params:{type: schema398.properties.last4.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data4 = data.created_at;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err11 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate279.errors = vErrors;
+return errors === 0;
+}
+validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SecretList = validate280;
+const schema399 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Secret"}},"has_more":{"type":"boolean"}}};
+
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate280.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "object") || (key0 === "data")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.id === undefined){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data2.object === undefined){
+const err6 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.name === undefined){
+const err7 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2.last4 === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/required",keyword:"required",params:{missingProperty: "last4"},message:"must have required property '"+"last4"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.created_at === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((((key1 === "id") || (key1 === "object")) || (key1 === "name")) || (key1 === "last4")) || (key1 === "created_at"))){
+const err10 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.id !== undefined){
+let data3 = data2.id;
+if(typeof data3 === "string"){
+if(!pattern109.test(data3)){
+const err11 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/Secret/properties/id/pattern",keyword:"pattern",params:{pattern: "^sec_"},message:"must match pattern \""+"^sec_"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/Secret/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.object !== undefined){
+if("secret" !== data2.object){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/object",schemaPath:"#/$defs/Secret/properties/object/const",keyword:"const",params:{allowedValue: "secret"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/name",schemaPath:"#/$defs/Secret/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data2.last4 !== undefined){
+let data6 = data2.last4;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/last4",schemaPath:"#/$defs/Secret/properties/last4/type",keyword:"type",params:{type: schema398.properties.last4.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data2.created_at !== undefined){
+let data7 = data2.created_at;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/created_at",schemaPath:"#/$defs/Secret/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data/" + i0,schemaPath:"#/$defs/Secret/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err19 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate280.errors = vErrors;
+return errors === 0;
+}
+validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const Session = validate281;
+const schema401 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate281.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45848,7 +46757,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses_"},message:"must match pattern \""+"^ses_"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -45885,7 +46794,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema396.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema401.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -45898,7 +46807,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema396.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema401.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -46008,17 +46917,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate277.errors = vErrors;
+validate281.errors = vErrors;
 return errors === 0;
 }
-validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate281.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackApiUrl = validate278;
+export const SlackApiUrl = validate282;
 
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate278.evaluated;
+const evaluated0 = validate282.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46036,7 +46945,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!pattern29.test(data)){
+if(!pattern30.test(data)){
 const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -46057,19 +46966,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate278.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
-validate278.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate282.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBot = validate279;
-const schema400 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern108 = new RegExp("^sbot_", "u");
+export const SlackBot = validate283;
+const schema405 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern113 = new RegExp("^sbot_", "u");
 
-function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate279.evaluated;
+const evaluated0 = validate283.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46208,7 +47117,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema400.properties, key0))){
+if(!(func95.call(schema405.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -46222,7 +47131,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern108.test(data0)){
+if(!pattern113.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -46283,7 +47192,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema400.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema405.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -46418,18 +47327,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate279.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
-validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotList = validate280;
-const schema403 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackBotList = validate284;
+const schema408 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate280.evaluated;
+const evaluated0 = validate284.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46496,8 +47405,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate279(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
+if(!(validate283(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
 errors = vErrors.length;
 }
 }
@@ -46516,7 +47425,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema403.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema408.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -46529,7 +47438,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema403.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema408.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -46562,17 +47471,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate280.errors = vErrors;
+validate284.errors = vErrors;
 return errors === 0;
 }
-validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotName = validate282;
+export const SlackBotName = validate286;
 
-function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate282.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46580,7 +47489,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern38.test(data)){
+if(!pattern39.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -46601,18 +47510,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate282.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate282.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThread = validate283;
-const schema405 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackThread = validate287;
+const schema410 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate283.evaluated;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46798,18 +47707,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate283.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThreadList = validate284;
-const schema407 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackThreadList = validate288;
+const schema412 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate284.evaluated;
+const evaluated0 = validate288.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46876,8 +47785,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate283(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
+if(!(validate287(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
 }
@@ -46896,7 +47805,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema407.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema412.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -46909,7 +47818,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema407.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema412.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -46942,17 +47851,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate284.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
-validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackUserIds = validate286;
+export const SlackUserIds = validate290;
 
-function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate286.evaluated;
+const evaluated0 = validate290.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46974,7 +47883,7 @@ const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
 let data0 = data[i0];
 if(typeof data0 === "string"){
-if(!pattern56.test(data0)){
+if(!pattern58.test(data0)){
 const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -47007,17 +47916,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate286.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
-validate286.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate290.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsCredentials = validate287;
+export const SqsCredentials = validate291;
 
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate287.evaluated;
+const evaluated0 = validate291.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47173,17 +48082,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate287.errors = vErrors;
+validate291.errors = vErrors;
 return errors === 0;
 }
-validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsSource = validate288;
+export const SqsSource = validate292;
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate288.evaluated;
+const evaluated0 = validate292.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47226,7 +48135,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern29.test(data0)){
+if(!pattern30.test(data0)){
 const err3 = {instancePath:instancePath+"/queue_url",schemaPath:"#/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -47261,7 +48170,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern29.test(data1)){
+if(!pattern30.test(data1)){
 const err6 = {instancePath:instancePath+"/endpoint",schemaPath:"#/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -47286,7 +48195,7 @@ errors++;
 if(data.region !== undefined){
 let data2 = data.region;
 if(typeof data2 === "string"){
-if(!pattern41.test(data2)){
+if(!pattern42.test(data2)){
 const err8 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -47424,17 +48333,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate288.errors = vErrors;
+validate292.errors = vErrors;
 return errors === 0;
 }
-validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate289;
+export const StreamErrorEvent = validate293;
 
-function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate289.evaluated;
+const evaluated0 = validate293.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47588,18 +48497,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate289.errors = vErrors;
+validate293.errors = vErrors;
 return errors === 0;
 }
-validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate290;
-const schema412 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate294;
+const schema417 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate290.evaluated;
+const evaluated0 = validate294.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47950,18 +48859,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate290.errors = vErrors;
+validate294.errors = vErrors;
 return errors === 0;
 }
-validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate294.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate291;
-const schema414 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate295;
+const schema419 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate295.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48145,17 +49054,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate291.errors = vErrors;
+validate295.errors = vErrors;
 return errors === 0;
 }
-validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate295.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate292;
+export const TextFormat = validate296;
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate296.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48457,18 +49366,18 @@ vErrors = null;
 }
 }
 }
-validate292.errors = vErrors;
+validate296.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate292.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate296.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate293;
+export const ToolChoice = validate297;
 
-function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate293.evaluated;
+const evaluated0 = validate297.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48609,18 +49518,18 @@ vErrors = null;
 }
 }
 }
-validate293.errors = vErrors;
+validate297.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate293.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate297.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate294;
+export const ToolRisk = validate298;
 
-function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate294.evaluated;
+const evaluated0 = validate298.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48637,17 +49546,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate294.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
-validate294.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate298.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate295;
+export const ToolSpec = validate299;
 
-function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate295.evaluated;
+const evaluated0 = validate299.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48826,18 +49735,18 @@ vErrors = null;
 }
 }
 }
-validate295.errors = vErrors;
+validate299.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate295.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate299.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate301;
+export const UnixSeconds = validate305;
 
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate301.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48854,18 +49763,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate301.errors = vErrors;
+validate305.errors = vErrors;
 return errors === 0;
 }
-validate301.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate305.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate302;
-const schema421 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate306;
+const schema426 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate302.evaluated;
+const evaluated0 = validate306.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48890,7 +49799,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern11.test(data0)){
+if(!pattern12.test(data0)){
 const err1 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/AgentName/pattern",keyword:"pattern",params:{pattern: "^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^(?!agt_)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -48935,18 +49844,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate302.errors = vErrors;
+validate306.errors = vErrors;
 return errors === 0;
 }
-validate302.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate304;
-const schema423 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate308;
+const schema428 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate304.evaluated;
+const evaluated0 = validate308.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49063,18 +49972,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate304.errors = vErrors;
+validate308.errors = vErrors;
 return errors === 0;
 }
-validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateObjectiveRequest = validate305;
-const schema425 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateObjectiveRequest = validate309;
+const schema430 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate309.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49093,7 +50002,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema425.properties, key0))){
+if(!(func95.call(schema430.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -49107,7 +50016,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((((data0 === "active") || (data0 === "paused")) || (data0 === "completed")) || (data0 === "abandoned"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema425.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema430.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -49140,7 +50049,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern35.test(data1)){
+if(!pattern36.test(data1)){
 const err5 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -49189,7 +50098,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern35.test(data2)){
+if(!pattern36.test(data2)){
 const err9 = {instancePath:instancePath+"/success_criteria",schemaPath:"#/$defs/ObjectiveText/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -49297,7 +50206,7 @@ errors++;
 if(data.review_at !== undefined){
 let data4 = data.review_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema425.properties.review_at.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema430.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -49621,7 +50530,7 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!pattern37.test(data15)){
+if(!pattern38.test(data15)){
 const err43 = {instancePath:instancePath+"/notify/webhook_endpoints/" + i0,schemaPath:"#/$defs/ObjectiveNotify/properties/webhook_endpoints/items/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -49778,18 +50687,18 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate305.errors = vErrors;
+validate309.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateQueueConsumerRequest = validate306;
-const schema432 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
+export const UpdateQueueConsumerRequest = validate310;
+const schema437 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
-function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate306.evaluated;
+const evaluated0 = validate310.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49834,7 +50743,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema432.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema437.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -49939,7 +50848,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern29.test(data4)){
+if(!pattern30.test(data4)){
 const err12 = {instancePath:instancePath+"/sqs/queue_url",schemaPath:"#/$defs/SqsSource/properties/queue_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -49974,7 +50883,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern29.test(data5)){
+if(!pattern30.test(data5)){
 const err15 = {instancePath:instancePath+"/sqs/endpoint",schemaPath:"#/$defs/SqsSource/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -49999,7 +50908,7 @@ errors++;
 if(data3.region !== undefined){
 let data6 = data3.region;
 if(typeof data6 === "string"){
-if(!pattern41.test(data6)){
+if(!pattern42.test(data6)){
 const err17 = {instancePath:instancePath+"/sqs/region",schemaPath:"#/$defs/SqsSource/properties/region/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-z0-9-]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -50630,18 +51539,18 @@ vErrors.push(err60);
 }
 errors++;
 }
-validate306.errors = vErrors;
+validate310.errors = vErrors;
 return errors === 0;
 }
-validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateSlackBotRequest = validate310;
-const schema436 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+export const UpdateSlackBotRequest = validate314;
+const schema441 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate314.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50719,7 +51628,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern54.test(data1)){
+if(!pattern56.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_token",schemaPath:"#/properties/bot_token/pattern",keyword:"pattern",params:{pattern: "^xoxb-"},message:"must match pattern \""+"^xoxb-"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -50779,7 +51688,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema436.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema441.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -50799,7 +51708,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern55.test(data3)){
+if(!pattern57.test(data3)){
 const err13 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/pattern",keyword:"pattern",params:{pattern: "^xapp-"},message:"must match pattern \""+"^xapp-"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -50828,7 +51737,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
-if(!pattern56.test(data5)){
+if(!pattern58.test(data5)){
 const err15 = {instancePath:instancePath+"/approvers/" + i0,schemaPath:"#/$defs/SlackUserIds/items/pattern",keyword:"pattern",params:{pattern: "^[UW][A-Z0-9]{1,31}$"},message:"must match pattern \""+"^[UW][A-Z0-9]{1,31}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -50875,7 +51784,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern29.test(data6)){
+if(!pattern30.test(data6)){
 const err19 = {instancePath:instancePath+"/api_url",schemaPath:"#/$defs/SlackApiUrl/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -50908,18 +51817,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate310.errors = vErrors;
+validate314.errors = vErrors;
 return errors === 0;
 }
-validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateWebhookEndpointRequest = validate311;
-const schema439 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+export const UpdateWebhookEndpointRequest = validate315;
+const schema444 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate311.evaluated;
+const evaluated0 = validate315.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51058,7 +51967,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema439.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema444.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -51129,7 +52038,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema439.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema444.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -51174,17 +52083,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate311.errors = vErrors;
+validate315.errors = vErrors;
 return errors === 0;
 }
-validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate312;
+export const Usage = validate316;
 
-function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate312.evaluated;
+const evaluated0 = validate316.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51440,18 +52349,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate312.errors = vErrors;
+validate316.errors = vErrors;
 return errors === 0;
 }
-validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeObjectiveRequest = validate313;
-const schema441 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
+export const WakeObjectiveRequest = validate317;
+const schema446 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
 
-function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate313.evaluated;
+const evaluated0 = validate317.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51517,17 +52426,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate313.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
-validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeSkipReason = validate314;
+export const WakeSkipReason = validate318;
 
-function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate314.evaluated;
+const evaluated0 = validate318.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51535,7 +52444,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((((((data === "missed") || (data === "catch-up-cap")) || (data === "overlap")) || (data === "waiting-for-input")) || (data === "paused")) || (data === "ended")) || (data === "no-approved-policy")) || (data === "policy-expired")) || (data === "policy-revoked")) || (data === "agent-unavailable")) || (data === "admission-refused")) || (data === "cooldown")) || (data === "backoff"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema319.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema321.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -51544,18 +52453,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate314.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
-validate314.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate318.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookAttempt = validate315;
-const schema443 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const WebhookAttempt = validate319;
+const schema448 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate315.evaluated;
+const evaluated0 = validate319.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51663,7 +52572,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema443.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema448.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -51701,7 +52610,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema443.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema448.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -51714,7 +52623,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema443.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema448.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -51748,20 +52657,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate315.errors = vErrors;
+validate319.errors = vErrors;
 return errors === 0;
 }
-validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDelivery = validate316;
-const schema445 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema446 = {"type":"string","enum":["pending","delivered","dead"]};
-const pattern127 = new RegExp("^dlv_", "u");
+export const WebhookDelivery = validate320;
+const schema450 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema451 = {"type":"string","enum":["pending","delivered","dead"]};
+const pattern132 = new RegExp("^dlv_", "u");
 
-function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate316.evaluated;
+const evaluated0 = validate320.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51890,7 +52799,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema445.properties, key0))){
+if(!(func95.call(schema450.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -51904,7 +52813,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern127.test(data0)){
+if(!pattern132.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -51965,7 +52874,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema445.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema450.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -51988,7 +52897,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema446.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -52003,8 +52912,8 @@ let data6 = data.attempts;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate315(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
+if(!(validate319(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate319.errors : vErrors.concat(validate319.errors);
 errors = vErrors.length;
 }
 }
@@ -52023,7 +52932,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema445.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema450.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -52036,7 +52945,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema445.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema450.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -52062,7 +52971,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema445.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema450.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -52075,7 +52984,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema445.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema450.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -52096,18 +53005,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate316.errors = vErrors;
+validate320.errors = vErrors;
 return errors === 0;
 }
-validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryList = validate318;
-const schema448 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookDeliveryList = validate322;
+const schema453 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate318.evaluated;
+const evaluated0 = validate322.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52174,8 +53083,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate316(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate316.errors : vErrors.concat(validate316.errors);
+if(!(validate320(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate320.errors : vErrors.concat(validate320.errors);
 errors = vErrors.length;
 }
 }
@@ -52194,7 +53103,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema448.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema453.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -52207,7 +53116,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema448.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema453.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -52240,17 +53149,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate318.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
-validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryStatus = validate320;
+export const WebhookDeliveryStatus = validate324;
 
-function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate320.evaluated;
+const evaluated0 = validate324.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52268,7 +53177,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema446.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -52277,20 +53186,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate320.errors = vErrors;
+validate324.errors = vErrors;
 return errors === 0;
 }
-validate320.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate324.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpoint = validate321;
-const schema450 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema451 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
-const pattern129 = new RegExp("^whsec_", "u");
+export const WebhookEndpoint = validate325;
+const schema455 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema456 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const pattern134 = new RegExp("^whsec_", "u");
 
-function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate321.evaluated;
+const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52419,7 +53328,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func93.call(schema450.properties, key0))){
+if(!(func95.call(schema455.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -52433,7 +53342,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern37.test(data0)){
+if(!pattern38.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^wh_"},message:"must match pattern \""+"^wh_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -52482,7 +53391,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema450.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema455.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -52509,7 +53418,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema456.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -52534,7 +53443,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema450.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema455.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -52574,7 +53483,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema450.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema455.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -52587,7 +53496,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema450.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema455.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -52600,7 +53509,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if(typeof data11 === "string"){
-if(!pattern129.test(data11)){
+if(!pattern134.test(data11)){
 const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -52625,7 +53534,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema450.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema455.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -52672,18 +53581,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate321.errors = vErrors;
+validate325.errors = vErrors;
 return errors === 0;
 }
-validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpointList = validate322;
-const schema454 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookEndpointList = validate326;
+const schema459 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate322.evaluated;
+const evaluated0 = validate326.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52750,8 +53659,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate321(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
+if(!(validate325(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
 errors = vErrors.length;
 }
 }
@@ -52770,7 +53679,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema454.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema459.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -52783,7 +53692,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema454.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema459.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -52816,17 +53725,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate322.errors = vErrors;
+validate326.errors = vErrors;
 return errors === 0;
 }
-validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate326.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEventType = validate324;
+export const WebhookEventType = validate328;
 
-function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate324.evaluated;
+const evaluated0 = validate328.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52844,7 +53753,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema456.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -52853,18 +53762,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate324.errors = vErrors;
+validate328.errors = vErrors;
 return errors === 0;
 }
-validate324.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate328.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookReplay = validate325;
-const schema456 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+export const WebhookReplay = validate329;
+const schema461 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
-function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate325.evaluated;
+const evaluated0 = validate329.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52952,7 +53861,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate325.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
-validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -1152,6 +1152,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listSecrets"];
+        put?: never;
+        /** Store a secret (encrypted with PALAI_SECRET_KEY); the answer never carries the value. */
+        post: operations["createSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{secret}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The secret's id (`sec_…`) or name. */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["deleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -1893,6 +1929,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        CreateSecretRequest: {
+            /** @description Unique in the project. */
+            name: string;
+            value: string;
+        };
         CreateSessionRequest: {
             /** @description The agent's id or name. */
             agent: string;
@@ -1947,6 +1988,13 @@ export interface components {
             id: string;
             /** @constant */
             object: "objective_trigger.deleted";
+        };
+        DeletedSecret: {
+            /** @constant */
+            deleted: true;
+            id: string;
+            /** @constant */
+            object: "secret.deleted";
         };
         FakeErrorStep: {
             error: components["schemas"]["FakeProviderError"];
@@ -2466,6 +2514,13 @@ export interface components {
             commands?: components["schemas"]["NodeCommandName"][];
             /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
             consequence?: components["schemas"]["ConsequenceClass"];
+            /** @description Environment variables whose values are project secrets (POST /v1/secrets), by id or name. The model asks for them by name (`env: ["GITHUB_TOKEN"]` in its arguments); the value is revealed only when the plan is sent, beside it, and never stored outside the secret store. The node must allow the names (shell.environment_names). */
+            env?: {
+                [key: string]: {
+                    /** @description The secret's id (`sec_…`) or name. */
+                    secret: string;
+                };
+            };
             /** @description The node's id or alias; the tool names use its first alias (the id when it has none). */
             node: string;
             /** @description `always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk. */
@@ -3063,6 +3118,21 @@ export interface components {
              * @default 86400
              */
             expire_in_seconds: number;
+        };
+        Secret: {
+            created_at: number;
+            id: string;
+            /** @description The last four characters of a value of 16 or more; null for shorter ones. */
+            last4: string | null;
+            name: string;
+            /** @constant */
+            object: "secret";
+        };
+        SecretList: {
+            data: components["schemas"]["Secret"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
         };
         Session: {
             /** @description The agent's name. */
@@ -5599,6 +5669,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Response"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's secrets, oldest first. Values are never shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    createSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    deleteSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The secret's id (`sec_…`) or name. */
+                secret: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedSecret"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -58,6 +58,9 @@ export type OperationId =
   | 'updateSlackBot'
   | 'deleteSlackBot'
   | 'listSlackThreads'
+  | 'listSecrets'
+  | 'createSecret'
+  | 'deleteSecret'
   | 'listWebhookEndpoints'
   | 'createWebhookEndpoint'
   | 'getWebhookEndpoint'
@@ -912,6 +915,48 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": "listSlackThreadsQuery",
     "responses": {
       "200": "SlackThreadList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listSecrets",
+    "method": "GET",
+    "path": "/v1/secrets",
+    "expressPath": "/v1/secrets",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "SecretList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "createSecret",
+    "method": "POST",
+    "path": "/v1/secrets",
+    "expressPath": "/v1/secrets",
+    "authenticated": true,
+    "bodySchema": "CreateSecretRequest",
+    "bodyRequired": true,
+    "querySchema": null,
+    "responses": {
+      "201": "Secret",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "deleteSecret",
+    "method": "DELETE",
+    "path": "/v1/secrets/{secret}",
+    "expressPath": "/v1/secrets/:secret",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "DeletedSecret",
       "default": "Problem"
     }
   },

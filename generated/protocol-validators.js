@@ -1833,9 +1833,10 @@ return errors === 0;
 }
 validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema61 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."}}};
+const schema61 = {"type":"object","description":"The approved commands of a paired node: the model sees a function `node__<alias>__<command>` (the version and dots dropped: `node__box__shell_exec`) for each, with the command's schema from the node's catalog. Risk comes from the command (read, write, privileged), so the agent's approval policy applies.","required":["type","node"],"additionalProperties":false,"properties":{"consequence":{"$ref":"#/$defs/ConsequenceClass","description":"The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive)."},"type":{"const":"node"},"node":{"type":"string","minLength":1,"maxLength":128,"description":"The node's id or alias; the tool names use its first alias (the id when it has none)."},"commands":{"type":"array","description":"Only these commands (by their catalog names); default every approved one.","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}},"require_approval":{"description":"`always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk.","oneOf":[{"enum":["always","never"]},{"type":"object","required":["commands"],"additionalProperties":false,"properties":{"commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"}}}}]},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"How long a command may run (capped by the node's own maximum); default the node's maximum."},"env":{"type":"object","maxProperties":16,"description":"Environment variables whose values are project secrets (POST /v1/secrets), by id or name. The model asks for them by name (`env: [\"GITHUB_TOKEN\"]` in its arguments); the value is revealed only when the plan is sent, beside it, and never stored outside the secret store. The node must allow the names (shell.environment_names).","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"additionalProperties":{"type":"object","required":["secret"],"additionalProperties":false,"properties":{"secret":{"type":"string","minLength":1,"maxLength":128,"description":"The secret's id (`sec_…`) or name."}}}}}};
 const schema63 = {"type":"string","minLength":1,"maxLength":128,"pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$","description":"A command with its version, `<family>.<verb>.v<N>` (`shell.exec.v1`)."};
 const pattern14 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*\\.v[0-9]+$", "u");
+const pattern16 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1869,7 +1870,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds"))){
+if(!(((((((key0 === "consequence") || (key0 === "type")) || (key0 === "node")) || (key0 === "commands")) || (key0 === "require_approval")) || (key0 === "timeout_seconds")) || (key0 === "env"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -2206,14 +2207,137 @@ errors++;
 }
 }
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.env !== undefined){
+let data9 = data.env;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(Object.keys(data9).length > 16){
+const err28 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data9){
+const _errs27 = errors;
+if(typeof key2 === "string"){
+if(!pattern16.test(key2)){
+const err29 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\"",propertyName:key2};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+var valid10 = _errs27 === errors;
+if(!valid10){
+const err30 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+for(const key3 in data9){
+let data10 = data9[key3];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.secret === undefined){
+const err31 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key4 in data10){
+if(!(key4 === "secret")){
+const err32 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data10.secret !== undefined){
+let data11 = data10.secret;
+if(typeof data11 === "string"){
+if(func1(data11) > 128){
+const err33 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err34 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/secret",schemaPath:"#/properties/env/additionalProperties/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/env/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/env/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -7158,7 +7282,7 @@ const schema87 = {"description":"Palai's exact state of a response (the kernel's
 const schema88 = {"description":"A response as the kernel knows it at the moment of the event: no surface's fields.","type":"object","required":["id","status","agent","session_id","previous_response_id","instructions","background","metadata","output","usage","usage_by_step","error","pending_calls","created_at","completed_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"status":{"$ref":"#/$defs/ResponseStatus"},"agent":{"type":"object","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"metadata":{"$ref":"#/$defs/Metadata"},"options":{"$ref":"#/$defs/RunOptions","description":"Absent in events journaled before runs had options."},"output":{"type":"array","items":{"$ref":"#/$defs/Item"}},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"pending_calls":{"type":"array","description":"The calls the response waits on (non-empty only while waiting).","items":{"$ref":"#/$defs/PendingToolCall"}},"created_at":{"type":"integer","description":"Unix seconds."},"completed_at":{"type":["integer","null"]},"status_changed_at":{"type":"integer","description":"When the status last changed (Unix seconds). Absent in events journaled before it was kept."}}};
 const schema96 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
 const schema98 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
-const pattern22 = new RegExp("^resp_", "u");
+const pattern23 = new RegExp("^resp_", "u");
 const schema91 = {"description":"What the request asked of this run beyond the agent's spec; null: the agent's own setting applies. Fields after `user` are absent in events journaled before runs had them.","type":"object","required":["temperature","max_output_tokens","user"],"additionalProperties":false,"properties":{"temperature":{"type":["number","null"]},"max_output_tokens":{"type":["integer","null"]},"user":{"type":["string","null"],"description":"The caller's id for its end user."},"top_p":{"type":["number","null"]},"parallel_tool_calls":{"type":["boolean","null"]},"tool_choice":{"oneOf":[{"$ref":"#/$defs/ToolChoice"},{"type":"null"}]},"tools":{"type":"array","description":"Client functions offered for this run only.","items":{"$ref":"#/$defs/RequestFunctionTool"}},"text_format":{"oneOf":[{"$ref":"#/$defs/TextFormat"},{"type":"null"}],"description":"The run's own output format: json_schema or json_object make its output contract."},"allowed_tools":{"type":"array","description":"The only tools the run may use, by name; absent when the run asked for none.","items":{"type":"string"}},"limits":{"$ref":"#/$defs/AgentLimits","description":"Limits narrowing the agent's, as asked; absent when the run asked for none."},"tool_entries":{"type":"array","description":"Tool entries the admitting surface added for this run; absent when it added none.","items":{"$ref":"#/$defs/ToolSpec"}},"objective":{"type":"string","description":"The objective whose call gate the run's tool calls pass (a wake); absent for other runs."}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -8559,7 +8683,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern23.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -10293,8 +10417,8 @@ const schema104 = {"type":"object","required":["type","node_id","state","allowed
 const schema105 = {"type":"string","pattern":"^node_[0-9a-hjkmnp-tv-z]{26}$","description":"`node_` and the first 26 Crockford base32 digits of the SHA-256 of the raw ed25519 public key."};
 const schema106 = {"enum":["pending_pairing","connected","disconnected","degraded","revoked"],"description":"`degraded`: connected, but its catalog differs from the approved one — the unchanged approved commands stay usable, new or changed ones are off until approved again."};
 const schema108 = {"type":"string","pattern":"^sha256:[0-9a-f]{64}$"};
-const pattern26 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
-const pattern28 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
+const pattern27 = new RegExp("^node_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const pattern29 = new RegExp("^sha256:[0-9a-f]{64}$", "u");
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10384,7 +10508,7 @@ errors++;
 if(data.node_id !== undefined){
 let data1 = data.node_id;
 if(typeof data1 === "string"){
-if(!pattern26.test(data1)){
+if(!pattern27.test(data1)){
 const err7 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -10487,7 +10611,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs15 = errors;
 if(typeof data5 === "string"){
-if(!pattern28.test(data5)){
+if(!pattern29.test(data5)){
 const err15 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -10728,7 +10852,7 @@ errors++;
 if(data.approved_catalog_hash !== undefined){
 let data4 = data.approved_catalog_hash;
 if(typeof data4 === "string"){
-if(!pattern28.test(data4)){
+if(!pattern29.test(data4)){
 const err12 = {instancePath:instancePath+"/approved_catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -11255,7 +11379,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data2 = data.catalog_hash;
 if(typeof data2 === "string"){
-if(!pattern28.test(data2)){
+if(!pattern29.test(data2)){
 const err5 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11517,8 +11641,7 @@ validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const NodeCompanionConfig = validate83;
 const schema122 = {"type":"object","description":"palai-node.yaml, the node operator's authority: what the companion may run, whatever the hub approved. Paths, values and identities stay on the node.","required":["policy"],"additionalProperties":false,"properties":{"display_name":{"type":"string","minLength":1,"maxLength":128},"policy":{"type":"object","required":["allowed_commands"],"additionalProperties":false,"properties":{"allowed_commands":{"type":"array","maxItems":128,"items":{"$ref":"#/$defs/NodeCommandName"},"description":"Empty denies everything."},"maximum_risk":{"$ref":"#/$defs/NodeRisk"},"max_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"description":"Default 600."},"max_output_bytes":{"type":"integer","minimum":1,"maximum":524288,"description":"Default 262144."},"grace_seconds":{"type":"integer","minimum":0,"maximum":3600,"description":"How long SIGTERM lets running commands finish, and a cancel waits between TERM and KILL. Default 10."}}},"shell":{"type":"object","additionalProperties":false,"properties":{"program":{"type":"string","minLength":1,"maxLength":4096,"description":"Default /bin/sh."},"working_scopes":{"type":"object","maxProperties":64,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"executables":{"type":"object","maxProperties":256,"propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"string","minLength":1,"maxLength":4096}},"environment_names":{"type":"array","maxItems":64,"items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"}}}},"ledger":{"type":"object","additionalProperties":false,"description":"The companion's own invocation ledger: ended records are kept this long, and at most 256 records and 32 MiB (the oldest ended go first; open ones never).","properties":{"retention_hours":{"type":"integer","minimum":1,"maximum":87840,"description":"Default 168 (7 days)."}}},"files":{"type":"array","maxItems":32,"description":"File profiles the workspace commands (workspace.read.v1, workspace.search.v1, workspace.write.v1, workspace.patch.v1) work in. The model names a profile by its alias and paths relative to it; roots, revisions and limits never come from the model.","items":{"type":"object","required":["alias"],"additionalProperties":false,"properties":{"alias":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"revision":{"type":"string","minLength":1,"maxLength":128,"description":"The operator's label of what the profile is (a branch, a release); shown to approvers and part of the catalog."},"readable_roots":{"type":"array","maxItems":16,"items":{"type":"string","minLength":1,"maxLength":4096}},"writable_roots":{"type":"array","maxItems":16,"items":{"type":"string","minLength":1,"maxLength":4096},"description":"Writable implies readable."},"allow_create":{"type":"boolean","description":"Default false."},"allow_overwrite":{"type":"boolean","description":"Default false."},"max_file_bytes":{"type":"integer","minimum":1,"maximum":1048576,"description":"Default 262144."},"approval":{"type":"object","additionalProperties":false,"description":"Which operations of this profile wait for a person's approval on the hub (default none).","properties":{"metadata":{"type":"boolean"},"read":{"type":"boolean"},"write":{"type":"boolean"}}}}}}}};
-const pattern34 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern36 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+const pattern35 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11880,7 +12003,7 @@ errors++;
 for(const key3 in data10){
 const _errs27 = errors;
 if(typeof key3 === "string"){
-if(!pattern34.test(key3)){
+if(!pattern35.test(key3)){
 const err29 = {instancePath:instancePath+"/shell/working_scopes",schemaPath:"#/properties/shell/properties/working_scopes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\"",propertyName:key3};
 if(vErrors === null){
 vErrors = [err29];
@@ -11966,7 +12089,7 @@ errors++;
 for(const key5 in data12){
 const _errs33 = errors;
 if(typeof key5 === "string"){
-if(!pattern34.test(key5)){
+if(!pattern35.test(key5)){
 const err36 = {instancePath:instancePath+"/shell/executables",schemaPath:"#/properties/shell/properties/executables/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\"",propertyName:key5};
 if(vErrors === null){
 vErrors = [err36];
@@ -12053,7 +12176,7 @@ const len1 = data14.length;
 for(let i1=0; i1<len1; i1++){
 let data15 = data14[i1];
 if(typeof data15 === "string"){
-if(!pattern36.test(data15)){
+if(!pattern16.test(data15)){
 const err43 = {instancePath:instancePath+"/shell/environment_names/" + i1,schemaPath:"#/properties/shell/properties/environment_names/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -12203,7 +12326,7 @@ errors++;
 if(data19.alias !== undefined){
 let data20 = data19.alias;
 if(typeof data20 === "string"){
-if(!pattern34.test(data20)){
+if(!pattern35.test(data20)){
 const err55 = {instancePath:instancePath+"/files/" + i2+"/alias",schemaPath:"#/properties/files/items/properties/alias/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err55];
@@ -12550,8 +12673,8 @@ const schema132 = {"type":"object","required":["type"],"additionalProperties":fa
 const schema133 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.accepted"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
 const schema126 = {"type":"object","required":["type","proof"],"additionalProperties":false,"properties":{"type":{"const":"hello"},"proof":{"$ref":"#/$defs/NodeIdentityProof"},"enrollment_token":{"type":"string","minLength":1,"maxLength":256,"description":"Only until the node is paired."}}};
 const schema127 = {"type":"object","description":"The node's answer to a challenge, signed with its ed25519 key over `palai-node-proof-v1\\n` and the RFC 8785 canonical JSON of this object without `signature`.","required":["node_id","public_key","nonce","min_protocol","max_protocol","client_version","platform","architecture","catalog","catalog_hash","signature"],"additionalProperties":false,"properties":{"node_id":{"$ref":"#/$defs/NodeId"},"public_key":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$","description":"The raw 32-byte ed25519 public key, base64url without padding."},"nonce":{"type":"string","minLength":1,"maxLength":128},"min_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"max_protocol":{"$ref":"#/$defs/NodeProtocolVersion"},"client_version":{"type":"string","minLength":1,"maxLength":64},"platform":{"type":"string","minLength":1,"maxLength":64},"architecture":{"type":"string","minLength":1,"maxLength":64},"display_name":{"type":"string","minLength":1,"maxLength":128},"catalog":{"$ref":"#/$defs/NodeCatalog"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"signature":{"type":"string","pattern":"^[A-Za-z0-9_-]{86}$","description":"The 64-byte ed25519 signature, base64url without padding."}}};
-const pattern39 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
-const pattern41 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
+const pattern40 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
+const pattern42 = new RegExp("^[A-Za-z0-9_-]{86}$", "u");
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12689,7 +12812,7 @@ errors++;
 if(data.node_id !== undefined){
 let data0 = data.node_id;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err12 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -12714,7 +12837,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern39.test(data1)){
+if(!pattern40.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -12990,7 +13113,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data10 = data.catalog_hash;
 if(typeof data10 === "string"){
-if(!pattern28.test(data10)){
+if(!pattern29.test(data10)){
 const err37 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -13015,7 +13138,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern41.test(data11)){
+if(!pattern42.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -13169,7 +13292,7 @@ validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 const schema134 = {"type":"object","description":"How an invocation ended on the node: `succeeded` or `failed` with the command's result, `canceled` (with whether the process group was seen to end), `unknown` (the companion restarted while it ran: it is not run again), or a refusal as `failed` with a failure and no result.","required":["type","invocation_id","plan_hash","state"],"additionalProperties":false,"properties":{"type":{"const":"invoke.result"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"plan_hash":{"$ref":"#/$defs/NodeHash"},"state":{"$ref":"#/$defs/NodeInvocationOutcome"},"result":{"$ref":"#/$defs/NodeCommandResult"},"failure":{"$ref":"#/$defs/NodeFailure"},"termination_confirmed":{"type":"boolean"}}};
 const schema136 = {"enum":["succeeded","failed","canceled","unknown"]};
 const schema137 = {"type":"object","description":"What a command produced; a non-zero exit is a result, not a failure. A workspace command answers `data` (exit_code 0, no output).","required":["exit_code","stdout","stderr","truncated"],"additionalProperties":false,"properties":{"exit_code":{"type":["integer","null"],"description":"Null when a signal ended it (its timeout, a cancel)."},"signal":{"type":["string","null"]},"timed_out":{"type":"boolean"},"stdout":{"type":"string"},"stderr":{"type":"string"},"truncated":{"type":"boolean","description":"Output beyond the limit was dropped."},"data":{"type":"object","description":"What a workspace command answered (the file read, the matches, what was written or patched); absent for exec commands."}}};
-const pattern42 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
+const pattern43 = new RegExp("^ninv_[0-9a-hjkmnp-tv-z]{26}$", "u");
 const schema138 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"$ref":"#/$defs/NodeFailureCode"},"message":{"type":"string","maxLength":512,"description":"Never carries the node's paths or environment values."}}};
 const schema139 = {"enum":["COMMAND_DENIED","COMMAND_UNAVAILABLE","EXECUTION_FAILED","IDEMPOTENCY_CONFLICT","INVALID_PLAN","NODE_BUSY","INVOCATION_CANCELED","INVOCATION_UNKNOWN","NODE_UNAVAILABLE"]};
 
@@ -13349,7 +13472,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -13374,7 +13497,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data2 = data.plan_hash;
 if(typeof data2 === "string"){
-if(!pattern28.test(data2)){
+if(!pattern29.test(data2)){
 const err8 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13731,7 +13854,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern42.test(data2)){
+if(!pattern43.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeAcceptedFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13845,7 +13968,7 @@ return errors === 0;
 validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const NodeExecutionPlan = validate95;
-const schema140 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema140 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"secret_env":{"type":"array","maxItems":16,"description":"Environment variables whose values are project secrets: bound here by name, digest and length, their values sent only in the invoke frame beside the plan (never in it, never in a ledger).","items":{"type":"object","required":["name","digest","length"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"digest":{"type":"string","pattern":"^sha256:[0-9a-f]{64}$"},"length":{"type":"integer","minimum":1,"maximum":65536}}}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13993,7 +14116,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data0 = data.invocation_id;
 if(typeof data0 === "string"){
-if(!pattern42.test(data0)){
+if(!pattern43.test(data0)){
 const err13 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -14018,7 +14141,7 @@ errors++;
 if(data.node_id !== undefined){
 let data1 = data.node_id;
 if(typeof data1 === "string"){
-if(!pattern26.test(data1)){
+if(!pattern27.test(data1)){
 const err15 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -14088,7 +14211,7 @@ errors++;
 if(data.descriptor_hash !== undefined){
 let data3 = data.descriptor_hash;
 if(typeof data3 === "string"){
-if(!pattern28.test(data3)){
+if(!pattern29.test(data3)){
 const err21 = {instancePath:instancePath+"/descriptor_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -14113,7 +14236,7 @@ errors++;
 if(data.catalog_hash !== undefined){
 let data4 = data.catalog_hash;
 if(typeof data4 === "string"){
-if(!pattern28.test(data4)){
+if(!pattern29.test(data4)){
 const err23 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -14148,10 +14271,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.timeout_seconds !== undefined){
-let data6 = data.timeout_seconds;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err26 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.secret_env !== undefined){
+let data6 = data.secret_env;
+if(Array.isArray(data6)){
+if(data6.length > 16){
+const err26 = {instancePath:instancePath+"/secret_env",schemaPath:"#/properties/secret_env/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14160,9 +14284,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 3600 || isNaN(data6)){
-const err27 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.name === undefined){
+const err27 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14171,8 +14298,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data6 < 1 || isNaN(data6)){
-const err28 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data7.digest === undefined){
+const err28 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14181,12 +14308,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-if(data.output_limit_bytes !== undefined){
-let data7 = data.output_limit_bytes;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err29 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data7.length === undefined){
+const err29 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "length"},message:"must have required property '"+"length"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14195,9 +14318,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 524288 || isNaN(data7)){
-const err30 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 524288},message:"must be <= 524288"};
+for(const key1 in data7){
+if(!(((key1 === "name") || (key1 === "digest")) || (key1 === "length"))){
+const err30 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14206,8 +14329,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data7 < 1 || isNaN(data7)){
-const err31 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data7.name !== undefined){
+let data8 = data7.name;
+if(typeof data8 === "string"){
+if(!pattern16.test(data8)){
+const err31 = {instancePath:instancePath+"/secret_env/" + i0+"/name",schemaPath:"#/properties/secret_env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14217,12 +14344,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-if(data.idempotency_key !== undefined){
-let data8 = data.idempotency_key;
-if(typeof data8 === "string"){
-if(func1(data8) > 256){
-const err32 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+else {
+const err32 = {instancePath:instancePath+"/secret_env/" + i0+"/name",schemaPath:"#/properties/secret_env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14231,8 +14354,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(func1(data8) < 1){
-const err33 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data7.digest !== undefined){
+let data9 = data7.digest;
+if(typeof data9 === "string"){
+if(!pattern29.test(data9)){
+const err33 = {instancePath:instancePath+"/secret_env/" + i0+"/digest",schemaPath:"#/properties/secret_env/items/properties/digest/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14243,7 +14370,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err34 = {instancePath:instancePath+"/secret_env/" + i0+"/digest",schemaPath:"#/properties/secret_env/items/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14253,9 +14380,10 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.prepared_at !== undefined){
-if(!(typeof data.prepared_at === "string")){
-const err35 = {instancePath:instancePath+"/prepared_at",schemaPath:"#/properties/prepared_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.length !== undefined){
+let data10 = data7.length;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err35 = {instancePath:instancePath+"/secret_env/" + i0+"/length",schemaPath:"#/properties/secret_env/items/properties/length/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14264,10 +14392,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data.expires_at !== undefined){
-if(!(typeof data.expires_at === "string")){
-const err36 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 65536 || isNaN(data10)){
+const err36 = {instancePath:instancePath+"/secret_env/" + i0+"/length",schemaPath:"#/properties/secret_env/items/properties/length/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14276,12 +14403,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data.plan_hash !== undefined){
-let data11 = data.plan_hash;
-if(typeof data11 === "string"){
-if(!pattern28.test(data11)){
-const err37 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
+if(data10 < 1 || isNaN(data10)){
+const err37 = {instancePath:instancePath+"/secret_env/" + i0+"/length",schemaPath:"#/properties/secret_env/items/properties/length/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14291,8 +14414,10 @@ vErrors.push(err37);
 errors++;
 }
 }
+}
+}
 else {
-const err38 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err38 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14304,12 +14429,178 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err39 = {instancePath:instancePath+"/secret_env",schemaPath:"#/properties/secret_env/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.timeout_seconds !== undefined){
+let data11 = data.timeout_seconds;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err40 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 3600 || isNaN(data11)){
+const err41 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data11 < 1 || isNaN(data11)){
+const err42 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+if(data.output_limit_bytes !== undefined){
+let data12 = data.output_limit_bytes;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err43 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 524288 || isNaN(data12)){
+const err44 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 524288},message:"must be <= 524288"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data12 < 1 || isNaN(data12)){
+const err45 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+if(data.idempotency_key !== undefined){
+let data13 = data.idempotency_key;
+if(typeof data13 === "string"){
+if(func1(data13) > 256){
+const err46 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(func1(data13) < 1){
+const err47 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.prepared_at !== undefined){
+if(!(typeof data.prepared_at === "string")){
+const err49 = {instancePath:instancePath+"/prepared_at",schemaPath:"#/properties/prepared_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(!(typeof data.expires_at === "string")){
+const err50 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.plan_hash !== undefined){
+let data16 = data.plan_hash;
+if(typeof data16 === "string"){
+if(!pattern29.test(data16)){
+const err51 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
 }
 errors++;
 }
@@ -14597,7 +14888,7 @@ validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const NodeHubFrame = validate100;
 const schema150 = {"description":"A frame the hub sends.","oneOf":[{"$ref":"#/$defs/NodeChallengeFrame"},{"$ref":"#/$defs/NodeAdmittedFrame"},{"$ref":"#/$defs/NodeApprovedFrame"},{"$ref":"#/$defs/NodeHeartbeatFrame"},{"$ref":"#/$defs/NodeInvokeFrame"},{"$ref":"#/$defs/NodeInvokeCancelFrame"}]};
 const schema153 = {"type":"object","required":["type","invocation_id"],"additionalProperties":false,"properties":{"type":{"const":"invoke.cancel"},"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"}}};
-const schema152 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"}}};
+const schema152 = {"type":"object","required":["type","plan"],"additionalProperties":false,"properties":{"type":{"const":"invoke"},"plan":{"$ref":"#/$defs/NodeExecutionPlan"},"secrets":{"type":"object","maxProperties":16,"description":"The values of the plan's secret_env, by name, revealed by the hub for this send only.","additionalProperties":{"type":"string","minLength":1,"maxLength":65536}}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14631,7 +14922,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "plan"))){
+if(!(((key0 === "type") || (key0 === "plan")) || (key0 === "secrets"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -14660,14 +14951,74 @@ vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.error
 errors = vErrors.length;
 }
 }
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.secrets !== undefined){
+let data2 = data.secrets;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Object.keys(data2).length > 16){
+const err4 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+for(const key1 in data2){
+let data3 = data2[key1];
+if(typeof data3 === "string"){
+if(func1(data3) > 65536){
+const err5 = {instancePath:instancePath+"/secrets/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/secrets/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err6 = {instancePath:instancePath+"/secrets/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/secrets/additionalProperties/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/secrets/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/secrets/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -14864,7 +15215,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data2 = data.invocation_id;
 if(typeof data2 === "string"){
-if(!pattern42.test(data2)){
+if(!pattern43.test(data2)){
 const err8 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/$defs/NodeInvokeCancelFrame/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -14955,7 +15306,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data === "string"){
-if(!pattern26.test(data)){
+if(!pattern27.test(data)){
 const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err0];
@@ -15119,7 +15470,7 @@ errors++;
 if(data.node_id !== undefined){
 let data0 = data.node_id;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err12 = {instancePath:instancePath+"/node_id",schemaPath:"#/$defs/NodeId/pattern",keyword:"pattern",params:{pattern: "^node_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^node_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -15144,7 +15495,7 @@ errors++;
 if(data.public_key !== undefined){
 let data1 = data.public_key;
 if(typeof data1 === "string"){
-if(!pattern39.test(data1)){
+if(!pattern40.test(data1)){
 const err14 = {instancePath:instancePath+"/public_key",schemaPath:"#/properties/public_key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{43}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{43}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -15420,7 +15771,7 @@ errors = vErrors.length;
 if(data.catalog_hash !== undefined){
 let data10 = data.catalog_hash;
 if(typeof data10 === "string"){
-if(!pattern28.test(data10)){
+if(!pattern29.test(data10)){
 const err37 = {instancePath:instancePath+"/catalog_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -15445,7 +15796,7 @@ errors++;
 if(data.signature !== undefined){
 let data11 = data.signature;
 if(typeof data11 === "string"){
-if(!pattern41.test(data11)){
+if(!pattern42.test(data11)){
 const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/properties/signature/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{86}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{86}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -15570,7 +15921,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15668,7 +16019,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err4 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15740,7 +16091,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "plan"))){
+if(!(((key0 === "type") || (key0 === "plan")) || (key0 === "secrets"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -15769,14 +16120,74 @@ vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.error
 errors = vErrors.length;
 }
 }
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.secrets !== undefined){
+let data2 = data.secrets;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Object.keys(data2).length > 16){
+const err4 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+for(const key1 in data2){
+let data3 = data2[key1];
+if(typeof data3 === "string"){
+if(func1(data3) > 65536){
+const err5 = {instancePath:instancePath+"/secrets/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/secrets/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err6 = {instancePath:instancePath+"/secrets/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/secrets/additionalProperties/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/secrets/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/secrets/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -15865,7 +16276,7 @@ errors++;
 if(data.invocation_id !== undefined){
 let data1 = data.invocation_id;
 if(typeof data1 === "string"){
-if(!pattern42.test(data1)){
+if(!pattern43.test(data1)){
 const err6 = {instancePath:instancePath+"/invocation_id",schemaPath:"#/properties/invocation_id/pattern",keyword:"pattern",params:{pattern: "^ninv_[0-9a-hjkmnp-tv-z]{26}$"},message:"must match pattern \""+"^ninv_[0-9a-hjkmnp-tv-z]{26}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -15890,7 +16301,7 @@ errors++;
 if(data.plan_hash !== undefined){
 let data2 = data.plan_hash;
 if(typeof data2 === "string"){
-if(!pattern28.test(data2)){
+if(!pattern29.test(data2)){
 const err8 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -16658,7 +17069,7 @@ errors++;
 if(data.response_id !== undefined){
 let data1 = data.response_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern23.test(data1)){
 const err9 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -17449,7 +17860,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern23.test(data0)){
 const err16 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^resp_"},message:"must match pattern \""+"^resp_"+"\""};
 if(vErrors === null){
 vErrors = [err16];

@@ -529,6 +529,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        CreateSecretRequest: {
+            /** @description Unique in the project. */
+            name: string;
+            value: string;
+        };
         CreateSessionRequest: {
             /** @description The agent's id or name. */
             agent: string;
@@ -583,6 +588,13 @@ export interface components {
             id: string;
             /** @constant */
             object: "objective_trigger.deleted";
+        };
+        DeletedSecret: {
+            /** @constant */
+            deleted: true;
+            id: string;
+            /** @constant */
+            object: "secret.deleted";
         };
         FakeErrorStep: {
             error: components["schemas"]["FakeProviderError"];
@@ -1176,6 +1188,12 @@ export interface components {
             plan_hash: components["schemas"]["NodeHash"];
             /** Format: date-time */
             prepared_at: string;
+            /** @description Environment variables whose values are project secrets: bound here by name, digest and length, their values sent only in the invoke frame beside the plan (never in it, never in a ledger). */
+            secret_env?: {
+                digest: string;
+                length: number;
+                name: string;
+            }[];
             timeout_seconds: number;
         };
         NodeFailure: {
@@ -1263,6 +1281,10 @@ export interface components {
         };
         NodeInvokeFrame: {
             plan: components["schemas"]["NodeExecutionPlan"];
+            /** @description The values of the plan's secret_env, by name, revealed by the hub for this send only. */
+            secrets?: {
+                [key: string]: string;
+            };
             /** @constant */
             type: "invoke";
         };
@@ -1299,6 +1321,13 @@ export interface components {
             commands?: components["schemas"]["NodeCommandName"][];
             /** @description The class an objective's gate gives its calls; absent, it follows from the risk (read: observe, write: external_effect, privileged: destructive). */
             consequence?: components["schemas"]["ConsequenceClass"];
+            /** @description Environment variables whose values are project secrets (POST /v1/secrets), by id or name. The model asks for them by name (`env: ["GITHUB_TOKEN"]` in its arguments); the value is revealed only when the plan is sent, beside it, and never stored outside the secret store. The node must allow the names (shell.environment_names). */
+            env?: {
+                [key: string]: {
+                    /** @description The secret's id (`sec_…`) or name. */
+                    secret: string;
+                };
+            };
             /** @description The node's id or alias; the tool names use its first alias (the id when it has none). */
             node: string;
             /** @description `always`: every call waits for a human decision; `never`: none does; `{commands}`: calls of these do. Absent, the agent's approval policy decides by the command's risk. */
@@ -1975,6 +2004,21 @@ export interface components {
             top_p?: number | null;
             /** @description The caller's id for its end user. */
             user: string | null;
+        };
+        Secret: {
+            created_at: number;
+            id: string;
+            /** @description The last four characters of a value of 16 or more; null for shorter ones. */
+            last4: string | null;
+            name: string;
+            /** @constant */
+            object: "secret";
+        };
+        SecretList: {
+            data: components["schemas"]["Secret"][];
+            has_more: boolean;
+            /** @constant */
+            object: "list";
         };
         Session: {
             /** @description The agent's name. */

@@ -11,6 +11,7 @@ import { handleError } from './problem.js';
 import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
+import { secretHandlers } from './routes/secrets.js';
 import { modelHandlers } from './routes/models.js';
 import { chatHandlers } from './routes/chat-completions.js';
 import { conversationHandlers } from './routes/conversations.js';
@@ -84,6 +85,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...sessionHandlers(api),
         ...responseHandlers(api),
         ...modelConnectionHandlers(api),
+        ...secretHandlers(api),
         ...modelHandlers(api),
         ...chatHandlers(api),
         ...conversationHandlers(api),

@@ -18,7 +18,7 @@
 //              INVOCATION_UNKNOWN when the ledger's sweep gives up on its report
 import { nodeError, REPORT_GRACE_MS, type NodeCallsPort, type NodeTools } from '../../core/surfaces/nodes/node-calls-port.js';
 import { commandToolName, descriptorHash } from '../../core/surfaces/nodes/wire/catalog.js';
-import type { GateTarget } from '../../core/tools/call-gate.js';
+import type { GateTarget } from '../../core/tools/call-gate-port.js';
 import {
   MODEL_TOOL_NAME,
   ToolResolutionError,
@@ -74,6 +74,33 @@ function nodeTargets(alias: string, command: string, args: unknown): GateTarget[
   ];
 }
 
+/**
+ * The command's schema as the model sees it. An entry that maps environment
+ * names to project secrets (`env`) lets the model ask for those by name
+ * (`env: ["GITHUB_TOKEN"]`) instead of giving values; each must be a name the
+ * node lets the command set.
+ */
+function withSecretEnv(command: NodeCommandDescriptor, spec: NodeToolSpec, alias: string): Record<string, unknown> {
+  const names = Object.keys(spec.env ?? {});
+  const schema = command.input_schema as { properties?: Record<string, any> };
+  if (names.length === 0 || !schema.properties?.env) return command.input_schema;
+  const offered = Object.keys(schema.properties.env.properties ?? {});
+  const missing = names.find((name) => !offered.includes(name));
+  if (missing) throw new ToolResolutionError(`The node ${JSON.stringify(alias)} does not let ${command.name} set ${missing} (its environment_names).`);
+  return {
+    ...command.input_schema,
+    properties: {
+      ...schema.properties,
+      env: {
+        type: 'array',
+        uniqueItems: true,
+        items: { type: 'string', enum: names.sort() },
+        description: 'Environment variables to set from the project secrets the tool maps them to, by name; their values are never shown.',
+      },
+    },
+  };
+}
+
 /** What a person approving a call of `command` is shown: exactly what will run, and the digests it runs under. */
 function approvalDisplay(node: NodeTools, command: NodeCommandDescriptor, args: unknown): Record<string, unknown> {
   const input = (args ?? {}) as Record<string, unknown>;
@@ -114,12 +141,16 @@ async function runCall(
       ),
     };
   }
+  // With a secret environment, the model names variables and the hub binds their secrets: the input carries no values.
+  const { env: asked, ...rest } = (args ?? {}) as Record<string, unknown>;
+  const secretEnv = spec.env && Array.isArray(asked) ? (asked as string[]).map((name) => ({ name, secret: spec.env![name].secret })) : undefined;
   const prepared = await calls.prepare(projectId, {
     responseId: context.responseId,
     callId: context.callId,
     nodeId,
     command: command.name,
-    input: (args ?? {}) as Record<string, unknown>,
+    input: secretEnv ? rest : ((args ?? {}) as Record<string, unknown>),
+    ...(secretEnv?.length ? { secretEnv } : {}),
     ...(spec.timeout_seconds !== undefined ? { timeoutSeconds: spec.timeout_seconds } : {}),
   });
   if (prepared.output !== null) return { kind: 'output', output: prepared.output };
@@ -156,7 +187,7 @@ export function nodeTools(calls: NodeCallsPort): ToolProvider<NodeToolSpec> {
           name,
           kind: 'node',
           description: command.description,
-          parameters: command.input_schema,
+          parameters: withSecretEnv(command, spec, node.toolAlias),
           risk: command.risk,
           ...(approval ? { approval } : {}),
           validateArguments: true,

@@ -1,5 +1,6 @@
 // Binds the kernel API to one kernel: each member calls the core module that owns
 // the operation, with the store and the wake-ups only the kernel holds.
+import { createProjectSecret, deleteProjectSecret, listProjectSecrets } from '../secrets/project-secrets.js';
 import { agentView, createAgent, listAgents, listRevisions, projectOfAgent, requireAgent, requireRevision, updateAgent } from '../agents/agents.js';
 import { authenticate } from '../auth/api-keys.js';
 import { PalaiError } from '../errors/palai-error.js';
@@ -83,6 +84,12 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       put: (projectId, purpose, plaintext) => kernel.secrets.put(db, projectId, purpose, plaintext),
       reveal: (projectId, secretId) => kernel.secrets.reveal(db, projectId, secretId),
       remove: (projectId, secretId) => kernel.secrets.remove(db, projectId, secretId),
+    },
+
+    projectSecrets: {
+      create: (projectId, request) => createProjectSecret(db, kernel.secrets, projectId, request.name, request.value),
+      list: (projectId) => listProjectSecrets(db, projectId),
+      delete: (projectId, ref) => deleteProjectSecret(db, kernel.secrets, projectId, ref),
     },
 
     responses: {

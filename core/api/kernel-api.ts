@@ -12,10 +12,13 @@ import type {
   ApprovalDecisionRequest,
   CreateAgentRequest,
   CreateModelConnectionRequest,
+  CreateSecretRequest,
   InputItem,
   Item,
   Metadata,
   ModelConnection,
+  Secret,
+  SecretList,
   Session,
   SubmitInputRequest,
   SubmitToolOutputsRequest,
@@ -140,6 +143,14 @@ export interface KernelApi {
     put(projectId: string, purpose: string, plaintext: string): Promise<SecretRef>;
     reveal(projectId: string, secretId: string): Promise<string>;
     remove(projectId: string, secretId: string): Promise<boolean>;
+  };
+
+  /** Named project secrets (POST /v1/secrets): for node commands' environments; the value is never answered. */
+  projectSecrets: {
+    create(projectId: string, request: CreateSecretRequest): Promise<Secret>;
+    list(projectId: string): Promise<SecretList>;
+    /** By id or name; answers the id. */
+    delete(projectId: string, ref: string): Promise<string>;
   };
 
   responses: {

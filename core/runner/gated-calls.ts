@@ -1,9 +1,9 @@
-// The calls of a wake's step through the call gate (core/tools/call-gate.ts),
+// The calls of a wake's step through the call gate (core/tools/call-gate-port.ts),
 // in the step's transaction: a refused call is committed completed with its
 // refusal as the output the model reads, an allowed one goes on to the
 // approval path as it was, and each carries the gate's record into its INSERT.
 import type { FunctionCallOutputItem } from '../../generated/schemas.js';
-import { consequenceOf, NO_GATE, type ProposedCall } from '../tools/call-gate.js';
+import { consequenceOf, NO_GATE, type ProposedCall } from '../tools/call-gate-port.js';
 import { outputItem, type NewToolCall } from '../tools/tool-calls.js';
 import type { Queryable } from '../store/db.js';
 import type { RunContext } from './run-context.js';

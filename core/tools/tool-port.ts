@@ -9,7 +9,7 @@
 // parked-calls.ts (a call that waits for an outside party without a worker).
 import type { ConsequenceClass, ToolRisk } from '../../generated/schemas.js';
 import type { EgressFetch } from '../egress/egress-port.js';
-import type { GateTarget } from './call-gate.js';
+import type { GateTarget } from './call-gate-port.js';
 
 export type { ToolRisk };
 
@@ -123,7 +123,7 @@ export interface ResolvedTool {
    * when the approved call runs, so the tool can refuse when it no longer holds.
    */
   approvalDisplay?(args: unknown): Record<string, unknown>;
-  /** The class an objective's call gate gives its calls; absent, it follows from the risk (call-gate.ts). */
+  /** The class an objective's call gate gives its calls; absent, it follows from the risk (call-gate-port.ts). */
   consequence?: ConsequenceClass;
   /** What a call acts on, for an objective's resource grants; absent or null, nothing a grant governs. */
   target?(args: unknown): GateTarget | readonly GateTarget[] | null;

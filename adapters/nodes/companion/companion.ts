@@ -128,7 +128,8 @@ async function runHeld(options: CompanionOptions, config: CompanionConfig, deriv
     token: () => (state.paired ? undefined : options.token),
     onAdmission,
     onLink: (send) => invocations.connect(send),
-    onInvoke: (plan) => void invocations.invoke(plan).catch((error: unknown) => log(`invocation ${plan.invocation_id} failed: ${String(error)}`)),
+    onInvoke: (plan, secrets) =>
+      void invocations.invoke(plan, secrets).catch((error: unknown) => log(`invocation ${plan.invocation_id} failed: ${String(error)}`)),
     onCancel: (id) => void invocations.cancel(id).catch((error: unknown) => log(`cancel of ${id} failed: ${String(error)}`)),
     log,
   });

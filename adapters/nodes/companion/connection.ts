@@ -32,7 +32,8 @@ export interface ConnectionOptions {
   onAdmission(admission: Admission): void;
   /** The connection is usable for answers (a send function), or gone (null). */
   onLink(send: ((frame: NodeCompanionFrame) => void) | null): void;
-  onInvoke(plan: NodeExecutionPlan): void;
+  /** A plan to run, with the values of its secret environment (never written anywhere). */
+  onInvoke(plan: NodeExecutionPlan, secrets: Record<string, string>): void;
   onCancel(invocationId: string): void;
   log(line: string): void;
   heartbeatMs?: number;
@@ -136,7 +137,7 @@ export class HubConnection {
           case 'heartbeat':
             return;
           case 'invoke':
-            if (admitted) options.onInvoke(frame.plan);
+            if (admitted) options.onInvoke(frame.plan, frame.secrets ?? {});
             return;
           case 'invoke.cancel':
             if (admitted) options.onCancel(frame.invocation_id);

@@ -3,6 +3,7 @@
 // (a re-send is answered from the record, never run again — even after the plan
 // expired); only a plan never seen is checked for expiry, catalog and local
 // policy, recorded `running`, accepted, run, and answered.
+import { createHash } from 'node:crypto';
 import type { NodeCompanionFrame, NodeExecutionPlan, NodeFailure, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import type { NodeCatalog, NodeFailureCode } from '../../../generated/schemas.js';
 import { planFault, planHash } from '../../../core/surfaces/nodes/wire/execution-plan.js';
@@ -72,7 +73,7 @@ export class Invocations {
   }
 
   /** Handles one invoke; resolves once it was answered (for a run: once the command ended). */
-  async invoke(plan: NodeExecutionPlan): Promise<void> {
+  async invoke(plan: NodeExecutionPlan, secrets: Record<string, string> = {}): Promise<void> {
     const { plan_hash: claimed, ...unhashed } = plan;
     if (planHash(unhashed) !== claimed) return this.refuse(plan, 'INVALID_PLAN', 'the plan hash does not match the plan');
     if (plan.node_id !== this.options.nodeId) return this.refuse(plan, 'INVALID_PLAN', 'the plan is for another node');
@@ -112,13 +113,18 @@ export class Invocations {
       defaultDirectory: this.options.defaultDirectory,
     });
     if (!verdict.ok) return this.refuse(plan, verdict.failure.code, verdict.failure.message);
+    // The plan's secret environment, from the values sent beside it: each the one it was bound to, of a name the node allows.
+    const secretEnv = bindSecretEnv(plan, secrets, this.options.config.shell.environmentNames);
+    if ('failure' in secretEnv) return this.refuse(plan, secretEnv.failure.code, secretEnv.failure.message);
+    if (Object.keys(secretEnv.env).length > 0 && !('spec' in verdict)) return this.refuse(plan, 'INVALID_PLAN', 'only exec commands take a secret environment');
+    const run = 'spec' in verdict ? { ...verdict, spec: { ...verdict.spec, env: { ...verdict.spec.env, ...secretEnv.env } } } : verdict;
 
     // Recorded before anything starts: from here on, this key is never run again.
     this.options.ledger.begin(plan);
     this.emit({ type: 'invoke.accepted', invocation_id: plan.invocation_id });
     let child: RunningProcess;
     try {
-      child = 'workspace' in verdict ? startWorkspace(verdict.workspace) : startProcess(verdict.spec, this.options.config.policy.graceSeconds * 1000);
+      child = 'workspace' in run ? startWorkspace(run.workspace) : startProcess(run.spec, this.options.config.policy.graceSeconds * 1000);
     } catch (error) {
       // spawn refused its arguments outright: nothing started, and the record says so.
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
@@ -190,3 +196,25 @@ export class Invocations {
 }
 
 const failure = (code: NodeFailureCode, message: string): NodeFailure => ({ code, message: message.slice(0, MAX_FAILURE_MESSAGE) });
+
+/**
+ * The values of a plan's secret environment: each sent beside the plan, of the
+ * digest and length the plan binds, under a name the node's config allows.
+ * Nothing here is logged or recorded; a refusal names only the variable.
+ */
+function bindSecretEnv(
+  plan: NodeExecutionPlan,
+  secrets: Record<string, string>,
+  allowed: readonly string[],
+): { env: Record<string, string> } | { failure: NodeFailure } {
+  const env: Record<string, string> = {};
+  for (const { name, digest, length } of plan.secret_env ?? []) {
+    if (!allowed.includes(name)) return { failure: failure('COMMAND_DENIED', `the environment name ${name} is not one the node allows`) };
+    const value = secrets[name];
+    const matches = typeof value === 'string' && value.length === length && `sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}` === digest;
+    if (!matches) return { failure: failure('INVALID_PLAN', `the value sent for ${name} is not the one the plan was made with`) };
+    if (value.includes('\u0000')) return { failure: failure('INVALID_PLAN', `the value of ${name} holds a NUL character`) };
+    env[name] = value;
+  }
+  return { env };
+}

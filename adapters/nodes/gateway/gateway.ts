@@ -402,7 +402,7 @@ export class NodeGatewayServer implements ConnectionHost {
     const connections = this.leased();
     if (connections.length === 0) return;
     const ids = connections.map((c) => c.nodeId as string);
-    this.send(await this.port.claimDispatch(ids, this.holder, { resend: false }));
+    await this.send(await this.port.claimDispatch(ids, this.holder, { resend: false }));
     this.cancel(await this.port.toCancel(ids));
   }
 
@@ -416,7 +416,7 @@ export class NodeGatewayServer implements ConnectionHost {
       const stops = await this.port.toCancel([nodeId]);
       for (const id of stops) connection.sent.add(id);
       this.cancel(stops);
-      this.send(await this.port.claimDispatch([nodeId], this.holder, { resend: true }));
+      await this.send(await this.port.claimDispatch([nodeId], this.holder, { resend: true }));
       connection.needsResend = false;
       this.cancel(await this.port.toCancel([nodeId]));
     } finally {
@@ -424,12 +424,16 @@ export class NodeGatewayServer implements ConnectionHost {
     }
   }
 
-  private send(plans: NodeExecutionPlan[]): void {
+  private async send(plans: NodeExecutionPlan[]): Promise<void> {
     for (const plan of plans) {
       const connection = this.byNode.get(plan.node_id);
       // Claimed but not sent: it is re-sent once the node reconnects.
       if (!connection?.lease || connection.ended) continue;
-      if (sendFrame(connection.ws, { type: 'invoke', plan })) {
+      // A secret environment's values are revealed for this send only, beside the plan; a secret that no
+      // longer matches the plan is sent without, and the node refuses the plan (nothing runs).
+      const secrets = plan.secret_env?.length ? await this.port.secretEnv(plan.invocation_id) : null;
+      if (connection.ended) continue;
+      if (sendFrame(connection.ws, { type: 'invoke', plan, ...(secrets && Object.keys(secrets).length > 0 ? { secrets } : {}) })) {
         connection.sent.add(plan.invocation_id);
         this.metrics.dispatched.inc();
       }

@@ -10,3 +10,10 @@ ALTER TABLE nodes ADD COLUMN approved_catalog jsonb;
 -- profile, arguments and the digest of the approved descriptor): the call
 -- runs only while what it shows still holds.
 ALTER TABLE tool_calls ADD COLUMN approval_display jsonb;
+
+-- Project secrets (POST /v1/secrets): named, for node commands' environments.
+ALTER TABLE secrets ADD COLUMN name text;
+CREATE UNIQUE INDEX secrets_project_name ON secrets (project_id, name) WHERE name IS NOT NULL;
+-- Which project secret each of an invocation's secret environment variables
+-- is, to reveal at dispatch (the plan binds them by digest and length only).
+ALTER TABLE node_invocations ADD COLUMN secret_refs jsonb;

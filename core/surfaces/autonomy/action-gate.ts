@@ -1,4 +1,4 @@
-// The call gate of an objective's wakes (core/tools/call-gate.ts): before a
+// The call gate of an objective's wakes (core/tools/call-gate-port.ts): before a
 // call a wake proposes is committed runnable, in the step's transaction, the
 // checks run in this order and the first that fails refuses the call:
 //   1. the wake: the response is a wake of this objective (its record, never
@@ -16,7 +16,7 @@
 import type { ConsequenceClass, ObjectivePace, ObjectivePolicyDocument } from '../../../generated/schemas.js';
 import { TERMINAL_STATUSES } from '../../response-status.js';
 import type { Queryable } from '../../store/db.js';
-import type { CallGate, GateRun, GateVerdict, ProposedCall, Refusal } from '../../tools/call-gate.js';
+import type { CallGate, GateRun, GateVerdict, ProposedCall, Refusal } from '../../tools/call-gate-port.js';
 import { granted, type ActiveGrant } from './grants.js';
 import { DEFAULT_PACE_PERIOD_SECONDS } from './pace.js';
 import { redactedRequest } from './redact.js';

@@ -8,7 +8,7 @@ import type { CreateObjectiveGrantRequest, ObjectiveGrant, ObjectiveGrantList, O
 import { PalaiError } from '../../errors/palai-error.js';
 import { unixSeconds } from '../../json.js';
 import type { Db, Queryable } from '../../store/db.js';
-import type { GateTarget } from '../../tools/call-gate.js';
+import type { GateTarget } from '../../tools/call-gate-port.js';
 import { assertOpen, requireObjective } from './objectives.js';
 
 export const ENFORCED_GRANT_TYPES: ReadonlySet<string> = new Set(['command', 'mcp', 'channel', 'filesystem']);

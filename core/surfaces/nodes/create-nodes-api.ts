@@ -1,11 +1,12 @@
 // Binds the nodes wing's slice to one kernel.
+import { SecretUnavailableError, type SecretStore } from '../../secrets/secret-port.js';
 import { atBoundary } from '../../api/boundary.js';
 import type { Kernel } from '../../kernel.js';
 import { admission, admit, markConnected, markDisconnected, markSeen } from './admission.js';
 import { createEnrollment, listEnrollments, requireEnrollment, revokeEnrollment } from './enrollments.js';
 import { claimDispatch, invocationsToCancel, markAccepted, purgeLedger, recordResult, sweepLedger } from './invocation-ledger.js';
 import { cancelInvocationView, countInvocations, getInvocation, listInvocations } from './invocation-queries.js';
-import { callOutcome, nodeTools, prepareCall } from './invocations.js';
+import { callOutcome, nodeTools, prepareCall, revealSecretEnv } from './invocations.js';
 import { approveNode, countNodes, denyNode, listNodes, requireNode, revokeNode } from './nodes.js';
 import type { NodesApi } from './nodes-api.js';
 import { enrollmentView, nodeView } from './node-views.js';
@@ -13,7 +14,17 @@ import { enrollmentView, nodeView } from './node-views.js';
 /** What PALAI_NODE_LEDGER_RETENTION_HOURS defaults to, for the commands that bind the wing without a config. */
 const DEFAULT_LEDGER_RETENTION_HOURS = 7 * 24;
 
-export function createNodesApi({ db, config }: Pick<Kernel, 'db'> & Partial<Pick<Kernel, 'config'>>): NodesApi {
+/** For the commands that bind the wing without the kernel's store: a secret environment cannot be bound or revealed there. */
+const NO_SECRET_STORE: SecretStore = {
+  put: () => Promise.reject(new SecretUnavailableError('no-secret-key', 'This command cannot store secrets.')),
+  reveal: (_q, _projectId, id) => Promise.reject(new SecretUnavailableError('missing', `Secret ${id} cannot be read here.`)),
+  replace: (_q, _projectId, id) => Promise.reject(new SecretUnavailableError('missing', `Secret ${id} cannot be read here.`)),
+  remove: async () => false,
+  serverKey: () => undefined,
+};
+
+export function createNodesApi({ db, config, secrets }: Pick<Kernel, 'db'> & Partial<Pick<Kernel, 'config' | 'secrets'>>): NodesApi {
+  const store = secrets ?? NO_SECRET_STORE;
   const retentionHours = config?.nodeLedgerRetentionHours ?? DEFAULT_LEDGER_RETENTION_HOURS;
   return atBoundary({
     nodeEnrollments: {
@@ -48,10 +59,11 @@ export function createNodesApi({ db, config }: Pick<Kernel, 'db'> & Partial<Pick
       toCancel: (nodeIds) => invocationsToCancel(db, nodeIds),
       sweep: () => sweepLedger(db),
       purge: () => purgeLedger(db, retentionHours),
+      secretEnv: (invocationId) => revealSecretEnv(db, store, invocationId),
     },
     nodeCalls: {
       tools: (projectId, ref) => nodeTools(db, projectId, ref),
-      prepare: (projectId, call) => prepareCall(db, projectId, call),
+      prepare: (projectId, call) => prepareCall(db, store, projectId, call),
       outcome: (invocationId) => callOutcome(db, invocationId),
     },
   });

@@ -2,6 +2,9 @@
 // committed before anything is sent (the call's checkpoint), so a takeover
 // after a crash finds the same plan. A command no longer usable, or a node
 // with too many open invocations, ends at once with an error the model reads.
+import { createHash } from 'node:crypto';
+import { findProjectSecret } from '../../secrets/project-secrets.js';
+import type { SecretStore } from '../../secrets/secret-port.js';
 import type { NodeCommandDescriptor, NodeFailureCode } from '../../../generated/schemas.js';
 import { newId } from '../../ids.js';
 import { notifySignal } from '../../signals/signals.js';
@@ -54,7 +57,55 @@ async function existing(q: Queryable, call: NodeCallRequest): Promise<Invocation
   return rows[0] ?? null;
 }
 
-function planFor(node: NodeRow, descriptor: NodeCommandDescriptor | undefined, call: NodeCallRequest, now: Date): UnhashedPlan {
+/** Secret environment variables bound for a plan: by name, digest and length in it; by secret id beside it, to reveal at dispatch. */
+interface BoundSecrets {
+  env: NonNullable<UnhashedPlan['secret_env']>;
+  refs: { name: string; secret_id: string }[];
+}
+
+/**
+ * Each asked secret found among the project's, and bound by the digest and
+ * length of its value (read here in memory and never kept), so the node can
+ * tell the value it is sent is the one the plan was made for.
+ */
+async function bindSecrets(tx: Queryable, secrets: SecretStore, projectId: string, asked: NodeCallRequest['secretEnv']): Promise<BoundSecrets | string> {
+  const bound: BoundSecrets = { env: [], refs: [] };
+  for (const { name, secret } of asked ?? []) {
+    const found = await findProjectSecret(tx, projectId, secret);
+    if (!found) return `the secret ${JSON.stringify(secret)} mapped to ${name} is not a secret of this project`;
+    const value = await secrets.reveal(tx, projectId, found.id);
+    bound.env.push({ name, digest: `sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}`, length: value.length });
+    bound.refs.push({ name, secret_id: found.id });
+  }
+  return bound;
+}
+
+/** The values of an invocation's secret environment, revealed for one send; null when one no longer matches its plan (rotated, deleted). */
+export async function revealSecretEnv(q: Queryable, secrets: SecretStore, invocationId: string): Promise<Record<string, string> | null> {
+  const { rows } = await q.query<Pick<InvocationRow, 'project_id' | 'plan'> & { secret_refs: BoundSecrets['refs'] | null }>(
+    'SELECT project_id, plan, secret_refs FROM node_invocations WHERE id = $1',
+    [invocationId],
+  );
+  const row = rows[0];
+  if (!row?.secret_refs?.length) return {};
+  const values: Record<string, string> = {};
+  for (const ref of row.secret_refs) {
+    const bound = row.plan.secret_env?.find((e) => e.name === ref.name);
+    const value = await secrets.reveal(q, row.project_id, ref.secret_id).catch(() => null);
+    if (!bound || value === null || value.length !== bound.length) return null;
+    if (`sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}` !== bound.digest) return null;
+    values[ref.name] = value;
+  }
+  return values;
+}
+
+function planFor(
+  node: NodeRow,
+  descriptor: NodeCommandDescriptor | undefined,
+  call: NodeCallRequest,
+  now: Date,
+  secretEnv: BoundSecrets['env'] = [],
+): UnhashedPlan {
   const maxTimeout = Math.min(descriptor?.max_timeout_seconds ?? MAX_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS);
   return {
     invocation_id: newId('ninv', now.getTime()),
@@ -64,6 +115,7 @@ function planFor(node: NodeRow, descriptor: NodeCommandDescriptor | undefined, c
     descriptor_hash: descriptor ? descriptorHash(descriptor) : canonicalHash({ unavailable: call.command }),
     catalog_hash: node.catalog_hash,
     input: call.input,
+    ...(secretEnv.length > 0 ? { secret_env: secretEnv } : {}),
     timeout_seconds: Math.max(1, Math.min(call.timeoutSeconds ?? maxTimeout, maxTimeout)),
     output_limit_bytes: descriptor?.max_output_bytes ?? 1,
     idempotency_key: idempotencyKey(call),
@@ -89,7 +141,7 @@ async function refusal(tx: Queryable, node: NodeRow, descriptor: NodeCommandDesc
   return null;
 }
 
-export async function prepareCall(db: Db, projectId: string, call: NodeCallRequest): Promise<PreparedNodeCall> {
+export async function prepareCall(db: Db, secrets: SecretStore, projectId: string, call: NodeCallRequest): Promise<PreparedNodeCall> {
   return db.transaction(async (tx) => {
     // The node's row serialises its preparations: the open count cannot be overtaken.
     const node = await nodeById(tx, call.nodeId, true);
@@ -104,12 +156,14 @@ export async function prepareCall(db: Db, projectId: string, call: NodeCallReque
       return { invocationId: '', planHash: '', expiresAt: new Date(), timeoutSeconds: 0, output: failureOutput('COMMAND_UNAVAILABLE', 'No such node.') };
     }
     const descriptor = usableDescriptors(node).find((d) => d.name === call.command);
-    const plan = hashedPlan(planFor(node, descriptor, call, new Date()));
-    const refused = await refusal(tx, node, descriptor, call);
+    const bound = await bindSecrets(tx, secrets, projectId, call.secretEnv);
+    const plan = hashedPlan(planFor(node, descriptor, call, new Date(), typeof bound === 'string' ? [] : bound.env));
+    const refused =
+      typeof bound === 'string' ? { code: 'COMMAND_DENIED' as NodeFailureCode, message: `Not sent: ${bound}.` } : await refusal(tx, node, descriptor, call);
     const { rows } = await tx.query<InvocationRow>(
       `INSERT INTO node_invocations (id, project_id, node_id, response_id, call_id, idempotency_key, command, plan, plan_hash, state, expires_at,
-         failure_code, failure_message, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $12::text IS NULL THEN NULL ELSE now() END)
+         failure_code, failure_message, completed_at, secret_refs)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $12::text IS NULL THEN NULL ELSE now() END, $14::jsonb)
        ON CONFLICT DO NOTHING RETURNING *`,
       [
         plan.invocation_id,
@@ -125,6 +179,7 @@ export async function prepareCall(db: Db, projectId: string, call: NodeCallReque
         plan.expires_at,
         refused?.code ?? null,
         refused ? boundedMessage(refused.message) : null,
+        typeof bound === 'string' || bound.refs.length === 0 ? null : JSON.stringify(bound.refs),
       ],
     );
     // Another process prepared the same call meanwhile (the insert waited for it): its plan is the one.

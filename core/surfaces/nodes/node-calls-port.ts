@@ -28,6 +28,8 @@ export interface NodeCallRequest {
   input: Record<string, unknown>;
   /** The entry's timeout, else the command's maximum; capped by it. */
   timeoutSeconds?: number;
+  /** Environment variables the model asked for whose values are project secrets (by id or name): bound in the plan by digest and length. */
+  secretEnv?: { name: string; secret: string }[];
 }
 
 /** A prepared (or found) invocation. */

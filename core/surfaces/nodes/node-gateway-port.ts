@@ -93,4 +93,10 @@ export interface NodeGatewayPort {
   sweep(): Promise<number>;
   /** Removes ended invocations past PALAI_NODE_LEDGER_RETENTION_HOURS, in batches; the count. */
   purge(): Promise<number>;
+  /**
+   * The values of an invocation's secret environment, revealed for one send
+   * (they go in the invoke frame beside the plan, never in it); {} when it has
+   * none, null when a secret no longer matches the plan (rotated, deleted).
+   */
+  secretEnv(invocationId: string): Promise<Record<string, string> | null>;
 }
