@@ -146,7 +146,11 @@ describeEachStore(
       await call(ctx, 'patch', `/v1/objectives/${id}`, 'updateObjective', 200, { status: 'paused' });
       const record = (await wakes(ctx, id)).find((w) => w.trigger_id === schedule.id && w.due_at === schedule.next_due_at);
       assert.deepEqual([record?.outcome, record?.reason], ['skipped', 'paused']);
-      assert.equal((await call(ctx, 'get', `/v1/responses/${running.response_id}`, 'getResponse', 200)).palai_status, 'canceled');
+      // The pause committed the running wake's cancel; its worker stops it at its next look (a NOTIFY away).
+      await until(
+        'the running wake canceled',
+        async () => (await call(ctx, 'get', `/v1/responses/${running.response_id}`, 'getResponse', 200)).palai_status === 'canceled',
+      );
 
       await call(ctx, 'delete', `/v1/objectives/${id}/schedules/${schedule.id}`, 'deleteObjectiveSchedule', 200);
       await call(ctx, 'patch', `/v1/objectives/${id}`, 'updateObjective', 200, { status: 'active' });
