@@ -3,6 +3,7 @@
 // refusal as the output the model reads, an allowed one goes on to the
 // approval path as it was, and each carries the gate's record into its INSERT.
 import type { FunctionCallOutputItem } from '../../generated/schemas.js';
+import { parsedArguments } from '../tools/broker.js';
 import { consequenceOf, NO_GATE, type ProposedCall } from '../tools/call-gate-port.js';
 import { outputItem, type NewToolCall } from '../tools/tool-calls.js';
 import type { Queryable } from '../store/db.js';
@@ -11,13 +12,7 @@ import type { RunContext } from './run-context.js';
 function targetsOf(ctx: RunContext, call: NewToolCall): ProposedCall['targets'] {
   const tool = ctx.tools.get(call.name);
   if (!tool?.target) return [];
-  let args: unknown;
-  try {
-    args = JSON.parse(call.arguments);
-  } catch {
-    args = {};
-  }
-  const targets = tool.target(args);
+  const targets = tool.target(parsedArguments(call.arguments) ?? {});
   return targets === null ? [] : 'type' in targets ? [targets] : targets;
 }
 

@@ -13,7 +13,7 @@ import { resolveModel, type ResolvedModel } from '../models/resolve.js';
 import { requireResponse, type ResponseRow, type StoredRunOptions } from '../responses/responses.js';
 import { appendOutputItems } from '../responses/output-items.js';
 import { addStepOutput } from '../responses/run-output.js';
-import { needsApproval } from '../tools/broker.js';
+import { needsApproval, parsedArguments } from '../tools/broker.js';
 import { insertToolCalls, type NewToolCall } from '../tools/tool-calls.js';
 import { conversationFor } from './conversation.js';
 import { gateCalls } from './gated-calls.js';
@@ -89,15 +89,6 @@ export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<St
 /** The run's tool choice in the model port's terms. */
 function toolChoiceOf(choice: StoredRunOptions['tool_choice']): ModelRequest['toolChoice'] {
   return typeof choice === 'object' ? { name: choice.name } : choice;
-}
-
-/** A call's arguments for a tool that decides approval by them; a call whose arguments do not parse asks none (it runs nothing). */
-function parsedArguments(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 const redactKey = (text: string, key: string | null): string => (key && key.length >= 4 ? text.split(key).join('[redacted]') : text);

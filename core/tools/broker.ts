@@ -16,6 +16,15 @@ export function argumentProblems(tool: ResolvedTool, args: unknown): string | nu
   return (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message}`).join('; ');
 }
 
+/** A call's arguments as the model sent them, or undefined when they do not parse (such a call runs nothing). */
+export function parsedArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export function needsApproval(spec: AgentSpecFields, tool: ResolvedTool, args?: unknown): boolean {
   // What the tool's own party requires for this call (a node operator's rule) holds over every other.
   if (tool.approvalOf && args !== undefined && tool.approvalOf(args)) return true;

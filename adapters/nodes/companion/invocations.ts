@@ -3,7 +3,7 @@
 // (a re-send is answered from the record, never run again — even after the plan
 // expired); only a plan never seen is checked for expiry, catalog and local
 // policy, recorded `running`, accepted, run, and answered.
-import { createHash } from 'node:crypto';
+import { secretDigest } from '../../../core/surfaces/nodes/wire/secret-digest.js';
 import type { NodeCompanionFrame, NodeExecutionPlan, NodeFailure, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import type { NodeCatalog, NodeFailureCode } from '../../../generated/schemas.js';
 import { planFault, planHash } from '../../../core/surfaces/nodes/wire/execution-plan.js';
@@ -211,7 +211,7 @@ function bindSecretEnv(
   for (const { name, digest, length } of plan.secret_env ?? []) {
     if (!allowed.includes(name)) return { failure: failure('COMMAND_DENIED', `the environment name ${name} is not one the node allows`) };
     const value = secrets[name];
-    const matches = typeof value === 'string' && value.length === length && `sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}` === digest;
+    const matches = typeof value === 'string' && value.length === length && secretDigest(value) === digest;
     if (!matches) return { failure: failure('INVALID_PLAN', `the value sent for ${name} is not the one the plan was made with`) };
     if (value.includes('\u0000')) return { failure: failure('INVALID_PLAN', `the value of ${name} holds a NUL character`) };
     env[name] = value;

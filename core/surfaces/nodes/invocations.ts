@@ -2,7 +2,7 @@
 // committed before anything is sent (the call's checkpoint), so a takeover
 // after a crash finds the same plan. A command no longer usable, or a node
 // with too many open invocations, ends at once with an error the model reads.
-import { createHash } from 'node:crypto';
+import { secretDigest } from './wire/secret-digest.js';
 import { findProjectSecret } from '../../secrets/project-secrets.js';
 import type { SecretStore } from '../../secrets/secret-port.js';
 import type { NodeCommandDescriptor, NodeFailureCode } from '../../../generated/schemas.js';
@@ -74,7 +74,7 @@ async function bindSecrets(tx: Queryable, secrets: SecretStore, projectId: strin
     const found = await findProjectSecret(tx, projectId, secret);
     if (!found) return `the secret ${JSON.stringify(secret)} mapped to ${name} is not a secret of this project`;
     const value = await secrets.reveal(tx, projectId, found.id);
-    bound.env.push({ name, digest: `sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}`, length: value.length });
+    bound.env.push({ name, digest: secretDigest(value), length: value.length });
     bound.refs.push({ name, secret_id: found.id });
   }
   return bound;
@@ -93,7 +93,7 @@ export async function revealSecretEnv(q: Queryable, secrets: SecretStore, invoca
     const bound = row.plan.secret_env?.find((e) => e.name === ref.name);
     const value = await secrets.reveal(q, row.project_id, ref.secret_id).catch(() => null);
     if (!bound || value === null || value.length !== bound.length) return null;
-    if (`sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}` !== bound.digest) return null;
+    if (secretDigest(value) !== bound.digest) return null;
     values[ref.name] = value;
   }
   return values;
