@@ -165,7 +165,6 @@ interface Controlled {
 async function launch(name: string, portOptions: string[], extra: string[]): Promise<{ ports: number[]; controls: Controlled }> {
   const dir = mkdtempSync(join(tmpdir(), `palai-${name.replace('.sh', '')}-`));
   running.set(dir, { name, args: ['--dir', dir] });
-  // A free port can be taken between the probe and the broker's bind: try others.
   let ports: number[] = [];
   let args: string[] = [];
   for (let attempt = 1; ; attempt++) {
@@ -175,9 +174,14 @@ async function launch(name: string, portOptions: string[], extra: string[]): Pro
       await script(name, ['start', ...args, ...extra]);
       break;
     } catch (error) {
-      if (attempt >= 3 || !/already in use/.test((error as Error).message)) {
-        // A start that timed out here may have left its JVM running.
-        await script(name, ['kill', '--dir', dir]).catch(() => undefined);
+      const message = (error as Error).message;
+      // A port taken between the probe and the bind is worth two more tries on
+      // other ports; any other failed start one more (it is reported either way).
+      const retry = /already in use/.test(message) ? attempt < 3 : attempt < 2;
+      // A start that timed out here may have left its JVM running.
+      await script(name, ['kill', '--dir', dir]).catch(() => undefined);
+      if (retry) console.error(`starting ${name} (attempt ${attempt}) failed, trying again on other ports:\n${message}`);
+      if (!retry) {
         running.delete(dir);
         rmSync(dir, { recursive: true, force: true });
         throw error;

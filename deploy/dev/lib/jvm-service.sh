@@ -102,6 +102,9 @@ wait_ready() {
   while :; do
     if ! alive "$pid"; then
       log_tail "$log"
+      # A port free when probed may be taken before the JVM binds it: say so
+      # last, where a caller choosing other ports looks.
+      grep -q 'Address already in use' "$log" 2>/dev/null && die "exited during start (pid $pid): a port is already in use"
       die "exited during start (pid $pid)"
     fi
     "$@" && return 0
