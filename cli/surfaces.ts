@@ -3,6 +3,7 @@
 // surface. A new surface adds its module here and nowhere else in cli/.
 import { a2aSurface } from '../adapters/a2a/surface.js';
 import { autonomySurface } from '../adapters/autonomy/surface.js';
+import { consoleSurface } from '../adapters/console/surface.js';
 import { mcpSurface } from '../adapters/mcp/surface.js';
 import { nodesSurface } from '../adapters/nodes/surface.js';
 import { queueSurface, type QueueSurface } from '../adapters/queue/surface.js';
@@ -58,6 +59,7 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
     autonomySurface({ ...api, ...slices.autonomy }),
     queue,
     slack,
+    consoleSurface(api),
   ];
   return { modules, slices, queue, slack };
 }

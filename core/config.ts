@@ -52,6 +52,8 @@ export interface PalaiConfig {
   anthropicBaseUrl: string;
   /** Encrypts stored provider keys; without it keys can only come from environment variables. Default unset. */
   secretKey: string | null;
+  /** Serve the web console at /console on the API port (PALAI_CONSOLE). Default true. */
+  console: boolean;
   /** Retries of a model call that failed with 429, 5xx, a timeout or a broken stream. Default 4. */
   modelMaxRetries: number;
   /** First retry delay of a failed model call, doubled each attempt (with jitter, capped at 30 s). Default 500. */
@@ -267,6 +269,7 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     egressAllowHosts: egressAllowHosts(env),
     mcpStdioServersFile: text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
+    console: bool(env, 'PALAI_CONSOLE', true),
     keyEnvAllowlist: keyEnvAllowlist(
       env,
       new Map([

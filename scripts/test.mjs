@@ -3,7 +3,8 @@
 // tsx). The files are listed here (in a stable order), not globbed by the runner.
 // The store matrix is PALAI_TEST_STORES (default "pglite,postgres").
 // dist/ is brought up to date first: the tests that spawn `palai` run the
-// compiled CLI, which must be the code under test, never an older build.
+// compiled CLI, which must be the code under test, never an older build; and
+// so is console/dist, which the console's browser tests load.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -26,8 +27,10 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const build = spawnSync(process.execPath, ['scripts/build.mjs', '--quiet'], { cwd: root, stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
+for (const script of ['scripts/build.mjs', 'scripts/build-console.mjs']) {
+  const build = spawnSync(process.execPath, [script, '--quiet'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 // --test-force-exit: a file whose tests all ended exits, even if Node's own teardown would not
 // (it has been seen spinning in its handle cleanup at exit, nodejs/node#47748, holding the run for good).
 const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files];

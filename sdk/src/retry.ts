@@ -17,9 +17,11 @@ export interface RetryOptions {
 /** The 503 problems a retry can help (docs/errors.md: `later (outage)`). */
 const PASSING_OUTAGES = new Set(['store-unavailable', 'shutting-down', 'not-ready']);
 
-/** An Idempotency-Key for a POST that has none: random, so unique per logical request. */
+/** An Idempotency-Key for a POST that has none: 128 random bits, so unique per logical request. */
 export function newIdempotencyKey(): string {
-  return `sdk-${crypto.randomUUID()}`;
+  // Not randomUUID: browsers give it to secure contexts only (a hub on plain http on a LAN is not one).
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `sdk-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
 async function worthRetrying(response: Response): Promise<boolean> {
