@@ -76,18 +76,8 @@ export class KafkaSide {
 
   async topics(partitions: number, ...labels: string[]): Promise<string[]> {
     const names = labels.map(uniqueName);
-    for (const [i, name] of names.entries()) {
-      // A broker that has just started may not host the new topic's partition yet: ask again.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await createTopic(this.brokers, name, i === 0 ? partitions : 1);
-          break;
-        } catch (error) {
-          if (attempt >= 5) throw error;
-          await sleep(500);
-        }
-      }
-    }
+    // createTopic waits out a broker that does not host the new partitions yet.
+    for (const [i, name] of names.entries()) await createTopic(this.brokers, name, i === 0 ? partitions : 1);
     return names;
   }
 

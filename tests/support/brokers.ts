@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { Kafka, logLevel } from 'kafkajs';
+import { until } from './until.js';
 
 // kafkajs warns once per producer about its partitioner change in 2.0; the
 // AWS SDK warns on every test process that its 2027 releases need Node 22.
@@ -39,12 +40,30 @@ export function sqsClient(endpoint: string): SQSClient {
   return new SQSClient({ endpoint, region: 'elasticmq', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 }
 
-/** Creates a topic (idempotent) and waits until its partitions have leaders. */
+/** Creates a topic (idempotent) and waits until every partition has a leader. */
 export async function createTopic(brokers: string[], name: string, partitions = 1): Promise<void> {
   const admin = kafkaClient(brokers, 'palai-test-admin').admin();
   await admin.connect();
+  let created = false;
   try {
-    await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions }], waitForLeaders: true });
+    // Not kafkajs's waitForLeaders: it gives up at UNKNOWN_TOPIC_OR_PARTITION, which a KRaft
+    // broker answers for a moment after the create (longer after its own start), until its
+    // metadata has the topic. A retriable answer to the create or the metadata is asked again.
+    await until(
+      `topic ${name} has a leader for each of its ${partitions} partitions`,
+      async () => {
+        try {
+          if (!created) await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions }] });
+          created = true;
+          const [topic] = (await admin.fetchTopicMetadata({ topics: [name] })).topics;
+          return topic?.partitions.length === partitions && topic.partitions.every((p) => p.leader >= 0);
+        } catch (error) {
+          if ((error as { retriable?: boolean }).retriable) return false;
+          throw error;
+        }
+      },
+      50,
+    );
   } finally {
     await admin.disconnect();
   }
