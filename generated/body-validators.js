@@ -36866,14 +36866,546 @@ return errors === 0;
 }
 validate225.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const OutputItemEvent = validate226;
-const schema328 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
-const schema329 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+export const OutboxDelivery = validate226;
+const schema328 = {"type":"object","description":"One outbound delivery, without its payload.","required":["id","object","consumer","target","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_"},"object":{"const":"outbox_delivery"},"consumer":{"type":"string","description":"What carries it out: `webhook`, `a2a_push`, `queue_reply`, …"},"target":{"type":"string","description":"The consumer's target: a webhook endpoint id, a push configuration, a queue consumer, …"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/OutboxDeliveryStatus"},"attempts":{"type":"integer","minimum":0,"description":"Attempts so far."},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"],"description":"The latest failed attempt's error (kept after a later success); never a secret."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema329 = {"type":"string","enum":["pending","delivered","dead"]};
+const pattern95 = new RegExp("^dlv_", "u");
+
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate226.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.object === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.consumer === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "consumer"},message:"must have required property '"+"consumer"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.target === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "target"},message:"must have required property '"+"target"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.response_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "response_id"},message:"must have required property '"+"response_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.status === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.attempts === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.next_attempt_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_attempt_at"},message:"must have required property '"+"next_attempt_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.last_error === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error"},message:"must have required property '"+"last_error"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.delivered_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delivered_at"},message:"must have required property '"+"delivered_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.dead_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "dead_at"},message:"must have required property '"+"dead_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func95.call(schema328.properties, key0))){
+const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern95.test(data0)){
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("outbox_delivery" !== data.object){
+const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "outbox_delivery"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.consumer !== undefined){
+if(typeof data.consumer !== "string"){
+const err16 = {instancePath:instancePath+"/consumer",schemaPath:"#/properties/consumer/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.target !== undefined){
+if(typeof data.target !== "string"){
+const err17 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.response_id !== undefined){
+let data4 = data.response_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema328.properties.response_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data5 = data.status;
+if(typeof data5 !== "string"){
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OutboxDeliveryStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/OutboxDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema329.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.attempts !== undefined){
+let data6 = data.attempts;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err21 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data.next_attempt_at !== undefined){
+let data7 = data.next_attempt_at;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err23 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema328.properties.next_attempt_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.last_error !== undefined){
+let data8 = data.last_error;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err24 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema328.properties.last_error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data9 = data.created_at;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err25 = {instancePath:instancePath+"/created_at",schemaPath:"#/$defs/UnixSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.delivered_at !== undefined){
+let data10 = data.delivered_at;
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err26 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema328.properties.delivered_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.dead_at !== undefined){
+let data11 = data.dead_at;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err27 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema328.properties.dead_at.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate226.errors = vErrors;
+return errors === 0;
+}
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const OutboxDeliveryList = validate227;
+const schema331 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/OutboxDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
 function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate227.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.has_more === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_more"},message:"must have required property '"+"has_more"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "data")) || (key0 === "first_id")) || (key0 === "last_id")) || (key0 === "has_more"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+if("list" !== data.object){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate226(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.first_id !== undefined){
+let data3 = data.first_id;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema331.properties.first_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.last_id !== undefined){
+let data4 = data.last_id;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema331.properties.last_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.has_more !== undefined){
+if(typeof data.has_more !== "boolean"){
+const err8 = {instancePath:instancePath+"/has_more",schemaPath:"#/properties/has_more/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate227.errors = vErrors;
+return errors === 0;
+}
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const OutboxDeliveryStatus = validate229;
+
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate229.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema329.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate229.errors = vErrors;
+return errors === 0;
+}
+validate229.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const OutputItemEvent = validate230;
+const schema333 = {"type":"object","required":["type","sequence_number","output_index","item"],"additionalProperties":false,"properties":{"type":{"enum":["response.output_item.added","response.output_item.done"]},"sequence_number":{"type":"integer","minimum":0},"output_index":{"type":"integer","minimum":0},"item":{"$ref":"#/$defs/ResponseOutputItem"}}};
+const schema334 = {"description":"An output item of a response object; approval requests appear while the response waits for them.","oneOf":[{"$ref":"#/$defs/MessageItem"},{"$ref":"#/$defs/FunctionCallItem"},{"$ref":"#/$defs/FunctionCallOutputItem"},{"$ref":"#/$defs/ApprovalRequestItem"},{"$ref":"#/$defs/McpCallItem"}]};
+
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37591,17 +38123,17 @@ vErrors = null;
 }
 }
 }
-validate227.errors = vErrors;
+validate231.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate227.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate231.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37664,7 +38196,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "response.output_item.added") || (data0 === "response.output_item.done"))){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema328.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema333.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -37725,8 +38257,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate227(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+if(!(validate231(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
 }
@@ -37741,18 +38273,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDeltaEvent = validate230;
-const schema334 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDeltaEvent = validate234;
+const schema339 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","delta"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.delta"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"delta":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37966,18 +38498,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate230.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextDoneEvent = validate231;
-const schema335 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
+export const OutputTextDoneEvent = validate235;
+const schema340 = {"type":"object","required":["type","sequence_number","item_id","output_index","content_index","text"],"additionalProperties":false,"properties":{"type":{"const":"response.output_text.done"},"sequence_number":{"type":"integer","minimum":0},"item_id":{"type":"string"},"output_index":{"type":"integer","minimum":0},"content_index":{"type":"integer","minimum":0},"text":{"type":"string"},"logprobs":{"type":"array"}}};
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
+const evaluated0 = validate235.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38191,17 +38723,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OutputTextPart = validate232;
+export const OutputTextPart = validate236;
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38286,18 +38818,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate232.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"props":{"type":true,"text":true,"annotations":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PendingToolCall = validate233;
-const schema337 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."},"approval_display":{"type":"object","description":"For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs."}}};
+export const PendingToolCall = validate237;
+const schema342 = {"type":"object","required":["call_id","name","arguments","risk","waiting_for"],"additionalProperties":false,"properties":{"call_id":{"type":"string"},"name":{"type":"string"},"arguments":{"type":"string","description":"The arguments as a JSON text."},"risk":{"$ref":"#/$defs/ToolRisk"},"waiting_for":{"enum":["approval","tool_output","input"]},"question":{"type":"string","description":"For `input`: the question to answer."},"approval_deadline":{"type":["integer","null"],"description":"For `approval`: when it is denied automatically (Unix seconds)."},"approval_display":{"type":"object","description":"For `approval`, from tools that say exactly what will run (a node command: the node, command, profile, arguments and the digest of the node's approved descriptor). Approved, the call runs only while that digest still holds; otherwise it ends COMMAND_UNAVAILABLE and nothing runs."}}};
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38419,7 +38951,7 @@ errors++;
 if(data.waiting_for !== undefined){
 let data4 = data.waiting_for;
 if(!(((data4 === "approval") || (data4 === "tool_output")) || (data4 === "input"))){
-const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema337.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/waiting_for",schemaPath:"#/properties/waiting_for/enum",keyword:"enum",params:{allowedValues: schema342.properties.waiting_for.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -38444,7 +38976,7 @@ errors++;
 if(data.approval_deadline !== undefined){
 let data6 = data.approval_deadline;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema337.properties.approval_deadline.type},message:"must be integer,null"};
+const err12 = {instancePath:instancePath+"/approval_deadline",schemaPath:"#/properties/approval_deadline/type",keyword:"type",params:{type: schema342.properties.approval_deadline.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -38478,19 +39010,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Problem = validate234;
-const schema339 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
-const schema340 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
+export const Problem = validate238;
+const schema344 = {"type":"object","description":"RFC 9457 problem details. `type` is a stable URI from Palai's registry.","required":["type","title","status"],"properties":{"type":{"type":"string","description":"Stable problem type URI, e.g. urn:palai:problem:validation-failed."},"title":{"type":"string"},"status":{"type":"integer","minimum":400,"maximum":599},"detail":{"type":"string"},"instance":{"type":"string"},"errors":{"type":"array","description":"For validation problems, one entry per offending location.","items":{"$ref":"#/$defs/ProblemFieldError"}},"response_id":{"type":"string","description":"On `store-unavailable` and `shutting-down`, the response the request had already admitted; fetch it later rather than sending the request again."},"error":{"$ref":"#/$defs/OpenAIErrorMember"}},"additionalProperties":true};
+const schema345 = {"type":"object","required":["pointer","detail"],"properties":{"pointer":{"type":"string","description":"JSON Pointer (RFC 6901) into the request body or query."},"detail":{"type":"string"}},"additionalProperties":false};
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38838,17 +39370,17 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProblemFieldError = validate235;
+export const ProblemFieldError = validate239;
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate235.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38923,20 +39455,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate235.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumer = validate236;
-const schema343 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern95 = new RegExp("^qc_", "u");
-const schema345 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
+export const QueueConsumer = validate240;
+const schema348 = {"type":"object","required":["id","object","name","kind","agent","reply","dead_letter","max_in_flight","paused","credentials","health","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^qc_"},"object":{"const":"queue_consumer"},"name":{"type":"string"},"kind":{"enum":["sqs","kafka"]},"sqs":{"$ref":"#/$defs/SqsSource"},"kafka":{"$ref":"#/$defs/KafkaSource"},"agent":{"type":["string","null"],"description":"The agent's name as the consumer was given it."},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}]},"max_in_flight":{"type":"integer"},"paused":{"type":"boolean"},"credentials":{"description":"Which stored credentials the consumer has (never their values): `sqs` (an access key id's last four), `sasl`, or none.","oneOf":[{"type":"null"},{"type":"object","required":["kind","last4"],"additionalProperties":false,"properties":{"kind":{"enum":["sqs","sasl"]},"last4":{"type":["string","null"]}}}]},"health":{"$ref":"#/$defs/QueueConsumerHealth"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern96 = new RegExp("^qc_", "u");
+const schema350 = {"type":"object","required":["state","since","last_error","last_error_at"],"additionalProperties":false,"description":"Whether the consumer reaches its source, as the processes that run it\nlast reported (each writes when its state changes; any process\nanswers). A change to the consumer starts it afresh: `starting`, no\nerror.\n","properties":{"state":{"enum":["starting","running","failing","paused"],"description":"`starting`: no process has reported since the consumer was created or changed (nor will one, if no process runs consumers). `running`: taking messages. `failing`: connecting or receiving failed, and is tried again with backoff. `paused`: the consumer is paused."},"since":{"$ref":"#/$defs/UnixSeconds","description":"When the consumer entered this state."},"last_error":{"type":["string","null"],"maxLength":1000,"description":"The latest failure to connect or receive: the error's name and message, never credentials."},"last_error_at":{"type":["integer","null"],"description":"When `last_error` happened."}}};
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate244.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38999,7 +39531,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema345.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema350.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -39025,7 +39557,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema345.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema350.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39050,7 +39582,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema345.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema350.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -39071,16 +39603,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate244.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate236.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39219,7 +39751,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func95.call(schema343.properties, key0))){
+if(!(func95.call(schema348.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -39233,7 +39765,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern95.test(data0)){
+if(!pattern96.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^qc_"},message:"must match pattern \""+"^qc_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -39282,7 +39814,7 @@ errors++;
 if(data.kind !== undefined){
 let data3 = data.kind;
 if(!((data3 === "sqs") || (data3 === "kafka"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema343.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema348.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -39538,7 +40070,7 @@ errors = vErrors.length;
 if(data.agent !== undefined){
 let data12 = data.agent;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema343.properties.agent.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema348.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -39749,7 +40281,7 @@ errors++;
 if(data17.kind !== undefined){
 let data18 = data17.kind;
 if(!((data18 === "sqs") || (data18 === "sasl"))){
-const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema343.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/credentials/kind",schemaPath:"#/properties/credentials/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema348.properties.credentials.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -39762,7 +40294,7 @@ errors++;
 if(data17.last4 !== undefined){
 let data19 = data17.last4;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema343.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
+const err51 = {instancePath:instancePath+"/credentials/last4",schemaPath:"#/properties/credentials/oneOf/1/properties/last4/type",keyword:"type",params:{type: schema348.properties.credentials.oneOf[1].properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -39817,8 +40349,8 @@ vErrors = null;
 }
 }
 if(data.health !== undefined){
-if(!(validate240(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+if(!(validate244(data.health, {instancePath:instancePath+"/health",parentData:data,parentDataProperty:"health",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
 errors = vErrors.length;
 }
 }
@@ -39859,17 +40391,17 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate236.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerHealth = validate242;
+export const QueueConsumerHealth = validate246;
 
-function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate242.evaluated;
+const evaluated0 = validate246.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39932,7 +40464,7 @@ errors++;
 if(data.state !== undefined){
 let data0 = data.state;
 if(!((((data0 === "starting") || (data0 === "running")) || (data0 === "failing")) || (data0 === "paused"))){
-const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema345.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema350.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -39958,7 +40490,7 @@ errors++;
 if(data.last_error !== undefined){
 let data2 = data.last_error;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema345.properties.last_error.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema350.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39983,7 +40515,7 @@ errors++;
 if(data.last_error_at !== undefined){
 let data3 = data.last_error_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema345.properties.last_error_at.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/last_error_at",schemaPath:"#/properties/last_error_at/type",keyword:"type",params:{type: schema350.properties.last_error_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -40004,18 +40536,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate242.errors = vErrors;
+validate246.errors = vErrors;
 return errors === 0;
 }
-validate242.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerList = validate243;
-const schema351 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const QueueConsumerList = validate247;
+const schema356 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/QueueConsumer"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate243.evaluated;
+const evaluated0 = validate247.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40082,8 +40614,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate236(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate236.errors : vErrors.concat(validate236.errors);
+if(!(validate240(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
 errors = vErrors.length;
 }
 }
@@ -40102,7 +40634,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema351.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema356.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -40115,7 +40647,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema351.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema356.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -40148,17 +40680,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate243.errors = vErrors;
+validate247.errors = vErrors;
 return errors === 0;
 }
-validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const QueueConsumerName = validate245;
+export const QueueConsumerName = validate249;
 
-function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate245.evaluated;
+const evaluated0 = validate249.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40187,17 +40719,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate245.errors = vErrors;
+validate249.errors = vErrors;
 return errors === 0;
 }
-validate245.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate249.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const QueueDestination = validate246;
+export const QueueDestination = validate250;
 
-function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate246.evaluated;
+const evaluated0 = validate250.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40308,18 +40840,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate246.errors = vErrors;
+validate250.errors = vErrors;
 return errors === 0;
 }
-validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Readiness = validate247;
-const schema355 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
+export const Readiness = validate251;
+const schema360 = {"type":"object","required":["status","store","migrations"],"properties":{"status":{"const":"ready"},"store":{"enum":["postgres","pglite"]},"migrations":{"type":"integer","description":"Number of applied migrations."}},"additionalProperties":false};
 
-function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate247.evaluated;
+const evaluated0 = validate251.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40384,7 +40916,7 @@ errors++;
 if(data.store !== undefined){
 let data1 = data.store;
 if(!((data1 === "postgres") || (data1 === "pglite"))){
-const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema355.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema360.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -40418,19 +40950,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate247.errors = vErrors;
+validate251.errors = vErrors;
 return errors === 0;
 }
-validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate251.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgent = validate248;
-const schema356 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern102 = new RegExp("^ragt_", "u");
+export const RemoteAgent = validate252;
+const schema361 = {"type":"object","required":["id","object","name","card_url","card","headers","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ragt_"},"object":{"const":"remote_agent"},"name":{"type":"string"},"card_url":{"type":"string"},"card":{"type":"object","description":"What the fetched card says.","required":["name","description","version","streaming"],"additionalProperties":false,"properties":{"name":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"},"streaming":{"type":"boolean"}}},"headers":{"type":"object","description":"The header names, each with whether a value is set and its last four characters; never the value.","additionalProperties":{"type":"object","required":["set","last4"],"additionalProperties":false,"properties":{"set":{"type":"boolean"},"last4":{"type":["string","null"]}}}},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern103 = new RegExp("^ragt_", "u");
 
-function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate248.evaluated;
+const evaluated0 = validate252.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40523,7 +41055,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern102.test(data0)){
+if(!pattern103.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ragt_"},message:"must match pattern \""+"^ragt_"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -40749,7 +41281,7 @@ errors++;
 if(data10.last4 !== undefined){
 let data12 = data10.last4;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema356.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/headers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/last4",schemaPath:"#/properties/headers/additionalProperties/properties/last4/type",keyword:"type",params:{type: schema361.properties.headers.additionalProperties.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -40807,18 +41339,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate248.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
-validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentList = validate249;
-const schema358 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const RemoteAgentList = validate253;
+const schema363 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/RemoteAgent"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate249.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40885,8 +41417,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate248(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
+if(!(validate252(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate252.errors : vErrors.concat(validate252.errors);
 errors = vErrors.length;
 }
 }
@@ -40905,7 +41437,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema358.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema363.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -40918,7 +41450,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema358.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema363.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -40951,17 +41483,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate249.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RemoteAgentName = validate251;
+export const RemoteAgentName = validate255;
 
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate251.evaluated;
+const evaluated0 = validate255.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40990,18 +41522,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate251.errors = vErrors;
+validate255.errors = vErrors;
 return errors === 0;
 }
-validate251.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate255.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ReplayWebhookDeliveriesRequest = validate252;
-const schema360 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
+export const ReplayWebhookDeliveriesRequest = validate256;
+const schema365 = {"type":"object","required":["from"],"additionalProperties":false,"properties":{"from":{"$ref":"#/$defs/UnixSeconds"},"to":{"$ref":"#/$defs/UnixSeconds"},"include_delivered":{"type":"boolean","default":false,"description":"Also send again deliveries that succeeded."}}};
 
-function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate252.evaluated;
+const evaluated0 = validate256.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41080,17 +41612,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate252.errors = vErrors;
+validate256.errors = vErrors;
 return errors === 0;
 }
-validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RequestFunctionTool = validate253;
+export const RequestFunctionTool = validate257;
 
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate253.evaluated;
+const evaluated0 = validate257.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41217,18 +41749,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate253.errors = vErrors;
+validate257.errors = vErrors;
 return errors === 0;
 }
-validate253.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
+validate257.evaluated = {"props":{"type":true,"name":true,"description":true,"parameters":true,"strict":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RequiredAction = validate254;
-const schema364 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
+export const RequiredAction = validate258;
+const schema369 = {"type":"object","description":"What the response waits for (status `waiting_for_*`).","required":["type","calls"],"additionalProperties":false,"properties":{"type":{"enum":["approve_tool_calls","submit_tool_outputs","answer_question"]},"calls":{"type":"array","items":{"$ref":"#/$defs/PendingToolCall"}}}};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate258.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41271,7 +41803,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "approve_tool_calls") || (data0 === "submit_tool_outputs")) || (data0 === "answer_question"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema364.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema369.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -41286,8 +41818,8 @@ let data1 = data.calls;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate233(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+if(!(validate237(data1[i0], {instancePath:instancePath+"/calls/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
 errors = vErrors.length;
 }
 }
@@ -41314,18 +41846,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate258.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResolveObjectiveActionRequest = validate256;
-const schema365 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
+export const ResolveObjectiveActionRequest = validate260;
+const schema370 = {"type":"object","required":["status"],"additionalProperties":false,"properties":{"status":{"enum":["succeeded","failed"]},"evidence":{"type":"string","minLength":1,"maxLength":4000}}};
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate256.evaluated;
+const evaluated0 = validate260.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41358,7 +41890,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((data0 === "succeeded") || (data0 === "failed"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema365.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema370.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -41414,17 +41946,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate256.errors = vErrors;
+validate260.errors = vErrors;
 return errors === 0;
 }
-validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResourceGrantType = validate257;
+export const ResourceGrantType = validate261;
 
-function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate257.evaluated;
+const evaluated0 = validate261.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41441,21 +41973,21 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate257.errors = vErrors;
+validate261.errors = vErrors;
 return errors === 0;
 }
-validate257.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate261.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const Response = validate258;
-const schema367 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
-const schema370 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
-const schema371 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
-const schema373 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
+export const Response = validate262;
+const schema372 = {"type":"object","required":["id","object","created_at","status","palai_status","model","output","usage","error","metadata","agent","background","previous_response_id","session_id","instructions","incomplete_details","tools","parallel_tool_calls","tool_choice","required_action"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^resp_"},"object":{"const":"response"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"completed_at":{"type":["integer","null"]},"status":{"$ref":"#/$defs/OpenAIResponseStatus"},"palai_status":{"$ref":"#/$defs/ResponseStatus"},"model":{"type":"string","description":"The agent's name."},"agent":{"type":"object","description":"The agent revision this response ran (pinned at admission).","required":["id","name","revision","revision_id"],"additionalProperties":false,"properties":{"id":{"type":"string"},"name":{"type":"string"},"revision":{"type":"integer"},"revision_id":{"type":"string"}}},"session_id":{"type":["string","null"]},"conversation":{"description":"The session as OpenAI's conversation reference (null outside one).","oneOf":[{"type":"null"},{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}]},"previous_response_id":{"type":["string","null"]},"instructions":{"type":["string","null"]},"background":{"type":"boolean"},"output":{"type":"array","items":{"$ref":"#/$defs/ResponseOutputItem"}},"output_text":{"type":"string","description":"Concatenated text of the output messages."},"usage":{"oneOf":[{"$ref":"#/$defs/Usage"},{"type":"null"}]},"usage_by_step":{"type":"array","description":"Token usage of each committed model step, in order (the `usage` above is their total; tokens of failed attempts count only in /metrics).","items":{"$ref":"#/$defs/Usage"}},"error":{"oneOf":[{"$ref":"#/$defs/ResponseError"},{"type":"null"}]},"incomplete_details":{"oneOf":[{"type":"null"},{"type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"enum":["timed_out","budget_exceeded"],"description":"Why a `response.incomplete` ended the run."}}}]},"required_action":{"oneOf":[{"$ref":"#/$defs/RequiredAction"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/Metadata"},"tools":{"type":"array","description":"The client functions this run was given (the agent's own tools are in its spec).","items":{"$ref":"#/$defs/RequestFunctionTool"}},"parallel_tool_calls":{"type":"boolean"},"tool_choice":{"$ref":"#/$defs/ToolChoice"},"temperature":{"type":["number","null"],"description":"The run's own temperature; null: the agent's applies."},"max_output_tokens":{"type":["integer","null"],"description":"The run's own cap; null: the agent's applies."},"top_p":{"type":["number","null"],"description":"The run's own; null: the agent's applies."},"user":{"type":["string","null"]},"store":{"const":true},"truncation":{"const":"disabled"},"text":{"type":"object","required":["format"],"additionalProperties":false,"properties":{"format":{"$ref":"#/$defs/TextFormat"}}}}};
+const schema375 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+const schema376 = {"type":"object","required":["input_tokens","output_tokens","total_tokens","input_tokens_details","output_tokens_details"],"additionalProperties":false,"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0},"input_tokens_details":{"type":"object","required":["cached_tokens"],"properties":{"cached_tokens":{"type":"integer","minimum":0}}},"output_tokens_details":{"type":"object","required":["reasoning_tokens"],"properties":{"reasoning_tokens":{"type":"integer","minimum":0}}}}};
+const schema378 = {"type":"object","required":["code","message"],"additionalProperties":false,"properties":{"code":{"type":"string","description":"A problem slug from Palai's registry, e.g. model-provider-error."},"message":{"type":"string"},"type":{"type":"string","description":"The problem type URI."},"provider_status":{"type":"integer","description":"HTTP status the model provider answered, when it did."}}};
 
-function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate258.evaluated;
+const evaluated0 = validate262.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41664,7 +42196,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func95.call(schema367.properties, key0))){
+if(!(func95.call(schema372.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -41728,7 +42260,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data3 = data.completed_at;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema367.properties.completed_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema372.properties.completed_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -41754,7 +42286,7 @@ errors++;
 if(data.palai_status !== undefined){
 let data5 = data.palai_status;
 if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
-const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema370.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/palai_status",schemaPath:"#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema375.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -41895,7 +42427,7 @@ errors++;
 if(data.session_id !== undefined){
 let data12 = data.session_id;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema367.properties.session_id.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: schema372.properties.session_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -42009,7 +42541,7 @@ vErrors = null;
 if(data.previous_response_id !== undefined){
 let data15 = data.previous_response_id;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema367.properties.previous_response_id.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/previous_response_id",schemaPath:"#/properties/previous_response_id/type",keyword:"type",params:{type: schema372.properties.previous_response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -42022,7 +42554,7 @@ errors++;
 if(data.instructions !== undefined){
 let data16 = data.instructions;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema367.properties.instructions.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: schema372.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -42049,8 +42581,8 @@ let data18 = data.output;
 if(Array.isArray(data18)){
 const len0 = data18.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate227(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+if(!(validate231(data18[i0], {instancePath:instancePath+"/output/" + i0,parentData:data18,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
 errors = vErrors.length;
 }
 }
@@ -42846,7 +43378,7 @@ errors++;
 if(data43.reason !== undefined){
 let data44 = data43.reason;
 if(!((data44 === "timed_out") || (data44 === "budget_exceeded"))){
-const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema367.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err109 = {instancePath:instancePath+"/incomplete_details/reason",schemaPath:"#/properties/incomplete_details/oneOf/1/properties/reason/enum",keyword:"enum",params:{allowedValues: schema372.properties.incomplete_details.oneOf[1].properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -42906,8 +43438,8 @@ const _errs116 = errors;
 let valid25 = false;
 let passing4 = null;
 const _errs117 = errors;
-if(!(validate254(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
+if(!(validate258(data45, {instancePath:instancePath+"/required_action",parentData:data,parentDataProperty:"required_action",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
 errors = vErrors.length;
 }
 var _valid4 = _errs117 === errors;
@@ -43325,7 +43857,7 @@ vErrors = null;
 if(data.temperature !== undefined){
 let data59 = data.temperature;
 if((!((typeof data59 == "number") && (isFinite(data59)))) && (data59 !== null)){
-const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema367.properties.temperature.type},message:"must be number,null"};
+const err141 = {instancePath:instancePath+"/temperature",schemaPath:"#/properties/temperature/type",keyword:"type",params:{type: schema372.properties.temperature.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -43338,7 +43870,7 @@ errors++;
 if(data.max_output_tokens !== undefined){
 let data60 = data.max_output_tokens;
 if((!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))) && (data60 !== null)){
-const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema367.properties.max_output_tokens.type},message:"must be integer,null"};
+const err142 = {instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: schema372.properties.max_output_tokens.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -43351,7 +43883,7 @@ errors++;
 if(data.top_p !== undefined){
 let data61 = data.top_p;
 if((!((typeof data61 == "number") && (isFinite(data61)))) && (data61 !== null)){
-const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema367.properties.top_p.type},message:"must be number,null"};
+const err143 = {instancePath:instancePath+"/top_p",schemaPath:"#/properties/top_p/type",keyword:"type",params:{type: schema372.properties.top_p.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -43364,7 +43896,7 @@ errors++;
 if(data.user !== undefined){
 let data62 = data.user;
 if((typeof data62 !== "string") && (data62 !== null)){
-const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema367.properties.user.type},message:"must be string,null"};
+const err144 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema372.properties.user.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -43744,17 +44276,17 @@ vErrors.push(err171);
 }
 errors++;
 }
-validate258.errors = vErrors;
+validate262.errors = vErrors;
 return errors === 0;
 }
-validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate262.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseError = validate261;
+export const ResponseError = validate265;
 
-function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate261.evaluated;
+const evaluated0 = validate265.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43854,17 +44386,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate261.errors = vErrors;
+validate265.errors = vErrors;
 return errors === 0;
 }
-validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseInputItem = validate262;
+export const ResponseInputItem = validate266;
 
-function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate262.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44162,19 +44694,19 @@ vErrors = null;
 }
 }
 }
-validate262.errors = vErrors;
+validate266.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate262.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate266.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseLifecycleEvent = validate264;
-const schema382 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
+export const ResponseLifecycleEvent = validate268;
+const schema387 = {"type":"object","required":["type","sequence_number","response"],"additionalProperties":false,"properties":{"type":{"enum":["response.created","response.queued","response.in_progress","response.completed","response.failed","response.incomplete","response.cancelled","response.waiting_for_approval","response.waiting_for_tool","response.waiting_for_input"]},"sequence_number":{"type":"integer","minimum":0},"response":{"$ref":"#/$defs/Response"}}};
 
-function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate264.evaluated;
+const evaluated0 = validate268.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44227,7 +44759,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((((((((((data0 === "response.created") || (data0 === "response.queued")) || (data0 === "response.in_progress")) || (data0 === "response.completed")) || (data0 === "response.failed")) || (data0 === "response.incomplete")) || (data0 === "response.cancelled")) || (data0 === "response.waiting_for_approval")) || (data0 === "response.waiting_for_tool")) || (data0 === "response.waiting_for_input"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema382.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema387.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -44263,8 +44795,8 @@ errors++;
 }
 }
 if(data.response !== undefined){
-if(!(validate258(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
+if(!(validate262(data.response, {instancePath:instancePath+"/response",parentData:data,parentDataProperty:"response",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
 errors = vErrors.length;
 }
 }
@@ -44279,18 +44811,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate264.errors = vErrors;
+validate268.errors = vErrors;
 return errors === 0;
 }
-validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseList = validate266;
-const schema383 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const ResponseList = validate270;
+const schema388 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Response"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate270.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44357,8 +44889,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate258(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
+if(!(validate262(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
 errors = vErrors.length;
 }
 }
@@ -44377,7 +44909,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema383.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema388.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -44390,7 +44922,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema383.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema388.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -44423,17 +44955,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate266.errors = vErrors;
+validate270.errors = vErrors;
 return errors === 0;
 }
-validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate270.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseOutputItem = validate268;
+export const ResponseOutputItem = validate272;
 
-function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate268.evaluated;
+const evaluated0 = validate272.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45151,18 +45683,18 @@ vErrors = null;
 }
 }
 }
-validate268.errors = vErrors;
+validate272.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate268.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate272.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStatus = validate270;
+export const ResponseStatus = validate274;
 
-function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate270.evaluated;
+const evaluated0 = validate274.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45170,7 +45702,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(((((((((((data === "queued") || (data === "in_progress")) || (data === "completed")) || (data === "failed")) || (data === "canceled")) || (data === "timed_out")) || (data === "budget_exceeded")) || (data === "waiting_for_approval")) || (data === "waiting_for_tool")) || (data === "waiting_for_input")) || (data === "parked"))){
-const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema370.enum},message:"must be equal to one of the allowed values"};
+const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema375.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -45179,18 +45711,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate270.errors = vErrors;
+validate274.errors = vErrors;
 return errors === 0;
 }
-validate270.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate274.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ResponseStreamEvent = validate271;
-const schema390 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
+export const ResponseStreamEvent = validate275;
+const schema395 = {"description":"One journaled event. The SSE `event` field is `type`; the SSE `id` is `sequence_number`.","oneOf":[{"$ref":"#/$defs/ResponseLifecycleEvent"},{"$ref":"#/$defs/OutputItemEvent"},{"$ref":"#/$defs/ContentPartEvent"},{"$ref":"#/$defs/OutputTextDeltaEvent"},{"$ref":"#/$defs/OutputTextDoneEvent"},{"$ref":"#/$defs/McpCallCompletedEvent"}]};
 
-function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate271.evaluated;
+const evaluated0 = validate275.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45201,8 +45733,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate264(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate264.errors : vErrors.concat(validate264.errors);
+if(!(validate268(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -45212,8 +45744,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -45867,20 +46399,20 @@ vErrors = null;
 }
 }
 }
-validate271.errors = vErrors;
+validate275.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate271.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate275.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ResponseStreamFrame = validate275;
-const schema394 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
-const schema395 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
+export const ResponseStreamFrame = validate279;
+const schema399 = {"description":"What an event stream carries — journaled events, and at most one final `error` event when the server cannot continue the stream.","oneOf":[{"$ref":"#/$defs/ResponseStreamEvent"},{"$ref":"#/$defs/StreamErrorEvent"}]};
+const schema400 = {"type":"object","description":"Not journaled, and sent without an SSE `id`: the last event of a stream the\nserver could not continue — `store-unavailable` (a database outage),\n`shutting-down` (this process is stopping) or `internal`. The response itself\ngoes on. `sequence_number` is the last journaled event this stream sent (-1:\nnone); resume with `starting_after` (or `Last-Event-ID`) set to it, on this\nor another process.\n","required":["type","code","message","param","sequence_number"],"additionalProperties":false,"properties":{"type":{"const":"error"},"code":{"type":"string","description":"A problem slug: store-unavailable, shutting-down or internal."},"message":{"type":"string"},"param":{"type":"null"},"sequence_number":{"type":"integer","minimum":-1}}};
 
-function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate275.evaluated;
+const evaluated0 = validate279.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45891,12 +46423,12 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate271(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
+if(!(validate275(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate271.evaluated.props;
+var props0 = validate275.evaluated.props;
 }
 var _valid0 = _errs1 === errors;
 if(_valid0){
@@ -46086,19 +46618,19 @@ vErrors = null;
 }
 }
 }
-validate275.errors = vErrors;
+validate279.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate275.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate279.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const RevokeNodeRequest = validate277;
-const schema396 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
+export const RevokeNodeRequest = validate281;
+const schema401 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":512}}};
 
-function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate277.evaluated;
+const evaluated0 = validate281.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46154,18 +46686,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate277.errors = vErrors;
+validate281.errors = vErrors;
 return errors === 0;
 }
-validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate281.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RotateWebhookSecretRequest = validate278;
-const schema397 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
+export const RotateWebhookSecretRequest = validate282;
+const schema402 = {"type":"object","additionalProperties":false,"properties":{"expire_in_seconds":{"type":"integer","minimum":0,"maximum":604800,"default":86400,"description":"How long the old secret keeps signing beside the new one."}}};
 
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate278.evaluated;
+const evaluated0 = validate282.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46231,19 +46763,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate278.errors = vErrors;
+validate282.errors = vErrors;
 return errors === 0;
 }
-validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate282.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Secret = validate279;
-const schema398 = {"type":"object","required":["id","object","name","last4","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sec_"},"object":{"const":"secret"},"name":{"type":"string"},"last4":{"type":["string","null"],"description":"The last four characters of a value of 16 or more; null for shorter ones."},"created_at":{"type":"integer"}}};
-const pattern109 = new RegExp("^sec_", "u");
+export const Secret = validate283;
+const schema403 = {"type":"object","required":["id","object","name","last4","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sec_"},"object":{"const":"secret"},"name":{"type":"string"},"last4":{"type":["string","null"],"description":"The last four characters of a value of 16 or more; null for shorter ones."},"created_at":{"type":"integer"}}};
+const pattern110 = new RegExp("^sec_", "u");
 
-function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate279.evaluated;
+const evaluated0 = validate283.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46316,7 +46848,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern109.test(data0)){
+if(!pattern110.test(data0)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sec_"},message:"must match pattern \""+"^sec_"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -46365,7 +46897,7 @@ errors++;
 if(data.last4 !== undefined){
 let data3 = data.last4;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/last4",schemaPath:"#/properties/last4/type",keyword:"type",params:{type: schema398.properties.last4.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/last4",schemaPath:"#/properties/last4/type",keyword:"type",params:{type: schema403.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -46399,18 +46931,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate279.errors = vErrors;
+validate283.errors = vErrors;
 return errors === 0;
 }
-validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SecretList = validate280;
-const schema399 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Secret"}},"has_more":{"type":"boolean"}}};
+export const SecretList = validate284;
+const schema404 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/Secret"}},"has_more":{"type":"boolean"}}};
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate280.evaluated;
+const evaluated0 = validate284.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46544,7 +47076,7 @@ errors++;
 if(data2.id !== undefined){
 let data3 = data2.id;
 if(typeof data3 === "string"){
-if(!pattern109.test(data3)){
+if(!pattern110.test(data3)){
 const err11 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"#/$defs/Secret/properties/id/pattern",keyword:"pattern",params:{pattern: "^sec_"},message:"must match pattern \""+"^sec_"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -46593,7 +47125,7 @@ errors++;
 if(data2.last4 !== undefined){
 let data6 = data2.last4;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/data/" + i0+"/last4",schemaPath:"#/$defs/Secret/properties/last4/type",keyword:"type",params:{type: schema398.properties.last4.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/data/" + i0+"/last4",schemaPath:"#/$defs/Secret/properties/last4/type",keyword:"type",params:{type: schema403.properties.last4.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -46663,18 +47195,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate280.errors = vErrors;
+validate284.errors = vErrors;
 return errors === 0;
 }
-validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Session = validate281;
-const schema401 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const Session = validate285;
+const schema406 = {"type":"object","required":["id","object","agent_id","agent","metadata","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^ses_"},"object":{"const":"session"},"agent_id":{"type":["string","null"],"description":"Null until its first response binds it (a session created as a conversation)."},"agent":{"type":["string","null"],"description":"The agent's name."},"metadata":{"$ref":"#/$defs/Metadata"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate281.evaluated;
+const evaluated0 = validate285.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46794,7 +47326,7 @@ errors++;
 if(data.agent_id !== undefined){
 let data2 = data.agent_id;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema401.properties.agent_id.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/agent_id",schemaPath:"#/properties/agent_id/type",keyword:"type",params:{type: schema406.properties.agent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -46807,7 +47339,7 @@ errors++;
 if(data.agent !== undefined){
 let data3 = data.agent;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema401.properties.agent.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema406.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -46917,17 +47449,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate281.errors = vErrors;
+validate285.errors = vErrors;
 return errors === 0;
 }
-validate281.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate285.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackApiUrl = validate282;
+export const SlackApiUrl = validate286;
 
-function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate282.evaluated;
+const evaluated0 = validate286.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46966,19 +47498,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate282.errors = vErrors;
+validate286.errors = vErrors;
 return errors === 0;
 }
-validate282.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate286.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBot = validate283;
-const schema405 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const pattern113 = new RegExp("^sbot_", "u");
+export const SlackBot = validate287;
+const schema410 = {"type":"object","required":["id","object","name","agent","mode","approvers","api_url","events_path","interactions_path","bot_token_last4","has_app_token","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^sbot_"},"object":{"const":"slack_bot"},"name":{"type":"string"},"agent":{"type":"string","description":"The id of the agent the bot serves."},"mode":{"enum":["http","socket"]},"approvers":{"type":"array","items":{"type":"string"}},"api_url":{"type":"string"},"events_path":{"type":"string","description":"Where Slack sends the bot's events in HTTP mode (`/slack/{id}/events`)."},"interactions_path":{"type":"string","description":"Where Slack sends button clicks in HTTP mode (`/slack/{id}/interactions`)."},"bot_token_last4":{"type":"string","description":"The bot token's last four characters, to tell tokens apart."},"has_app_token":{"type":"boolean"},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const pattern114 = new RegExp("^sbot_", "u");
 
-function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate283.evaluated;
+const evaluated0 = validate287.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47117,7 +47649,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key0 in data){
-if(!(func95.call(schema405.properties, key0))){
+if(!(func95.call(schema410.properties, key0))){
 const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -47131,7 +47663,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern113.test(data0)){
+if(!pattern114.test(data0)){
 const err14 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sbot_"},message:"must match pattern \""+"^sbot_"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -47192,7 +47724,7 @@ errors++;
 if(data.mode !== undefined){
 let data4 = data.mode;
 if(!((data4 === "http") || (data4 === "socket"))){
-const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema405.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema410.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -47327,18 +47859,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate283.errors = vErrors;
+validate287.errors = vErrors;
 return errors === 0;
 }
-validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotList = validate284;
-const schema408 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackBotList = validate288;
+const schema413 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackBot"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate284.evaluated;
+const evaluated0 = validate288.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47405,8 +47937,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate283(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate283.errors : vErrors.concat(validate283.errors);
+if(!(validate287(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
 errors = vErrors.length;
 }
 }
@@ -47425,7 +47957,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema408.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema413.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -47438,7 +47970,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema408.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema413.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -47471,17 +48003,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate284.errors = vErrors;
+validate288.errors = vErrors;
 return errors === 0;
 }
-validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackBotName = validate286;
+export const SlackBotName = validate290;
 
-function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate286.evaluated;
+const evaluated0 = validate290.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47510,18 +48042,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate286.errors = vErrors;
+validate290.errors = vErrors;
 return errors === 0;
 }
-validate286.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate290.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThread = validate287;
-const schema410 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const SlackThread = validate291;
+const schema415 = {"type":"object","required":["id","object","team","channel","thread_ts","session_id","created_at"],"additionalProperties":false,"properties":{"id":{"type":"string","description":"The thread's cursor id (`team:channel:thread_ts`)."},"object":{"const":"slack_thread"},"team":{"type":"string"},"channel":{"type":"string"},"thread_ts":{"type":"string"},"session_id":{"type":"string"},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate287.evaluated;
+const evaluated0 = validate291.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47707,18 +48239,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate287.errors = vErrors;
+validate291.errors = vErrors;
 return errors === 0;
 }
-validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackThreadList = validate288;
-const schema412 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const SlackThreadList = validate292;
+const schema417 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/SlackThread"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate288.evaluated;
+const evaluated0 = validate292.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47785,8 +48317,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate287(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate287.errors : vErrors.concat(validate287.errors);
+if(!(validate291(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
 errors = vErrors.length;
 }
 }
@@ -47805,7 +48337,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema412.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema417.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -47818,7 +48350,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema412.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema417.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -47851,17 +48383,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate288.errors = vErrors;
+validate292.errors = vErrors;
 return errors === 0;
 }
-validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SlackUserIds = validate290;
+export const SlackUserIds = validate294;
 
-function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate290.evaluated;
+const evaluated0 = validate294.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47916,17 +48448,17 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate290.errors = vErrors;
+validate294.errors = vErrors;
 return errors === 0;
 }
-validate290.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate294.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsCredentials = validate291;
+export const SqsCredentials = validate295;
 
-function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate291.evaluated;
+const evaluated0 = validate295.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48082,17 +48614,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate291.errors = vErrors;
+validate295.errors = vErrors;
 return errors === 0;
 }
-validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate295.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SqsSource = validate292;
+export const SqsSource = validate296;
 
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate296.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48333,17 +48865,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate292.errors = vErrors;
+validate296.errors = vErrors;
 return errors === 0;
 }
-validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate296.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StreamErrorEvent = validate293;
+export const StreamErrorEvent = validate297;
 
-function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate293.evaluated;
+const evaluated0 = validate297.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48497,18 +49029,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate293.errors = vErrors;
+validate297.errors = vErrors;
 return errors === 0;
 }
-validate293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitInputRequest = validate294;
-const schema417 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
+export const SubmitInputRequest = validate298;
+const schema422 = {"type":"object","required":["input"],"additionalProperties":false,"properties":{"input":{"oneOf":[{"type":"string","maxLength":1048576},{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/InputMessage"}}]}}};
 
-function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate294.evaluated;
+const evaluated0 = validate298.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48859,18 +49391,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate294.errors = vErrors;
+validate298.errors = vErrors;
 return errors === 0;
 }
-validate294.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate298.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SubmitToolOutputsRequest = validate295;
-const schema419 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
+export const SubmitToolOutputsRequest = validate299;
+const schema424 = {"type":"object","required":["outputs"],"additionalProperties":false,"properties":{"outputs":{"type":"array","minItems":1,"maxItems":128,"items":{"type":"object","required":["call_id","output"],"additionalProperties":false,"properties":{"call_id":{"type":"string","minLength":1,"maxLength":200},"output":{"type":"string","maxLength":1048576}}}}}};
 
-function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate295.evaluated;
+const evaluated0 = validate299.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49054,17 +49586,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate295.errors = vErrors;
+validate299.errors = vErrors;
 return errors === 0;
 }
-validate295.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TextFormat = validate296;
+export const TextFormat = validate300;
 
-function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate296.evaluated;
+const evaluated0 = validate300.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49366,18 +49898,18 @@ vErrors = null;
 }
 }
 }
-validate296.errors = vErrors;
+validate300.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate296.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate300.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolChoice = validate297;
+export const ToolChoice = validate301;
 
-function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate297.evaluated;
+const evaluated0 = validate301.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49518,18 +50050,18 @@ vErrors = null;
 }
 }
 }
-validate297.errors = vErrors;
+validate301.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate297.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate301.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const ToolRisk = validate298;
+export const ToolRisk = validate302;
 
-function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate298.evaluated;
+const evaluated0 = validate302.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49546,17 +50078,17 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate298.errors = vErrors;
+validate302.errors = vErrors;
 return errors === 0;
 }
-validate298.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate302.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ToolSpec = validate299;
+export const ToolSpec = validate303;
 
-function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate299.evaluated;
+const evaluated0 = validate303.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49735,18 +50267,18 @@ vErrors = null;
 }
 }
 }
-validate299.errors = vErrors;
+validate303.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate299.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate303.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const UnixSeconds = validate305;
+export const UnixSeconds = validate309;
 
-function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate305.evaluated;
+const evaluated0 = validate309.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49763,18 +50295,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate305.errors = vErrors;
+validate309.errors = vErrors;
 return errors === 0;
 }
-validate305.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate309.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateAgentRequest = validate306;
-const schema426 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
+export const UpdateAgentRequest = validate310;
+const schema431 = {"type":"object","required":["model"],"allOf":[{"$ref":"#/$defs/AgentSpecFields"}],"properties":{"name":{"$ref":"#/$defs/AgentName"}},"unevaluatedProperties":false};
 
-function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate306.evaluated;
+const evaluated0 = validate310.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49844,18 +50376,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate306.errors = vErrors;
+validate310.errors = vErrors;
 return errors === 0;
 }
-validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateConversationRequest = validate308;
-const schema428 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateConversationRequest = validate312;
+const schema433 = {"type":"object","required":["metadata"],"additionalProperties":false,"properties":{"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate308.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49972,18 +50504,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate308.errors = vErrors;
+validate312.errors = vErrors;
 return errors === 0;
 }
-validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateObjectiveRequest = validate309;
-const schema430 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"}}};
+export const UpdateObjectiveRequest = validate313;
+const schema435 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"status":{"enum":["active","paused","completed","abandoned"],"description":"`blocked` is the hub's to set, with its reason."},"description":{"$ref":"#/$defs/ObjectiveText"},"success_criteria":{"oneOf":[{"$ref":"#/$defs/ObjectiveText"},{"type":"null"}]},"priority":{"type":"integer","minimum":-1000,"maximum":1000},"review_at":{"type":["integer","null"],"minimum":0,"maximum":253402300799},"overlap":{"$ref":"#/$defs/ObjectiveOverlap"},"pace":{"$ref":"#/$defs/ObjectivePace"},"notify":{"$ref":"#/$defs/ObjectiveNotify"},"metadata":{"$ref":"#/$defs/Metadata"}}};
 
-function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate309.evaluated;
+const evaluated0 = validate313.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50002,7 +50534,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func95.call(schema430.properties, key0))){
+if(!(func95.call(schema435.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -50016,7 +50548,7 @@ errors++;
 if(data.status !== undefined){
 let data0 = data.status;
 if(!((((data0 === "active") || (data0 === "paused")) || (data0 === "completed")) || (data0 === "abandoned"))){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema430.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema435.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -50206,7 +50738,7 @@ errors++;
 if(data.review_at !== undefined){
 let data4 = data.review_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema430.properties.review_at.type},message:"must be integer,null"};
+const err16 = {instancePath:instancePath+"/review_at",schemaPath:"#/properties/review_at/type",keyword:"type",params:{type: schema435.properties.review_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -50687,18 +51219,18 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate309.errors = vErrors;
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateQueueConsumerRequest = validate310;
-const schema437 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
+export const UpdateQueueConsumerRequest = validate314;
+const schema442 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"paused":{"type":"boolean"},"agent":{"type":["string","null"],"minLength":1,"maxLength":128},"max_in_flight":{"type":"integer","minimum":1,"maximum":1000},"sqs":{"$ref":"#/$defs/SqsSource","description":"An SQS consumer's new source, replacing the old one whole."},"kafka":{"$ref":"#/$defs/KafkaSource","description":"A Kafka consumer's new source, replacing the old one whole."},"credentials":{"description":"New credentials of the consumer's kind, stored encrypted and never returned; the old ones are deleted. `null` deletes them (SQS then uses the standard AWS credential chain).","oneOf":[{"$ref":"#/$defs/SqsCredentials"},{"$ref":"#/$defs/KafkaSasl"},{"type":"null"}]},"reply":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null`: no result is sent unless a job names its own `reply_to`."},"dead_letter":{"oneOf":[{"$ref":"#/$defs/QueueDestination"},{"type":"null"}],"description":"`null` is refused for a Kafka consumer."}}};
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate314.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50743,7 +51275,7 @@ errors++;
 if(data.agent !== undefined){
 let data1 = data.agent;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema437.properties.agent.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: schema442.properties.agent.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -51539,18 +52071,18 @@ vErrors.push(err60);
 }
 errors++;
 }
-validate310.errors = vErrors;
+validate314.errors = vErrors;
 return errors === 0;
 }
-validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateSlackBotRequest = validate314;
-const schema441 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
+export const UpdateSlackBotRequest = validate318;
+const schema446 = {"type":"object","additionalProperties":false,"minProperties":1,"properties":{"agent":{"type":"string","minLength":1,"maxLength":128},"bot_token":{"type":"string","pattern":"^xoxb-","maxLength":512},"signing_secret":{"type":"string","minLength":8,"maxLength":256},"app_token":{"type":["string","null"],"pattern":"^xapp-","maxLength":512},"approvers":{"$ref":"#/$defs/SlackUserIds"},"api_url":{"$ref":"#/$defs/SlackApiUrl"}}};
 
-function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate314.evaluated;
+const evaluated0 = validate318.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51688,7 +52220,7 @@ errors++;
 if(data.app_token !== undefined){
 let data3 = data.app_token;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema441.properties.app_token.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/app_token",schemaPath:"#/properties/app_token/type",keyword:"type",params:{type: schema446.properties.app_token.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -51817,18 +52349,18 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate314.errors = vErrors;
+validate318.errors = vErrors;
 return errors === 0;
 }
-validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UpdateWebhookEndpointRequest = validate315;
-const schema444 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
+export const UpdateWebhookEndpointRequest = validate319;
+const schema449 = {"type":"object","minProperties":1,"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"maxLength":2000},"events":{"type":"array","minItems":1,"maxItems":16,"items":{"type":"string","minLength":1,"maxLength":64}},"agents":{"type":["array","null"],"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"null: every agent."},"description":{"type":["string","null"],"maxLength":500},"enabled":{"type":"boolean","description":"Enabling clears the reason it was disabled."}}};
 
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate315.evaluated;
+const evaluated0 = validate319.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51967,7 +52499,7 @@ errors++;
 if(data.agents !== undefined){
 let data3 = data.agents;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema444.properties.agents.type},message:"must be array,null"};
+const err11 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema449.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -52038,7 +52570,7 @@ errors++;
 if(data.description !== undefined){
 let data5 = data.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema444.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema449.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -52083,17 +52615,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate315.errors = vErrors;
+validate319.errors = vErrors;
 return errors === 0;
 }
-validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Usage = validate316;
+export const Usage = validate320;
 
-function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate316.evaluated;
+const evaluated0 = validate320.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52349,18 +52881,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate316.errors = vErrors;
+validate320.errors = vErrors;
 return errors === 0;
 }
-validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeObjectiveRequest = validate317;
-const schema446 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
+export const WakeObjectiveRequest = validate321;
+const schema451 = {"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","minLength":1,"maxLength":2000,"description":"Why, as the wake's input tells the agent."}}};
 
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate317.evaluated;
+const evaluated0 = validate321.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52426,17 +52958,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate317.errors = vErrors;
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WakeSkipReason = validate318;
+export const WakeSkipReason = validate322;
 
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate318.evaluated;
+const evaluated0 = validate322.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52453,18 +52985,18 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate318.errors = vErrors;
+validate322.errors = vErrors;
 return errors === 0;
 }
-validate318.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate322.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookAttempt = validate319;
-const schema448 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
+export const WebhookAttempt = validate323;
+const schema453 = {"type":"object","required":["attempt","status_code","latency_ms","error","next_attempt_at","created_at"],"additionalProperties":false,"properties":{"attempt":{"type":"integer","minimum":1},"status_code":{"type":["integer","null"],"description":"The receiver's HTTP status; null when none came (timeout, connection error, refused destination)."},"latency_ms":{"type":"integer","minimum":0},"error":{"type":["string","null"]},"next_attempt_at":{"type":["integer","null"],"description":"When this attempt's failure scheduled the next one; null after a success or the last attempt."},"created_at":{"$ref":"#/$defs/UnixSeconds"}}};
 
-function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate319.evaluated;
+const evaluated0 = validate323.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52572,7 +53104,7 @@ errors++;
 if(data.status_code !== undefined){
 let data1 = data.status_code;
 if((!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))) && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema448.properties.status_code.type},message:"must be integer,null"};
+const err9 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: schema453.properties.status_code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -52610,7 +53142,7 @@ errors++;
 if(data.error !== undefined){
 let data3 = data.error;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema448.properties.error.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: schema453.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -52623,7 +53155,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data4 = data.next_attempt_at;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema448.properties.next_attempt_at.type},message:"must be integer,null"};
+const err13 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema453.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -52657,20 +53189,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate319.errors = vErrors;
+validate323.errors = vErrors;
 return errors === 0;
 }
-validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDelivery = validate320;
-const schema450 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
-const schema451 = {"type":"string","enum":["pending","delivered","dead"]};
-const pattern132 = new RegExp("^dlv_", "u");
+export const WebhookDelivery = validate324;
+const schema455 = {"type":"object","required":["id","object","endpoint_id","event_type","response_id","status","attempts","next_attempt_at","last_error","created_at","delivered_at","dead_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^dlv_","description":"The `webhook-id` of every attempt."},"object":{"const":"webhook_delivery"},"endpoint_id":{"type":"string"},"event_type":{"type":"string"},"response_id":{"type":["string","null"]},"status":{"$ref":"#/$defs/WebhookDeliveryStatus"},"attempts":{"type":"array","items":{"$ref":"#/$defs/WebhookAttempt"}},"next_attempt_at":{"type":["integer","null"],"description":"When a pending delivery is tried next."},"last_error":{"type":["string","null"]},"created_at":{"$ref":"#/$defs/UnixSeconds"},"delivered_at":{"type":["integer","null"]},"dead_at":{"type":["integer","null"]}}};
+const schema456 = {"type":"string","enum":["pending","delivered","dead"]};
 
-function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate320.evaluated;
+const evaluated0 = validate324.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52799,7 +53330,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func95.call(schema450.properties, key0))){
+if(!(func95.call(schema455.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -52813,7 +53344,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern132.test(data0)){
+if(!pattern95.test(data0)){
 const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^dlv_"},message:"must match pattern \""+"^dlv_"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -52874,7 +53405,7 @@ errors++;
 if(data.response_id !== undefined){
 let data4 = data.response_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema450.properties.response_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/response_id",schemaPath:"#/properties/response_id/type",keyword:"type",params:{type: schema455.properties.response_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -52897,7 +53428,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data5 === "pending") || (data5 === "delivered")) || (data5 === "dead"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/WebhookDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema456.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -52912,8 +53443,8 @@ let data6 = data.attempts;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate319(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate319.errors : vErrors.concat(validate319.errors);
+if(!(validate323(data6[i0], {instancePath:instancePath+"/attempts/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate323.errors : vErrors.concat(validate323.errors);
 errors = vErrors.length;
 }
 }
@@ -52932,7 +53463,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data8 = data.next_attempt_at;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema450.properties.next_attempt_at.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema455.properties.next_attempt_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -52945,7 +53476,7 @@ errors++;
 if(data.last_error !== undefined){
 let data9 = data.last_error;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema450.properties.last_error.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema455.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -52971,7 +53502,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data11 = data.delivered_at;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema450.properties.delivered_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema455.properties.delivered_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -52984,7 +53515,7 @@ errors++;
 if(data.dead_at !== undefined){
 let data12 = data.dead_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema450.properties.dead_at.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/dead_at",schemaPath:"#/properties/dead_at/type",keyword:"type",params:{type: schema455.properties.dead_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -53005,18 +53536,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate320.errors = vErrors;
+validate324.errors = vErrors;
 return errors === 0;
 }
-validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryList = validate322;
-const schema453 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookDeliveryList = validate326;
+const schema458 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookDelivery"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate322.evaluated;
+const evaluated0 = validate326.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53083,8 +53614,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate320(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate320.errors : vErrors.concat(validate320.errors);
+if(!(validate324(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate324.errors : vErrors.concat(validate324.errors);
 errors = vErrors.length;
 }
 }
@@ -53103,7 +53634,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema453.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema458.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -53116,7 +53647,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema453.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema458.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -53149,17 +53680,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate322.errors = vErrors;
+validate326.errors = vErrors;
 return errors === 0;
 }
-validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate326.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookDeliveryStatus = validate324;
+export const WebhookDeliveryStatus = validate328;
 
-function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate324.evaluated;
+const evaluated0 = validate328.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53177,7 +53708,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "pending") || (data === "delivered")) || (data === "dead"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema451.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema456.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -53186,20 +53717,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate324.errors = vErrors;
+validate328.errors = vErrors;
 return errors === 0;
 }
-validate324.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate328.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpoint = validate325;
-const schema455 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
-const schema456 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
-const pattern134 = new RegExp("^whsec_", "u");
+export const WebhookEndpoint = validate329;
+const schema460 = {"type":"object","required":["id","object","url","description","events","agents","enabled","disabled_reason","disabled_at","previous_secret_expires_at","created_at","updated_at"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^wh_"},"object":{"const":"webhook_endpoint"},"url":{"type":"string"},"description":{"type":["string","null"]},"events":{"type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"agents":{"type":["array","null"],"items":{"type":"string"},"description":"Agent ids; null for every agent."},"enabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"],"description":"Why Palai disabled the endpoint (a 410, failures for too long)."},"disabled_at":{"type":["integer","null"]},"secret":{"type":"string","pattern":"^whsec_","description":"The signing secret; only in the answers to create and rotate_secret."},"previous_secret_expires_at":{"type":["integer","null"],"description":"Until when the secret before the latest rotation still signs."},"created_at":{"$ref":"#/$defs/UnixSeconds"},"updated_at":{"$ref":"#/$defs/UnixSeconds"}}};
+const schema461 = {"type":"string","enum":["response.completed","response.failed","response.canceled","response.incomplete","response.waiting_for_approval","response.waiting_for_input","response.waiting_for_tool","*"],"description":"`response.incomplete` announces timed_out and budget_exceeded; `*` every event type."};
+const pattern135 = new RegExp("^whsec_", "u");
 
-function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate325.evaluated;
+const evaluated0 = validate329.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53328,7 +53859,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func95.call(schema455.properties, key0))){
+if(!(func95.call(schema460.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -53391,7 +53922,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema455.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema460.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -53418,7 +53949,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((data5 === "response.completed") || (data5 === "response.failed")) || (data5 === "response.canceled")) || (data5 === "response.incomplete")) || (data5 === "response.waiting_for_approval")) || (data5 === "response.waiting_for_input")) || (data5 === "response.waiting_for_tool")) || (data5 === "*"))){
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema456.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema461.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -53443,7 +53974,7 @@ errors++;
 if(data.agents !== undefined){
 let data6 = data.agents;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema455.properties.agents.type},message:"must be array,null"};
+const err21 = {instancePath:instancePath+"/agents",schemaPath:"#/properties/agents/type",keyword:"type",params:{type: schema460.properties.agents.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -53483,7 +54014,7 @@ errors++;
 if(data.disabled_reason !== undefined){
 let data9 = data.disabled_reason;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema455.properties.disabled_reason.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/disabled_reason",schemaPath:"#/properties/disabled_reason/type",keyword:"type",params:{type: schema460.properties.disabled_reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -53496,7 +54027,7 @@ errors++;
 if(data.disabled_at !== undefined){
 let data10 = data.disabled_at;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema455.properties.disabled_at.type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/disabled_at",schemaPath:"#/properties/disabled_at/type",keyword:"type",params:{type: schema460.properties.disabled_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -53509,7 +54040,7 @@ errors++;
 if(data.secret !== undefined){
 let data11 = data.secret;
 if(typeof data11 === "string"){
-if(!pattern134.test(data11)){
+if(!pattern135.test(data11)){
 const err26 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_"},message:"must match pattern \""+"^whsec_"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -53534,7 +54065,7 @@ errors++;
 if(data.previous_secret_expires_at !== undefined){
 let data12 = data.previous_secret_expires_at;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema455.properties.previous_secret_expires_at.type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/previous_secret_expires_at",schemaPath:"#/properties/previous_secret_expires_at/type",keyword:"type",params:{type: schema460.properties.previous_secret_expires_at.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -53581,18 +54112,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate325.errors = vErrors;
+validate329.errors = vErrors;
 return errors === 0;
 }
-validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEndpointList = validate326;
-const schema459 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
+export const WebhookEndpointList = validate330;
+const schema464 = {"type":"object","required":["object","data","has_more"],"additionalProperties":false,"properties":{"object":{"const":"list"},"data":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpoint"}},"first_id":{"type":["string","null"]},"last_id":{"type":["string","null"]},"has_more":{"type":"boolean"}}};
 
-function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate326.evaluated;
+const evaluated0 = validate330.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53659,8 +54190,8 @@ let data1 = data.data;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate325(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
+if(!(validate329(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate329.errors : vErrors.concat(validate329.errors);
 errors = vErrors.length;
 }
 }
@@ -53679,7 +54210,7 @@ errors++;
 if(data.first_id !== undefined){
 let data3 = data.first_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema459.properties.first_id.type},message:"must be string,null"};
+const err6 = {instancePath:instancePath+"/first_id",schemaPath:"#/properties/first_id/type",keyword:"type",params:{type: schema464.properties.first_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -53692,7 +54223,7 @@ errors++;
 if(data.last_id !== undefined){
 let data4 = data.last_id;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema459.properties.last_id.type},message:"must be string,null"};
+const err7 = {instancePath:instancePath+"/last_id",schemaPath:"#/properties/last_id/type",keyword:"type",params:{type: schema464.properties.last_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -53725,17 +54256,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate326.errors = vErrors;
+validate330.errors = vErrors;
 return errors === 0;
 }
-validate326.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate330.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookEventType = validate328;
+export const WebhookEventType = validate332;
 
-function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate328.evaluated;
+const evaluated0 = validate332.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53753,7 +54284,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "response.completed") || (data === "response.failed")) || (data === "response.canceled")) || (data === "response.incomplete")) || (data === "response.waiting_for_approval")) || (data === "response.waiting_for_input")) || (data === "response.waiting_for_tool")) || (data === "*"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema456.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema461.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -53762,18 +54293,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate328.errors = vErrors;
+validate332.errors = vErrors;
 return errors === 0;
 }
-validate328.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate332.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const WebhookReplay = validate329;
-const schema461 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
+export const WebhookReplay = validate333;
+const schema466 = {"type":"object","required":["object","requeued"],"additionalProperties":false,"properties":{"object":{"const":"webhook_endpoint.replay"},"requeued":{"type":"integer","minimum":0}}};
 
-function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate329.evaluated;
+const evaluated0 = validate333.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53861,7 +54392,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate329.errors = vErrors;
+validate333.errors = vErrors;
 return errors === 0;
 }
-validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate333.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

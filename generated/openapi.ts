@@ -893,6 +893,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/outbox_deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's outbound deliveries of every kind (webhooks, A2A push notifications, queue results), newest first.
+         * @description What `palai outbox list` shows an operator, for one project and without
+         *     the payloads (they can be large, and a receiver's copy is the one that
+         *     counts). A webhook delivery is listed here and under its endpoint alike.
+         */
+        get: operations["listOutboxDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/outbox_deliveries/{delivery}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`). */
+                delivery: components["parameters"]["OutboxDeliveryId"];
+            };
+            cookie?: never;
+        };
+        get: operations["getOutboxDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/outbox_deliveries/{delivery}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`). */
+                delivery: components["parameters"]["OutboxDeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a delivered or dead delivery back, due now, under the same id (`palai outbox redeliver`).
+         * @description A pending delivery is already being tried and answers 409 `invalid-state`, changing nothing.
+         */
+        post: operations["redeliverOutboxDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queue_consumers": {
         parameters: {
             query?: never;
@@ -2809,6 +2873,37 @@ export interface components {
          * @enum {unknown}
          */
         OpenAIResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
+        /** @description One outbound delivery, without its payload. */
+        OutboxDelivery: {
+            /** @description Attempts so far. */
+            attempts: number;
+            /** @description What carries it out: `webhook`, `a2a_push`, `queue_reply`, … */
+            consumer: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            dead_at: number | null;
+            delivered_at: number | null;
+            id: string;
+            /** @description The latest failed attempt's error (kept after a later success); never a secret. */
+            last_error: string | null;
+            /** @description When a pending delivery is tried next. */
+            next_attempt_at: number | null;
+            /** @constant */
+            object: "outbox_delivery";
+            response_id: string | null;
+            status: components["schemas"]["OutboxDeliveryStatus"];
+            /** @description The consumer's target: a webhook endpoint id, a push configuration, a queue consumer, … */
+            target: string;
+        };
+        OutboxDeliveryList: {
+            data: components["schemas"]["OutboxDelivery"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {string} */
+        OutboxDeliveryStatus: "pending" | "delivered" | "dead";
         OutputItemEvent: {
             item: components["schemas"]["ResponseOutputItem"];
             output_index: number;
@@ -3465,6 +3560,8 @@ export interface components {
         NodeRef: string;
         /** @description The objective's id (`obj_…`). */
         ObjectiveId: string;
+        /** @description The delivery's id (`dlv_…`). */
+        OutboxDeliveryId: string;
         /**
          * @description `extended` streams Palai's own status events (`response.waiting_for_approval`,
          *     `response.waiting_for_tool`, `response.waiting_for_input`, `response.cancelled`)
@@ -5087,6 +5184,91 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ObjectiveWakeList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    listOutboxDeliveries: {
+        parameters: {
+            query?: {
+                /** @description A delivery id; the page starts after it (newest first). */
+                after?: string;
+                /** @description Only this kind of delivery: `webhook`, `a2a_push`, `queue_reply`, … (the consumer that carries it out). */
+                consumer?: string;
+                /** @description Page size. Default 20. */
+                limit?: components["parameters"]["Limit"];
+                status?: components["schemas"]["OutboxDeliveryStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxDeliveryList"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    getOutboxDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's id (`dlv_…`). */
+                delivery: components["parameters"]["OutboxDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxDelivery"];
+                };
+            };
+            default: components["responses"]["Problem"];
+        };
+    };
+    redeliverOutboxDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry: the same key with the same request returns the
+                 *     original result (also while the first is still running) and never does the work
+                 *     twice; the same key with a different request answers 422 idempotency-conflict.
+                 *     Keys are scoped to the project and remembered for PALAI_IDEMPOTENCY_RETENTION_HOURS.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The delivery's id (`dlv_…`). */
+                delivery: components["parameters"]["OutboxDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending again, due now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxDelivery"];
                 };
             };
             default: components["responses"]["Problem"];

@@ -70,6 +70,9 @@ export type OperationId =
   | 'listWebhookDeliveries'
   | 'getWebhookDelivery'
   | 'resendWebhookDelivery'
+  | 'listOutboxDeliveries'
+  | 'getOutboxDelivery'
+  | 'redeliverOutboxDelivery'
   | 'replayWebhookDeliveries'
   | 'testWebhookEndpoint'
   | 'createSession'
@@ -1083,6 +1086,48 @@ export const operations: readonly OperationDescriptor[] = [
     "querySchema": null,
     "responses": {
       "202": "WebhookDelivery",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "listOutboxDeliveries",
+    "method": "GET",
+    "path": "/v1/outbox_deliveries",
+    "expressPath": "/v1/outbox_deliveries",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": "listOutboxDeliveriesQuery",
+    "responses": {
+      "200": "OutboxDeliveryList",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "getOutboxDelivery",
+    "method": "GET",
+    "path": "/v1/outbox_deliveries/{delivery}",
+    "expressPath": "/v1/outbox_deliveries/:delivery",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "200": "OutboxDelivery",
+      "default": "Problem"
+    }
+  },
+  {
+    "operationId": "redeliverOutboxDelivery",
+    "method": "POST",
+    "path": "/v1/outbox_deliveries/{delivery}/redeliver",
+    "expressPath": "/v1/outbox_deliveries/:delivery/redeliver",
+    "authenticated": true,
+    "bodySchema": null,
+    "bodyRequired": false,
+    "querySchema": null,
+    "responses": {
+      "202": "OutboxDelivery",
       "default": "Problem"
     }
   },

@@ -1616,6 +1616,37 @@ export interface components {
          * @enum {unknown}
          */
         OpenAIResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
+        /** @description One outbound delivery, without its payload. */
+        OutboxDelivery: {
+            /** @description Attempts so far. */
+            attempts: number;
+            /** @description What carries it out: `webhook`, `a2a_push`, `queue_reply`, … */
+            consumer: string;
+            created_at: components["schemas"]["UnixSeconds"];
+            dead_at: number | null;
+            delivered_at: number | null;
+            id: string;
+            /** @description The latest failed attempt's error (kept after a later success); never a secret. */
+            last_error: string | null;
+            /** @description When a pending delivery is tried next. */
+            next_attempt_at: number | null;
+            /** @constant */
+            object: "outbox_delivery";
+            response_id: string | null;
+            status: components["schemas"]["OutboxDeliveryStatus"];
+            /** @description The consumer's target: a webhook endpoint id, a push configuration, a queue consumer, … */
+            target: string;
+        };
+        OutboxDeliveryList: {
+            data: components["schemas"]["OutboxDelivery"][];
+            first_id?: string | null;
+            has_more: boolean;
+            last_id?: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @enum {string} */
+        OutboxDeliveryStatus: "pending" | "delivered" | "dead";
         OutputItemEvent: {
             item: components["schemas"]["ResponseOutputItem"];
             output_index: number;

@@ -14,6 +14,7 @@ export declare const listSlackBotsQuery: ValidateFunction;
 export declare const listSlackThreadsQuery: ValidateFunction;
 export declare const listWebhookEndpointsQuery: ValidateFunction;
 export declare const listWebhookDeliveriesQuery: ValidateFunction;
+export declare const listOutboxDeliveriesQuery: ValidateFunction;
 export declare const listSessionItemsQuery: ValidateFunction;
 export declare const listConversationItemsQuery: ValidateFunction;
 export declare const listRemoteAgentsQuery: ValidateFunction;

@@ -2036,11 +2036,12 @@ return errors === 0;
 }
 validate34.evaluated = {"props":{"limit":true,"after":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listSessionItemsQuery = validate35;
-const schema52 = {"$id":"https://palai.dev/schemas/query/listSessionItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listOutboxDeliveriesQuery = validate35;
+const schema52 = {"$id":"https://palai.dev/schemas/query/listOutboxDeliveriesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/OutboxDeliveryStatus"},"consumer":{"type":"string","minLength":1,"maxLength":64}},"required":[]};
+const schema53 = {"type":"string","enum":["pending","delivered","dead"]};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listSessionItemsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listOutboxDeliveriesQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate35.evaluated;
@@ -2155,9 +2156,20 @@ errors++;
 }
 }
 }
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err6 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/OutboxDeliveryStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2166,16 +2178,99 @@ vErrors.push(err6);
 }
 errors++;
 }
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["status"] = coerced2;
+}
+}
+}
+if(!(((data2 === "pending") || (data2 === "delivered")) || (data2 === "dead"))){
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/OutboxDeliveryStatus/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.consumer !== undefined){
+let data3 = data.consumer;
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err8 = {instancePath:instancePath+"/consumer",schemaPath:"#/properties/consumer/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["consumer"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err9 = {instancePath:instancePath+"/consumer",schemaPath:"#/properties/consumer/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err10 = {instancePath:instancePath+"/consumer",schemaPath:"#/properties/consumer/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
 validate35.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":{"limit":true,"after":true,"status":true,"consumer":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listConversationItemsQuery = validate36;
-const schema53 = {"$id":"https://palai.dev/schemas/query/listConversationItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
+export const listSessionItemsQuery = validate36;
+const schema54 = {"$id":"https://palai.dev/schemas/query/listSessionItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listConversationItemsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listSessionItemsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate36.evaluated;
@@ -2290,10 +2385,9 @@ errors++;
 }
 }
 }
-if(data.order !== undefined){
-let data2 = data.order;
-if(!((data2 === "asc") || (data2 === "desc"))){
-const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema53.properties.order.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2302,28 +2396,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate36.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listRemoteAgentsQuery = validate37;
-const schema54 = {"$id":"https://palai.dev/schemas/query/listRemoteAgentsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listConversationItemsQuery = validate37;
+const schema55 = {"$id":"https://palai.dev/schemas/query/listConversationItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listRemoteAgentsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listConversationItemsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate37.evaluated;
@@ -2438,9 +2520,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.order !== undefined){
+let data2 = data.order;
+if(!((data2 === "asc") || (data2 === "desc"))){
+const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema55.properties.order.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2449,16 +2532,28 @@ vErrors.push(err6);
 }
 errors++;
 }
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate37.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+validate37.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listMcpServersQuery = validate38;
-const schema55 = {"$id":"https://palai.dev/schemas/query/listMcpServersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
+export const listRemoteAgentsQuery = validate38;
+const schema56 = {"$id":"https://palai.dev/schemas/query/listRemoteAgentsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listMcpServersQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listRemoteAgentsQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate38.evaluated;
@@ -2589,14 +2684,149 @@ return errors === 0;
 }
 validate38.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listMcpServerToolsQuery = validate39;
-const schema56 = {"$id":"https://palai.dev/schemas/query/listMcpServerToolsQuery.json","type":"object","properties":{"refresh":{"type":"boolean","default":false}},"required":[]};
+export const listMcpServersQuery = validate39;
+const schema57 = {"$id":"https://palai.dev/schemas/query/listMcpServersQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128}},"required":[]};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://palai.dev/schemas/query/listMcpServerToolsQuery.json" */;
+/*# sourceURL="https://palai.dev/schemas/query/listMcpServersQuery.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate39.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit !== undefined){
+let data0 = data.limit;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err0 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["limit"] = coerced0;
+}
+}
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 100 || isNaN(data0)){
+const err1 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.after !== undefined){
+let data1 = data.after;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["after"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err4 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/after",schemaPath:"#/properties/after/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+validate39.evaluated = {"props":{"limit":true,"after":true},"dynamicProps":false,"dynamicItems":false};
+
+export const listMcpServerToolsQuery = validate40;
+const schema58 = {"$id":"https://palai.dev/schemas/query/listMcpServerToolsQuery.json","type":"object","properties":{"refresh":{"type":"boolean","default":false}},"required":[]};
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://palai.dev/schemas/query/listMcpServerToolsQuery.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2645,20 +2875,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"refresh":true},"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":{"refresh":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listResponsesQuery = validate40;
-const schema57 = {"$id":"https://palai.dev/schemas/query/listResponsesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"},"agent":{"type":"string","minLength":1,"maxLength":128},"session_id":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus"},"created_after":{"type":"integer","minimum":0,"maximum":253402300799},"created_before":{"type":"integer","minimum":0,"maximum":253402300799}},"required":[]};
-const schema58 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
+export const listResponsesQuery = validate41;
+const schema59 = {"$id":"https://palai.dev/schemas/query/listResponsesQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"},"agent":{"type":"string","minLength":1,"maxLength":128},"session_id":{"type":"string","minLength":1,"maxLength":128},"status":{"$ref":"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus"},"created_after":{"type":"integer","minimum":0,"maximum":253402300799},"created_before":{"type":"integer","minimum":0,"maximum":253402300799}},"required":[]};
+const schema60 = {"description":"Palai's exact state of a response (the kernel's), shown as `palai_status`. `parked`: the run waits for an outside party (a companion node running a command); nobody is asked anything, and its OpenAI `status` is `in_progress`.","enum":["queued","in_progress","completed","failed","canceled","timed_out","budget_exceeded","waiting_for_approval","waiting_for_tool","waiting_for_input","parked"]};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/listResponsesQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2773,7 +3003,7 @@ errors++;
 if(data.order !== undefined){
 let data2 = data.order;
 if(!((data2 === "asc") || (data2 === "desc"))){
-const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema57.properties.order.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema59.properties.order.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2892,7 +3122,7 @@ errors++;
 if(data.status !== undefined){
 let data5 = data.status;
 if(!(((((((((((data5 === "queued") || (data5 === "in_progress")) || (data5 === "completed")) || (data5 === "failed")) || (data5 === "canceled")) || (data5 === "timed_out")) || (data5 === "budget_exceeded")) || (data5 === "waiting_for_approval")) || (data5 === "waiting_for_tool")) || (data5 === "waiting_for_input")) || (data5 === "parked"))){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"https://palai.dev/schemas/palai.json#/$defs/ResponseStatus/enum",keyword:"enum",params:{allowedValues: schema60.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3015,19 +3245,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"limit":true,"after":true,"order":true,"agent":true,"session_id":true,"status":true,"created_after":true,"created_before":true},"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":{"limit":true,"after":true,"order":true,"agent":true,"session_id":true,"status":true,"created_after":true,"created_before":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getResponseQuery = validate41;
-const schema59 = {"$id":"https://palai.dev/schemas/query/getResponseQuery.json","type":"object","properties":{"stream":{"type":"boolean","default":false},"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
+export const getResponseQuery = validate42;
+const schema61 = {"$id":"https://palai.dev/schemas/query/getResponseQuery.json","type":"object","properties":{"stream":{"type":"boolean","default":false},"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/getResponseQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3109,7 +3339,7 @@ errors++;
 if(data.palai_events !== undefined){
 let data2 = data.palai_events;
 if(!((data2 === "openai") || (data2 === "extended"))){
-const err3 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema59.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema61.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3130,19 +3360,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"stream":true,"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":{"stream":true,"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
 
-export const listResponseInputItemsQuery = validate42;
-const schema60 = {"$id":"https://palai.dev/schemas/query/listResponseInputItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
+export const listResponseInputItemsQuery = validate43;
+const schema62 = {"$id":"https://palai.dev/schemas/query/listResponseInputItemsQuery.json","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"after":{"type":"string","minLength":1,"maxLength":128},"order":{"enum":["asc","desc"],"default":"desc"}},"required":[]};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/listResponseInputItemsQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3257,7 +3487,7 @@ errors++;
 if(data.order !== undefined){
 let data2 = data.order;
 if(!((data2 === "asc") || (data2 === "desc"))){
-const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema60.properties.order.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/enum",keyword:"enum",params:{allowedValues: schema62.properties.order.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3278,19 +3508,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":{"limit":true,"after":true,"order":true},"dynamicProps":false,"dynamicItems":false};
 
-export const getResponseEventsQuery = validate43;
-const schema61 = {"$id":"https://palai.dev/schemas/query/getResponseEventsQuery.json","type":"object","properties":{"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
+export const getResponseEventsQuery = validate44;
+const schema63 = {"$id":"https://palai.dev/schemas/query/getResponseEventsQuery.json","type":"object","properties":{"starting_after":{"type":"integer","minimum":-1},"palai_events":{"enum":["openai","extended"]}},"required":[]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://palai.dev/schemas/query/getResponseEventsQuery.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3342,7 +3572,7 @@ errors++;
 if(data.palai_events !== undefined){
 let data1 = data.palai_events;
 if(!((data1 === "openai") || (data1 === "extended"))){
-const err2 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema61.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/palai_events",schemaPath:"#/properties/palai_events/enum",keyword:"enum",params:{allowedValues: schema63.properties.palai_events.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3363,7 +3593,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":{"starting_after":true,"palai_events":true},"dynamicProps":false,"dynamicItems":false};

@@ -12,6 +12,7 @@ import { agentHandlers } from './routes/agents.js';
 import { healthHandlers } from './routes/health.js';
 import { modelConnectionHandlers } from './routes/model-connections.js';
 import { secretHandlers } from './routes/secrets.js';
+import { outboxHandlers } from './routes/outbox.js';
 import { modelHandlers } from './routes/models.js';
 import { chatHandlers } from './routes/chat-completions.js';
 import { conversationHandlers } from './routes/conversations.js';
@@ -86,6 +87,7 @@ export function createHttpApp(api: KernelApi, options: HttpAppOptions = {}): Exp
         ...responseHandlers(api),
         ...modelConnectionHandlers(api),
         ...secretHandlers(api),
+        ...outboxHandlers(api),
         ...modelHandlers(api),
         ...chatHandlers(api),
         ...conversationHandlers(api),

@@ -1,9 +1,10 @@
-// Deliveries: each webhook endpoint with its deliveries and their attempts;
-// a delivered or dead one can be sent again.
+// Deliveries: each webhook endpoint with its deliveries and their attempts,
+// then every outbound delivery of any kind; a delivered or dead one can be sent again.
 import type { WebhookDelivery, WebhookEndpoint } from '@palai/sdk';
 import { palai } from './api';
 import { domId, formatTime, orDash } from './format';
 import { useAction, useResource } from './hooks';
+import { OutboxSection } from './Outbox';
 import { href } from './router';
 import { ErrorAlert, Loading, TableWrap } from './ui';
 
@@ -137,6 +138,7 @@ export function DeliveriesPage() {
       ) : (
         loaded.data.map(({ endpoint, deliveries }) => <EndpointSection key={endpoint.id} endpoint={endpoint} deliveries={deliveries} onDone={loaded.reload} />)
       )}
+      <OutboxSection />
     </>
   );
 }

@@ -18,8 +18,13 @@ import { until } from '../support/until.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 
 // The functions given to page.evaluate run in the page: its globals, declared for this file only (no DOM library in the tests' program).
-declare const window: { location: { hash: string }; sessionStorage: Storage; localStorage: Storage; seen: string[] };
-declare const document: { querySelector(selector: string): { textContent: string | null } | null; body: { textContent: string | null } };
+declare const window: { location: { hash: string }; sessionStorage: Storage; localStorage: Storage; seen: string[]; innerWidth: number };
+declare const document: {
+  querySelector(selector: string): { textContent: string | null } | null;
+  body: { textContent: string | null };
+  documentElement: { scrollWidth: number };
+  activeElement: unknown;
+};
 declare const MutationObserver: new (callback: () => void) => { observe(target: unknown, options: Record<string, boolean>): void };
 interface Storage {
   length: number;
@@ -102,8 +107,9 @@ await describeEachStore(
 
       await page.goto(`${server.url}/console/`, { waitUntil: 'networkidle0' });
       const field = await page.waitForSelector('::-p-aria(API key)');
+      // By keyboard: the key typed, Enter submits the form.
       await field!.type(ctx().apiKey);
-      await (await page.waitForSelector('::-p-aria(Sign in)'))!.click();
+      await page.keyboard.press('Enter');
       await page.waitForSelector('nav[aria-label="Main"]');
       await page.waitForSelector('::-p-aria(Runs)');
       assert.equal(await textOf('h1'), 'Runs');
@@ -181,6 +187,10 @@ await describeEachStore(
       await go('#/runs');
       await go('#/deliveries');
       await page.waitForFunction(() => document.querySelector('main')?.textContent?.includes('delivered'), { timeout: 30_000 });
+      // The same delivery among all the project's outbound deliveries, with its kind.
+      const outbox = await page.waitForSelector('::-p-aria([name="All outbound deliveries"][role="region"])', { timeout: 30_000 });
+      const listed = await outbox!.evaluate((element) => (element as unknown as { textContent: string }).textContent);
+      assert.ok(listed.includes(dead.id) && listed.includes('webhook'), listed);
     });
 
     test('a pending node is denied from the Nodes page', { skip: unavailable ?? false }, async () => {
@@ -196,6 +206,40 @@ await describeEachStore(
         return listed.data.some((node: { state: string }) => node.state === 'revoked');
       });
       await page.waitForFunction(() => !document.querySelector('main')?.textContent?.includes('Deny'), { timeout: 30_000 });
+    });
+
+    test('every page fits a narrow screen, and the main navigation is reached by keyboard', { skip: unavailable ?? false }, async () => {
+      await page.setViewport({ width: 375, height: 740 });
+      try {
+        for (const [hash, heading] of [
+          ['#/runs', 'Runs'],
+          ['#/waiting', 'Waiting for a person'],
+          ['#/agents', 'Agents'],
+          ['#/sessions', 'Sessions'],
+          ['#/deliveries', 'Deliveries'],
+          ['#/nodes', 'Nodes'],
+          ['#/objectives', 'Objectives'],
+        ]) {
+          await go(hash);
+          await page.waitForFunction((h) => document.querySelector('h1')?.textContent === h, { timeout: 30_000 }, heading);
+          const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+          assert.ok(widths[0] <= widths[1], `${hash} is no wider than the screen (tables scroll inside): ${widths.join(' > ')}`);
+        }
+        // From the top of the page, Tab moves through the navigation's links.
+        await page.evaluate(() => (document.activeElement as { blur?: () => void } | null)?.blur?.());
+        const reached = new Set<string>();
+        for (let i = 0; i < 12; i++) {
+          await page.keyboard.press('Tab');
+          const focused = await page.evaluate(() => {
+            const element = document.activeElement as { closest(s: string): unknown; textContent: string | null } | null;
+            return element?.closest('nav[aria-label="Main"] a') ? element.textContent : null;
+          });
+          if (focused) reached.add(focused);
+        }
+        assert.deepEqual([...reached].sort(), ['Agents', 'Deliveries', 'Nodes', 'Objectives', 'Runs', 'Sessions', 'Waiting']);
+      } finally {
+        await page.setViewport({ width: 1280, height: 860 });
+      }
     });
 
     test('no page logged an error or a warning, and nothing was requested from another origin', { skip: unavailable ?? false }, () => {

@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createPalai, PalaiApiError, type Palai, type ResponseStreamEvent } from '../../sdk/src/index.js';
+import { startPeerAgent, type PeerAgent } from '../a2a/peer-agent.js';
+import { startFixtureHttpServer, type FixtureHttpServer } from '../mcp/client-fixture-server.js';
 import { startFakeSlackApi, type FakeSlackApi } from '../slack/fake-slack-api.js';
 import { describeEachStore } from '../support/hub.js';
 import { listen, type Listening } from '../support/listen.js';
@@ -13,11 +15,20 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 
 const STORY = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen';
 
+// The peers some resources name: a Slack API, an MCP server, an A2A agent.
 let slack: FakeSlackApi;
+let mcp: FixtureHttpServer;
+let peer: PeerAgent;
 before(async () => {
   slack = await startFakeSlackApi();
+  mcp = await startFixtureHttpServer();
+  peer = await startPeerAgent({ name: 'peer' });
 });
-after(() => slack.close());
+after(async () => {
+  await slack.close();
+  await mcp.close();
+  await peer.close();
+});
 
 await describeEachStore(
   'the SDK against a hub',
@@ -91,6 +102,8 @@ await describeEachStore(
       assert.ok((await palai.GET('/v1/webhook_endpoints')).data.some((e) => e.id === endpoint.id));
       const deliveries = await palai.GET('/v1/webhook_endpoints/{endpoint}/deliveries', { params: { path: { endpoint: endpoint.id } } });
       assert.ok(Array.isArray(deliveries.data));
+      const outbox = await palai.GET('/v1/outbox_deliveries', { params: { query: { consumer: 'webhook', limit: 10 } } });
+      assert.equal(outbox.object, 'list');
 
       const consumer = await palai.POST('/v1/queue_consumers', {
         body: { name: 'jobs', kind: 'sqs', agent: 'typed', paused: true, sqs: { queue_url: 'http://127.0.0.1:9/000000000000/jobs' } },
@@ -119,8 +132,15 @@ await describeEachStore(
       assert.ok(secrets.data.some((s) => s.id === secret.id));
       assert.ok(!JSON.stringify(secrets).includes('ghp_sdk_value_never_shown'), 'a secret value is never answered');
 
-      assert.ok(Array.isArray((await palai.GET('/v1/mcp_servers')).data));
-      assert.ok(Array.isArray((await palai.GET('/v1/remote_agents')).data));
+      const server = await palai.POST('/v1/mcp_servers', { body: { name: 'fixture', url: mcp.url } });
+      assert.equal((await palai.GET('/v1/mcp_servers/{mcp_server}', { params: { path: { mcp_server: server.id } } })).name, 'fixture');
+      assert.ok((await palai.GET('/v1/mcp_servers')).data.some((m) => m.id === server.id));
+      const tools = await palai.GET('/v1/mcp_servers/{mcp_server}/tools', { params: { path: { mcp_server: 'fixture' } } });
+      assert.ok(tools.data.length > 0, 'the server lists its tools');
+
+      const remote = await palai.POST('/v1/remote_agents', { body: { name: 'peer', card_url: peer.cardUrl } });
+      assert.equal((await palai.GET('/v1/remote_agents/{remote_agent}', { params: { path: { remote_agent: remote.id } } })).name, 'peer');
+      assert.ok((await palai.GET('/v1/remote_agents')).data.some((r) => r.id === remote.id));
     });
 
     test('a problem is thrown as a PalaiApiError with its type, status, field errors and OpenAI error member', async () => {

@@ -84,6 +84,7 @@ test('every setting the loader reads refuses a bad value with one line that star
     PALAI_SHUTDOWN_GRACE_SECONDS: '1h',
     PALAI_DATABASE_URL: 'notaurl',
     PALAI_DATABASE_PREPARED_STATEMENTS: 'sometimes',
+    PALAI_CONSOLE: 'maybe',
     PALAI_MAX_BODY_BYTES: '10MiB',
     PALAI_LOG_LEVEL: 'loud',
     PALAI_LEASE_SECONDS: '30s',
