@@ -20,7 +20,11 @@ export function webhookEndpointOperations({ webhooks }: WebhooksApi): SurfaceOpe
     rotateWebhookSecret: async ({ projectId, params, body }) => ({ body: await webhooks.rotateSecret(projectId, params.endpoint, body ?? {}) }),
     listWebhookDeliveries: async ({ projectId, params, query }) => ({ body: await webhooks.deliveries(projectId, params.endpoint, query) }),
     getWebhookDelivery: async ({ projectId, params }) => ({ body: await webhooks.delivery(projectId, params.endpoint, params.delivery) }),
-    resendWebhookDelivery: async ({ projectId, params }) => ({ status: 202, body: await webhooks.resend(projectId, params.endpoint, params.delivery) }),
+    resendWebhookDelivery: async ({ projectId, params, idempotency, replay }) => {
+      // A repeat answers with the delivery as it is now; it is not put back twice.
+      if (replay) return { status: 202, body: await webhooks.delivery(projectId, params.endpoint, replay.resourceId) };
+      return { status: 202, body: await webhooks.resend(projectId, params.endpoint, params.delivery, { idempotency }) };
+    },
     replayWebhookDeliveries: async ({ projectId, params, body }) => ({ status: 202, body: await webhooks.replay(projectId, params.endpoint, body) }),
     testWebhookEndpoint: async ({ projectId, params }) => ({ status: 202, body: await webhooks.test(projectId, params.endpoint) }),
   };

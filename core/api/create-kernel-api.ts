@@ -138,7 +138,7 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       enqueue: (input) => enqueueDelivery(db, input),
       deliveries: (projectId, filter) => listDeliveries(db, { ...filter, projectId }),
       delivery: (projectId, id) => getDelivery(db, id, projectId),
-      redeliver: (projectId, id) => redeliver(db, id, projectId),
+      redeliver: (projectId, id, options) => redeliver(db, id, projectId, options?.idempotency),
     },
 
     egress: kernel.egress,

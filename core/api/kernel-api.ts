@@ -221,7 +221,7 @@ export interface KernelApi {
     deliveries(projectId: string, filter: Omit<DeliveryFilter, 'projectId'>): Promise<DeliveryRecord[]>;
     delivery(projectId: string, deliveryId: string): Promise<DeliveryRecord | null>;
     /** Puts a delivered or dead delivery back to pending, due now, same id. */
-    redeliver(projectId: string, deliveryId: string): Promise<RedeliverOutcome>;
+    redeliver(projectId: string, deliveryId: string, options?: CommandOptions): Promise<RedeliverOutcome>;
   };
 
   /** The egress guard's fetch: every outbound HTTP call a surface makes goes through it (never follows redirects). */

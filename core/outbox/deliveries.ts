@@ -1,7 +1,8 @@
 // Deliveries as rows: writing a direct one in the caller's transaction, and
 // what operators do with them (list, count, redeliver, purge).
+import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { newId } from '../ids.js';
-import type { Queryable } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
 import { OUTBOX_CHANNEL, type DeliveryInput, type DeliveryRecord, type DeliveryStatus, type OutboxDelivery } from './outbox-port.js';
 
 export interface DeliveryRow {
@@ -97,11 +98,8 @@ export async function getDelivery(q: Queryable, id: string, projectId?: string):
 /** `pending`: the delivery is still being tried, so nothing changed. */
 export type RedeliverOutcome = 'requeued' | 'pending' | 'not_found';
 
-/**
- * Puts a dead or delivered delivery back: pending, due now, attempts from zero,
- * same id (a receiver that deduplicates sees it as the one it already has).
- */
-export async function redeliver(q: Queryable, id: string, projectId?: string): Promise<RedeliverOutcome> {
+/** The requeue itself: one statement, and its NOTIFY to the dispatchers. */
+async function requeue(q: Queryable, id: string, projectId?: string): Promise<RedeliverOutcome> {
   const { rows } = await q.query<{ id: string }>(
     `WITH requeued AS (
        UPDATE outbox_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),
@@ -113,6 +111,21 @@ export async function redeliver(q: Queryable, id: string, projectId?: string): P
   );
   if (rows.length > 0) return 'requeued';
   return (await getDelivery(q, id, projectId)) ? 'pending' : 'not_found';
+}
+
+/**
+ * Puts a dead or delivered delivery back: pending, due now, attempts from zero,
+ * same id (a receiver that deduplicates sees it as the one it already has).
+ * With a caller's idempotency claim the key is taken in the same transaction,
+ * so a repeat of the request answers for this redelivery instead of finding it pending.
+ */
+export async function redeliver(db: Db, id: string, projectId?: string, claim?: IdempotencyClaim): Promise<RedeliverOutcome> {
+  if (!claim || !projectId) return requeue(db, id, projectId);
+  return db.transaction(async (tx) => {
+    const outcome = await requeue(tx, id, projectId);
+    if (outcome === 'requeued') await reserveKey(tx, projectId, claim, id);
+    return outcome;
+  });
 }
 
 /** Which deliveries `redeliverMatching` puts back: one target's, written in a time window, in these statuses. */

@@ -78,14 +78,25 @@ await describeEachStore(
     test('one by id; a dead delivery is put back once, a pending one is left alone', async () => {
       const one = await get(`/v1/outbox_deliveries/${deadId}`, 'getOutboxDelivery');
       assert.equal(one.body.id, deadId);
-      const back = await ctx().http.post(`/v1/outbox_deliveries/${deadId}/redeliver`).set(ctx().auth);
+      const redeliver = (key?: string) => {
+        const req = ctx().http.post(`/v1/outbox_deliveries/${deadId}/redeliver`).set(ctx().auth);
+        return key ? req.set('Idempotency-Key', key) : req;
+      };
+      const back = await redeliver('put-back-once');
       assertMatchesSpec(back, 'redeliverOutboxDelivery');
       assert.equal(back.status, 202, back.text);
       assert.equal(back.body.status, 'pending');
       assert.equal(back.body.dead_at, null);
       await receiver.waitFor(3, 30_000);
-      const again = await ctx().http.post(`/v1/outbox_deliveries/${deadId}/redeliver`).set(ctx().auth);
-      assertProblem(again, 409, 'invalid-state');
+      // The same request again (a client whose answer was lost): answered for that redelivery, not put back twice.
+      const repeated = await redeliver('put-back-once');
+      assert.equal(repeated.status, 202, repeated.text);
+      assert.equal(repeated.headers['idempotent-replayed'], 'true');
+      assert.equal(repeated.body.id, deadId);
+      // Another request while it is being tried: left alone.
+      assertProblem(await redeliver(), 409, 'invalid-state');
+      assertProblem(await redeliver('another-key'), 409, 'invalid-state');
+      assert.equal(receiver.received.length, 3, 'sent once more, not twice');
     });
 
     test('bad input and other projects: problems, and nothing of this project', async () => {

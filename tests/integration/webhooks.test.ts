@@ -353,12 +353,21 @@ describeEachStore(
 
       failing = false;
       const before = r.received.length;
-      const resent = await ctx().http.post(`/v1/webhook_endpoints/${endpoint.id}/deliveries/${first.id}/resend`).set(ctx().auth);
+      const resend = () =>
+        ctx().http.post(`/v1/webhook_endpoints/${endpoint.id}/deliveries/${first.id}/resend`).set(ctx().auth).set('Idempotency-Key', 'resend-once');
+      const resent = await resend();
       assertMatchesSpec(resent, 'resendWebhookDelivery');
       assert.equal(resent.status, 202, resent.text);
       await r.waitFor(before + 1);
       assert.equal(r.received.at(-1)!.headers['webhook-id'], first.id);
       assert.equal((await settled(ctx, endpoint.id, first.id)).status, 'delivered');
+      // The same resend again (a client whose answer was lost): answered for it, not sent a third time.
+      const repeated = await resend();
+      assertMatchesSpec(repeated, 'resendWebhookDelivery');
+      assert.equal(repeated.status, 202, repeated.text);
+      assert.equal(repeated.headers['idempotent-replayed'], 'true');
+      assert.equal((await settled(ctx, endpoint.id, first.id)).status, 'delivered');
+      assert.equal(r.received.length, before + 1);
 
       const replay = await ctx()
         .http.post(`/v1/webhook_endpoints/${endpoint.id}/replay`)

@@ -54,8 +54,10 @@ export function outboxHandlers({ outbox }: KernelApi): OperationHandlers {
     getOutboxDelivery: async (_req, res, { projectId, params }) => {
       res.json(deliveryView(await required(projectId, params.delivery)));
     },
-    redeliverOutboxDelivery: async (_req, res, { projectId, params }) => {
-      const outcome = await outbox.redeliver(projectId, params.delivery);
+    redeliverOutboxDelivery: async (_req, res, { projectId, params, idempotency, replay }) => {
+      // A repeat answers with the delivery as it is now; it is not put back twice.
+      if (replay) return void res.status(202).json(deliveryView(await required(projectId, replay.resourceId)));
+      const outcome = await outbox.redeliver(projectId, params.delivery, { idempotency });
       if (outcome === 'not_found') throw new PalaiError('not-found', `No delivery ${JSON.stringify(params.delivery)}.`);
       if (outcome === 'pending') throw new PalaiError('invalid-state', `Delivery ${params.delivery} is still pending: it is being tried, and is not put back.`);
       res.status(202).json(deliveryView(await required(projectId, params.delivery)));

@@ -26,7 +26,7 @@ export function createWebhooksApi({ db, secrets, config }: Kernel): WebhooksApi 
       rotateSecret: (projectId, id, request) => rotateSecret(db, secrets, projectId, id, request),
       deliveries: (projectId, id, page) => listEndpointDeliveries(db, projectId, id, page),
       delivery: (projectId, id, deliveryId) => getEndpointDelivery(db, projectId, id, deliveryId),
-      resend: (projectId, id, deliveryId) => resendDelivery(db, projectId, id, deliveryId),
+      resend: (projectId, id, deliveryId, options) => resendDelivery(db, projectId, id, deliveryId, options?.idempotency),
       replay: (projectId, id, request) => replayDeliveries(db, projectId, id, request),
       test: (projectId, id) => testEndpoint(db, projectId, id),
       signingTarget: (projectId, id) => signingTarget(db, secrets, projectId, id),

@@ -5,6 +5,7 @@
 // endpoint's health: one failing for longer than the configured period is disabled.
 import type { ReplayWebhookDeliveriesRequest, WebhookAttempt, WebhookDelivery, WebhookDeliveryStatus, WebhookReplay } from '../../../generated/schemas.js';
 import { PalaiError } from '../../errors/palai-error.js';
+import type { IdempotencyClaim } from '../../idempotency/inbox-port.js';
 import { unixSeconds } from '../../json.js';
 import { enqueueDelivery, getDelivery, listDeliveries, redeliver, redeliverMatching } from '../../outbox/deliveries.js';
 import type { DeliveryRecord } from '../../outbox/outbox-port.js';
@@ -110,9 +111,9 @@ export async function getEndpointDelivery(db: Db, projectId: string, endpointId:
 }
 
 /** Sends a delivered or dead delivery again, same id; a pending one is already being tried (invalid-state). */
-export async function resendDelivery(db: Db, projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+export async function resendDelivery(db: Db, projectId: string, endpointId: string, deliveryId: string, claim?: IdempotencyClaim): Promise<WebhookDelivery> {
   await requireEndpointDelivery(db, projectId, endpointId, deliveryId);
-  const outcome = await redeliver(db, deliveryId, projectId);
+  const outcome = await redeliver(db, deliveryId, projectId, claim);
   if (outcome === 'pending') {
     throw new PalaiError('invalid-state', `Delivery ${deliveryId} is still pending: it is being tried, and is not resent.`);
   }

@@ -28,7 +28,8 @@ export interface WebhooksApi {
     /** The endpoint's deliveries, newest first, each with its attempts. */
     deliveries(projectId: string, endpointId: string, page: DeliveryPageRequest): Promise<Page<WebhookDelivery>>;
     delivery(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery>;
-    resend(projectId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery>;
+    /** With the caller's idempotency claim, a repeat of the request answers for this resend (the handler replays it). */
+    resend(projectId: string, endpointId: string, deliveryId: string, options?: CommandOptions): Promise<WebhookDelivery>;
     replay(projectId: string, endpointId: string, request: ReplayWebhookDeliveriesRequest): Promise<WebhookReplay>;
     test(projectId: string, endpointId: string): Promise<WebhookDelivery>;
     /** For the surface's attempt: the URL and the secrets to sign with; null when the endpoint is gone. */
