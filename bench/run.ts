@@ -14,6 +14,7 @@ import { benchObjectiveWakes } from './objective-wakes.js';
 import { benchQueueKafka } from './queue-kafka.js';
 import { benchQueueSqs } from './queue-sqs.js';
 import { benchRestPath } from './rest-path.js';
+import { benchRetention } from './retention.js';
 import { benchSseFanout } from './sse-fanout.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -33,5 +34,6 @@ await benchQueueSqs();
 await benchQueueKafka();
 await benchObjectiveWakes();
 await benchCallGate();
+await benchRetention();
 
 writeResults(new URL('results.json', import.meta.url).pathname);

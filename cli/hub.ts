@@ -20,6 +20,7 @@ import { Metrics } from '../core/metrics.js';
 import { secretBoxFrom } from '../core/secrets/secret-box.js';
 import { createSecretStore } from '../core/secrets/secret-store.js';
 import { purgeExpiredKeys } from '../core/idempotency/idempotency.js';
+import { runRetention } from '../core/responses/retention.js';
 import { createInbox } from '../core/idempotency/inbox.js';
 import { defaultTools } from '../core/tools/default-tools.js';
 import type { ToolRegistry } from '../core/tools/tool-registry.js';
@@ -36,6 +37,21 @@ import { createSurfaces, type Surfaces } from './surfaces.js';
 export type { Role };
 
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;
+
+/** One retention pass (core/responses/retention.ts), counted in the metrics; a failure is logged, and the next pass goes on. */
+export async function retain(db: Db, config: PalaiConfig, metrics: Metrics, logger: Logger): Promise<void> {
+  if (config.retentionCompactAfterMs === null && config.retentionDeleteAfterMs === null) return;
+  try {
+    const pass = await runRetention(db, { compactAfterMs: config.retentionCompactAfterMs, deleteAfterMs: config.retentionDeleteAfterMs });
+    for (const action of ['compacted', 'deleted'] as const) {
+      metrics.retentionRows.inc({ action }, pass[action].rows);
+      metrics.retentionResponses.inc({ action }, pass[action].responses);
+    }
+    if (pass.compacted.responses + pass.deleted.responses > 0) logger.info({ ...pass }, 'retention');
+  } catch (error) {
+    logger.warn({ err: error }, 'retention pass failed');
+  }
+}
 
 export interface Hub {
   /** The kernel's parts: for the composition root and tests, never for a surface. */
@@ -159,8 +175,12 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       throw error;
     }
     // Expired idempotency keys are ignored already; deleting them only keeps the table small.
+    // Retention compacts and deletes finished responses in short batches, on the processes that run work.
+    let retaining: Promise<void> | null = null;
     const housekeeping = setInterval(() => {
       purgeExpiredKeys(db).catch((error) => logger.warn({ err: error }, 'purging expired idempotency keys failed'));
+      if (!runsWork || retaining) return;
+      retaining = retain(db, config, metrics, logger).finally(() => (retaining = null));
     }, HOUSEKEEPING_INTERVAL_MS).unref();
     const takesIntake = INTAKE_ROLES.includes(role);
     return {
@@ -177,6 +197,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       slackSockets: takesIntake ? surfaces.slack.sockets : null,
       async close() {
         clearInterval(housekeeping);
+        await retaining;
         // First: what the intakes hold is admitted and acknowledged while the store is still open.
         await stopLoops((loop) => loop.intake === true);
         lifecycle.beginClose();

@@ -54,6 +54,10 @@ export interface PalaiConfig {
   secretKey: string | null;
   /** Serve the web console at /console on the API port (PALAI_CONSOLE). Default true. */
   console: boolean;
+  /** Compact a finished response's journal to its terminal event this long after its creation (PALAI_RETENTION_COMPACT_AFTER), in ms; null: never. Default 7 days. */
+  retentionCompactAfterMs: number | null;
+  /** Delete a finished response and its rows this long after its creation (PALAI_RETENTION_DELETE_AFTER), in ms; null: never. Default off. */
+  retentionDeleteAfterMs: number | null;
   /** Retries of a model call that failed with 429, 5xx, a timeout or a broken stream. Default 4. */
   modelMaxRetries: number;
   /** First retry delay of a failed model call, doubled each attempt (with jitter, capped at 30 s). Default 500. */
@@ -232,6 +236,16 @@ function keyEnvAllowlist(env: Env, providerBaseUrls: ReadonlyMap<string, string>
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** A comma-separated list of durations (`500ms`, `5s`, `2m`, `1h`, `1d`), in ms. */
+/** One duration such as 7d or 12h, in ms, or null for `off`. */
+function optionalDuration(env: Env, name: string, fallback: string): number | null {
+  const raw = (text(env, name) ?? fallback).trim();
+  if (raw.toLowerCase() === 'off') return null;
+  const match = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/.exec(raw);
+  const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2]]) : 0;
+  if (!match || ms < 1000) throw new ConfigError(`${name} must be a duration of at least 1s such as 7d or 12h, or off, got ${JSON.stringify(raw)}`);
+  return ms;
+}
+
 function durations(env: Env, name: string, fallback: string): number[] {
   const raw = text(env, name) ?? fallback;
   return raw.split(',').map((entry) => {
@@ -270,6 +284,8 @@ export function loadConfig(env: Env = process.env): PalaiConfig {
     mcpStdioServersFile: text(env, 'PALAI_MCP_STDIO_SERVERS_FILE'),
     secretKey: text(env, 'PALAI_SECRET_KEY'),
     console: bool(env, 'PALAI_CONSOLE', true),
+    retentionCompactAfterMs: optionalDuration(env, 'PALAI_RETENTION_COMPACT_AFTER', '7d'),
+    retentionDeleteAfterMs: optionalDuration(env, 'PALAI_RETENTION_DELETE_AFTER', 'off'),
     keyEnvAllowlist: keyEnvAllowlist(
       env,
       new Map([

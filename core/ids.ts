@@ -40,6 +40,11 @@ const RANDOM_MAX = (1n << 80n) - 1n;
 let lastMs = -1;
 let lastRandom = 0n;
 
+/** The smallest id of `prefix` minted at `ms`: every id minted before sorts below it, every one from then on not. */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encode(BigInt(Math.max(0, Math.floor(ms))), 10)}${encode(0n, 16)}`;
+}
+
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   // Within one millisecond the random part counts up, so this process's ids still sort in minting order.
   const random = now === lastMs && lastRandom < RANDOM_MAX ? lastRandom + 1n : BigInt('0x' + randomBytes(10).toString('hex'));

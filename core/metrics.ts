@@ -75,6 +75,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly retentionRows = new Counter({
+    name: 'palai_retention_rows_total',
+    help: 'Rows retention removed: journal events of compacted responses (action="compacted"), and deleted responses with their rows (action="deleted").',
+    labelNames: ['action'],
+    registers: [this.registry],
+  });
+  readonly retentionResponses = new Counter({
+    name: 'palai_retention_responses_total',
+    help: 'Finished responses retention compacted or deleted, by action.',
+    labelNames: ['action'],
+    registers: [this.registry],
+  });
+
   constructor(db: Db) {
     new Gauge({
       name: 'palai_queue_depth',

@@ -176,8 +176,10 @@ export async function resumePoint(api: KernelApi, req: Request, projectId: strin
       `Last-Event-ID must be the id of an event of this stream (a sequence number), or -1 to replay it all; got ${JSON.stringify(header.slice(0, 40))}.`,
     );
   if (after === -1) return -1;
+  // The first event from `after` on: `after` itself, or, in a compacted journal (retention keeps only
+  // the terminal event), a later one — `after` was journaled then, and the reader resumes past it.
   const [entry] = after <= MAX_SEQUENCE ? await api.responses.events(projectId, responseId, after - 1, 1) : [];
-  if (entry?.sequence === after) return after;
+  if (entry) return after;
   const detail = `is beyond the last event of response ${responseId} journaled so far; resume after an id the stream has sent, or from -1`;
   if (startingAfter === undefined) throw new PalaiError('invalid-request', `Last-Event-ID ${after} ${detail}.`);
   throw new PalaiError('validation-failed', `starting_after ${after} ${detail}.`, { errors: [{ pointer: '/query/starting_after', detail }] });

@@ -85,6 +85,8 @@ test('every setting the loader reads refuses a bad value with one line that star
     PALAI_DATABASE_URL: 'notaurl',
     PALAI_DATABASE_PREPARED_STATEMENTS: 'sometimes',
     PALAI_CONSOLE: 'maybe',
+    PALAI_RETENTION_COMPACT_AFTER: 'soon',
+    PALAI_RETENTION_DELETE_AFTER: '0s',
     PALAI_MAX_BODY_BYTES: '10MiB',
     PALAI_LOG_LEVEL: 'loud',
     PALAI_LEASE_SECONDS: '30s',

@@ -1,0 +1,110 @@
+// Retention of finished responses, run by the housekeeping loop in bounded
+// batches (each its own short transaction, rows taken with SKIP LOCKED so
+// several processes share the work and nothing on the hot path waits):
+//
+// - compaction (PALAI_RETENTION_COMPACT_AFTER): a finished response's journal
+//   keeps only its last event, the terminal one, which carries the whole
+//   response; the row keeps its output, usage and error. A late reader of its
+//   stream gets that one event; the fine-grained events are gone.
+// - deletion (PALAI_RETENTION_DELETE_AFTER): the response, its journal, its
+//   tool calls and its idempotency records go, as DELETE /v1/responses/{id}
+//   does; what it added to a session stays there.
+//
+// Age counts from the response's creation (ids sort by it). Responses that
+// wait or run are never touched.
+import { idFloor } from '../ids.js';
+import { TERMINAL_STATUSES } from '../response-status.js';
+import type { Db } from '../store/db.js';
+
+const FINISHED = `status IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
+/** The smallest response id minted at `ms`: every response created before sorts below it. */
+export const responseIdFloor = (ms: number): string => idFloor('resp', ms);
+
+export interface RetentionBatch {
+  responses: number;
+  /** Rows removed (compaction: events; deletion: the responses and every row of theirs). */
+  rows: number;
+}
+
+/** Compacts up to `limit` finished responses created more than `olderThanMs` ago. */
+export async function compactFinished(db: Db, olderThanMs: number, limit: number, now = Date.now()): Promise<RetentionBatch> {
+  return db.transaction(async (tx) => {
+    const { rows: picked } = await tx.query<{ id: string }>(
+      `SELECT id FROM responses WHERE compacted_at IS NULL AND ${FINISHED} AND id < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [responseIdFloor(now - olderThanMs), limit],
+    );
+    if (picked.length === 0) return { responses: 0, rows: 0 };
+    const ids = picked.map((r) => r.id);
+    // Every event but the last of each: the terminal event stays, the one a late reader needs.
+    const removed = await tx.query(
+      `DELETE FROM response_events e
+       USING (SELECT response_id, max(sequence) AS last FROM response_events WHERE response_id = ANY($1::text[]) GROUP BY response_id) k
+       WHERE e.response_id = k.response_id AND e.sequence < k.last`,
+      [ids],
+    );
+    await tx.query('UPDATE responses SET compacted_at = now() WHERE id = ANY($1::text[])', [ids]);
+    return { responses: ids.length, rows: removed.rowCount };
+  });
+}
+
+/** Deletes up to `limit` finished responses created more than `olderThanMs` ago, with their rows. */
+export async function deleteFinished(db: Db, olderThanMs: number, limit: number, now = Date.now()): Promise<RetentionBatch> {
+  return db.transaction(async (tx) => {
+    const { rows: picked } = await tx.query<{ id: string }>(
+      `SELECT id FROM responses WHERE ${FINISHED} AND id < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [responseIdFloor(now - olderThanMs), limit],
+    );
+    if (picked.length === 0) return { responses: 0, rows: 0 };
+    const ids = picked.map((r) => r.id);
+    // As deleteResponse: session items stay (unlinked), later responses lose only the link.
+    await tx.query('UPDATE session_items SET response_id = NULL WHERE response_id = ANY($1::text[])', [ids]);
+    await tx.query('UPDATE responses SET previous_response_id = NULL WHERE previous_response_id = ANY($1::text[]) AND NOT (id = ANY($1::text[]))', [ids]);
+    let rows = 0;
+    for (const statement of [
+      'DELETE FROM tool_calls WHERE response_id = ANY($1::text[])',
+      'DELETE FROM response_events WHERE response_id = ANY($1::text[])',
+      'DELETE FROM outbox_subscriptions WHERE response_id = ANY($1::text[])',
+      'DELETE FROM idempotency_keys WHERE resource_id = ANY($1::text[])',
+    ])
+      rows += (await tx.query(statement, [ids])).rowCount;
+    // Within the batch too, a response may continue from another one of it.
+    await tx.query('UPDATE responses SET previous_response_id = NULL WHERE id = ANY($1::text[])', [ids]);
+    rows += (await tx.query('DELETE FROM responses WHERE id = ANY($1::text[])', [ids])).rowCount;
+    return { responses: ids.length, rows };
+  });
+}
+
+export interface RetentionSettings {
+  compactAfterMs: number | null;
+  deleteAfterMs: number | null;
+  /** Responses per transaction (default 200). */
+  batchSize?: number;
+  /** Batches per pass and kind (default 50): one pass never runs long; the next goes on. */
+  maxBatches?: number;
+}
+
+export interface RetentionPass {
+  compacted: RetentionBatch;
+  deleted: RetentionBatch;
+}
+
+/** One pass of the housekeeping loop: deletion first (nothing to compact in what goes), then compaction. */
+export async function runRetention(db: Db, settings: RetentionSettings, now = Date.now()): Promise<RetentionPass> {
+  const batchSize = settings.batchSize ?? 200;
+  const maxBatches = settings.maxBatches ?? 50;
+  const drain = async (step: () => Promise<RetentionBatch>): Promise<RetentionBatch> => {
+    const total = { responses: 0, rows: 0 };
+    for (let i = 0; i < maxBatches; i++) {
+      const batch = await step();
+      total.responses += batch.responses;
+      total.rows += batch.rows;
+      if (batch.responses < batchSize) break;
+    }
+    return total;
+  };
+  const none = { responses: 0, rows: 0 };
+  const deleted = settings.deleteAfterMs === null ? none : await drain(() => deleteFinished(db, settings.deleteAfterMs!, batchSize, now));
+  const compacted = settings.compactAfterMs === null ? none : await drain(() => compactFinished(db, settings.compactAfterMs!, batchSize, now));
+  return { compacted, deleted };
+}
