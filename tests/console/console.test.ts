@@ -177,7 +177,11 @@ await describeEachStore(
       });
       assert.equal(receiver.received.length, 2);
       await go('#/deliveries');
-      const redeliver = await page.waitForSelector('::-p-aria(Redeliver)', { timeout: 30_000 });
+      // Both of the page's lists loaded first: the endpoint's sits above the one of every delivery, and a
+      // click must not land where a button was before the other list pushed it down.
+      const table = await page.waitForSelector(`::-p-aria([name="Deliveries to ${endpoint.url}"][role="region"])`, { timeout: 30_000 });
+      await page.waitForSelector('::-p-aria([name="All outbound deliveries"][role="region"]) ::-p-aria(Redeliver)', { timeout: 30_000 });
+      const redeliver = await table!.waitForSelector('::-p-aria(Redeliver)');
       await redeliver!.click();
       await receiver.waitFor(3, 30_000);
       await until('the delivery is delivered', async () => {
