@@ -76,13 +76,3 @@ export async function listSubscriptions(q: Queryable, projectId: string, filter:
   );
   return rows.map(fromRow);
 }
-
-/**
- * Drops the subscriptions narrowed to one response, in the transaction that
- * deletes it. Deliveries already written stay: an event that committed is still
- * delivered, and its consumer learns the response is gone when it looks.
- */
-export async function unsubscribeResponse(q: Queryable, projectId: string, responseId: string): Promise<number> {
-  const { rowCount } = await q.query('DELETE FROM outbox_subscriptions WHERE project_id = $1 AND response_id = $2', [projectId, responseId]);
-  return rowCount;
-}

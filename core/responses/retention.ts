@@ -14,6 +14,7 @@
 // wait or run are never touched.
 import { idFloor } from '../ids.js';
 import { TERMINAL_STATUSES } from '../response-status.js';
+import { removeResponseRows } from './deletion.js';
 import type { Db } from '../store/db.js';
 
 const FINISHED = `status IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
@@ -57,20 +58,9 @@ export async function deleteFinished(db: Db, olderThanMs: number, limit: number,
     );
     if (picked.length === 0) return { responses: 0, rows: 0 };
     const ids = picked.map((r) => r.id);
-    // As deleteResponse: session items stay (unlinked), later responses lose only the link.
-    await tx.query('UPDATE session_items SET response_id = NULL WHERE response_id = ANY($1::text[])', [ids]);
-    await tx.query('UPDATE responses SET previous_response_id = NULL WHERE previous_response_id = ANY($1::text[]) AND NOT (id = ANY($1::text[]))', [ids]);
-    let rows = 0;
-    for (const statement of [
-      'DELETE FROM tool_calls WHERE response_id = ANY($1::text[])',
-      'DELETE FROM response_events WHERE response_id = ANY($1::text[])',
-      'DELETE FROM outbox_subscriptions WHERE response_id = ANY($1::text[])',
-      'DELETE FROM idempotency_keys WHERE resource_id = ANY($1::text[])',
-    ])
-      rows += (await tx.query(statement, [ids])).rowCount;
-    // Within the batch too, a response may continue from another one of it.
-    await tx.query('UPDATE responses SET previous_response_id = NULL WHERE id = ANY($1::text[])', [ids]);
-    rows += (await tx.query('DELETE FROM responses WHERE id = ANY($1::text[])', [ids])).rowCount;
+    // As DELETE /v1/responses/{id} (sessions keep their items), and their idempotency records too.
+    const keys = await tx.query('DELETE FROM idempotency_keys WHERE resource_id = ANY($1::text[])', [ids]);
+    const rows = keys.rowCount + (await removeResponseRows(tx, ids));
     return { responses: ids.length, rows };
   });
 }
