@@ -19,6 +19,8 @@ import { createAutonomyApi } from '../core/surfaces/autonomy/create-autonomy-api
 import type { McpApi } from '../core/surfaces/mcp/mcp-api.js';
 import type { NodesApi } from '../core/surfaces/nodes/nodes-api.js';
 import { createNodesApi } from '../core/surfaces/nodes/create-nodes-api.js';
+import { createSecretMarkerRevealer } from '../core/surfaces/nodes/secret-reveal.js';
+import { slackThreadNotices } from '../core/surfaces/slack/thread-notices.js';
 import type { QueueApi } from '../core/surfaces/queue/queue-api.js';
 import type { SlackApi } from '../core/surfaces/slack/slack-api.js';
 import type { WebhooksApi } from '../core/surfaces/webhooks/webhooks-api.js';
@@ -48,6 +50,10 @@ export function createSurfaces(kernel: Kernel, api: KernelApi): Surfaces {
   };
   // A wake's calls pass its objective's gate: the autonomy wing's, registered with the kernel.
   kernel.callGate = objectiveCallGate;
+  // A node command's output names the secrets it printed; the model reads their values (the nodes wing's revealer).
+  kernel.secretMarkers = createSecretMarkerRevealer(kernel.secrets);
+  // A Slack thread's session: an objective on it announces there (the Slack wing's session notices).
+  kernel.sessionNotices = [slackThreadNotices];
   const queue = queueSurface({ ...api, ...slices.queue });
   const slack = slackSurface({ ...api, ...slices.slack });
   const nodes = nodesSurface({ ...api, ...slices.nodes });

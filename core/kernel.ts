@@ -14,6 +14,8 @@ import type { Metrics } from './metrics.js';
 import type { ModelRegistry } from './models/model-port.js';
 import type { ResponseRow } from './responses/responses.js';
 import type { SecretStore } from './secrets/secret-port.js';
+import type { SecretMarkerRevealer } from './tools/secret-marker-port.js';
+import type { SessionNotices } from './outbox/session-notice-port.js';
 import type { Db } from './store/db.js';
 import type { ToolRegistry } from './tools/tool-registry.js';
 import type { CallGate } from './tools/call-gate-port.js';
@@ -39,6 +41,10 @@ export interface Kernel {
   localRuns?: LocalRuns;
   /** The gate a wake's calls pass (registered by the autonomy wing); without it such calls are refused. */
   callGate?: CallGate;
+  /** Puts secret values a tool's output names by marker back into the model's input (registered by the nodes wing). */
+  secretMarkers?: SecretMarkerRevealer;
+  /** Surfaces whose threads are sessions (Slack's), for announcements about a session (registered by those wings). */
+  sessionNotices?: SessionNotices[];
 }
 
 /** What a worker offers the API of its own process. */

@@ -13664,7 +13664,7 @@ const schema144 = {"type":"string","minLength":1,"maxLength":20000,"pattern":"\\
 const schema146 = {"description":"`objective`: every wake continues one session; `per_wake`: each wake starts a session of its own.","enum":["objective","per_wake"]};
 const schema147 = {"description":"A due occurrence while a wake still runs: `skip` records it skipped (`overlap`); `buffer_one` keeps the first one and admits it when the running wake ends.","enum":["skip","buffer_one"]};
 const schema148 = {"type":"object","description":"The objective's own pace, beside its policy's limits. Counted actions are allowed calls whose class is not `observe`.","additionalProperties":false,"properties":{"burst_cap":{"type":["integer","null"],"minimum":0,"maximum":100000,"description":"At most this many counted actions per wake."},"period_limit":{"type":["integer","null"],"minimum":0,"maximum":1000000,"description":"At most this many counted actions per `period_seconds`."},"period_seconds":{"type":"integer","minimum":1,"maximum":31536000,"default":3600,"description":"The sliding window of period_limit."},"minimum_cooldown":{"type":["integer","null"],"minimum":0,"maximum":31536000,"description":"Seconds from one admitted wake to the next; an occurrence sooner is skipped (`cooldown`)."},"base_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"After a failed wake, the next waits base_backoff × 2^(failures − 1) seconds (`backoff`)."},"max_backoff":{"type":["integer","null"],"minimum":1,"maximum":31536000,"description":"The longest backoff."}}};
-const schema149 = {"type":"object","description":"Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked.","additionalProperties":false,"properties":{"webhook_endpoints":{"type":"array","maxItems":8,"uniqueItems":true,"items":{"type":"string","pattern":"^wh_","maxLength":128},"description":"Webhook endpoints of the project (`wh_…`)."}}};
+const schema149 = {"type":"object","description":"Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked.","additionalProperties":false,"properties":{"webhook_endpoints":{"type":"array","maxItems":8,"uniqueItems":true,"items":{"type":"string","pattern":"^wh_","maxLength":128},"description":"Webhook endpoints of the project (`wh_…`)."},"slack_thread":{"type":"boolean","description":"Also post each notification in the Slack thread the objective's session is the conversation of (a bot's thread). Default at creation: true when the named session is a thread's; a PATCH that leaves it out turns it off; true for a session that is no thread's is refused."}}};
 const pattern36 = new RegExp("\\S", "u");
 const pattern38 = new RegExp("^wh_", "u");
 
@@ -14208,7 +14208,7 @@ if(data.notify !== undefined){
 let data15 = data.notify;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 for(const key2 in data15){
-if(!(key2 === "webhook_endpoints")){
+if(!((key2 === "webhook_endpoints") || (key2 === "slack_thread"))){
 const err45 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err45];
@@ -14304,9 +14304,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.slack_thread !== undefined){
+if(typeof data15.slack_thread !== "boolean"){
+const err52 = {instancePath:instancePath+"/notify/slack_thread",schemaPath:"#/$defs/ObjectiveNotify/properties/slack_thread/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14316,11 +14316,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data18 = data.metadata;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(Object.keys(data18).length > 16){
-const err53 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+}
+else {
+const err53 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -14329,11 +14327,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-for(const key3 in data18){
-const _errs47 = errors;
-if(typeof key3 === "string"){
-if(func1(key3) > 64){
-const err54 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key3};
+}
+if(data.metadata !== undefined){
+let data19 = data.metadata;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(Object.keys(data19).length > 16){
+const err54 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -14342,10 +14341,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-var valid13 = _errs47 === errors;
-if(!valid13){
-const err55 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
+for(const key3 in data19){
+const _errs49 = errors;
+if(typeof key3 === "string"){
+if(func1(key3) > 64){
+const err55 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key3};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -14355,11 +14355,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-for(const key4 in data18){
-let data19 = data18[key4];
-if(typeof data19 === "string"){
-if(func1(data19) > 512){
-const err56 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+var valid13 = _errs49 === errors;
+if(!valid13){
+const err56 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -14369,8 +14367,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-else {
-const err57 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data19){
+let data20 = data19[key4];
+if(typeof data20 === "string"){
+if(func1(data20) > 512){
+const err57 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -14380,9 +14381,8 @@ vErrors.push(err57);
 errors++;
 }
 }
-}
 else {
-const err58 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err58 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -14394,12 +14394,24 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err59 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err59];
 }
 else {
 vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
 }
 errors++;
 }
@@ -32339,7 +32351,7 @@ if(data.notify !== undefined){
 let data30 = data.notify;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 for(const key4 in data30){
-if(!(key4 === "webhook_endpoints")){
+if(!((key4 === "webhook_endpoints") || (key4 === "slack_thread"))){
 const err75 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err75];
@@ -32435,9 +32447,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-else {
-const err82 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data30.slack_thread !== undefined){
+if(typeof data30.slack_thread !== "boolean"){
+const err82 = {instancePath:instancePath+"/notify/slack_thread",schemaPath:"#/$defs/ObjectiveNotify/properties/slack_thread/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -32447,11 +32459,9 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data33 = data.metadata;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(Object.keys(data33).length > 16){
-const err83 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+}
+else {
+const err83 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -32460,11 +32470,12 @@ vErrors.push(err83);
 }
 errors++;
 }
-for(const key5 in data33){
-const _errs81 = errors;
-if(typeof key5 === "string"){
-if(func1(key5) > 64){
-const err84 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key5};
+}
+if(data.metadata !== undefined){
+let data34 = data.metadata;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(Object.keys(data34).length > 16){
+const err84 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -32473,10 +32484,11 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-var valid16 = _errs81 === errors;
-if(!valid16){
-const err85 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key5},message:"property name must be valid"};
+for(const key5 in data34){
+const _errs83 = errors;
+if(typeof key5 === "string"){
+if(func1(key5) > 64){
+const err85 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key5};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -32486,11 +32498,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-for(const key6 in data33){
-let data34 = data33[key6];
-if(typeof data34 === "string"){
-if(func1(data34) > 512){
-const err86 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+var valid16 = _errs83 === errors;
+if(!valid16){
+const err86 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key5},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -32500,8 +32510,11 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data34){
+let data35 = data34[key6];
+if(typeof data35 === "string"){
+if(func1(data35) > 512){
+const err87 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -32511,9 +32524,8 @@ vErrors.push(err87);
 errors++;
 }
 }
-}
 else {
-const err88 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err88 = {instancePath:instancePath+"/metadata/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -32523,10 +32535,9 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-let data35 = data.created_at;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err89 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err89 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -32536,10 +32547,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data.updated_at !== undefined){
-let data36 = data.updated_at;
+if(data.created_at !== undefined){
+let data36 = data.created_at;
 if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err90 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err90 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -32549,14 +32560,27 @@ vErrors.push(err90);
 errors++;
 }
 }
-}
-else {
-const err91 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.updated_at !== undefined){
+let data37 = data.updated_at;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err91 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err91];
 }
 else {
 vErrors.push(err91);
+}
+errors++;
+}
+}
+}
+else {
+const err92 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
 }
 errors++;
 }
@@ -33916,7 +33940,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(key0 === "webhook_endpoints")){
+if(!((key0 === "webhook_endpoints") || (key0 === "slack_thread"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -34012,14 +34036,26 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.slack_thread !== undefined){
+if(typeof data.slack_thread !== "boolean"){
+const err7 = {instancePath:instancePath+"/slack_thread",schemaPath:"#/properties/slack_thread/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -51024,7 +51060,7 @@ if(data.notify !== undefined){
 let data13 = data.notify;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 for(const key2 in data13){
-if(!(key2 === "webhook_endpoints")){
+if(!((key2 === "webhook_endpoints") || (key2 === "slack_thread"))){
 const err40 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err40];
@@ -51120,9 +51156,9 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data13.slack_thread !== undefined){
+if(typeof data13.slack_thread !== "boolean"){
+const err47 = {instancePath:instancePath+"/notify/slack_thread",schemaPath:"#/$defs/ObjectiveNotify/properties/slack_thread/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -51132,11 +51168,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.metadata !== undefined){
-let data16 = data.metadata;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(Object.keys(data16).length > 16){
-const err48 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
+}
+else {
+const err48 = {instancePath:instancePath+"/notify",schemaPath:"#/$defs/ObjectiveNotify/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -51145,11 +51179,12 @@ vErrors.push(err48);
 }
 errors++;
 }
-for(const key3 in data16){
-const _errs46 = errors;
-if(typeof key3 === "string"){
-if(func1(key3) > 64){
-const err49 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key3};
+}
+if(data.metadata !== undefined){
+let data17 = data.metadata;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(Object.keys(data17).length > 16){
+const err49 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/maxProperties",keyword:"maxProperties",params:{limit: 16},message:"must NOT have more than 16 properties"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -51158,10 +51193,11 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-var valid13 = _errs46 === errors;
-if(!valid13){
-const err50 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
+for(const key3 in data17){
+const _errs48 = errors;
+if(typeof key3 === "string"){
+if(func1(key3) > 64){
+const err50 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",propertyName:key3};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -51171,11 +51207,9 @@ vErrors.push(err50);
 errors++;
 }
 }
-for(const key4 in data16){
-let data17 = data16[key4];
-if(typeof data17 === "string"){
-if(func1(data17) > 512){
-const err51 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+var valid13 = _errs48 === errors;
+if(!valid13){
+const err51 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -51185,8 +51219,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-else {
-const err52 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data17){
+let data18 = data17[key4];
+if(typeof data18 === "string"){
+if(func1(data18) > 512){
+const err52 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -51196,9 +51233,8 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
 else {
-const err53 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err53 = {instancePath:instancePath+"/metadata/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/Metadata/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -51210,12 +51246,24 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err54 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/Metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err54];
 }
 else {
 vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
 }
 errors++;
 }

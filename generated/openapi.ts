@@ -2706,6 +2706,8 @@ export interface components {
         };
         /** @description Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked. */
         ObjectiveNotify: {
+            /** @description Also post each notification in the Slack thread the objective's session is the conversation of (a bot's thread). Default at creation: true when the named session is a thread's; a PATCH that leaves it out turns it off; true for a session that is no thread's is refused. */
+            slack_thread?: boolean;
             /** @description Webhook endpoints of the project (`wh_…`). */
             webhook_endpoints?: string[];
         };

@@ -13968,7 +13968,8 @@ return errors === 0;
 validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const NodeExecutionPlan = validate95;
-const schema140 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"secret_env":{"type":"array","maxItems":16,"description":"Environment variables whose values are project secrets: bound here by name, digest and length, their values sent only in the invoke frame beside the plan (never in it, never in a ledger).","items":{"type":"object","required":["name","digest","length"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"digest":{"type":"string","pattern":"^sha256:[0-9a-f]{64}$"},"length":{"type":"integer","minimum":1,"maximum":65536}}}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
+const schema140 = {"type":"object","description":"One invocation as the hub prepared and committed it before sending it. `plan_hash` is `sha256:` and the hex SHA-256 of the RFC 8785 canonical JSON of the plan without `plan_hash`; the companion recomputes it and refuses a plan whose hash, node, catalog hash or expiry does not hold.","required":["invocation_id","node_id","command","descriptor_hash","catalog_hash","input","timeout_seconds","output_limit_bytes","idempotency_key","prepared_at","expires_at","plan_hash"],"additionalProperties":false,"properties":{"invocation_id":{"type":"string","pattern":"^ninv_[0-9a-hjkmnp-tv-z]{26}$"},"node_id":{"$ref":"#/$defs/NodeId"},"command":{"$ref":"#/$defs/NodeCommandName"},"descriptor_hash":{"$ref":"#/$defs/NodeHash"},"catalog_hash":{"$ref":"#/$defs/NodeHash"},"input":{"type":"object"},"workspace_within":{"type":"array","maxItems":64,"uniqueItems":true,"description":"Parts of the file profile (paths inside it, / between names) a workspace command is confined to: an objective's filesystem grants on part of the profile. The node refuses any path whose real path (symlinks resolved) is outside all of them.","items":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^(?!/)(?!.*(^|/)\\.{1,2}(/|$))[^\\\\\\u0000*]+$"}},"secret_env":{"type":"array","maxItems":16,"description":"Environment variables whose values are project secrets: bound here by name, digest and length, their values sent only in the invoke frame beside the plan (never in it, never in a ledger).","items":{"type":"object","required":["name","digest","length"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"digest":{"type":"string","pattern":"^sha256:[0-9a-f]{64}$"},"length":{"type":"integer","minimum":1,"maximum":65536}}}},"timeout_seconds":{"type":"integer","minimum":1,"maximum":3600},"output_limit_bytes":{"type":"integer","minimum":1,"maximum":524288},"idempotency_key":{"type":"string","minLength":1,"maxLength":256,"description":"`<response_id>:<call_id>`: the same on every re-send of the call."},"prepared_at":{"type":"string","format":"date-time"},"expires_at":{"type":"string","format":"date-time","description":"Not sent after it; the companion refuses it after it (±30 s of clock skew)."},"plan_hash":{"$ref":"#/$defs/NodeHash"}}};
+const pattern51 = new RegExp("^(?!/)(?!.*(^|/)\\.{1,2}(/|$))[^\\\\\\u0000*]+$", "u");
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14271,11 +14272,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.secret_env !== undefined){
-let data6 = data.secret_env;
+if(data.workspace_within !== undefined){
+let data6 = data.workspace_within;
 if(Array.isArray(data6)){
-if(data6.length > 16){
-const err26 = {instancePath:instancePath+"/secret_env",schemaPath:"#/properties/secret_env/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(data6.length > 64){
+const err26 = {instancePath:instancePath+"/workspace_within",schemaPath:"#/properties/workspace_within/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14287,9 +14288,9 @@ errors++;
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-if(data7.name === undefined){
-const err27 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(typeof data7 === "string"){
+if(func1(data7) > 4096){
+const err27 = {instancePath:instancePath+"/workspace_within/" + i0,schemaPath:"#/properties/workspace_within/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14298,8 +14299,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data7.digest === undefined){
-const err28 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(func1(data7) < 1){
+const err28 = {instancePath:instancePath+"/workspace_within/" + i0,schemaPath:"#/properties/workspace_within/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14308,8 +14309,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data7.length === undefined){
-const err29 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "length"},message:"must have required property '"+"length"+"'"};
+if(!pattern51.test(data7)){
+const err29 = {instancePath:instancePath+"/workspace_within/" + i0,schemaPath:"#/properties/workspace_within/items/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(^|/)\\.{1,2}(/|$))[^\\\\\\u0000*]+$"},message:"must match pattern \""+"^(?!/)(?!.*(^|/)\\.{1,2}(/|$))[^\\\\\\u0000*]+$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14318,9 +14319,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-for(const key1 in data7){
-if(!(((key1 === "name") || (key1 === "digest")) || (key1 === "length"))){
-const err30 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+else {
+const err30 = {instancePath:instancePath+"/workspace_within/" + i0,schemaPath:"#/properties/workspace_within/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14330,11 +14331,18 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data7.name !== undefined){
-let data8 = data7.name;
-if(typeof data8 === "string"){
-if(!pattern16.test(data8)){
-const err31 = {instancePath:instancePath+"/secret_env/" + i0+"/name",schemaPath:"#/properties/secret_env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+let i1 = data6.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data6[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err31 = {instancePath:instancePath+"/workspace_within",schemaPath:"#/properties/workspace_within/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14342,10 +14350,14 @@ else {
 vErrors.push(err31);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
+}
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/secret_env/" + i0+"/name",schemaPath:"#/properties/secret_env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err32 = {instancePath:instancePath+"/workspace_within",schemaPath:"#/properties/workspace_within/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14355,11 +14367,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data7.digest !== undefined){
-let data9 = data7.digest;
-if(typeof data9 === "string"){
-if(!pattern29.test(data9)){
-const err33 = {instancePath:instancePath+"/secret_env/" + i0+"/digest",schemaPath:"#/properties/secret_env/items/properties/digest/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
+if(data.secret_env !== undefined){
+let data8 = data.secret_env;
+if(Array.isArray(data8)){
+if(data8.length > 16){
+const err33 = {instancePath:instancePath+"/secret_env",schemaPath:"#/properties/secret_env/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14368,9 +14380,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/secret_env/" + i0+"/digest",schemaPath:"#/properties/secret_env/items/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len1 = data8.length;
+for(let i2=0; i2<len1; i2++){
+let data9 = data8[i2];
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.name === undefined){
+const err34 = {instancePath:instancePath+"/secret_env/" + i2,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14379,11 +14394,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data7.length !== undefined){
-let data10 = data7.length;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err35 = {instancePath:instancePath+"/secret_env/" + i0+"/length",schemaPath:"#/properties/secret_env/items/properties/length/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data9.digest === undefined){
+const err35 = {instancePath:instancePath+"/secret_env/" + i2,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14392,9 +14404,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 65536 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/secret_env/" + i0+"/length",schemaPath:"#/properties/secret_env/items/properties/length/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"};
+if(data9.length === undefined){
+const err36 = {instancePath:instancePath+"/secret_env/" + i2,schemaPath:"#/properties/secret_env/items/required",keyword:"required",params:{missingProperty: "length"},message:"must have required property '"+"length"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14403,8 +14414,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data10 < 1 || isNaN(data10)){
-const err37 = {instancePath:instancePath+"/secret_env/" + i0+"/length",schemaPath:"#/properties/secret_env/items/properties/length/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+for(const key1 in data9){
+if(!(((key1 === "name") || (key1 === "digest")) || (key1 === "length"))){
+const err37 = {instancePath:instancePath+"/secret_env/" + i2,schemaPath:"#/properties/secret_env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14414,10 +14426,11 @@ vErrors.push(err37);
 errors++;
 }
 }
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/secret_env/" + i0,schemaPath:"#/properties/secret_env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data9.name !== undefined){
+let data10 = data9.name;
+if(typeof data10 === "string"){
+if(!pattern16.test(data10)){
+const err38 = {instancePath:instancePath+"/secret_env/" + i2+"/name",schemaPath:"#/properties/secret_env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14427,9 +14440,8 @@ vErrors.push(err38);
 errors++;
 }
 }
-}
 else {
-const err39 = {instancePath:instancePath+"/secret_env",schemaPath:"#/properties/secret_env/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err39 = {instancePath:instancePath+"/secret_env/" + i2+"/name",schemaPath:"#/properties/secret_env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14439,10 +14451,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.timeout_seconds !== undefined){
-let data11 = data.timeout_seconds;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err40 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data9.digest !== undefined){
+let data11 = data9.digest;
+if(typeof data11 === "string"){
+if(!pattern29.test(data11)){
+const err40 = {instancePath:instancePath+"/secret_env/" + i2+"/digest",schemaPath:"#/properties/secret_env/items/properties/digest/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14451,9 +14464,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 3600 || isNaN(data11)){
-const err41 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+}
+else {
+const err41 = {instancePath:instancePath+"/secret_env/" + i2+"/digest",schemaPath:"#/properties/secret_env/items/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -14462,8 +14475,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data11 < 1 || isNaN(data11)){
-const err42 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data9.length !== undefined){
+let data12 = data9.length;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err42 = {instancePath:instancePath+"/secret_env/" + i2+"/length",schemaPath:"#/properties/secret_env/items/properties/length/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -14472,12 +14488,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-}
-if(data.output_limit_bytes !== undefined){
-let data12 = data.output_limit_bytes;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err43 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 65536 || isNaN(data12)){
+const err43 = {instancePath:instancePath+"/secret_env/" + i2+"/length",schemaPath:"#/properties/secret_env/items/properties/length/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65536},message:"must be <= 65536"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14486,9 +14499,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 524288 || isNaN(data12)){
-const err44 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 524288},message:"must be <= 524288"};
+if(data12 < 1 || isNaN(data12)){
+const err44 = {instancePath:instancePath+"/secret_env/" + i2+"/length",schemaPath:"#/properties/secret_env/items/properties/length/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14497,8 +14509,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data12 < 1 || isNaN(data12)){
-const err45 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/secret_env/" + i2,schemaPath:"#/properties/secret_env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14509,11 +14524,8 @@ errors++;
 }
 }
 }
-if(data.idempotency_key !== undefined){
-let data13 = data.idempotency_key;
-if(typeof data13 === "string"){
-if(func1(data13) > 256){
-const err46 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+else {
+const err46 = {instancePath:instancePath+"/secret_env",schemaPath:"#/properties/secret_env/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14522,8 +14534,11 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(func1(data13) < 1){
-const err47 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.timeout_seconds !== undefined){
+let data13 = data.timeout_seconds;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err47 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14532,9 +14547,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-else {
-const err48 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 3600 || isNaN(data13)){
+const err48 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -14543,10 +14558,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data.prepared_at !== undefined){
-if(!(typeof data.prepared_at === "string")){
-const err49 = {instancePath:instancePath+"/prepared_at",schemaPath:"#/properties/prepared_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13 < 1 || isNaN(data13)){
+const err49 = {instancePath:instancePath+"/timeout_seconds",schemaPath:"#/properties/timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14556,9 +14569,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-if(!(typeof data.expires_at === "string")){
-const err50 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.output_limit_bytes !== undefined){
+let data14 = data.output_limit_bytes;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err50 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14567,12 +14582,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data.plan_hash !== undefined){
-let data16 = data.plan_hash;
-if(typeof data16 === "string"){
-if(!pattern29.test(data16)){
-const err51 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 524288 || isNaN(data14)){
+const err51 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 524288},message:"must be <= 524288"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -14581,9 +14593,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data14 < 1 || isNaN(data14)){
+const err52 = {instancePath:instancePath+"/output_limit_bytes",schemaPath:"#/properties/output_limit_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14594,13 +14605,98 @@ errors++;
 }
 }
 }
-else {
-const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.idempotency_key !== undefined){
+let data15 = data.idempotency_key;
+if(typeof data15 === "string"){
+if(func1(data15) > 256){
+const err53 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
 else {
 vErrors.push(err53);
+}
+errors++;
+}
+if(func1(data15) < 1){
+const err54 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.prepared_at !== undefined){
+if(!(typeof data.prepared_at === "string")){
+const err56 = {instancePath:instancePath+"/prepared_at",schemaPath:"#/properties/prepared_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(!(typeof data.expires_at === "string")){
+const err57 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data.plan_hash !== undefined){
+let data18 = data.plan_hash;
+if(typeof data18 === "string"){
+if(!pattern29.test(data18)){
+const err58 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{64}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/plan_hash",schemaPath:"#/$defs/NodeHash/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
 }
 errors++;
 }

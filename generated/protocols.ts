@@ -1195,6 +1195,8 @@ export interface components {
                 name: string;
             }[];
             timeout_seconds: number;
+            /** @description Parts of the file profile (paths inside it, / between names) a workspace command is confined to: an objective's filesystem grants on part of the profile. The node refuses any path whose real path (symlinks resolved) is outside all of them. */
+            workspace_within?: string[];
         };
         NodeFailure: {
             code: components["schemas"]["NodeFailureCode"];
@@ -1449,6 +1451,8 @@ export interface components {
         };
         /** @description Where the objective's notifications go (docs/autonomy.md): a wake that failed or waits for a person, an uncertain action, the objective blocked. */
         ObjectiveNotify: {
+            /** @description Also post each notification in the Slack thread the objective's session is the conversation of (a bot's thread). Default at creation: true when the named session is a thread's; a PATCH that leaves it out turns it off; true for a session that is no thread's is refused. */
+            slack_thread?: boolean;
             /** @description Webhook endpoints of the project (`wh_…`). */
             webhook_endpoints?: string[];
         };

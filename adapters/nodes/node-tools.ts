@@ -60,17 +60,46 @@ function parkUntil(deadline: string): ToolOutcome {
 }
 
 /**
+ * The files a unified diff names (its `---` and `+++` lines, one `a/` or `b/`
+ * off, /dev/null left out), or null when one cannot be read this simply (a
+ * quoted name): then only a grant on the whole profile covers the patch. The
+ * node reads the diff itself and holds the call to its confinement whatever
+ * this finds; this only refuses early what no grant covers.
+ */
+function patchPaths(patch: unknown): string[] | null {
+  if (typeof patch !== 'string') return null;
+  const paths = new Set<string>();
+  for (const line of patch.split('\n')) {
+    if (!line.startsWith('--- ') && !line.startsWith('+++ ')) continue;
+    const name = line.slice(4).split('\t', 1)[0].replace(/\r$/, '');
+    if (name.startsWith('"')) return null;
+    if (name === '/dev/null') continue;
+    paths.add(name.startsWith('a/') || name.startsWith('b/') ? name.slice(2) : name);
+  }
+  return paths.size > 0 ? [...paths] : null;
+}
+
+/** The paths a workspace command names, relative to its profile; undefined for one that may touch anything there. */
+function workspacePaths(command: string, input: Record<string, unknown>): string[] | undefined {
+  if (command === 'workspace.patch.v1') return patchPaths(input.patch) ?? undefined;
+  if (command === 'workspace.search.v1') return [typeof input.path === 'string' ? input.path : '.'];
+  return [typeof input.path === 'string' ? input.path : ''];
+}
+
+/**
  * What a call acts on, as an objective's grants name it: the command, and the
- * file profile (workspace commands) or working scope (exec commands) it works
- * in; a call naming no scope works in the node's default one, which only a
- * grant for every scope (`<node>/*`) covers.
+ * file profile (workspace commands, with the paths they name) or working scope
+ * (exec commands) it works in; a call naming no scope works in the node's
+ * default one, which only a grant for every scope (`<node>/*`) covers.
  */
 function nodeTargets(alias: string, command: string, args: unknown): GateTarget[] {
   const input = (args ?? {}) as Record<string, unknown>;
-  const where = command.startsWith('workspace.') ? input.profile : input.working_scope;
+  const workspace = command.startsWith('workspace.');
+  const where = workspace ? input.profile : input.working_scope;
+  const paths = workspace ? workspacePaths(command, input) : undefined;
   return [
     { type: 'command', locator: `${alias}/${command}` },
-    { type: 'filesystem', locator: `${alias}/${typeof where === 'string' ? where : ''}` },
+    { type: 'filesystem', locator: `${alias}/${typeof where === 'string' ? where : ''}`, ...(paths ? { paths } : {}) },
   ];
 }
 
@@ -152,6 +181,8 @@ async function runCall(
     input: secretEnv ? rest : ((args ?? {}) as Record<string, unknown>),
     ...(secretEnv?.length ? { secretEnv } : {}),
     ...(spec.timeout_seconds !== undefined ? { timeoutSeconds: spec.timeout_seconds } : {}),
+    // A wake's grant on part of the profile: the node holds the call to it, symlinks resolved.
+    ...(context.confinedTo ? { within: [...context.confinedTo] } : {}),
   });
   if (prepared.output !== null) return { kind: 'output', output: prepared.output };
   const deadline = new Date(prepared.expiresAt.getTime() + prepared.timeoutSeconds * 1000 + ANSWER_GRACE_MS).toISOString();

@@ -4,6 +4,7 @@
 // all; an intake, stopped first), and the bots' REST resources.
 import { INTAKE_ROLES, WORK_ROLES, type SurfaceModule } from '../../core/api/index.js';
 import type { SlackSurfaceApi } from '../../core/surfaces/slack/slack-api.js';
+import { slackNoticeConsumer } from './notice-consumer.js';
 import { slackBotOperations } from './operations.js';
 import { slackRouter } from './router.js';
 import { SlackSocketSupervisor } from './socket/supervisor.js';
@@ -24,6 +25,8 @@ export function slackSurface(api: SlackSurfaceApi): SlackSurface {
     sockets,
     socketsOf: (bot) => new SlackSocketSupervisor(api, { only: bot }),
     http: [{ path: '/slack', handler: slackRouter(api) }],
+    // An objective's notifications, posted in the thread its session is.
+    outboxConsumers: [slackNoticeConsumer(api)],
     operations: slackBotOperations(api),
     loops: [
       { name: 'slack-sockets', roles: INTAKE_ROLES, intake: true, start: () => sockets.start(), stop: () => sockets.stop() },

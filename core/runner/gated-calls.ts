@@ -40,8 +40,8 @@ export async function gateCalls(
   const verdicts = await gate.decide(tx, { projectId: ctx.writer.projectId, responseId: ctx.writer.responseId, objectiveId }, proposed);
   const refused: FunctionCallOutputItem[] = [];
   const gated = calls.map((call, index): NewToolCall => {
-    const { refusal, record } = verdicts[index];
-    if (refusal === null) return { ...call, gateRecord: record };
+    const { refusal, record, confinedTo } = verdicts[index];
+    if (refusal === null) return { ...call, gateRecord: record, confinedTo: confinedTo ?? null };
     const output = JSON.stringify(refusal);
     refused.push(outputItem(call.callId, output));
     return { ...call, status: 'completed', output, approvalTimeoutSeconds: undefined, gateRecord: record };

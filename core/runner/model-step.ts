@@ -110,6 +110,7 @@ async function modelAttempt(
   let usage = ZERO_USAGE;
   try {
     const conversation = await conversationFor(kernel.db, row);
+    const items = kernel.secretMarkers ? await kernel.secretMarkers.reveal(kernel.db, row.project_id, row.id, conversation.items) : conversation.items;
     const instructions = [spec.instructions, row.instructions].filter(Boolean).join('\n\n') || null;
     const tools = [...ctx.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     const events = adapter.stream({
@@ -118,7 +119,7 @@ async function modelAttempt(
       credentials: resolved.credentials,
       transport: kernel.egress,
       instructions,
-      items: conversation.items,
+      items,
       tools,
       outputSchema: outputSchemaOf(spec, row.options),
       // The request's own settings win over the agent's.

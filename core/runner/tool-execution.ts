@@ -68,6 +68,7 @@ export async function executeToolCall(ctx: RunContext, call: ToolCallRow): Promi
       },
       answer: call.answer,
       approved: call.approval_display,
+      confinedTo: call.confined_to,
     });
   } catch (error) {
     ctx.signal.throwIfAborted();

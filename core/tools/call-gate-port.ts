@@ -14,6 +14,12 @@ export type { ConsequenceClass };
 export interface GateTarget {
   type: 'mcp' | 'command' | 'channel' | 'filesystem';
   locator: string;
+  /**
+   * A filesystem target's paths, relative to its profile as the model sent them
+   * (a workspace command's path, each file of a patch; `.` for the whole
+   * profile); absent when the call may touch anything in it (an exec command).
+   */
+  paths?: readonly string[];
 }
 
 /** A call the model proposed, as the gate sees it. */
@@ -49,6 +55,8 @@ export interface Refusal {
 
 export interface GateVerdict {
   refusal: Refusal | null;
+  /** An allowed call's confinement to parts of a file profile (paths relative to it), which the node enforces; null: none. */
+  confinedTo?: string[] | null;
   /** The gate's own record of the call, written with it (a JSON row of objective_actions), or null for a call it does not record. */
   record: Record<string, unknown> | null;
 }

@@ -44,6 +44,8 @@ export interface ToolCallRow {
   park_answer: string | null;
   /** What the person who approved the call was shown (ResolvedTool.approvalDisplay), or null. */
   approval_display: Record<string, unknown> | null;
+  /** The parts of a file profile a wake's grants confine the call to (paths relative to it), or null: not confined. */
+  confined_to: string[] | null;
 }
 
 export interface NewToolCall {
@@ -60,28 +62,30 @@ export interface NewToolCall {
   gateRecord?: Record<string, unknown> | null;
   /** What a person approving it is shown (ResolvedTool.approvalDisplay). */
   approvalDisplay?: Record<string, unknown>;
+  /** The parts of a file profile the call gate confined it to (GateVerdict.confinedTo). */
+  confinedTo?: string[] | null;
 }
 
 /** How a call that ran ended, for the action journal (null: it ended otherwise). */
 export type CallOutcome = 'succeeded' | 'failed' | 'uncertain';
 
 const COLUMNS =
-  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer, park_answer, approval_display';
+  'response_id, call_id, item_id, position, name, kind, arguments, risk, status, question, approval_deadline, output, attempts, checkpoint, resumes_on_answer, answer, park_answer, approval_display, confined_to';
 
 export async function insertToolCalls(tx: Queryable, projectId: string, responseId: string, calls: NewToolCall[]): Promise<void> {
   const { rows } = await tx.query<{ next: number }>('SELECT COALESCE(max(position) + 1, 0) AS next FROM tool_calls WHERE response_id = $1', [responseId]);
   let position = rows[0].next;
   for (const call of calls) {
     const insert = `INSERT INTO tool_calls (project_id, response_id, call_id, item_id, position, name, kind, arguments, risk, status, output,
-         approval_deadline, completed_at, approval_display)
+         approval_deadline, completed_at, approval_display, confined_to)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
          CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
-         CASE WHEN $10 = 'completed' THEN now() END, $13::jsonb)`;
+         CASE WHEN $10 = 'completed' THEN now() END, $13::jsonb, $14::jsonb)`;
     // A gated call's record goes in with it, in the same statement: the verdict commits with the call.
     const gated = call.gateRecord
       ? `WITH c AS (${insert} RETURNING response_id, call_id)
          INSERT INTO objective_actions SELECT a.* FROM c,
-           jsonb_populate_record(NULL::objective_actions, $14::jsonb || jsonb_build_object('response_id', c.response_id, 'call_id', c.call_id, 'created_at', now())) a`
+           jsonb_populate_record(NULL::objective_actions, $15::jsonb || jsonb_build_object('response_id', c.response_id, 'call_id', c.call_id, 'created_at', now())) a`
       : insert;
     await tx.query(gated, [
       projectId,
@@ -97,6 +101,7 @@ export async function insertToolCalls(tx: Queryable, projectId: string, response
       call.output ?? null,
       call.approvalTimeoutSeconds ?? null,
       call.approvalDisplay ? JSON.stringify(call.approvalDisplay) : null,
+      call.confinedTo ? JSON.stringify(call.confinedTo) : null,
       ...(call.gateRecord ? [JSON.stringify(call.gateRecord)] : []),
     ]);
   }

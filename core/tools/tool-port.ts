@@ -62,6 +62,8 @@ export interface ToolCallContext {
   answer: string | null;
   /** What the person who approved this call was shown (its tool's approvalDisplay); null when no approval was asked. */
   approved?: Record<string, unknown> | null;
+  /** The parts of a file profile an objective's grants confine this call to (paths relative to it); null or absent: not confined. */
+  confinedTo?: readonly string[] | null;
 }
 
 /** What running a call produced: a result for the model, or a wait for someone. */

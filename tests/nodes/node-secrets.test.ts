@@ -12,6 +12,7 @@ import { cleanUpProcesses, startPalai, tempDir, userEnv, type Running } from '..
 import { describeEachStore } from '../support/hub.js';
 import { until } from '../support/until.js';
 import { GatewayListener } from './companion-hub.js';
+import { secretDigest } from '../../core/surfaces/nodes/wire/secret-digest.js';
 
 after(cleanUpProcesses);
 
@@ -36,6 +37,20 @@ describeEachStore(
     const rest = (method: 'get' | 'post' | 'delete', path: string, body?: object) => {
       const req = ctx().http[method](path).set(ctx().auth);
       return body ? req.send(body) : req;
+    };
+
+    /** No table of the hub, no file of the companion's home and no line of its log holds the value. */
+    const assertNoTrace = async () => {
+      const db = ctx().hub.kernel.db;
+      const { rows: tables } = await db.query<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+      );
+      for (const { name } of tables) {
+        const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${name}" t WHERE t::text LIKE $1`, [`%${value}%`]);
+        assert.equal(rows[0].n, 0, `table ${name} holds the secret`);
+      }
+      for (const text of filesUnder(home)) assert.ok(!text.includes(value), "a file of the companion's home holds the secret");
+      assert.ok(!node.stderr().includes(value) && !node.stdout().includes(value), "the companion's log holds the secret");
     };
 
     before(async () => {
@@ -70,6 +85,12 @@ shell:
       assert.match(created.body.id, /^sec_/);
       assert.equal(created.body.last4, value.slice(-4));
       assert.ok(!created.text.includes(value));
+      // Its fingerprint, kept when stored, is the digest the node protocol binds it by: no plan needs the value opened.
+      const { rows: kept } = await ctx().hub.kernel.db.query<{ value_digest: string; value_length: number }>(
+        'SELECT value_digest, value_length FROM secrets WHERE id = $1',
+        [created.body.id],
+      );
+      assert.deepEqual(kept[0], { value_digest: secretDigest(value), value_length: value.length });
       const listed = await rest('get', '/v1/secrets');
       assert.deepEqual(
         listed.body.data.map((s: any) => s.name),
@@ -109,17 +130,42 @@ shell:
       assert.equal(output.exit_code, 0, JSON.stringify(output));
       assert.equal(output.stdout.trim(), createHash('sha256').update(value).digest('hex'), 'the command saw the value');
 
-      // The whole database, table by table.
+      await assertNoTrace();
+    });
+
+    test('a command that prints its secret: the model reads the value, every record a marker; a secret stored before fingerprints still binds', async () => {
       const db = ctx().hub.kernel.db;
-      const { rows: tables } = await db.query<{ name: string }>(
-        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
-      );
-      for (const { name } of tables) {
-        const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${name}" t WHERE t::text LIKE $1`, [`%${value}%`]);
-        assert.equal(rows[0].n, 0, `table ${name} holds the secret`);
-      }
-      for (const text of filesUnder(home)) assert.ok(!text.includes(value), "a file of the companion's home holds the secret");
-      assert.ok(!node.stderr().includes(value) && !node.stdout().includes(value), "the companion's log holds the secret");
+      await db.query("UPDATE secrets SET value_digest = NULL, value_length = NULL WHERE name = 'github'");
+      // Half the value: the agent's own record must not hold it whole.
+      const printed = `{"exit_code":0,"stdout":"token=${value.slice(0, value.length / 2)}`;
+      const agent = await rest('post', '/v1/agents', {
+        name: 'echoer',
+        tools: [{ type: 'node', node: 'vault', env: { GITHUB_TOKEN: { secret: 'github' } } }],
+        model: {
+          provider: 'fake',
+          // The model's second call answers "seen" only when the output it reads holds the value as the command printed it, not its marker.
+          script_choices: [{ when: { first_call: false, input_prefix: printed }, step: { text: 'seen' } }],
+          script: [
+            {
+              tool_calls: [
+                {
+                  name: 'node__vault__shell_exec',
+                  arguments: { script: 'echo "token=$GITHUB_TOKEN"; echo "$GITHUB_TOKEN" >&2', working_scope: 'work', env: ['GITHUB_TOKEN'] },
+                },
+              ],
+            },
+            { text: 'not seen' },
+          ],
+        },
+      });
+      assert.equal(agent.status, 201, agent.text);
+      const res = await rest('post', '/v1/responses', { model: 'echoer', input: 'print it' });
+      assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
+      assert.equal(res.body.output_text ?? res.body.output.at(-1).content[0].text, 'seen');
+      const output = JSON.parse(res.body.output.find((i: any) => i.type === 'mcp_call').output);
+      assert.match(output.stdout, /^token=\[palai-secret:GITHUB_TOKEN@ninv_[0-9a-z]{26}\]\n$/);
+      assert.match(output.stderr, /^\[palai-secret:GITHUB_TOKEN@ninv_[0-9a-z]{26}\]\n$/);
+      await assertNoTrace();
     });
 
     test('a secret mapped for a name the node does not allow fails the run; a secret deleted since ends the call COMMAND_DENIED', async () => {

@@ -270,62 +270,94 @@ describeEachStore('workspace commands through a paired node', (ctx) => {
     assert.deepEqual(readFileSync(join(files.repo, 'a.txt')), before);
   });
 
-  test("a wake's filesystem grant on one profile: a path in another is refused before anything is sent, a symlink in it pointing outside by the node before anything is read", async () => {
-    symlinkSync(join(files.outside, 'secret.txt'), join(files.docs, 'escape.txt'));
-    const rest = async (method: 'get' | 'post', path: string, body?: object, status = 200) => {
-      const req = ctx().http[method](path).set(ctx().auth);
-      const res = await (body ? req.send(body) : req);
-      assert.equal(res.status, status, res.text);
-      return res.body;
-    };
+  const restOk = async (method: 'get' | 'post', path: string, body?: object, status = 200) => {
+    const req = ctx().http[method](path).set(ctx().auth);
+    const res = await (body ? req.send(body) : req);
+    assert.equal(res.status, status, res.text);
+    return res.body;
+  };
+  const readIn = (profile: string, path: string) => ({ name: 'node__box__workspace_read', arguments: { profile, path } });
+
+  /**
+   * A wake of an agent whose fake model makes these calls, one a step, under a
+   * policy of observe calls with these grants (each with the status its
+   * creation answers); the wake's outputs, parsed.
+   */
+  const wakeCalling = async (calls: object[], grants: [object, number][]) => {
     const name = `watcher-${++agents}`;
-    const read = (profile: string, path: string) => ({ name: 'node__box__workspace_read', arguments: { profile, path } });
-    await rest(
-      'post',
-      '/v1/agents',
-      {
-        name,
-        tools: [{ type: 'node', node: 'box' }],
-        model: {
-          provider: 'fake',
-          script: [
-            { tool_calls: [read('repo', 'a.txt')] },
-            { tool_calls: [read('docs', 'guide.md')] },
-            { tool_calls: [read('docs', 'escape.txt')] },
-            { text: 'done' },
-          ],
-        },
-      },
-      201,
-    );
-    const objective = await rest('post', '/v1/objectives', { agent: name, description: 'Read the guide.' }, 201);
-    const draft = await rest(
-      'post',
-      `/v1/objectives/${objective.id}/policies`,
-      { document: { objective_scope: 'the docs', consequence_classes: ['observe'] } },
-      201,
-    );
-    await rest('post', `/v1/objectives/${objective.id}/policies/${draft.version}/approve`, { hash: draft.hash });
-    await rest('post', `/v1/objectives/${objective.id}/grants`, { type: 'command', locator: 'box/*', access_mode: 'read' }, 201);
-    await rest('post', `/v1/objectives/${objective.id}/grants`, { type: 'filesystem', locator: 'box/docs', access_mode: 'read' }, 201);
-    const wake = await rest('post', `/v1/objectives/${objective.id}/wake`, {}, 201);
+    const script = [...calls.map((call) => ({ tool_calls: [call] })), { text: 'done' }];
+    await restOk('post', '/v1/agents', { name, tools: [{ type: 'node', node: 'box' }], model: { provider: 'fake', script } }, 201);
+    const objective = await restOk('post', '/v1/objectives', { agent: name, description: 'Read the docs.' }, 201);
+    const document = { objective_scope: 'the docs', consequence_classes: ['observe'] };
+    const draft = await restOk('post', `/v1/objectives/${objective.id}/policies`, { document }, 201);
+    await restOk('post', `/v1/objectives/${objective.id}/policies/${draft.version}/approve`, { hash: draft.hash });
+    await restOk('post', `/v1/objectives/${objective.id}/grants`, { type: 'command', locator: 'box/*', access_mode: 'read' }, 201);
+    for (const [body, status] of grants) await restOk('post', `/v1/objectives/${objective.id}/grants`, body, status);
+    const wake = await restOk('post', `/v1/objectives/${objective.id}/wake`, {}, 201);
     const state = await ctx().hub.api.responses.waitUntilSettled(ctx().projectId, wake.response_id, 30_000);
     assert.equal(state.status, 'completed', JSON.stringify(state));
-    const items = state.output as any[];
-    const [other, guide, escape] = items.filter((i) => i.type === 'function_call_output').map((i) => JSON.parse(i.output));
+    const outputs = (state.output as any[]).filter((i) => i.type === 'function_call_output').map((i) => JSON.parse(i.output));
+    return { objectiveId: objective.id as string, responseId: wake.response_id as string, outputs };
+  };
+
+  test("a wake's filesystem grant on one profile: a path in another is refused before anything is sent, a symlink in it pointing outside by the node before anything is read", async () => {
+    symlinkSync(join(files.outside, 'secret.txt'), join(files.docs, 'escape.txt'));
+    const { objectiveId, responseId, outputs } = await wakeCalling(
+      [readIn('repo', 'a.txt'), readIn('docs', 'guide.md'), readIn('docs', 'escape.txt')],
+      [[{ type: 'filesystem', locator: 'box/docs', access_mode: 'read' }, 201]],
+    );
+    const [other, guide, escape] = outputs;
     assert.equal(other.rule, 'no-grant');
     assert.match(other.reason, /box\/repo/);
     assert.equal(guide.content, '# Guide\n');
     denied(escape);
     const { rows } = await ctx().hub.kernel.db.query<{ input: any }>("SELECT plan->'input' AS input FROM node_invocations WHERE response_id = $1", [
-      wake.response_id,
+      responseId,
     ]);
     assert.deepEqual(rows.map((r) => r.input.path).sort(), ['escape.txt', 'guide.md'], 'the call in the other profile was never sent');
-    const actions = (await rest('get', `/v1/objectives/${objective.id}/actions`)).data;
+    const actions = (await restOk('get', `/v1/objectives/${objectiveId}/actions`)).data;
     assert.deepEqual(actions.map((a: any) => [a.target, a.status]).sort(), [
       ['box/docs', 'failed'],
       ['box/docs', 'succeeded'],
       ['box/repo', 'cancelled'],
     ]);
+  });
+
+  test("a wake's filesystem grant on part of a profile: a path beside it is refused before anything is sent, a symlink in it leading elsewhere in the profile by the node", async () => {
+    mkdirSync(join(files.docs, 'sub'));
+    writeFileSync(join(files.docs, 'sub', 'in.md'), 'inside the part\n');
+    symlinkSync(join(files.docs, 'guide.md'), join(files.docs, 'sub', 'up.md'));
+    const search = { name: 'node__box__workspace_search', arguments: { profile: 'docs', pattern: 'Guide', path: 'sub' } };
+    const part = (locator: string) => ({ type: 'filesystem', locator, access_mode: 'read' });
+    const { responseId, outputs } = await wakeCalling(
+      [readIn('docs', 'sub/in.md'), readIn('docs', 'guide.md'), readIn('docs', 'sub/../guide.md'), readIn('docs', 'sub/up.md'), search],
+      // Refused at creation: a part of every profile, and a part that climbs.
+      [
+        [part('box/*/sub'), 400],
+        [part('box/docs/sub/..'), 400],
+        [part('box/docs/sub'), 201],
+      ],
+    );
+    const [inside, beside, climbing, link, searched] = outputs;
+    assert.equal(inside.content, 'inside the part\n');
+    assert.equal(beside.rule, 'no-grant');
+    assert.match(beside.reason, /"guide\.md"/);
+    assert.equal(climbing.rule, 'no-grant');
+    denied(link);
+    assert.match(link.error.message, /confined/);
+    assert.deepEqual(searched.matches, [], 'the symlink to a file beside the part is not searched');
+    const { rows } = await ctx().hub.kernel.db.query<{ path: string; within: string[] }>(
+      "SELECT plan->'input'->>'path' AS path, plan->'workspace_within' AS within FROM node_invocations WHERE response_id = $1 ORDER BY id",
+      [responseId],
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.path, r.within]),
+      [
+        ['sub/in.md', ['sub']],
+        ['sub/up.md', ['sub']],
+        ['sub', ['sub']],
+      ],
+      'only the calls inside the part were sent, each confined to it',
+    );
   });
 });

@@ -4,6 +4,7 @@
 // expired); only a plan never seen is checked for expiry, catalog and local
 // policy, recorded `running`, accepted, run, and answered.
 import { secretDigest } from '../../../core/surfaces/nodes/wire/secret-digest.js';
+import { markSecrets } from '../../../core/surfaces/nodes/wire/secret-marker.js';
 import type { NodeCompanionFrame, NodeExecutionPlan, NodeFailure, NodeInvokeResultFrame } from '../../../generated/protocol-schemas.js';
 import type { NodeCatalog, NodeFailureCode } from '../../../generated/schemas.js';
 import { planFault, planHash } from '../../../core/surfaces/nodes/wire/execution-plan.js';
@@ -132,7 +133,7 @@ export class Invocations {
     }
     if (child.pid !== null) this.options.ledger.spawned(plan.idempotency_key, child.pid);
     this.options.log?.(`${plan.invocation_id}: ${plan.command} started`);
-    const finished = child.done.then((outcome) => this.complete(plan, outcome));
+    const finished = child.done.then((outcome) => this.complete(plan, marked(outcome, secretEnv.env, plan.invocation_id)));
     this.running.set(plan.invocation_id, { key: plan.idempotency_key, process: child, finished });
     return finished;
   }
@@ -196,6 +197,16 @@ export class Invocations {
 }
 
 const failure = (code: NodeFailureCode, message: string): NodeFailure => ({ code, message: message.slice(0, MAX_FAILURE_MESSAGE) });
+
+/** An outcome whose output names, never holds, the secret values the command was given: before its ledger and the hub see it. */
+function marked(outcome: ExecOutcome, secrets: Record<string, string>, invocationId: string): ExecOutcome {
+  if (Object.keys(secrets).length === 0) return outcome;
+  const { stdout, stderr, truncated } = outcome.result;
+  return {
+    ...outcome,
+    result: { ...outcome.result, stdout: markSecrets(stdout, secrets, invocationId, truncated), stderr: markSecrets(stderr, secrets, invocationId, truncated) },
+  };
+}
 
 /**
  * The values of a plan's secret environment: each sent beside the plan, of the

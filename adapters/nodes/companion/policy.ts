@@ -144,5 +144,10 @@ function authorizeWorkspace(plan: NodeExecutionPlan, config: CompanionConfig): P
   const profiles = profilesFor(plan.command, config);
   const profile = profiles.find((p) => p.alias === input.profile);
   if (!profile) return deny(`the profile is not one ${plan.command} works in (${oneOf(profiles.map((p) => p.alias))})`);
-  return { ok: true, workspace: { command: plan.command, profile, input, outputLimitBytes: Math.min(plan.output_limit_bytes, config.policy.maxOutputBytes) } };
+  // An objective's grant on part of the profile: every path's real path must be inside one of those parts.
+  const confined = plan.workspace_within ? { ...profile, within: plan.workspace_within } : profile;
+  return {
+    ok: true,
+    workspace: { command: plan.command, profile: confined, input, outputLimitBytes: Math.min(plan.output_limit_bytes, config.policy.maxOutputBytes) },
+  };
 }

@@ -17,7 +17,7 @@ import type { ConsequenceClass, ObjectivePace, ObjectivePolicyDocument } from '.
 import { TERMINAL_STATUSES } from '../../response-status.js';
 import type { Queryable } from '../../store/db.js';
 import type { CallGate, GateRun, GateVerdict, ProposedCall, Refusal } from '../../tools/call-gate-port.js';
-import { granted, type ActiveGrant } from './grants.js';
+import { filesystemCoverage, granted, type ActiveGrant } from './grants.js';
 import { DEFAULT_PACE_PERIOD_SECONDS } from './pace.js';
 import { redactedRequest } from './redact.js';
 import { WAKE_TOOLS } from './wake-command.js';
@@ -133,7 +133,10 @@ function check(call: ProposedCall, row: GateRow, document: ObjectivePolicyDocume
     return { rule: 'tool-not-allowed', reason: `${call.name} is not in the policy's allowed_tools.` };
   }
   const outside = call.targets.find((target) => !granted(target, cls === 'observe', row.grants));
-  if (outside) return { rule: 'no-grant', reason: `No active ${outside.type} grant of the objective covers ${JSON.stringify(outside.locator)}.` };
+  if (outside) {
+    const at = outside.paths?.length ? ` at ${outside.paths.map((p) => JSON.stringify(p.slice(0, 200))).join(', ')}` : '';
+    return { rule: 'no-grant', reason: `No active ${outside.type} grant of the objective covers ${JSON.stringify(outside.locator)}${at}.` };
+  }
   if (cls === 'observe') return null;
   const pace = row.pace ?? {};
   if (pace.burst_cap != null && counts.wake >= pace.burst_cap) {
@@ -224,8 +227,14 @@ async function decide(tx: Queryable, run: GateRun, calls: readonly ProposedCall[
     }
     // The wake tools are the objective's own bookkeeping, and a run that is no wake has no journal to write to.
     const record = wakeTool || !row?.is_wake ? null : actionRecord(run, row, call, refusal);
-    return { refusal, record };
+    return { refusal, record, confinedTo: refusal === null && !wakeTool ? confinementOf(call, row!.grants) : null };
   });
+}
+
+/** The parts of a file profile an allowed call's filesystem grants confine it to (the node enforces them), or null. */
+function confinementOf(call: ProposedCall, grants: GateRow['grants']): string[] | null {
+  const target = call.targets.find((t) => t.type === 'filesystem');
+  return target ? (filesystemCoverage(target, call.consequence === 'observe', grants)?.confinedTo ?? null) : null;
 }
 
 function actionRecord(run: GateRun, row: GateRow, call: ProposedCall, refusal: Refusal | null): Record<string, unknown> {

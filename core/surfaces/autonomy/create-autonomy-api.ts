@@ -16,14 +16,17 @@ import { getWake, listWakes, wakeNow } from './wakes.js';
 /** The most triggers one scheduler transaction takes: the wakes of a batch are seen by the workers when it commits. */
 export const DEFAULT_TICK_BATCH = 50;
 
-export function createAutonomyApi({ db, config, tools }: Pick<Kernel, 'db' | 'config'> & Partial<Pick<Kernel, 'tools'>>): AutonomyApi {
+export function createAutonomyApi(kernel: Pick<Kernel, 'db' | 'config'> & Partial<Pick<Kernel, 'tools' | 'sessionNotices'>>): AutonomyApi {
+  const { db, config, tools } = kernel;
   const entries = tools ?? BUILTIN_ENTRY_CHECK;
+  // Read at each call: the wings whose threads are sessions register after this slice is made.
+  const threads = () => kernel.sessionNotices ?? [];
   return atBoundary({
     objectives: {
-      create: (projectId, request, options) => createObjective(db, projectId, request, options?.idempotency),
+      create: (projectId, request, options) => createObjective(db, projectId, request, options?.idempotency, threads()),
       get: (projectId, id) => getObjective(db, projectId, id),
       list: (projectId, query) => listObjectives(db, projectId, query),
-      update: (projectId, id, request) => updateObjective(db, projectId, id, request),
+      update: (projectId, id, request) => updateObjective(db, projectId, id, request, threads()),
       delete: (projectId, id) => deleteObjective(db, projectId, id),
       wake: (projectId, id, reason, options) => wakeNow(db, entries, projectId, id, reason, options?.idempotency),
       getWake: (projectId, id, ref) => getWake(db, projectId, id, ref),
@@ -51,7 +54,7 @@ export function createAutonomyApi({ db, config, tools }: Pick<Kernel, 'db' | 'co
     },
     scheduler: {
       tick: (options) => tick(db, { graceSeconds: config.scheduleGraceSeconds, batch: options?.batch ?? DEFAULT_TICK_BATCH, tools: entries }),
-      announce: () => announcePending(db),
+      announce: () => announcePending(db, threads()),
     },
     objectiveCalls: {
       objectiveOf: (projectId, responseId) => objectiveOfResponse(db, projectId, responseId),

@@ -51,6 +51,8 @@ const invalid = (pointer: string, detail: string) =>
   new PalaiError('validation-failed', `The grant is not valid: ${pointer.slice(1)} ${detail}.`, { errors: [{ pointer, detail }] });
 
 const PART = /^(\*|[A-Za-z0-9][A-Za-z0-9._:@-]{0,127})$/;
+/** A name of a path inside a file profile: not `.` or `..`, no separator or wildcard. */
+const INSIDE_NAME = /^(?!\.{1,2}$)[^/\\*\u0000]{1,255}$/;
 const HOST = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/;
 
 /** The locator in its type's form, or a validation problem. */
@@ -68,10 +70,14 @@ function checkLocator(type: string, locator: string): string {
     return host;
   }
   if (type === 'filesystem') {
-    // A node's file profile or working scope, by name: the roots behind it are the node's, and it resolves every path there.
-    const parts = locator.split('/');
-    if (parts.length !== 2 || !parts.every((p) => PART.test(p)))
-      throw invalid('/locator', 'is not <node>/<file profile or working scope> (each part a name or *)');
+    // A node's file profile or working scope by name, or a directory or file inside a profile by its path there:
+    // the roots behind it are the node's, and it resolves every path there.
+    const [node, profile, ...inside] = locator.split('/');
+    const form = '<node>/<file profile or working scope>, or <node>/<file profile>/<path inside it>';
+    if (profile === undefined || !PART.test(node) || !PART.test(profile)) throw invalid('/locator', `is not ${form} (node and profile each a name or *)`);
+    if (inside.length > 0 && (profile === '*' || !inside.every((name) => INSIDE_NAME.test(name)))) {
+      throw invalid('/locator', `is not ${form} (a path inside a named profile, its names without ., .., \\ or *)`);
+    }
     return locator;
   }
   return locator;
@@ -163,9 +169,47 @@ function hostMatches(host: string, pattern: string): boolean {
 
 /** Whether a call's target is inside one of the grants, for a call of this class. An empty part (a node call naming no scope) only `*` covers. */
 export function granted(target: GateTarget, observe: boolean, grants: readonly ActiveGrant[]): boolean {
+  if (target.type === 'filesystem') return filesystemCoverage(target, observe, grants) !== null;
   return grants.some((grant) => {
     if (grant.type !== target.type) return false;
     if (grant.access_mode === 'read' && !observe) return false;
     return target.type === 'channel' ? hostMatches(target.locator, grant.locator) : locatorMatches(target.locator, grant.locator);
   });
+}
+
+/** A path the model gave, as names inside its profile; null for one that could lead out of it (the node refuses those too). */
+function insideNames(path: string): string[] | null {
+  if (path.includes('\u0000') || path.includes('\\') || path.startsWith('/') || /^[A-Za-z]:/.test(path)) return null;
+  const names = path.split('/').filter((name) => name !== '' && name !== '.');
+  return names.includes('..') ? null : names;
+}
+
+/**
+ * Which active filesystem grants cover a node call's profile and every path it
+ * names: `{confinedTo: null}` when one covers the whole profile, else the parts
+ * (paths inside the profile) the covering grants name, to which the node then
+ * confines the call, symlinks resolved; null when none covers it. A call whose
+ * paths are not known (an exec command in a working scope) needs a grant on
+ * the whole scope; a path that could lead out of the profile none covers.
+ */
+export function filesystemCoverage(target: GateTarget, observe: boolean, grants: readonly ActiveGrant[]): { confinedTo: string[] | null } | null {
+  const paths = target.paths?.map(insideNames);
+  if (paths?.some((p) => p === null)) return null;
+  const parts = new Set<string>();
+  let whole = false;
+  for (const grant of grants) {
+    if (grant.type !== 'filesystem' || (grant.access_mode === 'read' && !observe)) continue;
+    const [node, profile, ...inside] = grant.locator.split('/');
+    if (!locatorMatches(target.locator, `${node}/${profile}`)) continue;
+    if (inside.length === 0) whole = true;
+    else if (paths) {
+      const under = (names: string[]) => inside.every((name, i) => names[i] === name);
+      if ((paths as string[][]).some(under)) parts.add(inside.join('/'));
+    }
+  }
+  if (whole) return { confinedTo: null };
+  if (!paths || parts.size === 0) return null;
+  // Every path inside one of the parts.
+  const covered = (paths as string[][]).every((names) => [...parts].some((part) => part.split('/').every((name, i) => names[i] === name)));
+  return covered ? { confinedTo: [...parts].sort() } : null;
 }

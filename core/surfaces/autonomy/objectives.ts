@@ -11,6 +11,7 @@ import { TERMINAL_STATUSES } from '../../response-status.js';
 import { requireSession } from '../../sessions/sessions.js';
 import type { Db, Queryable } from '../../store/db.js';
 import { objectiveView, SELECT_OBJECTIVE, type ObjectiveRow } from './objective-views.js';
+import type { SessionNotices } from '../../outbox/session-notice-port.js';
 import { checkNotify } from './notifications.js';
 import { checkPace } from './pace.js';
 import { blockReason, NO_POLICY_YET } from './policy-gate.js';
@@ -32,7 +33,13 @@ export function assertOpen(row: ObjectiveRow): void {
   if (ENDED.includes(row.status)) throw new PalaiError('conflict', `Objective ${row.id} is ${row.status}; it takes no more policies, triggers or wakes.`);
 }
 
-export async function createObjective(db: Db, projectId: string, request: CreateObjectiveRequest, idem?: IdempotencyClaim): Promise<Objective> {
+export async function createObjective(
+  db: Db,
+  projectId: string,
+  request: CreateObjectiveRequest,
+  idem?: IdempotencyClaim,
+  threads: readonly SessionNotices[] = [],
+): Promise<Objective> {
   return db.transaction(async (tx) => {
     const agent = await requireAgent(tx, projectId, request.agent);
     const mode = request.session_mode ?? 'objective';
@@ -67,7 +74,8 @@ export async function createObjective(db: Db, projectId: string, request: Create
         NO_POLICY_YET,
         JSON.stringify(request.metadata ?? {}),
         JSON.stringify(checkPace(request.pace ?? {})),
-        JSON.stringify(await checkNotify(tx, projectId, request.notify ?? {})),
+        // An objective started on a Slack thread's session is announced in that thread unless it says otherwise.
+        JSON.stringify(await checkNotify(tx, projectId, request.notify ?? {}, { sessionId: request.session ?? null, threads, byDefault: true })),
       ],
     );
     await reserveKey(tx, projectId, idem, rows[0].id);
@@ -122,7 +130,13 @@ async function nextStatus(
   return reason === null ? { status: 'active', reason: null } : { status: 'blocked', reason };
 }
 
-export async function updateObjective(db: Db, projectId: string, id: string, request: UpdateObjectiveRequest): Promise<Objective> {
+export async function updateObjective(
+  db: Db,
+  projectId: string,
+  id: string,
+  request: UpdateObjectiveRequest,
+  threads: readonly SessionNotices[] = [],
+): Promise<Objective> {
   return db.transaction(async (tx) => {
     const row = await requireObjective(tx, projectId, id, true);
     if (ENDED.includes(row.status) && request.status !== undefined && request.status !== row.status) {
@@ -155,7 +169,9 @@ export async function updateObjective(db: Db, projectId: string, id: string, req
         request.overlap ?? null,
         request.metadata === undefined ? null : JSON.stringify(request.metadata),
         request.pace === undefined ? null : JSON.stringify(checkPace(request.pace)),
-        request.notify === undefined ? null : JSON.stringify(await checkNotify(tx, projectId, request.notify)),
+        request.notify === undefined
+          ? null
+          : JSON.stringify(await checkNotify(tx, projectId, request.notify, { sessionId: row.session_id, threads, byDefault: false })),
       ],
     );
     if (stops) {

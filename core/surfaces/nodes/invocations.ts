@@ -47,8 +47,14 @@ const preparedOf = (row: InvocationRow, output: string | null = invocationOutput
 
 /** What the call asks of the plan: the same for every attempt of one call. */
 const sameRequest = (row: InvocationRow, call: NodeCallRequest): boolean => {
-  const { plan_hash: _hash, ...stored } = row.plan;
-  const asked: UnhashedPlan = { ...stored, node_id: call.nodeId, command: call.command, input: call.input };
+  const { plan_hash: _hash, workspace_within: _within, ...stored } = row.plan;
+  const asked: UnhashedPlan = {
+    ...stored,
+    node_id: call.nodeId,
+    command: call.command,
+    input: call.input,
+    ...(call.within ? { workspace_within: call.within } : {}),
+  };
   return planHash(asked) === row.plan_hash;
 };
 
@@ -65,16 +71,21 @@ interface BoundSecrets {
 
 /**
  * Each asked secret found among the project's, and bound by the digest and
- * length of its value (read here in memory and never kept), so the node can
- * tell the value it is sent is the one the plan was made for.
+ * length of its value (its fingerprint, kept when it was stored: the value is
+ * not opened here), so the node can tell the value it is sent is the one the
+ * plan was made for.
  */
 async function bindSecrets(tx: Queryable, secrets: SecretStore, projectId: string, asked: NodeCallRequest['secretEnv']): Promise<BoundSecrets | string> {
   const bound: BoundSecrets = { env: [], refs: [] };
   for (const { name, secret } of asked ?? []) {
     const found = await findProjectSecret(tx, projectId, secret);
     if (!found) return `the secret ${JSON.stringify(secret)} mapped to ${name} is not a secret of this project`;
-    const value = await secrets.reveal(tx, projectId, found.id);
-    bound.env.push({ name, digest: secretDigest(value), length: value.length });
+    // The fingerprint kept when it was stored; only a secret stored before fingerprints were kept is opened here.
+    const fingerprint =
+      found.value_digest && found.value_length
+        ? { digest: found.value_digest, length: found.value_length }
+        : await secrets.reveal(tx, projectId, found.id).then((value) => ({ digest: secretDigest(value), length: value.length }));
+    bound.env.push({ name, ...fingerprint });
     bound.refs.push({ name, secret_id: found.id });
   }
   return bound;
@@ -115,6 +126,7 @@ function planFor(
     descriptor_hash: descriptor ? descriptorHash(descriptor) : canonicalHash({ unavailable: call.command }),
     catalog_hash: node.catalog_hash,
     input: call.input,
+    ...(call.within ? { workspace_within: call.within } : {}),
     ...(secretEnv.length > 0 ? { secret_env: secretEnv } : {}),
     timeout_seconds: Math.max(1, Math.min(call.timeoutSeconds ?? maxTimeout, maxTimeout)),
     output_limit_bytes: descriptor?.max_output_bytes ?? 1,

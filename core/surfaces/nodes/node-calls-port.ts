@@ -30,6 +30,8 @@ export interface NodeCallRequest {
   timeoutSeconds?: number;
   /** Environment variables the model asked for whose values are project secrets (by id or name): bound in the plan by digest and length. */
   secretEnv?: { name: string; secret: string }[];
+  /** The parts of the file profile (paths inside it) an objective's grants confine a workspace call to; the plan carries them to the node. */
+  within?: string[];
 }
 
 /** A prepared (or found) invocation. */

@@ -63,6 +63,25 @@ export async function realRoots(roots: string[]): Promise<{ root: string; real: 
 }
 
 /**
+ * The real paths an access may end inside: the allowed roots' real paths, or,
+ * for a plan confined to parts of the profile, the real paths of those parts
+ * under each root (a part that is not there, or whose real path leaves its
+ * root, confines to nothing).
+ */
+export async function containingRoots(profile: FileProfile, access: Access): Promise<string[]> {
+  const roots = await realRoots(rootsFor(profile, access));
+  if (!profile.within) return roots.map((r) => r.real);
+  const parts: string[] = [];
+  for (const { real } of roots) {
+    for (const part of profile.within) {
+      const narrowed = await realpath(join(real, ...checkRelative(part))).catch(() => null);
+      if (narrowed !== null && within(real, narrowed)) parts.push(narrowed);
+    }
+  }
+  return parts;
+}
+
+/**
  * Where a relative path leads for an access: against the first root it is
  * found in (for a file not there yet, the first whose directory for it is
  * there; else the first root), and only if its real path is inside an
@@ -95,6 +114,9 @@ export async function resolveTarget(profile: FileProfile, path: unknown, access:
     exists = false;
   }
   if (!roots.some((r) => within(r.real, real))) throw new WorkspaceDenied(`${label} leads outside the profile's ${kind} roots`);
+  if (profile.within && !(await containingRoots(profile, access)).some((part) => within(part, real))) {
+    throw new WorkspaceDenied(`${label} leads outside the parts of the profile this call is confined to`);
+  }
   return { shown: label, relative: names.join('/') || '.', real, exists };
 }
 

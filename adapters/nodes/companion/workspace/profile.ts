@@ -11,6 +11,8 @@ export interface FileProfile {
   allowCreate: boolean;
   allowOverwrite: boolean;
   maxFileBytes: number; // the largest file a write/patch may leave, and the largest file read whole
+  /** Set by a plan confined to parts of the profile (paths inside it): only those parts may be read or written. */
+  within?: readonly string[];
 }
 
 /** The operation was refused by the node's rules (outside the roots, not allowed to create/overwrite, too large...). Maps to COMMAND_DENIED. */

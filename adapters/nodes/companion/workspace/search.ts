@@ -11,7 +11,7 @@ import { join, matchesGlob } from 'node:path';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { decodeText, looksBinary } from './files.js';
 import { checkGlob } from './glob.js';
-import { realRoots, resolveTarget, rootsFor, within } from './paths.js';
+import { containingRoots, resolveTarget, within } from './paths.js';
 import { type FileProfile, guarded, shown, WorkspaceFailed } from './profile.js';
 
 export const MAX_SCANNED_FILES = 10_000;
@@ -55,7 +55,8 @@ export async function workspaceSearch(profile: FileProfile, input: { pattern: st
       input.pattern,
       Math.min(limit, MAX_MATCHES),
       glob,
-      (await realRoots(rootsFor(profile, 'read'))).map((r) => r.real),
+      // A symlinked file counts only inside these: the roots, or the parts of them the call is confined to.
+      await containingRoots(profile, 'read'),
     );
     const stats = await stat(target.real);
     // Result paths are in the model's terms (relative to the root, through any symlink it named), so they can be read back as they are.
