@@ -27,24 +27,29 @@ export interface FeedEntry {
 
 export type KernelEventTypeFilter = KernelEvent['type'][];
 
-// `${tx_id}.${position}`: xid8 is unsigned 64-bit, position a positive bigint.
-const CURSOR = /^(\d{1,20})\.(\d{1,19})$/;
+// `${tx_id}.${position}` after a journal row, `${tx_id}.${position}.${sequence}` after one event of
+// a row that holds more (migration 0033): xid8 is unsigned 64-bit, position a positive bigint.
+const CURSOR = /^(\d{1,20})\.(\d{1,19})(?:\.(\d{1,10}))?$/;
 const MAX_TX_ID = 2n ** 64n - 1n;
 const MAX_POSITION = 2n ** 63n - 1n;
+const MAX_SEQUENCE = 2 ** 31 - 1;
 const BATCH = 500;
 
 interface CursorParts {
   txId: string;
   position: string;
+  /** Within the row: after this event's sequence (the whole row: MAX_SEQUENCE). */
+  sequence: number;
 }
 
 function parseCursor(cursor: FeedCursor): CursorParts {
-  if (cursor === FEED_START) return { txId: '0', position: '0' };
+  if (cursor === FEED_START) return { txId: '0', position: '0', sequence: MAX_SEQUENCE };
   const match = typeof cursor === 'string' ? CURSOR.exec(cursor) : null;
-  if (!match || BigInt(match[1]) > MAX_TX_ID || BigInt(match[2]) > MAX_POSITION) {
+  const sequence = match?.[3] === undefined ? MAX_SEQUENCE : Number(match[3]);
+  if (!match || BigInt(match[1]) > MAX_TX_ID || BigInt(match[2]) > MAX_POSITION || sequence > MAX_SEQUENCE) {
     throw new PalaiError('invalid-request', `${JSON.stringify(cursor)} is not a feed cursor; pass one a feed returned, or start from the beginning.`);
   }
-  return { txId: BigInt(match[1]).toString(), position: BigInt(match[2]).toString() };
+  return { txId: BigInt(match[1]).toString(), position: BigInt(match[2]).toString(), sequence };
 }
 
 // Cursor columns are renamed: an ORDER BY naming an output column would sort their text.
@@ -55,6 +60,8 @@ interface FeedRow {
   sequence: number;
   type: string;
   data: Record<string, unknown>;
+  /** Whether it is its row's last event. */
+  row_end: boolean;
 }
 
 /** Up to `limit` events of the project after `after`, optionally only of some `types`. */
@@ -67,18 +74,20 @@ export async function readProjectEvents(
 ): Promise<FeedEntry[]> {
   const from = parseCursor(after);
   const { rows } = await db.query<FeedRow>(
-    `SELECT tx_id::text AS cursor_tx, position::text AS cursor_position, response_id, sequence, type, data
-       FROM response_events
-      WHERE project_id = $1
-        AND (tx_id, position) > ($2::xid8, $3::bigint)
-        AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        AND ($5::text[] IS NULL OR type = ANY($5::text[]))
-      ORDER BY tx_id, position
+    `SELECT j.tx_id::text AS cursor_tx, j.position::text AS cursor_position, j.response_id, e.sequence, e.type, e.data,
+            e.sequence = j.last_sequence AS row_end
+       FROM response_journal j CROSS JOIN LATERAL palai_journal_events(j) e
+      WHERE j.project_id = $1
+        AND (j.tx_id, j.position) >= ($2::xid8, $3::bigint)
+        AND (j.tx_id, j.position, e.sequence) > ($2::xid8, $3::bigint, $6::integer)
+        AND j.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        AND ($5::text[] IS NULL OR e.type = ANY($5::text[]))
+      ORDER BY j.tx_id, j.position, e.sequence
       LIMIT $4`,
-    [projectId, from.txId, from.position, limit, types ?? null],
+    [projectId, from.txId, from.position, limit, types ?? null, from.sequence],
   );
   return rows.map((row) => ({
-    cursor: `${row.cursor_tx}.${row.cursor_position}`,
+    cursor: `${row.cursor_tx}.${row.cursor_position}${row.row_end ? '' : `.${row.sequence}`}`,
     responseId: row.response_id,
     sequence: row.sequence,
     event: { type: row.type, ...row.data } as KernelEvent,
@@ -89,7 +98,7 @@ export async function readProjectEvents(
 export async function latestCursor(db: Queryable, projectId: string): Promise<FeedCursor> {
   const { rows } = await db.query<Pick<FeedRow, 'cursor_tx' | 'cursor_position'>>(
     `SELECT tx_id::text AS cursor_tx, position::text AS cursor_position
-       FROM response_events
+       FROM response_journal
       WHERE project_id = $1 AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
       ORDER BY tx_id DESC, position DESC
       LIMIT 1`,
