@@ -9,7 +9,8 @@
 import type { ResponseState } from '../../generated/protocol-schemas.js';
 import { outputItemId } from '../ids.js';
 import { isTerminal } from '../response-status.js';
-import type { KernelEvent } from './journal-port.js';
+import { responseState, type ResponseRow } from '../responses/responses.js';
+import type { JournalEntry, KernelEvent } from './journal-port.js';
 
 type Entry = Record<string, unknown>;
 
@@ -201,4 +202,97 @@ export function journalEntries(responseId: string, events: readonly KernelEvent[
   }
   endRun();
   return entries;
+}
+
+/** A journal row as read (migration 0033). */
+export interface JournalRow {
+  first_sequence: number | null;
+  last_sequence: number;
+  type: string | null;
+  data: unknown;
+  /** The response row as it now is, when the journal row holds a status entry (RESPONSE_OF_ROW selects it). */
+  response: ResponseRow | null;
+}
+
+/**
+ * The select-list term a journal read over `j` adds: the response row as it now
+ * is, only for rows holding a status entry, whose response it rebuilds (with
+ * responseState, as the status writer built it).
+ */
+export const RESPONSE_OF_ROW = `CASE WHEN jsonb_typeof(j.data) = 'array' AND j.data @? '$[*].s'
+  THEN (SELECT jsonb_build_object('id', r.id, 'status', r.status, 'agent_id', r.agent_id, 'agent_name', a.name, 'agent_revision', rev.revision,
+          'agent_revision_id', r.agent_revision_id, 'session_id', r.session_id, 'previous_response_id', r.previous_response_id,
+          'instructions', r.instructions, 'background', r.background, 'metadata', r.metadata, 'options', r.options, 'output', r.output,
+          'usage', r.usage, 'step_usage', r.step_usage, 'error', r.error, 'created_at', r.created_at, 'completed_at', r.completed_at,
+          'status_changed_at', r.status_changed_at)
+          FROM responses r JOIN agents a ON a.id = r.agent_id JOIN agent_revisions rev ON rev.id = r.agent_revision_id
+         WHERE r.id = j.response_id) END AS response`;
+
+/** The status event of an entry: its response from the row's state, with what the entry kept. */
+function statusOf(entry: Entry, row: ResponseRow | null): KernelEvent {
+  const status = entry.s as ResponseState['status'];
+  if (!row) throw new Error('a status entry was read without its response');
+  // Its own status, so a terminal one lists no pending calls, as when it was written.
+  const state = responseState({ ...row, status, pending_calls: null });
+  if (entry.r === 1) return { type: 'status', status, response: { ...state, status } };
+  const response: ResponseState = {
+    ...state,
+    status,
+    output: (entry.o as ResponseState['output']) ?? [],
+    usage: (entry.u as ResponseState['usage']) ?? null,
+    usage_by_step: (entry.b as ResponseState['usage_by_step']) ?? [],
+    error: (entry.e as ResponseState['error']) ?? null,
+    pending_calls: (entry.p as ResponseState['pending_calls']) ?? [],
+    completed_at: (entry.c as number) ?? null,
+    status_changed_at: state.created_at + ((entry.t as number) ?? 0),
+  };
+  return { type: 'status', status, response };
+}
+
+/** The events of a message entry, in order. */
+function messageEvents(responseId: string, entry: Entry): KernelEvent[] {
+  const outputIndex = entry.m as number;
+  const id = (entry.i as string | undefined) ?? outputItemId('msg', responseId, outputIndex);
+  const deltas = (entry.d as string[] | undefined) ?? [];
+  const text = (entry.t as string | undefined) ?? deltas.join('');
+  const at = { item_id: id, output_index: outputIndex, content_index: 0 };
+  const part = () => ({ type: 'output_text' as const, text, annotations: [] });
+  const item = (status: 'in_progress' | 'completed' | 'incomplete') => ({
+    id,
+    type: 'message' as const,
+    role: 'assistant' as const,
+    status,
+    content: status === 'in_progress' ? [] : [part()],
+  });
+  const events: KernelEvent[] = [];
+  if (entry.a === 1) {
+    events.push({ type: 'item.added', output_index: outputIndex, item: item('in_progress') });
+    events.push({ type: 'content.added', ...at, part: { type: 'output_text', text: '', annotations: [] } });
+  }
+  for (const delta of deltas) events.push({ type: 'text.delta', ...at, delta });
+  if (entry.z === 'c') {
+    events.push({ type: 'text.done', ...at, text });
+    events.push({ type: 'content.done', ...at, part: part() });
+    events.push({ type: 'item.done', output_index: outputIndex, item: item('completed') });
+  } else if (entry.z === 'i') events.push({ type: 'item.done', output_index: outputIndex, item: item('incomplete') });
+  return events;
+}
+
+/** The events a journal row holds, with their sequences; the SQL decoder, palai_journal_events, gives the same. */
+export function rowEvents(responseId: string, row: JournalRow): JournalEntry[] {
+  if (!Array.isArray(row.data)) return [{ sequence: row.last_sequence, event: { type: row.type, ...(row.data as object) } as KernelEvent }];
+  let sequence = row.first_sequence ?? row.last_sequence;
+  const out: JournalEntry[] = [];
+  for (const entry of row.data as Entry[]) {
+    const events =
+      'type' in entry
+        ? [entry as unknown as KernelEvent]
+        : 's' in entry
+          ? [statusOf(entry, row.response)]
+          : 'm' in entry
+            ? messageEvents(responseId, entry)
+            : [];
+    for (const event of events) out.push({ sequence: sequence++, event });
+  }
+  return out;
 }

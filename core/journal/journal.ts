@@ -7,7 +7,7 @@ import { SqlParams } from '../store/sql-params.js';
 import { takeSequences } from '../responses/journal-sequences.js';
 import { TERMINAL_STATUSES } from '../response-status.js';
 import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelEvent } from './journal-port.js';
-import { journalEntries } from './journal-rows.js';
+import { journalEntries, RESPONSE_OF_ROW, rowEvents, type JournalRow } from './journal-rows.js';
 import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
 
 export type { JournalEntry, KernelEvent };
@@ -88,36 +88,44 @@ export async function appendEvents(db: Queryable, writer: JournalWriter, events:
   return rows[0].first;
 }
 
-/** The events of a response's journal rows: palai_journal_events (migration 0033) reads each row back into its events. */
-const EVENTS_OF = 'FROM response_journal j CROSS JOIN LATERAL palai_journal_events(j) e';
-
 /**
- * Tests set PALAI_JOURNAL_VERIFY=1: each append is read back at once and must
- * give exactly the events written, so every test checks the journal's encoding.
+ * Tests set PALAI_JOURNAL_VERIFY=1: each append is read back at once, by
+ * readEvents and through the response_events view (palai_journal_events, the
+ * SQL decoder), and both must give exactly the events written, so every test
+ * checks the journal's encoding.
  */
 const VERIFY_APPENDS = process.env.PALAI_JOURNAL_VERIFY === '1';
 
 export async function verifyAppend(db: Queryable, responseId: string, first: number, events: readonly KernelEvent[]): Promise<void> {
   if (!VERIFY_APPENDS) return;
+  const written = JSON.parse(JSON.stringify(events.map((event, i) => ({ sequence: first + i, event })))) as unknown;
+  const read = await readEvents(db, responseId, first - 1, events.length);
   const { rows } = await db.query<{ sequence: number; type: string; data: Record<string, unknown> }>(
-    `SELECT e.sequence, e.type, e.data ${EVENTS_OF} WHERE j.response_id = $1 AND j.last_sequence >= $2 AND e.sequence BETWEEN $2 AND $3 ORDER BY e.sequence`,
+    `SELECT e.sequence, e.type, e.data FROM response_journal j CROSS JOIN LATERAL palai_journal_events(j) e
+      WHERE j.response_id = $1 AND j.last_sequence >= $2 AND e.sequence BETWEEN $2 AND $3 ORDER BY e.sequence`,
     [responseId, first, first + events.length - 1],
   );
-  const read = rows.map((row) => ({ type: row.type, ...row.data }));
-  const written = JSON.parse(JSON.stringify(events)) as unknown;
-  if (!isDeepStrictEqual(read, written) || rows.some((row, i) => row.sequence !== first + i)) {
-    throw new Error(
-      `journal of ${responseId} from ${first} reads back otherwise than written:\nwritten ${JSON.stringify(written)}\nread    ${JSON.stringify(rows)}`,
-    );
+  const viewed = rows.map((row) => ({ sequence: row.sequence, event: { type: row.type, ...row.data } }));
+  for (const [how, got] of [
+    ['readEvents', read],
+    ['response_events', viewed],
+  ] as const) {
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(got)), written))
+      throw new Error(
+        `journal of ${responseId} from ${first} reads back (${how}) otherwise than written:\nwritten ${JSON.stringify(written)}\nread    ${JSON.stringify(got)}`,
+      );
   }
 }
 
 export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEntry[]> {
-  const { rows } = await db.query<{ sequence: number; type: string; data: Record<string, unknown> }>(
-    `SELECT e.sequence, e.type, e.data ${EVENTS_OF} WHERE j.response_id = $1 AND j.last_sequence > $2 AND e.sequence > $2 ORDER BY e.sequence LIMIT $3`,
+  const { rows } = await db.query<JournalRow>(
+    `SELECT j.first_sequence, j.last_sequence, j.type, j.data, ${RESPONSE_OF_ROW}
+       FROM response_journal j WHERE j.response_id = $1 AND j.last_sequence > $2 ORDER BY j.last_sequence LIMIT $3`,
     [responseId, afterSequence, limit],
   );
-  return rows.map((row) => ({ sequence: row.sequence, event: { type: row.type, ...row.data } as KernelEvent }));
+  const entries: JournalEntry[] = [];
+  for (const row of rows) for (const entry of rowEvents(responseId, row)) if (entry.sequence > afterSequence && entries.length < limit) entries.push(entry);
+  return entries;
 }
 
 /** The sequence of the response's latest event (-1 before its first). */

@@ -10,6 +10,7 @@
 import { PalaiError } from '../errors/palai-error.js';
 import type { Db, Queryable } from '../store/db.js';
 import type { FeedCursor, KernelEvent } from './journal-port.js';
+import { RESPONSE_OF_ROW, rowEvents, type JournalRow } from './journal-rows.js';
 import { anyEventKey, type Wakeups } from './wakeups.js';
 
 export type { FeedCursor };
@@ -53,15 +54,10 @@ function parseCursor(cursor: FeedCursor): CursorParts {
 }
 
 // Cursor columns are renamed: an ORDER BY naming an output column would sort their text.
-interface FeedRow {
+interface FeedRow extends JournalRow {
   cursor_tx: string;
   cursor_position: string;
   response_id: string;
-  sequence: number;
-  type: string;
-  data: Record<string, unknown>;
-  /** Whether it is its row's last event. */
-  row_end: boolean;
 }
 
 /** Up to `limit` events of the project after `after`, optionally only of some `types`. */
@@ -72,26 +68,37 @@ export async function readProjectEvents(
   limit = BATCH,
   types?: KernelEventTypeFilter,
 ): Promise<FeedEntry[]> {
-  const from = parseCursor(after);
-  const { rows } = await db.query<FeedRow>(
-    `SELECT j.tx_id::text AS cursor_tx, j.position::text AS cursor_position, j.response_id, e.sequence, e.type, e.data,
-            e.sequence = j.last_sequence AS row_end
-       FROM response_journal j CROSS JOIN LATERAL palai_journal_events(j) e
-      WHERE j.project_id = $1
-        AND (j.tx_id, j.position) >= ($2::xid8, $3::bigint)
-        AND (j.tx_id, j.position, e.sequence) > ($2::xid8, $3::bigint, $6::integer)
-        AND j.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        AND ($5::text[] IS NULL OR e.type = ANY($5::text[]))
-      ORDER BY j.tx_id, j.position, e.sequence
-      LIMIT $4`,
-    [projectId, from.txId, from.position, limit, types ?? null, from.sequence],
-  );
-  return rows.map((row) => ({
-    cursor: `${row.cursor_tx}.${row.cursor_position}${row.row_end ? '' : `.${row.sequence}`}`,
-    responseId: row.response_id,
-    sequence: row.sequence,
-    event: { type: row.type, ...row.data } as KernelEvent,
-  }));
+  let from = parseCursor(after);
+  const wanted = types ? new Set<string>(types) : null;
+  const entries: FeedEntry[] = [];
+  // A row holds one or more events; with `types`, a batch of rows may hold none wanted, so read on until `limit` or the end.
+  for (;;) {
+    const { rows } = await db.query<FeedRow>(
+      `SELECT j.tx_id::text AS cursor_tx, j.position::text AS cursor_position, j.response_id, j.first_sequence, j.last_sequence, j.type, j.data,
+              ${RESPONSE_OF_ROW}
+         FROM response_journal j
+        WHERE j.project_id = $1
+          AND (j.tx_id, j.position) >= ($2::xid8, $3::bigint)
+          AND ((j.tx_id, j.position) > ($2::xid8, $3::bigint) OR j.last_sequence > $6)
+          AND j.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+          AND ($5::text[] IS NULL OR j.type IS NULL OR j.type = ANY($5::text[]))
+        ORDER BY j.tx_id, j.position
+        LIMIT $4`,
+      [projectId, from.txId, from.position, limit, types ?? null, from.sequence],
+    );
+    for (const row of rows) {
+      const start = row.cursor_tx === from.txId && row.cursor_position === from.position ? from.sequence : -1;
+      for (const { sequence, event } of rowEvents(row.response_id, row)) {
+        if (sequence <= start || (wanted && !wanted.has(event.type))) continue;
+        const cursor = `${row.cursor_tx}.${row.cursor_position}${sequence === row.last_sequence ? '' : `.${sequence}`}`;
+        entries.push({ cursor, responseId: row.response_id, sequence, event });
+        if (entries.length === limit) return entries;
+      }
+    }
+    if (rows.length < limit || !wanted) return entries;
+    const last = rows.at(-1)!;
+    from = { txId: last.cursor_tx, position: last.cursor_position, sequence: MAX_SEQUENCE };
+  }
 }
 
 /** The cursor after every event the feed can return now: reading from it yields only what comes later. */
