@@ -2,6 +2,7 @@
 import { benchA2aPath } from './a2a-path.js';
 import { benchBackground } from './background.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
+import { benchBytesPerResponse } from './bytes-per-response.js';
 import { benchCallGate } from './call-gate.js';
 import { writeResults } from './figures.js';
 import { benchFootprint } from './footprint.js';
@@ -34,6 +35,7 @@ await benchQueueSqs();
 await benchQueueKafka();
 await benchObjectiveWakes();
 await benchCallGate();
+await benchBytesPerResponse();
 await benchRetention();
 
 writeResults(new URL('results.json', import.meta.url).pathname);

@@ -34,5 +34,6 @@ for (const script of ['scripts/build.mjs', 'scripts/build-console.mjs']) {
 // --test-force-exit: a file whose tests all ended exits, even if Node's own teardown would not
 // (it has been seen spinning in its handle cleanup at exit, nodejs/node#47748, holding the run for good).
 const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files];
-const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: process.env });
+// PALAI_JOURNAL_VERIFY: every journal append is read back and compared (core/journal/journal.ts).
+const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: { PALAI_JOURNAL_VERIFY: '1', ...process.env } });
 process.exit(result.status ?? 1);

@@ -25,7 +25,7 @@ export const SESSION_ENDED_SIGNAL = 'mcp.session-ended';
 /** How often an open stream checks its session still lives, should the signal be lost. */
 const LIVENESS_POLL_MS = 30_000;
 
-const FEED_EVENT_ID = /^feed\.(\d{1,20}\.\d{1,19})$/;
+const FEED_EVENT_ID = /^feed\.(\d{1,20}\.\d{1,19}(?:\.\d{1,10})?)$/;
 export const feedEventId = (cursor: FeedCursor): string => `feed.${cursor}`;
 /** The feed cursor a Last-Event-ID of this stream names, or null for any other id. */
 export const parseFeedEventId = (id: string): FeedCursor | null => FEED_EVENT_ID.exec(id)?.[1] ?? null;

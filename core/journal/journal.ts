@@ -1,11 +1,13 @@
 // The append-only event journal of each response. Sequence numbers come from the
 // response row inside the writing transaction, so they are gap-free; a writer
 // holding a stale lease token gets no sequence and its transaction rolls back.
+import { isDeepStrictEqual } from 'node:util';
 import type { Db, Queryable } from '../store/db.js';
 import { SqlParams } from '../store/sql-params.js';
 import { takeSequences } from '../responses/journal-sequences.js';
 import { TERMINAL_STATUSES } from '../response-status.js';
 import { isTerminalEvent, isWaitingEvent, type JournalEntry, type KernelEvent } from './journal-port.js';
+import { journalEntries, RESPONSE_OF_ROW, rowEvents, type JournalRow } from './journal-rows.js';
 import { EVENTS_CHANNEL, eventsKey, type Wakeups } from './wakeups.js';
 
 export type { JournalEntry, KernelEvent };
@@ -47,20 +49,20 @@ export interface AppendOptions {
 /**
  * The CTEs of an append, for statements that write more with it: `next` takes
  * the sequences (no row when the writer's lease is stale, so nothing joined to
- * it is written either), `next.first` is the first event's, and `inserted` writes the events.
+ * it is written either), `next.first` is the first event's, and `inserted` writes
+ * the events — one journal row for them all (journal-rows.ts).
  */
 export function appendCtes(p: SqlParams, writer: JournalWriter, events: readonly KernelEvent[]): string {
   if (events.length === 0) throw new RangeError('an append needs at least one event');
   const count = p.add(events.length, 'integer');
   const id = p.add(writer.responseId, 'text');
   const token = p.add(writer.leaseToken, 'integer');
-  const batch = JSON.stringify(events.map(({ type, ...data }) => ({ type, data })));
+  const entries = JSON.stringify(journalEntries(writer.responseId, events));
   return `next AS (${takeSequences(id, token, count)}),
      inserted AS (
-       INSERT INTO response_events (project_id, response_id, sequence, type, data)
-       SELECT ${p.add(writer.projectId, 'text')}, ${id}, next.first + e.ord - 1, e.value->>'type', e.value->'data'
-         FROM next, jsonb_array_elements(${p.add(batch, 'jsonb')}) WITH ORDINALITY AS e(value, ord)
-        ORDER BY e.ord)`;
+       INSERT INTO response_journal (project_id, response_id, first_sequence, last_sequence, data)
+       SELECT ${p.add(writer.projectId, 'text')}, ${id}, CASE WHEN ${count} > 1 THEN next.first END, next.first + ${count} - 1, ${p.add(entries, 'jsonb')}
+         FROM next)`;
 }
 
 /** The NOTIFYs of an append, as select-list terms over `next` (sent only when the append happens). */
@@ -82,20 +84,53 @@ export async function appendEvents(db: Queryable, writer: JournalWriter, events:
   const sql = `WITH ${appendCtes(p, writer, events)} SELECT next.first${appendWakes(p, writer, options)} FROM next`;
   const { rows } = await db.query<{ first: number }>(sql, p.values);
   if (rows.length === 0) throw new LeaseLostError(writer.responseId);
+  await verifyAppend(db, writer.responseId, rows[0].first, events);
   return rows[0].first;
 }
 
-export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEntry[]> {
+/**
+ * Tests set PALAI_JOURNAL_VERIFY=1: each append is read back at once, by
+ * readEvents and through the response_events view (palai_journal_events, the
+ * SQL decoder), and both must give exactly the events written, so every test
+ * checks the journal's encoding.
+ */
+const VERIFY_APPENDS = process.env.PALAI_JOURNAL_VERIFY === '1';
+
+export async function verifyAppend(db: Queryable, responseId: string, first: number, events: readonly KernelEvent[]): Promise<void> {
+  if (!VERIFY_APPENDS) return;
+  const written = JSON.parse(JSON.stringify(events.map((event, i) => ({ sequence: first + i, event })))) as unknown;
+  const read = await readEvents(db, responseId, first - 1, events.length);
   const { rows } = await db.query<{ sequence: number; type: string; data: Record<string, unknown> }>(
-    'SELECT sequence, type, data FROM response_events WHERE response_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3',
+    `SELECT e.sequence, e.type, e.data FROM response_journal j CROSS JOIN LATERAL palai_journal_events(j) e
+      WHERE j.response_id = $1 AND j.last_sequence >= $2 AND e.sequence BETWEEN $2 AND $3 ORDER BY e.sequence`,
+    [responseId, first, first + events.length - 1],
+  );
+  const viewed = rows.map((row) => ({ sequence: row.sequence, event: { type: row.type, ...row.data } }));
+  for (const [how, got] of [
+    ['readEvents', read],
+    ['response_events', viewed],
+  ] as const) {
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(got)), written))
+      throw new Error(
+        `journal of ${responseId} from ${first} reads back (${how}) otherwise than written:\nwritten ${JSON.stringify(written)}\nread    ${JSON.stringify(got)}`,
+      );
+  }
+}
+
+export async function readEvents(db: Queryable, responseId: string, afterSequence: number, limit = 500): Promise<JournalEntry[]> {
+  const { rows } = await db.query<JournalRow>(
+    `SELECT j.first_sequence, j.last_sequence, j.type, j.data, ${RESPONSE_OF_ROW}
+       FROM response_journal j WHERE j.response_id = $1 AND j.last_sequence > $2 ORDER BY j.last_sequence LIMIT $3`,
     [responseId, afterSequence, limit],
   );
-  return rows.map((row) => ({ sequence: row.sequence, event: { type: row.type, ...row.data } as KernelEvent }));
+  const entries: JournalEntry[] = [];
+  for (const row of rows) for (const entry of rowEvents(responseId, row)) if (entry.sequence > afterSequence && entries.length < limit) entries.push(entry);
+  return entries;
 }
 
 /** The sequence of the response's latest event (-1 before its first). */
 export async function lastSequence(db: Queryable, responseId: string): Promise<number> {
-  const { rows } = await db.query<{ last: number }>('SELECT COALESCE(MAX(sequence), -1)::integer AS last FROM response_events WHERE response_id = $1', [
+  const { rows } = await db.query<{ last: number }>('SELECT COALESCE(MAX(last_sequence), -1)::integer AS last FROM response_journal WHERE response_id = $1', [
     responseId,
   ]);
   return rows[0].last;
@@ -110,12 +145,15 @@ export interface FollowOptions {
   pollMs?: number;
 }
 
-/** True when nothing follows `sequence`: the response's terminal event is at or before it, or the response was deleted. */
+/**
+ * True when nothing follows `sequence`: the response's terminal event is at or
+ * before it, or the response was deleted. The terminal event is the journal's
+ * last, committed with the terminal status: so the response row tells.
+ */
 async function endedBy(db: Queryable, responseId: string, sequence: number): Promise<boolean> {
   const { rows } = await db.query<{ ended: boolean }>(
     `SELECT NOT EXISTS (SELECT 1 FROM responses WHERE id = $1)
-       OR EXISTS (SELECT 1 FROM response_events WHERE response_id = $1 AND sequence <= $2 AND type = 'status'
-         AND data->>'status' = ANY($3::text[])) AS ended`,
+       OR EXISTS (SELECT 1 FROM responses WHERE id = $1 AND status = ANY($3::text[]) AND next_sequence - 1 <= $2) AS ended`,
     [responseId, sequence, [...TERMINAL_STATUSES]],
   );
   return rows[0]?.ended === true;

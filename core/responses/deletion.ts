@@ -21,7 +21,7 @@ export async function removeResponseRows(tx: Queryable, ids: string[]): Promise<
   let rows = 0;
   for (const statement of [
     'DELETE FROM tool_calls WHERE response_id = ANY($1::text[])',
-    'DELETE FROM response_events WHERE response_id = ANY($1::text[])',
+    'DELETE FROM response_journal WHERE response_id = ANY($1::text[])',
     'DELETE FROM outbox_subscriptions WHERE response_id = ANY($1::text[])',
     'DELETE FROM responses WHERE id = ANY($1::text[])',
   ])

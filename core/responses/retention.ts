@@ -4,7 +4,7 @@
 //
 // - compaction (PALAI_RETENTION_COMPACT_AFTER): a finished response's journal
 //   keeps only its last event, the terminal one, which carries the whole
-//   response; the row keeps its output, usage and error. A late reader of its
+//   response (rebuilt from the row, which keeps its output, usage and error). A late reader of its
 //   stream gets that one event; the fine-grained events are gone.
 // - deletion (PALAI_RETENTION_DELETE_AFTER): the response, its journal, its
 //   tool calls and its idempotency records go, as DELETE /v1/responses/{id}
@@ -37,15 +37,25 @@ export async function compactFinished(db: Db, olderThanMs: number, limit: number
     );
     if (picked.length === 0) return { responses: 0, rows: 0 };
     const ids = picked.map((r) => r.id);
-    // Every event but the last of each: the terminal event stays, the one a late reader needs.
-    const removed = await tx.query(
-      `DELETE FROM response_events e
-       USING (SELECT response_id, max(sequence) AS last FROM response_events WHERE response_id = ANY($1::text[]) GROUP BY response_id) k
-       WHERE e.response_id = k.response_id AND e.sequence < k.last`,
+    // Every event but the last of each: the terminal event stays, the one a late reader needs. Rows before
+    // its row go; its row, a run of the step's events too, keeps only its last entry (the status).
+    const removed = await tx.query<{ events: number }>(
+      `WITH k AS (
+         SELECT DISTINCT ON (response_id) response_id, last_sequence AS last, COALESCE(first_sequence, last_sequence) AS first
+           FROM response_journal WHERE response_id = ANY($1::text[]) ORDER BY response_id, last_sequence DESC),
+       removed AS (
+         DELETE FROM response_journal e USING k WHERE e.response_id = k.response_id AND e.last_sequence < k.last
+         RETURNING e.last_sequence - COALESCE(e.first_sequence, e.last_sequence) + 1 AS events),
+       trimmed AS (
+         UPDATE response_journal e SET data = jsonb_build_array(e.data->-1), first_sequence = NULL FROM k
+          WHERE e.response_id = k.response_id AND e.last_sequence = k.last AND k.first < k.last
+            AND jsonb_typeof(e.data) = 'array' AND (e.data->-1 ? 's' OR e.data->-1 ? 'type')
+         RETURNING k.last - k.first AS events)
+       SELECT (COALESCE((SELECT sum(events) FROM removed), 0) + COALESCE((SELECT sum(events) FROM trimmed), 0))::integer AS events`,
       [ids],
     );
     await tx.query('UPDATE responses SET compacted_at = now() WHERE id = ANY($1::text[])', [ids]);
-    return { responses: ids.length, rows: removed.rowCount };
+    return { responses: ids.length, rows: removed.rows[0].events };
   });
 }
 

@@ -11,7 +11,8 @@
 // a worker's claim (runner/claim.ts), which takes only CLAIMABLE_STATUSES.
 import type { Item, ResponseError, Usage } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
-import { appendCtes, appendWakes, LeaseLostError, type AppendOptions, type JournalWriter, type KernelEvent } from '../journal/journal.js';
+import { appendCtes, appendWakes, LeaseLostError, verifyAppend, type AppendOptions, type JournalWriter, type KernelEvent } from '../journal/journal.js';
+import { statusEventOf } from '../journal/journal-rows.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { announcedWakes, announcementCte } from '../outbox/announce.js';
 import { appendSessionItems } from '../sessions/sessions.js';
@@ -80,7 +81,7 @@ export async function journalStatuses(
   options: StatusJournalOptions = {},
 ): Promise<number> {
   const before = options.before ?? [];
-  const events: KernelEvent[] = [...before, ...states.map((row): KernelEvent => ({ type: 'status', status: row.status, response: responseState(row) }))];
+  const events: KernelEvent[] = [...before, ...states.map((row) => statusEventOf(responseState(row)))];
   const p = new SqlParams();
   const sequenceOf = (index: number) => `next.first + ${before.length + index}`;
   const announcements = states.map((row, index) =>
@@ -99,6 +100,7 @@ export async function journalStatuses(
      FROM next`;
   const { rows } = await tx.query<{ sequence: number }>(sql, p.values);
   if (rows.length === 0) throw new LeaseLostError(writer.responseId);
+  await verifyAppend(tx, writer.responseId, rows[0].sequence - events.length + 1, events);
   return rows[0].sequence;
 }
 

@@ -23,7 +23,8 @@ function countingReads(db: Db): { db: Db; reads: () => number } {
   let reads = 0;
   const count = (sql: string) => {
     // The journal read, and the check for an end a follower makes when a read comes back empty.
-    if (/^SELECT sequence, type, data FROM response_events|^SELECT NOT EXISTS \(SELECT 1 FROM responses/.test(sql)) reads++;
+    if (/^SELECT e\.sequence, e\.type, e\.data FROM response_journal j .* AND j\.last_sequence > \$2 |^SELECT NOT EXISTS \(SELECT 1 FROM responses/.test(sql))
+      reads++;
   };
   const counted: Db = {
     kind: db.kind,

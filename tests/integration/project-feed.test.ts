@@ -341,7 +341,19 @@ async function suite(kind: StoreKind) {
 
     test('a malformed cursor is refused as an invalid request', async () => {
       const invalid = (error: unknown) => error instanceof PalaiError && error.slug === 'invalid-request';
-      for (const cursor of ['abc', '12', '1.2.3', '-1.5', '1.-5', ' 1.2', '1.2 ', '1e3.4', '18446744073709551616.1', '1.9223372036854775808']) {
+      for (const cursor of [
+        'abc',
+        '12',
+        '1.2.3.4',
+        '1.2.2147483648',
+        '-1.5',
+        '1.-5',
+        ' 1.2',
+        '1.2 ',
+        '1e3.4',
+        '18446744073709551616.1',
+        '1.9223372036854775808',
+      ]) {
         await assert.rejects(readProjectEvents(db, PROJECT_A, cursor), invalid, JSON.stringify(cursor));
       }
       await assert.rejects(followProjectEvents(db, wakeups, PROJECT_A, { after: 'nope' }).next(), invalid);

@@ -37,7 +37,7 @@ export async function claimSlackReplies(db: Db, owner: string, limit: number, le
      WHERE response_id IN (
        SELECT sr.response_id FROM slack_replies sr
        WHERE sr.finished_at IS NULL AND (sr.lease_until IS NULL OR sr.lease_until < now())
-         AND EXISTS (SELECT 1 FROM response_events e WHERE e.response_id = sr.response_id AND e.sequence > sr.projected_sequence)
+         AND EXISTS (SELECT 1 FROM response_journal e WHERE e.response_id = sr.response_id AND e.last_sequence > sr.projected_sequence)
        ORDER BY sr.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING response_id, project_id, bot_id, team, channel, thread_ts, user_id, progress, projected_sequence`,
     [owner, limit, leaseMs],
