@@ -3,6 +3,7 @@ import { benchA2aPath } from './a2a-path.js';
 import { benchBackground } from './background.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
 import { benchCallGate } from './call-gate.js';
+import { benchCpuPerResponse } from './cpu-per-response.js';
 import { writeResults } from './figures.js';
 import { benchFootprint } from './footprint.js';
 import { benchKernelPath } from './kernel-path.js';
@@ -19,6 +20,7 @@ import { benchSseFanout } from './sse-fanout.js';
 import { benchWebhooks } from './webhooks.js';
 
 await benchKernelPath();
+await benchCpuPerResponse();
 await benchFootprint();
 await benchBackground();
 await benchSseFanout();
