@@ -18,10 +18,16 @@ export const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 export const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-/** CPU seconds (user + system) the process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
-export const cpuSeconds = (pid: number) => {
+/** CPU seconds in user and in system mode the process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
+export const cpuTimes = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+};
+
+/** CPU seconds (user + system) the process has used. */
+export const cpuSeconds = (pid: number) => {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 };
 
 export async function freePort(): Promise<number> {

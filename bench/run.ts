@@ -4,6 +4,7 @@ import { benchBackground } from './background.js';
 import { benchBrokerOverhead } from './broker-overhead.js';
 import { benchBytesPerResponse } from './bytes-per-response.js';
 import { benchCallGate } from './call-gate.js';
+import { benchCpuPerResponse } from './cpu-per-response.js';
 import { writeResults } from './figures.js';
 import { benchFootprint } from './footprint.js';
 import { benchKernelPath } from './kernel-path.js';
@@ -20,6 +21,7 @@ import { benchSseFanout } from './sse-fanout.js';
 import { benchWebhooks } from './webhooks.js';
 
 await benchKernelPath();
+await benchCpuPerResponse();
 await benchFootprint();
 await benchBackground();
 await benchSseFanout();

@@ -77,7 +77,9 @@ export async function end(ctx: RunContext, status: TerminalStatus, error: Respon
   ctx.settled = await ctx.kernel.db.transaction((tx) => finishResponse(tx, ctx.writer, { status, error, output: last?.items ?? [], usage: last?.usage, step }));
   last?.committed?.();
   ctx.kernel.metrics.responsesFinished.inc({ status });
-  ctx.log.info({ status, error_code: error?.code }, 'response finished');
+  // A completed response is the common case, counted in palai_responses_finished_total: a line each is noise at info.
+  if (status === 'completed') ctx.log.debug({ status }, 'response finished');
+  else ctx.log.info({ status, error_code: error?.code }, 'response finished');
 }
 
 /** Whether the run's usage has passed its `max_total_tokens` (the agent's, or the narrower one its options ask). */

@@ -1,10 +1,14 @@
-// One OpenAI SDK client per model call, built only from the broker's credentials
-// and transport (the kernel's egress-guarded fetch, which follows no redirect),
-// and the guard every streamed call runs through: the kernel owns retries, the
-// caller's signal cancels the HTTP request, and silence from the provider times out.
-import OpenAI from 'openai';
+// One OpenAI SDK client per connection (credentials, transport and timeout),
+// built only from the broker's resolution (the kernel's egress-guarded fetch,
+// which follows no redirect), and the guard every streamed call runs through:
+// the kernel owns retries, the caller's signal cancels the HTTP request, and
+// silence from the provider times out. The SDK sends the request and turns a
+// refused one into its errors; the event stream it answers is read here
+// (sse-decoder.ts), as the SDK reads it but without its per-event layers.
+import OpenAI, { APIError } from 'openai';
 import { ModelProviderError, transportRefusal, type ModelCredentials, type ModelRequest } from '../../../core/models/model-port.js';
 import { toProviderError } from './openai-errors.js';
+import { SseDecoder } from './sse-decoder.js';
 
 /** Sent when the connection has no key: local servers ignore it, and the SDK refuses to run without one. */
 export const NO_API_KEY = 'palai-no-key';
@@ -26,6 +30,26 @@ export function openAIClient(credentials: ModelCredentials, transport: ModelRequ
     timeout: timeoutMs,
     fetch: transport,
   });
+}
+
+/** The clients in use, by transport, then key, base URL and timeout: building one costs more than the call's own work. */
+const clients = new WeakMap<ModelRequest['transport'], Map<string, OpenAI>>();
+const CLIENTS_PER_TRANSPORT = 64;
+
+function sharedClient(credentials: ModelCredentials, transport: ModelRequest['transport'], timeoutMs: number): OpenAI {
+  let byKey = clients.get(transport);
+  if (!byKey) clients.set(transport, (byKey = new Map()));
+  const key = `${timeoutMs}\n${credentials.baseUrl ?? ''}\n${credentials.apiKey ?? ''}`;
+  let client = byKey.get(key);
+  if (client) {
+    // Most recently used last, so the oldest is the first to go.
+    byKey.delete(key);
+  } else {
+    client = openAIClient(credentials, transport, timeoutMs);
+    if (byKey.size >= CLIENTS_PER_TRANSPORT) byKey.delete(byKey.keys().next().value!);
+  }
+  byKey.set(key, client);
+  return client;
 }
 
 /**
@@ -52,8 +76,9 @@ class SilenceTimer {
   }
 }
 
-interface SdkStream<T> extends AsyncIterable<T> {
-  controller: AbortController;
+/** What an SDK call that streams returns: its raw response, once the SDK accepted the status. */
+interface SdkCall {
+  asResponse(): Promise<Response>;
 }
 
 export interface GuardedCall {
@@ -64,39 +89,87 @@ export interface GuardedCall {
   signal: AbortSignal;
 }
 
+/** How long the end of the body may take to come after `[DONE]` before the request is closed instead. */
+const DONE_GRACE_MS = 50;
+
 /**
- * The SDK's events of one streamed call. Throws the caller's abort reason unwrapped
- * when it cancels, the transport's egress refusal as it is, and ModelProviderError
- * for everything the provider or network did.
- * A stream that merely ends is returned as ended: the caller judges whether it was complete.
+ * The events of one streamed call, each the JSON of one server-sent event, as
+ * the SDK's stream yields them: up to `data: [DONE]`, an `error` event or a
+ * payload with `error` thrown as the SDK's APIError, malformed JSON as its
+ * SyntaxError. Throws the caller's abort reason unwrapped when it cancels, the
+ * transport's egress refusal as it is, and ModelProviderError for everything
+ * the provider or network did. A stream that merely ends is returned as ended:
+ * the caller judges whether it was complete.
  */
-export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI, signal: AbortSignal) => Promise<SdkStream<T>>): AsyncGenerator<T> {
+export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI, signal: AbortSignal) => SdkCall): AsyncGenerator<T> {
   const silence = new SilenceTimer(call.timeoutMs);
   const signal = AbortSignal.any([call.signal, silence.signal]);
   const failure = (error: unknown): unknown => {
-    // The SDK reports an abort as APIUserAbortError, or mid-stream by just ending.
+    // The SDK reports an abort as APIUserAbortError; the body's reader as an AbortError.
     if (call.signal.aborted) return call.signal.reason;
     if (silence.fired) return new ModelProviderError(call.provider, `no answer for ${call.timeoutMs / 1000}s; the request timed out`);
     return transportRefusal(error) ?? toProviderError(call.provider, error, call.credentials.apiKey);
   };
 
-  let stream: SdkStream<T> | undefined;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let ended = false;
   try {
     call.signal.throwIfAborted();
-    stream = await silence.wait(open(openAIClient(call.credentials, call.transport, call.timeoutMs), signal));
-    const iterator = stream[Symbol.asyncIterator]();
+    const response = await silence.wait(open(sharedClient(call.credentials, call.transport, call.timeoutMs), signal).asResponse());
+    if (!response.body) throw new Error('Attempted to iterate over a response with no body');
+    reader = response.body.getReader();
+    const text = new TextDecoder();
+    const sse = new SseDecoder();
     for (;;) {
-      const next = await silence.wait(iterator.next());
-      if (next.done) break;
-      yield next.value;
+      const next = await silence.wait(reader.read());
+      const events = next.done ? [...sse.decode(text.decode()), ...sse.flush()] : sse.decode(text.decode(next.value, { stream: true }));
+      for (const event of events) {
+        if (event.data === '[DONE]') {
+          ended = await bodyEnds(reader);
+          return;
+        }
+        yield eventData<T>(event, response.headers);
+      }
+      if (next.done) {
+        ended = true;
+        break;
+      }
     }
   } catch (error) {
     throw failure(error);
   } finally {
-    // The consumer stopped early or something threw: close the HTTP request (a no-op once it ended).
-    stream?.controller.abort();
+    // The consumer stopped early, something threw, or the body did not end: close the HTTP request.
+    if (!ended) reader?.cancel().catch(() => undefined);
   }
   if (call.signal.aborted || silence.fired) throw failure(undefined);
+}
+
+/** One event's JSON, or the SDK's error for it. */
+function eventData<T>(event: { event: string | null; data: string }, headers: Headers): T {
+  let data: unknown;
+  try {
+    data = JSON.parse(event.data);
+  } catch {
+    throw new SyntaxError('Error reading response: malformed server-sent event JSON.');
+  }
+  const payload = data as { error?: unknown } | null;
+  if (event.event === 'error') throw new APIError(undefined, (payload?.error ?? payload) as object, undefined, headers);
+  if (payload?.error) throw new APIError(undefined, payload.error as object, undefined, headers);
+  return data as T;
+}
+
+/** Whether the body ends soon after `[DONE]` (its connection then serves the next call); nothing after it is read. */
+async function bodyEnds(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, DONE_GRACE_MS, null)));
+  try {
+    const next = await Promise.race([reader.read(), late]);
+    return next?.done === true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Tool call arguments as JSON text; servers send '' for a call without arguments. */
