@@ -6,7 +6,8 @@
 // bench/chat-wire-server.ts (20 one-word chunks). Sequential, then 16 clients.
 // PALAI_BENCH_CPU_PROF=<dir> runs the hub under --cpu-prof and leaves its
 // profile there (scripts/cpu-profile-summary.mjs reads it), and PALAI_BENCH_CPU_ONLY=fake or
-// openai-chat measures that one alone. Prints; asserts nothing.
+// openai-chat measures that one alone, PALAI_BENCH_HUB_NODE_OPTIONS are the hub's NODE_OPTIONS.
+// Prints; asserts nothing.
 import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startChatWire } from './chat-wire-server.js';
@@ -72,7 +73,10 @@ export async function benchCpuPerResponse(): Promise<void> {
     PALAI_LOG_LEVEL: 'info',
     PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1',
     ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+    // E.g. --perf-basic-prof, for `perf record -p <the pid printed>`.
+    ...(process.env.PALAI_BENCH_HUB_NODE_OPTIONS ? { NODE_OPTIONS: process.env.PALAI_BENCH_HUB_NODE_OPTIONS } : {}),
   });
+  if (process.env.PALAI_BENCH_HUB_NODE_OPTIONS) console.log(`hub pid ${hub.child.pid}`);
   try {
     const pid = hub.child.pid!;
     await call(hub.base, 'POST', '/v1/model_connections', { name: 'bench-wire', provider: 'openai-chat', base_url: wire.baseUrl, default_model: 'bench' });

@@ -2,7 +2,7 @@
 // method, authentication, body and query validation come from generated/, so a
 // handler only ever sees a request that matches the document, in text the store
 // can hold.
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { operations, type OperationDescriptor, type OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
 import type { KernelApi, SurfaceOperations } from '../../core/api/index.js';
@@ -95,6 +95,13 @@ export function bindOperations(api: KernelApi, handlers: OperationHandlers, incl
   const apiKey = requireApiKey(api);
   const jsonBody = express.json({ limit: api.config.maxBodyBytes, strict: true, type: 'application/json' });
   const byPath = new Map<string, OperationDescriptor[]>();
+  /** Each path without parameters, with a router of its own operations. */
+  const direct = new Map<string, Router>();
+  const ownRouter = (path: string): Router => {
+    let own = direct.get(path);
+    if (!own) direct.set(path, (own = express.Router()));
+    return own;
+  };
 
   for (const op of operations.filter(include)) {
     const handler = handlers[op.operationId];
@@ -115,15 +122,37 @@ export function bindOperations(api: KernelApi, handlers: OperationHandlers, incl
       if (key === undefined) return handler(req, res, ctx);
       await handleIdempotently(api, op, handler, req, res, ctx, key);
     });
-    router[op.method.toLowerCase() as 'get' | 'post' | 'delete'](op.expressPath, ...chain);
+    const method = op.method.toLowerCase() as 'get' | 'post' | 'delete';
+    router[method](op.expressPath, ...chain);
+    if (!op.expressPath.includes(':')) ownRouter(op.expressPath)[method](op.expressPath, ...chain);
     byPath.set(op.expressPath, [...(byPath.get(op.expressPath) ?? []), op]);
   }
 
   for (const [path, ops] of byPath) {
     const allow = [...new Set(ops.flatMap((o) => (o.method === 'GET' ? ['GET', 'HEAD'] : [o.method])))].join(', ');
-    router.all(path, () => {
+    const refuse = () => {
       throw new PalaiError('method-not-allowed', `This resource allows ${allow}.`, { extensions: { allow } });
-    });
+    };
+    router.all(path, refuse);
+    direct.get(path)?.all(path, refuse);
   }
-  return router;
+  // A path without parameters, written as the document writes it, is found by a lookup instead of a walk
+  // past every route bound before it (POST /v1/responses is the 97th); unless a parameterised path could
+  // match it too, where the order of the walk decides. Anything else (other case, a trailing slash) walks.
+  const parameterised = [...byPath.keys()].filter((path) => path.includes(':')).map(pathPattern);
+  for (const path of [...direct.keys()]) if (parameterised.some((pattern) => pattern.test(path))) direct.delete(path);
+  const front = express.Router();
+  front.use((req: Request, res: Response, next: NextFunction) => {
+    const own = direct.get(req.path);
+    if (own) own(req, res, next);
+    else next();
+  });
+  front.use(router);
+  return front;
+}
+
+/** What an express path of `:params` (a segment each) matches: case aside, and an optional trailing slash. */
+function pathPattern(expressPath: string): RegExp {
+  const segments = expressPath.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}/?$`, 'i');
 }

@@ -89,7 +89,7 @@ export interface GuardedCall {
   signal: AbortSignal;
 }
 
-/** How long the end of the body may take to come after `[DONE]` before the request is closed instead. */
+/** How long the end of the body may take to come after `[DONE]` before its request is closed. */
 const DONE_GRACE_MS = 50;
 
 /**
@@ -125,7 +125,8 @@ export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI
       const events = next.done ? [...sse.decode(text.decode()), ...sse.flush()] : sse.decode(text.decode(next.value, { stream: true }));
       for (const event of events) {
         if (event.data === '[DONE]') {
-          ended = await bodyEnds(reader);
+          ended = true;
+          closeAfterDone(reader);
           return;
         }
         yield eventData<T>(event, response.headers);
@@ -158,18 +159,22 @@ function eventData<T>(event: { event: string | null; data: string }, headers: He
   return data as T;
 }
 
-/** Whether the body ends soon after `[DONE]` (its connection then serves the next call); nothing after it is read. */
-async function bodyEnds(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, DONE_GRACE_MS, null)));
-  try {
-    const next = await Promise.race([reader.read(), late]);
-    return next?.done === true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+/**
+ * After `[DONE]`, the rest of the body is left to end on its own, so its
+ * connection serves the next call; nothing more is read from it, and if it has
+ * not ended within DONE_GRACE_MS (or sends more) the request is closed.
+ */
+function closeAfterDone(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  const close = () => void reader.cancel().catch(() => undefined);
+  const late = setTimeout(close, DONE_GRACE_MS);
+  late.unref();
+  reader.read().then(
+    (next) => {
+      clearTimeout(late);
+      if (!next.done) close();
+    },
+    () => clearTimeout(late),
+  );
 }
 
 /** Tool call arguments as JSON text; servers send '' for a call without arguments. */
