@@ -27,6 +27,36 @@ export function statusEventOf(response: ResponseState): KernelEvent {
   return event;
 }
 
+/**
+ * The status event of a terminal change not yet written, for encoding it in the
+ * statement that writes the change: a terminal entry keeps only the status (its
+ * response is the row's when read), so nothing of the row is needed yet.
+ */
+export function terminalStatusEvent(status: ResponseState['status']): KernelEvent {
+  if (!isTerminal(status)) throw new RangeError(`${status} is not a terminal status`);
+  return statusEventOf({ status, status_changed_at: 0 } as ResponseState);
+}
+
+/**
+ * The status event of a row being inserted by the statement that journals it:
+ * a fresh row's entry keeps only the status (nothing ran, nothing changed since
+ * it was created), so nothing of the row is needed yet.
+ */
+export function freshStatusEvent(status: ResponseState['status']): KernelEvent {
+  if (status !== 'queued' && status !== 'in_progress') throw new RangeError(`a response is not inserted ${status}`);
+  return statusEventOf({
+    status,
+    output: [],
+    usage: null,
+    usage_by_step: [],
+    error: null,
+    completed_at: null,
+    pending_calls: [],
+    created_at: 0,
+    status_changed_at: 0,
+  } as unknown as ResponseState);
+}
+
 function statusEntry(event: Extract<KernelEvent, { type: 'status' }>): Entry | null {
   const state = event.response;
   if (state.status_changed_at === undefined) return null;

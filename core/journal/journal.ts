@@ -50,15 +50,18 @@ export interface AppendOptions {
  * The CTEs of an append, for statements that write more with it: `next` takes
  * the sequences (no row when the writer's lease is stale, so nothing joined to
  * it is written either), `next.first` is the first event's, and `inserted` writes
- * the events — one journal row for them all (journal-rows.ts).
+ * the events — one journal row for them all (journal-rows.ts). `take` replaces
+ * the UPDATE that takes them, for a statement whose own UPDATE of the response
+ * row takes them too (a row is updated once per statement): over `count`, it
+ * returns `first`.
  */
-export function appendCtes(p: SqlParams, writer: JournalWriter, events: readonly KernelEvent[]): string {
+export function appendCtes(p: SqlParams, writer: JournalWriter, events: readonly KernelEvent[], options: { take?: (count: string) => string } = {}): string {
   if (events.length === 0) throw new RangeError('an append needs at least one event');
   const count = p.add(events.length, 'integer');
   const id = p.add(writer.responseId, 'text');
-  const token = p.add(writer.leaseToken, 'integer');
+  const take = options.take?.(count) ?? takeSequences(id, p.add(writer.leaseToken, 'integer'), count);
   const entries = JSON.stringify(journalEntries(writer.responseId, events));
-  return `next AS (${takeSequences(id, token, count)}),
+  return `next AS (${take}),
      inserted AS (
        INSERT INTO response_journal (project_id, response_id, first_sequence, last_sequence, data)
        SELECT ${p.add(writer.projectId, 'text')}, ${id}, CASE WHEN ${count} > 1 THEN next.first END, next.first + ${count} - 1, ${p.add(entries, 'jsonb')}

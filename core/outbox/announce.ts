@@ -20,9 +20,14 @@ export interface StatusChangeAnnouncement {
 /**
  * The deliveries as a CTE (`announced`, or `name`), for a statement that writes the event
  * too: `sequence` is an SQL expression over `from` (the append's `next`), so
- * nothing is announced when nothing is appended.
+ * nothing is announced when nothing is appended; so may the agent be (`agentIdSql`).
  */
-export function announcementCte(p: SqlParams, change: Omit<StatusChangeAnnouncement, 'sequence'> & { sequence: string; from?: string; name?: string }): string {
+export function announcementCte(
+  p: SqlParams,
+  change: Omit<StatusChangeAnnouncement, 'sequence' | 'agentId'> & { sequence: string; from?: string; name?: string } & (
+      { agentId: string } | { agentIdSql: string }
+    ),
+): string {
   const responseId = p.add(change.responseId, 'text');
   const sequence = `(${change.sequence})::integer`;
   const status = p.add(change.status, 'text');
@@ -33,7 +38,7 @@ export function announcementCte(p: SqlParams, change: Omit<StatusChangeAnnouncem
          FROM outbox_subscriptions s${change.from ? `, ${change.from}` : ''}
         WHERE s.project_id = ${p.add(change.projectId, 'text')} AND ${status} = ANY (s.statuses)
           AND (s.response_id IS NULL OR s.response_id = ${responseId})
-          AND (s.agent_id IS NULL OR s.agent_id = ${p.add(change.agentId, 'text')})
+          AND (s.agent_id IS NULL OR s.agent_id = ${'agentIdSql' in change ? change.agentIdSql : p.add(change.agentId, 'text')})
        ON CONFLICT (subscription_id, response_id, event_sequence) WHERE subscription_id IS NOT NULL DO NOTHING
        RETURNING id, consumer)`;
 }

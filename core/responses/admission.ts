@@ -19,9 +19,12 @@ import { answerWaiting, type WaitAnswer } from './actions.js';
 import { answerTarget, type AnswerTarget } from './answer-target.js';
 import { effectiveSpec } from '../agents/effective-spec.js';
 import { assertAdmissionCommand, BUILTIN_ENTRY_CHECK, type AdmissionCommand, type ToolEntryCheck } from './admission-command.js';
-import { journalStatuses } from './status-writer.js';
+import { statusAppend } from './status-writer.js';
 import { normalizeInput } from './items.js';
-import { INSERTED_RESPONSE_COLUMNS, type ResponseRow, type StoredRunOptions } from './responses.js';
+import { INSERTED_RESPONSE_COLUMNS, responseColumnsOf, responseState, type ResponseRow, type StoredRunOptions } from './responses.js';
+import { freshStatusEvent, statusEventOf } from '../journal/journal-rows.js';
+import { verifyAppend } from '../journal/journal.js';
+import { SqlParams } from '../store/sql-params.js';
 
 export type { AdmissionCommand, ToolEntryCheck };
 
@@ -104,44 +107,53 @@ async function admit(
   const spec = effectiveSpec(agent.spec, options);
   const timeout = spec.limits?.timeout_seconds ?? null;
   // Claimed here, it is inserted as the claim would leave it (responses/lease-writes.ts's claimSet): lease token 1.
-  const { rows } = await tx.query<ResponseRow>(
-    `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
-       input, instructions, metadata, options, background, deadline_at, lease_owner, lease_token, lease_expires_at)
+  // One statement inserts it, takes its first sequences and journals the states it starts in: queued, and in_progress when claimed.
+  const p = new SqlParams();
+  for (const value of [
+    id,
+    projectId,
+    agent.id,
+    agent.revision_id,
+    sessionId,
+    command.previous_response_id ?? null,
+    JSON.stringify(input),
+    command.instructions ?? null,
+    JSON.stringify(command.metadata ?? {}),
+    JSON.stringify(options),
+    command.background === true,
+    timeout,
+    agent.name,
+    agent.current_revision,
+    claim?.workerId ?? null,
+    claim?.leaseSeconds ?? null,
+  ])
+    p.add(value);
+  const take = (count: string) => `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
+       input, instructions, metadata, options, background, deadline_at, lease_owner, lease_token, lease_expires_at, next_sequence)
      VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $15::text IS NULL THEN 'queued' ELSE 'in_progress' END, $7, $8, $9, $10, $11,
        CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
        $15::text, CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END,
-       CASE WHEN $15::text IS NULL THEN NULL ELSE now() + make_interval(secs => $16::integer) END)
-     RETURNING ${INSERTED_RESPONSE_COLUMNS('$13', '$14')}`,
-    [
-      id,
-      projectId,
-      agent.id,
-      agent.revision_id,
-      sessionId,
-      command.previous_response_id ?? null,
-      JSON.stringify(input),
-      command.instructions ?? null,
-      JSON.stringify(command.metadata ?? {}),
-      JSON.stringify(options),
-      command.background === true,
-      timeout,
-      agent.name,
-      agent.current_revision,
-      claim?.workerId ?? null,
-      claim?.leaseSeconds ?? null,
-    ],
-  );
-  const inserted = rows[0];
-  if (sessionId) await appendSessionItems(tx, projectId, sessionId, id, input);
+       CASE WHEN $15::text IS NULL THEN NULL ELSE now() + make_interval(secs => $16::integer) END, ${count})
+     RETURNING ${INSERTED_RESPONSE_COLUMNS('$13', '$14')}, r.next_sequence - ${count} AS first`;
+  const statuses = claim ? (['queued', 'in_progress'] as const) : (['queued'] as const);
   const writer = { projectId, responseId: id, leaseToken: null };
   // Nobody has the id yet, so nobody follows the journal; only the workers need waking, unless it is claimed here.
-  if (!claim) {
-    await journalStatuses(tx, writer, [inserted], { wake: false, notify: [[WORK_CHANNEL, id]] });
-    return { kind: 'new', row: inserted, spec };
-  }
-  // The state it passed through: queued, before the claim (same transaction, so the same timestamps).
-  const queued: ResponseRow = { ...inserted, status: 'queued', lease_token: 0 };
-  await journalStatuses(tx, writer, [queued, inserted], { wake: false });
+  const { ctes, terms } = statusAppend(p, writer, statuses.map(freshStatusEvent), statuses, {
+    take,
+    wake: false,
+    notify: claim ? [] : [[WORK_CHANNEL, id]],
+  });
+  const { rows } = await tx.query<ResponseRow & { first: number }>(`WITH ${ctes} SELECT ${responseColumnsOf('next')}, next.first${terms} FROM next`, p.values);
+  const { first, ...inserted } = rows[0];
+  // The states it passed through: queued, before the claim (same transaction, so the same timestamps).
+  const states: ResponseRow[] = claim ? [{ ...inserted, status: 'queued', lease_token: 0 }, inserted] : [inserted];
+  await verifyAppend(
+    tx,
+    id,
+    first,
+    states.map((row) => statusEventOf(responseState(row))),
+  );
+  if (sessionId) await appendSessionItems(tx, projectId, sessionId, id, input);
   return { kind: 'new', row: inserted, spec };
 }
 

@@ -5,10 +5,11 @@
 
 /**
  * The UPDATE that takes `count` sequences for the response, as SQL over the
- * caller's placeholders: it returns the first as `first`, or no row when the
+ * caller's placeholders: it returns the first as `first` (and the agent, for
+ * what announces the events), or no row when the
  * lease token is stale (an API writer's token is null and holds no lease).
  */
 export const takeSequences = (responseId: string, leaseToken: string, count: string): string =>
   `UPDATE responses SET next_sequence = next_sequence + ${count}
        WHERE id = ${responseId} AND (${leaseToken} IS NULL OR lease_token = ${leaseToken})
-       RETURNING next_sequence - ${count} AS first`;
+       RETURNING next_sequence - ${count} AS first, agent_id`;

@@ -77,10 +77,12 @@ export interface ResponseRow {
   pending_calls: PendingCallRow[] | null;
 }
 
+const OWN_NAMES = `id project_id agent_id agent_revision_id session_id previous_response_id status input instructions metadata options background
+  output usage error model_calls model_attempts step_usage tool_call_count repair_attempts kernel_items lease_token cancel_requested_at deadline_at
+  created_at completed_at status_changed_at`.split(/\s+/);
+
 /** The response's own columns, over `responses r`. */
-const OWN_COLUMNS = `r.id, r.project_id, r.agent_id, r.agent_revision_id, r.session_id, r.previous_response_id, r.status, r.input, r.instructions,
-  r.metadata, r.options, r.background, r.output, r.usage, r.error, r.model_calls, r.model_attempts, r.step_usage, r.tool_call_count, r.repair_attempts,
-  r.kernel_items, r.lease_token, r.cancel_requested_at, r.deadline_at, r.created_at, r.completed_at, r.status_changed_at`;
+const OWN_COLUMNS = OWN_NAMES.map((name) => `r.${name}`).join(', ');
 
 const PENDING_CALLS = `(SELECT json_agg(json_build_object('call_id', c.call_id, 'name', c.name, 'arguments', c.arguments, 'risk', c.risk,
      'status', c.status, 'question', c.question, 'approval_deadline', c.approval_deadline, 'approval_display', c.approval_display) ORDER BY c.position)
@@ -89,6 +91,10 @@ const PENDING_CALLS = `(SELECT json_agg(json_build_object('call_id', c.call_id, 
 /** A ResponseRow's columns over `responses r`, `agents a` and `agent_revisions rev` (joined by RESPONSE_JOIN). */
 export const RESPONSE_COLUMNS = `${OWN_COLUMNS}, a.name AS agent_name, rev.revision AS agent_revision, ${PENDING_CALLS}`;
 export const RESPONSE_JOIN = 'a.id = r.agent_id AND rev.id = r.agent_revision_id';
+
+/** A ResponseRow's columns by name over a CTE that returned RESPONSE_COLUMNS (never `alias.*`: statement-names.ts). */
+export const responseColumnsOf = (alias: string): string =>
+  [...OWN_NAMES, 'agent_name', 'agent_revision', 'pending_calls'].map((name) => `${alias}.${name}`).join(', ');
 
 /**
  * The row a response was inserted as, from the INSERT's own RETURNING: the

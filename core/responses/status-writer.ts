@@ -4,6 +4,8 @@
 // event that announces it — with the outbox deliveries subscribed to it — in the
 // same transaction, so state, journal and deliveries never disagree. Two
 // statements, neither a read: the UPDATE returns the row the event carries.
+// The end is one statement (finishWrite): its UPDATE takes the sequences too, so
+// a worker's end needs no transaction (finishAtOnce).
 //
 // A worker writes under its lease token; an API action (answering a waiting
 // response, cancelling) locks the row and bumps the token, fencing out any worker
@@ -12,15 +14,14 @@
 import type { Item, ResponseError, Usage } from '../../generated/schemas.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { appendCtes, appendWakes, LeaseLostError, verifyAppend, type AppendOptions, type JournalWriter, type KernelEvent } from '../journal/journal.js';
-import { statusEventOf } from '../journal/journal-rows.js';
+import { statusEventOf, terminalStatusEvent } from '../journal/journal-rows.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { announcedWakes, announcementCte } from '../outbox/announce.js';
-import { appendSessionItems } from '../sessions/sessions.js';
-import type { Queryable } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
 import { SqlParams } from '../store/sql-params.js';
 import type { ToolCallRow } from '../tools/tool-calls.js';
 import { lockUnderLease } from './lease.js';
-import { responseState, updateResponse, type ResponseRow } from './responses.js';
+import { RESPONSE_COLUMNS, RESPONSE_JOIN, responseColumnsOf, responseState, updateResponse, type ResponseRow } from './responses.js';
 import {
   canTransition,
   isTerminal,
@@ -83,25 +84,48 @@ export async function journalStatuses(
   const before = options.before ?? [];
   const events: KernelEvent[] = [...before, ...states.map((row) => statusEventOf(responseState(row)))];
   const p = new SqlParams();
-  const sequenceOf = (index: number) => `next.first + ${before.length + index}`;
-  const announcements = states.map((row, index) =>
+  const { ctes, terms } = statusAppend(
+    p,
+    writer,
+    events,
+    states.map((row) => row.status),
+    options,
+  );
+  const { rows } = await tx.query<{ first: number }>(`WITH ${ctes} SELECT next.first${terms} FROM next`, p.values);
+  if (rows.length === 0) throw new LeaseLostError(writer.responseId);
+  await verifyAppend(tx, writer.responseId, rows[0].first, events);
+  return rows[0].first + events.length - 1;
+}
+
+/**
+ * The CTEs and select-list terms of a statement that journals `events`, the
+ * last of which are the status events of `statuses`, and announces those to the
+ * outbox: `next` (the append's, or `take`'s, which must return `agent_id` too)
+ * has no row when nothing may be written, and then nothing is.
+ */
+export function statusAppend(
+  p: SqlParams,
+  writer: JournalWriter,
+  events: readonly KernelEvent[],
+  statuses: readonly ResponseStatus[],
+  options: AppendOptions & { take?: (count: string) => string } = {},
+): { ctes: string; terms: string } {
+  const offset = events.length - statuses.length;
+  const announcements = statuses.map((status, index) =>
     announcementCte(p, {
       name: `announced_${index}`,
-      projectId: row.project_id,
-      responseId: row.id,
-      agentId: row.agent_id,
-      status: row.status,
-      sequence: sequenceOf(index),
+      projectId: writer.projectId,
+      responseId: writer.responseId,
+      agentIdSql: 'next.agent_id',
+      status,
+      sequence: `next.first + ${offset + index}`,
       from: 'next',
     }),
   );
-  const sql = `WITH ${appendCtes(p, writer, events)}, ${announcements.join(', ')}
-     SELECT ${sequenceOf(states.length - 1)} AS sequence${states.map((_, index) => `, ${announcedWakes(p, `announced_${index}`)}`).join('')}${appendWakes(p, writer, options)}
-     FROM next`;
-  const { rows } = await tx.query<{ sequence: number }>(sql, p.values);
-  if (rows.length === 0) throw new LeaseLostError(writer.responseId);
-  await verifyAppend(tx, writer.responseId, rows[0].sequence - events.length + 1, events);
-  return rows[0].sequence;
+  return {
+    ctes: [appendCtes(p, writer, events, { take: options.take }), ...announcements].join(',\n     '),
+    terms: statuses.map((_, index) => `, ${announcedWakes(p, `announced_${index}`)}`).join('') + appendWakes(p, writer, options),
+  };
 }
 
 /** The statuses from which the table allows `to`. */
@@ -145,36 +169,96 @@ function changeWrite(change: StatusChange): { set: string; params: unknown[] } {
  * says why: gone, a lost lease, already ended, or a change the table forbids.
  */
 export async function changeStatus(tx: Queryable, writer: JournalWriter, change: StatusChange): Promise<ResponseRow> {
-  const to = 'status' in change ? change.status : change.to;
+  if ('status' in change) return finishResponse(tx, writer, change);
   const write = changeWrite(change);
   let after: ResponseRow | null = null;
   while (!after) {
     after = await updateResponse(tx, writer.projectId, writer.responseId, {
       set: write.set,
       where: 'r.status = ANY($4::text[]) AND ($3::integer IS NULL OR r.lease_token = $3)',
-      params: [writer.leaseToken, sourcesOf(to), ...write.params],
+      params: [writer.leaseToken, sourcesOf(change.to), ...write.params],
     });
     if (after) break;
-    const before = await lockUnderLease(tx, writer);
-    if (isTerminal(before.status)) throw new PalaiError('conflict', `Response ${before.id} is already ${before.status}.`);
-    if (!canTransition(before.status, to)) throw new IllegalTransition(before.id, before.status, to);
+    await explainMiss(tx, writer, change.to);
     // It changed between the two statements; the lock is held now, so the next try holds.
-  }
-  // The session gets the response's output once, when it ends; cut-off items stay out of it.
-  if ('status' in change && after.session_id) {
-    const finished = after.output.filter((item) => item.status !== 'incomplete');
-    await appendSessionItems(tx, after.project_id, after.session_id, after.id, finished);
   }
   // The token may have moved on with this very write: the event is written by the row lock's holder.
   await journalStatus(tx, { ...writer, leaseToken: null }, after, {
-    before: 'status' in change ? change.step?.events : undefined,
-    notify: to === 'in_progress' ? [[WORK_CHANNEL, after.id]] : [],
+    notify: change.to === 'in_progress' ? [[WORK_CHANNEL, after.id]] : [],
   });
   return after;
 }
 
+/**
+ * The end in one statement, so it needs no transaction of its own: the UPDATE
+ * that writes the terminal state takes the journal's sequences too (a row is
+ * updated once per statement), and the CTEs over its RETURNING write the
+ * events, the session's new items (cut-off ones stay out) and the outbox
+ * deliveries. Null when the UPDATE does not hold (changeStatus says why).
+ */
+async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow | null> {
+  const p = new SqlParams();
+  const write = changeWrite(outcome);
+  // $1–$4 and the change's $5 onwards, as changeWrite's SQL expects them.
+  for (const [value, cast] of [
+    [writer.projectId, 'text'],
+    [writer.responseId, 'text'],
+    [writer.leaseToken, 'integer'],
+    [sourcesOf(outcome.status), 'text[]'],
+  ] as const)
+    p.add(value, cast);
+  for (const value of write.params) p.add(value);
+  const before = outcome.step?.events ?? [];
+  const take = (count: string) => `UPDATE responses r SET ${write.set}, next_sequence = r.next_sequence + ${count} FROM agents a, agent_revisions rev
+       WHERE r.project_id = $1 AND r.id = $2 AND ${RESPONSE_JOIN} AND r.status = ANY($4::text[]) AND ($3::integer IS NULL OR r.lease_token = $3)
+       RETURNING ${RESPONSE_COLUMNS}, r.next_sequence - ${count} AS first`;
+  const { ctes, terms } = statusAppend(p, writer, [...before, terminalStatusEvent(outcome.status)], [outcome.status], { take });
+  const sql = `WITH ${ctes},
+     finished AS (
+       SELECT e.item, row_number() OVER (ORDER BY e.ord) AS n
+         FROM next, jsonb_array_elements(next.output) WITH ORDINALITY AS e(item, ord)
+        WHERE next.session_id IS NOT NULL AND e.item->>'status' IS DISTINCT FROM 'incomplete'),
+     counted AS (SELECT count(*)::integer AS n FROM finished),
+     session AS (
+       UPDATE sessions s SET item_count = s.item_count + counted.n FROM next, counted
+        WHERE s.id = next.session_id AND counted.n > 0
+        RETURNING s.item_count - counted.n AS base),
+     session_added AS (
+       INSERT INTO session_items (id, project_id, session_id, position, response_id, item)
+       SELECT f.item->>'id', next.project_id, next.session_id, session.base + f.n - 1, next.id, f.item FROM next, session, finished f)
+     SELECT ${responseColumnsOf('next')}, next.first${terms} FROM next`;
+  const { rows } = await q.query<ResponseRow & { first: number }>(sql, p.values);
+  if (rows.length === 0) return null;
+  const { first, ...row } = rows[0];
+  await verifyAppend(q, writer.responseId, first, [...before, statusEventOf(responseState(row))]);
+  return row;
+}
+
 /** Commits the terminal state, the session's new items and the one terminal event together. */
-export const finishResponse = (tx: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow> => changeStatus(tx, writer, outcome);
+export async function finishResponse(tx: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow> {
+  for (;;) {
+    const after = await finishWrite(tx, writer, outcome);
+    if (after) return after;
+    await explainMiss(tx, writer, outcome.status);
+    // It changed between the two statements; the lock is held now, so the next try holds.
+  }
+}
+
+/**
+ * The same outside any transaction, for a worker's end: one statement and no
+ * BEGIN or COMMIT when it holds (nearly always); when it does not, the
+ * transaction that says why.
+ */
+export async function finishAtOnce(db: Db, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow> {
+  return (await finishWrite(db, writer, outcome)) ?? db.transaction((tx) => finishResponse(tx, writer, outcome));
+}
+
+/** Why a change's UPDATE matched nothing, with the row locked: gone or a lost lease (lockUnderLease throws), already ended, or forbidden. */
+async function explainMiss(tx: Queryable, writer: JournalWriter, to: ResponseStatus): Promise<void> {
+  const before = await lockUnderLease(tx, writer);
+  if (isTerminal(before.status)) throw new PalaiError('conflict', `Response ${before.id} is already ${before.status}.`);
+  if (!canTransition(before.status, to)) throw new IllegalTransition(before.id, before.status, to);
+}
 
 /**
  * The status the open calls imply; approval first, since nothing runs before it.

@@ -6,7 +6,7 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ModelEvent } from '../models/model-port.js';
 import type { ResponseRow } from '../responses/responses.js';
-import { finishResponse, type TerminalStatus } from '../responses/status-writer.js';
+import { finishAtOnce, type TerminalStatus } from '../responses/status-writer.js';
 import type { ResolvedTool } from '../tools/tool-port.js';
 
 export const ZERO_USAGE: Usage = {
@@ -74,7 +74,7 @@ export interface LastStep {
 /** Ends the response; `last` (the step it ends with) commits with it, its events just before the terminal one. */
 export async function end(ctx: RunContext, status: TerminalStatus, error: ResponseError | null, last?: LastStep): Promise<void> {
   const step = last && { events: last.events, usage: last.stepUsage };
-  ctx.settled = await ctx.kernel.db.transaction((tx) => finishResponse(tx, ctx.writer, { status, error, output: last?.items ?? [], usage: last?.usage, step }));
+  ctx.settled = await finishAtOnce(ctx.kernel.db, ctx.writer, { status, error, output: last?.items ?? [], usage: last?.usage, step });
   last?.committed?.();
   ctx.kernel.metrics.responsesFinished.inc({ status });
   // A completed response is the common case, counted in palai_responses_finished_total: a line each is noise at info.

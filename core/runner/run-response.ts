@@ -8,7 +8,7 @@ import { lockUnderLease } from '../responses/lease.js';
 import type { Kernel } from '../kernel.js';
 import { RESPONSE_COLUMNS, RESPONSE_JOIN, type ResponseRow } from '../responses/responses.js';
 import { recordRepairRequest } from '../responses/run-output.js';
-import { finishResponse, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
+import { finishAtOnce, waitingStatusFor, type TerminalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
 import { ToolResolutionError } from '../tools/tool-port.js';
 import { openToolCalls } from '../tools/tool-calls.js';
@@ -181,10 +181,8 @@ async function requestRepair(ctx: RunContext, step: StepResult, violations: stri
 export async function failRun(kernel: Kernel, claim: Claim): Promise<ResponseRow | null> {
   const writer: JournalWriter = { projectId: claim.projectId, responseId: claim.responseId, leaseToken: claim.leaseToken };
   const error = responseError('internal', 'The run stopped on an internal error; see the server log.');
-  return kernel.db
-    .transaction((tx) => finishResponse(tx, writer, { status: 'failed', output: [], error }))
-    .catch((failure: unknown) => {
-      if (failure instanceof LeaseLostError) return null;
-      throw failure;
-    });
+  return finishAtOnce(kernel.db, writer, { status: 'failed', output: [], error }).catch((failure: unknown) => {
+    if (failure instanceof LeaseLostError) return null;
+    throw failure;
+  });
 }

@@ -125,23 +125,14 @@ export async function deleteSessionItem(db: Db, projectId: string, sessionId: st
 /** Appends items at the end of the session, in order. Call inside the transaction that produced them (`responseId` null: added directly). */
 export async function appendSessionItems(tx: Queryable, projectId: string, sessionId: string, responseId: string | null, items: Item[]): Promise<void> {
   if (items.length === 0) return;
-  const { rows } = await tx.query<{ item_count: number }>(
-    'UPDATE sessions SET item_count = item_count + $2 WHERE id = $1 RETURNING item_count - $2 AS item_count',
-    [sessionId, items.length],
+  // One statement however many items: the positions follow the session's count in order.
+  // The session was deleted while the response ran: no row to update, so its items go with it.
+  await tx.query(
+    `WITH s AS (UPDATE sessions SET item_count = item_count + $2 WHERE id = $1 RETURNING item_count - $2 AS base)
+     INSERT INTO session_items (id, project_id, session_id, position, response_id, item)
+     SELECT e.item->>'id', $3, $1, s.base + e.ord - 1, $4, e.item FROM s, jsonb_array_elements($5::jsonb) WITH ORDINALITY AS e(item, ord)`,
+    [sessionId, items.length, projectId, responseId, JSON.stringify(items)],
   );
-  // The session was deleted while the response ran: its items go with it.
-  if (rows.length === 0) return;
-  let position = rows[0].item_count;
-  for (const item of items) {
-    await tx.query('INSERT INTO session_items (id, project_id, session_id, position, response_id, item) VALUES ($1, $2, $3, $4, $5, $6)', [
-      item.id,
-      projectId,
-      sessionId,
-      position++,
-      responseId,
-      JSON.stringify(item),
-    ]);
-  }
 }
 
 /** Function call outputs for these calls that were added to the session directly (outside any response), oldest first. */
