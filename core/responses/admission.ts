@@ -40,7 +40,29 @@ export async function admitResponse(
   idem?: IdempotencyClaim,
   tools: ToolEntryCheck = BUILTIN_ENTRY_CHECK,
 ): Promise<ResponseRow> {
-  return db.transaction((tx) => admitWithin(tx, projectId, command, idem, tools));
+  return withinAdmission(db, command, idem, (q) => admitWithin(q, projectId, command, idem, tools));
+}
+
+/**
+ * Runs an admission in one transaction, or without one when the command can
+ * write only one statement: no idempotency key to reserve, no session to make,
+ * bind or add to, and nothing it could answer (no previous response, no call
+ * outputs). Its reads are then what they would be inside a transaction (read
+ * committed: each statement sees what had committed when it began), and its one
+ * write commits alone — no BEGIN and COMMIT round trips for the common case.
+ */
+export function withinAdmission<T>(db: Db, command: AdmissionCommand, idem: IdempotencyClaim | undefined, work: (q: Queryable) => Promise<T>): Promise<T> {
+  return writesOnce(command, idem) ? work(db) : db.transaction(work);
+}
+
+/** Decided before the command is checked (admit checks it), so it holds for any value: anything unexpected takes the transaction. */
+function writesOnce(command: AdmissionCommand, idem: IdempotencyClaim | undefined): boolean {
+  const unchecked = command as Partial<AdmissionCommand> | null;
+  if (idem || typeof unchecked !== 'object' || unchecked === null || !Array.isArray(unchecked.input)) return false;
+  const answersNothing = (unchecked.input as unknown[]).every(
+    (item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type !== 'function_call_output',
+  );
+  return unchecked.session === undefined && unchecked.previous_response_id === undefined && answersNothing;
 }
 
 /** The worker that takes a new response in the admitting transaction, and for how long its first lease holds. */

@@ -19,7 +19,7 @@ import type { IdempotencyClaim } from '../idempotency/inbox-port.js';
 import { LeaseLostError } from '../journal/journal.js';
 import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Kernel, LocalRuns } from '../kernel.js';
-import { admitClaimed, type AdmissionCommand, type Admitted } from '../responses/admission.js';
+import { admitClaimed, withinAdmission, type AdmissionCommand, type Admitted } from '../responses/admission.js';
 import type { ResponseRow } from '../responses/responses.js';
 import { isTransientStoreError } from '../store/transient.js';
 import { claimWork, releaseLease, renewLease, type Claim, type ClaimedRun } from './claim.js';
@@ -81,7 +81,7 @@ export class Worker implements LocalRuns {
     this.reserved++;
     let admitted: Admitted;
     try {
-      admitted = await this.kernel.db.transaction((tx) => admitClaimed(tx, projectId, command, idem, claimHere, this.kernel.tools));
+      admitted = await withinAdmission(this.kernel.db, command, idem, (q) => admitClaimed(q, projectId, command, idem, claimHere, this.kernel.tools));
     } finally {
       this.reserved--;
     }
