@@ -4,16 +4,11 @@
 // (pg_total_relation_size, after a VACUUM FULL so pages are packed alike before
 // and after), per response, with the journal's rows and events per response.
 // Issue 31's goal: ≤ 3 KB on PostgreSQL. Prints figures; asserts nothing.
-import { startHub } from '../cli/hub.js';
-import { createProject } from '../core/auth/projects.js';
-import { loadConfig } from '../core/config.js';
-import { createLogger } from '../core/logger.js';
 import type { Db } from '../core/store/db.js';
 import { record } from './figures.js';
-import { onEachStore } from './stores.js';
+import { onEachStore, withTwentyWordAgent } from './stores.js';
 
 const RESPONSES = Number(process.env.BENCH_BYTES_RESPONSES ?? 300);
-const WORDS = Array.from({ length: 20 }, (_, i) => `word${i}`).join(' ');
 
 interface TableBytes {
   heap: number;
@@ -32,22 +27,8 @@ async function tableBytes(db: Db): Promise<Map<string, TableBytes>> {
 }
 
 export async function benchBytesPerResponse(): Promise<void> {
-  await onEachStore(async (store, db) => {
-    const hub = await startHub({
-      config: { ...loadConfig({}), logLevel: 'silent', retentionCompactAfterMs: null },
-      db,
-      role: 'all',
-      logger: createLogger('silent'),
-    });
-    try {
-      const project = await createProject(db, `bench-bytes-${Date.now()}`);
-      const agent = await hub.api.agents.create(project.id, { name: 'bench-twenty', model: { provider: 'fake', script: [{ text: WORDS }] } });
-      const respond = async () => {
-        const admitted = await hub.api.responses.admit(project.id, { agent: agent.id, input: [{ role: 'user', content: 'go' }] });
-        await hub.api.responses.waitUntilSettled(project.id, admitted.id, 30_000);
-      };
-      // One first, so the tables and their first pages exist before the count starts.
-      await respond();
+  await onEachStore((store, db) =>
+    withTwentyWordAgent(db, 'bytes', async (projectId, respond) => {
       const before = await tableBytes(db);
       for (let i = 0; i < RESPONSES; i++) await respond();
       const after = await tableBytes(db);
@@ -57,7 +38,7 @@ export async function benchBytesPerResponse(): Promise<void> {
       const { rows } = await db.query<{ rows: number; events: number }>(
         `SELECT count(*)::integer AS rows, sum(last_sequence - COALESCE(first_sequence, last_sequence) + 1)::integer AS events
            FROM response_journal WHERE project_id = $1`,
-        [project.id],
+        [projectId],
       );
       const describe = (name: string) =>
         `${name} ${tableTotal(name).toFixed(0)} B (rows ${perResponse(name, 'heap').toFixed(0)}, indexes ${perResponse(name, 'indexes').toFixed(0)}, TOAST ${perResponse(name, 'toast').toFixed(0)})`;
@@ -68,8 +49,6 @@ export async function benchBytesPerResponse(): Promise<void> {
         goal: { value: 3000, better: 'lower' },
         note: `${describe('responses')}, ${describe('response_journal')}; the journal holds ${(rows[0].rows / (RESPONSES + 1)).toFixed(1)} rows for ${(rows[0].events / (RESPONSES + 1)).toFixed(1)} events per response; growth over ${RESPONSES} responses after VACUUM FULL`,
       });
-    } finally {
-      await hub.close();
-    }
-  });
+    }),
+  );
 }

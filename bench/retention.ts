@@ -4,17 +4,12 @@
 // as table and index growth (pg_total_relation_size of every table, after a
 // VACUUM FULL so freed space is counted as freed) over N responses, on each
 // store. Prints figures; asserts nothing.
-import { startHub } from '../cli/hub.js';
-import { createProject } from '../core/auth/projects.js';
-import { loadConfig } from '../core/config.js';
-import { createLogger } from '../core/logger.js';
 import { compactFinished } from '../core/responses/retention.js';
 import type { Db } from '../core/store/db.js';
 import { record } from './figures.js';
-import { onEachStore } from './stores.js';
+import { onEachStore, withTwentyWordAgent } from './stores.js';
 
 const RESPONSES = Number(process.env.BENCH_RETENTION_RESPONSES ?? 300);
-const WORDS = Array.from({ length: 20 }, (_, i) => `word${i}`).join(' ');
 
 /** Every table's size with its indexes and TOAST, once dead rows are gone. */
 async function storeBytes(db: Db): Promise<number> {
@@ -26,36 +21,20 @@ async function storeBytes(db: Db): Promise<number> {
 }
 
 export async function benchRetention(): Promise<void> {
-  await onEachStore(async (store, db) => {
-    const hub = await startHub({
-      config: { ...loadConfig({}), logLevel: 'silent', retentionCompactAfterMs: null },
-      db,
-      role: 'all',
-      logger: createLogger('silent'),
-    });
-    try {
-      const project = await createProject(db, `bench-retention-${Date.now()}`);
-      const agent = await hub.api.agents.create(project.id, { name: 'bench-twenty', model: { provider: 'fake', script: [{ text: WORDS }] } });
-      // One first, so the tables and their first pages exist before the count starts.
-      const one = await hub.api.responses.admit(project.id, { agent: agent.id, input: [{ role: 'user', content: 'go' }] });
-      await hub.api.responses.waitUntilSettled(project.id, one.id, 30_000);
+  await onEachStore((store, db) =>
+    withTwentyWordAgent(db, 'retention', async (projectId, respond) => {
       const empty = await storeBytes(db);
-      for (let i = 0; i < RESPONSES; i++) {
-        const admitted = await hub.api.responses.admit(project.id, { agent: agent.id, input: [{ role: 'user', content: 'go' }] });
-        await hub.api.responses.waitUntilSettled(project.id, admitted.id, 30_000);
-      }
+      for (let i = 0; i < RESPONSES; i++) await respond();
       const full = await storeBytes(db);
       for (;;) if ((await compactFinished(db, 0, 500, Date.now() + 60_000)).responses === 0) break;
       const compacted = await storeBytes(db);
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::integer AS n FROM response_events WHERE project_id = $1', [project.id]);
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::integer AS n FROM response_events WHERE project_id = $1', [projectId]);
       record({
         name: `retention (${store}): bytes per finished 20-word response`,
         value: (full - empty) / RESPONSES,
         unit: 'B',
         note: `${((compacted - empty) / RESPONSES).toFixed(0)} B after compaction (its row and its terminal event; ${rows[0].n} events left for ${RESPONSES + 1} responses), table and index growth over ${RESPONSES} responses after VACUUM FULL`,
       });
-    } finally {
-      await hub.close();
-    }
-  });
+    }),
+  );
 }
