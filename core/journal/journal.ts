@@ -99,8 +99,15 @@ export async function appendEvents(db: Queryable, writer: JournalWriter, events:
  */
 const VERIFY_APPENDS = process.env.PALAI_JOURNAL_VERIFY === '1';
 
-export async function verifyAppend(db: Queryable, responseId: string, first: number, events: readonly KernelEvent[]): Promise<void> {
+/** `events` may be a function, for events built only to be checked (never when no test asks). */
+export async function verifyAppend(
+  db: Queryable,
+  responseId: string,
+  first: number,
+  eventsOrBuild: readonly KernelEvent[] | (() => readonly KernelEvent[]),
+): Promise<void> {
   if (!VERIFY_APPENDS) return;
+  const events = typeof eventsOrBuild === 'function' ? eventsOrBuild() : eventsOrBuild;
   const written = JSON.parse(JSON.stringify(events.map((event, i) => ({ sequence: first + i, event })))) as unknown;
   const read = await readEvents(db, responseId, first - 1, events.length);
   const { rows } = await db.query<{ sequence: number; type: string; data: Record<string, unknown> }>(

@@ -167,13 +167,9 @@ async function admit(
   });
   const { rows } = await tx.query<ResponseRow & { first: number }>(`WITH ${ctes} SELECT ${responseColumnsOf('next')}, next.first${terms} FROM next`, p.values);
   const { first, ...inserted } = rows[0];
-  // The states it passed through: queued, before the claim (same transaction, so the same timestamps).
-  const states: ResponseRow[] = claim ? [{ ...inserted, status: 'queued', lease_token: 0 }, inserted] : [inserted];
-  await verifyAppend(
-    tx,
-    id,
-    first,
-    states.map((row) => statusEventOf(responseState(row))),
+  // The states it passed through: queued, before the claim (same statement, so the same timestamps).
+  await verifyAppend(tx, id, first, () =>
+    (claim ? [{ ...inserted, status: 'queued' as const, lease_token: 0 }, inserted] : [inserted]).map((row) => statusEventOf(responseState(row))),
   );
   if (sessionId) await appendSessionItems(tx, projectId, sessionId, id, input);
   return { kind: 'new', row: inserted, spec };

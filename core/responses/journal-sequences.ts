@@ -6,8 +6,8 @@
 /**
  * The UPDATE that takes `count` sequences for the response, as SQL over the
  * caller's placeholders: it returns the first as `first` (and the agent, for
- * what announces the events), or no row when the
- * lease token is stale (an API writer's token is null and holds no lease).
+ * what announces the events), or no row when the lease token is stale (an API
+ * writer's token is null and holds no lease).
  */
 export const takeSequences = (responseId: string, leaseToken: string, count: string): string =>
   `UPDATE responses SET next_sequence = next_sequence + ${count}

@@ -17,6 +17,7 @@ import { appendCtes, appendWakes, LeaseLostError, verifyAppend, type AppendOptio
 import { statusEventOf, terminalStatusEvent } from '../journal/journal-rows.js';
 import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { announcedWakes, announcementCte } from '../outbox/announce.js';
+import { sessionAppendCtes } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
 import { SqlParams } from '../store/sql-params.js';
 import type { ToolCallRow } from '../tools/tool-calls.js';
@@ -218,19 +219,12 @@ async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome
        SELECT e.item, row_number() OVER (ORDER BY e.ord) AS n
          FROM next, jsonb_array_elements(next.output) WITH ORDINALITY AS e(item, ord)
         WHERE next.session_id IS NOT NULL AND e.item->>'status' IS DISTINCT FROM 'incomplete'),
-     counted AS (SELECT count(*)::integer AS n FROM finished),
-     session AS (
-       UPDATE sessions s SET item_count = s.item_count + counted.n FROM next, counted
-        WHERE s.id = next.session_id AND counted.n > 0
-        RETURNING s.item_count - counted.n AS base),
-     session_added AS (
-       INSERT INTO session_items (id, project_id, session_id, position, response_id, item)
-       SELECT f.item->>'id', next.project_id, next.session_id, session.base + f.n - 1, next.id, f.item FROM next, session, finished f)
+     ${sessionAppendCtes('finished', { projectId: 'next.project_id', sessionId: 'next.session_id', responseId: 'next.id', from: 'next' })}
      SELECT ${responseColumnsOf('next')}, next.first${terms} FROM next`;
   const { rows } = await q.query<ResponseRow & { first: number }>(sql, p.values);
   if (rows.length === 0) return null;
   const { first, ...row } = rows[0];
-  await verifyAppend(q, writer.responseId, first, [...before, statusEventOf(responseState(row))]);
+  await verifyAppend(q, writer.responseId, first, () => [...before, statusEventOf(responseState(row))]);
   return row;
 }
 

@@ -125,14 +125,31 @@ export async function deleteSessionItem(db: Db, projectId: string, sessionId: st
 /** Appends items at the end of the session, in order. Call inside the transaction that produced them (`responseId` null: added directly). */
 export async function appendSessionItems(tx: Queryable, projectId: string, sessionId: string, responseId: string | null, items: Item[]): Promise<void> {
   if (items.length === 0) return;
-  // One statement however many items: the positions follow the session's count in order.
-  // The session was deleted while the response ran: no row to update, so its items go with it.
   await tx.query(
-    `WITH s AS (UPDATE sessions SET item_count = item_count + $2 WHERE id = $1 RETURNING item_count - $2 AS base)
-     INSERT INTO session_items (id, project_id, session_id, position, response_id, item)
-     SELECT e.item->>'id', $3, $1, s.base + e.ord - 1, $4, e.item FROM s, jsonb_array_elements($5::jsonb) WITH ORDINALITY AS e(item, ord)`,
-    [sessionId, items.length, projectId, responseId, JSON.stringify(items)],
+    `WITH items AS (SELECT e.item, e.ord AS n FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS e(item, ord)),
+     ${sessionAppendCtes('items', { projectId: '$2', sessionId: '$1', responseId: '$3::text' })}
+     SELECT 1`,
+    [sessionId, projectId, responseId, JSON.stringify(items)],
   );
+}
+
+/**
+ * The same as CTEs, for a statement that writes more: `items` names a relation
+ * of `item` (jsonb) and `n` (its place, from 1), and the targets are SQL over
+ * `from`. One statement however many items: the positions follow the session's
+ * count in order; a session deleted while its response ran has no row to
+ * update, so its items go with it.
+ */
+export function sessionAppendCtes(items: string, target: { projectId: string; sessionId: string; responseId: string; from?: string }): string {
+  const from = target.from ? `${target.from}, ` : '';
+  return `counted AS (SELECT count(*)::integer AS n FROM ${items}),
+     session AS (
+       UPDATE sessions s SET item_count = s.item_count + counted.n FROM ${from}counted
+        WHERE s.id = ${target.sessionId} AND counted.n > 0
+        RETURNING s.item_count - counted.n AS base),
+     session_added AS (
+       INSERT INTO session_items (id, project_id, session_id, position, response_id, item)
+       SELECT i.item->>'id', ${target.projectId}, ${target.sessionId}, session.base + i.n - 1, ${target.responseId}, i.item FROM ${from}session, ${items} i)`;
 }
 
 /** Function call outputs for these calls that were added to the session directly (outside any response), oldest first. */
