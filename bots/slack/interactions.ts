@@ -9,7 +9,17 @@ import type { SlackBotConfig, SlackDecisionOutcome } from '../../core/surfaces/s
 import { APPROVE_ACTION, DENY_ACTION, decidedBlocks } from './blocks.js';
 
 export type InteractionAction =
-  | { kind: 'decide'; responseId: string; callId: string; decision: 'approve' | 'deny'; user: string; channel: string; threadTs: string | null }
+  | {
+      kind: 'decide';
+      responseId: string;
+      callId: string;
+      decision: 'approve' | 'deny';
+      user: string;
+      channel: string;
+      threadTs: string | null;
+      /** The message the button is in. */
+      messageTs: string | null;
+    }
   | { kind: 'ignore'; why: string };
 
 const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
@@ -20,7 +30,7 @@ export function interactionAction(payload: unknown): InteractionAction {
     type?: unknown;
     user?: { id?: unknown };
     channel?: { id?: unknown };
-    container?: { channel_id?: unknown; thread_ts?: unknown };
+    container?: { channel_id?: unknown; thread_ts?: unknown; message_ts?: unknown };
     actions?: Array<{ action_id?: unknown; value?: unknown }>;
   };
   if (body.type !== 'block_actions') return { kind: 'ignore', why: `payload type ${String(body.type)}` };
@@ -38,7 +48,16 @@ export function interactionAction(payload: unknown): InteractionAction {
   const responseId = text(value?.response_id);
   const callId = text(value?.call_id);
   if (!responseId || !callId) return { kind: 'ignore', why: 'the button names no call' };
-  return { kind: 'decide', responseId, callId, decision, user, channel, threadTs: text(body.container?.thread_ts) ?? null };
+  return {
+    kind: 'decide',
+    responseId,
+    callId,
+    decision,
+    user,
+    channel,
+    threadTs: text(body.container?.thread_ts) ?? null,
+    messageTs: text(body.container?.message_ts) ?? null,
+  };
 }
 
 /**
@@ -78,9 +97,12 @@ async function afterDecision(
     case 'already': {
       const decidedBy = outcome.kind === 'decided' ? action.user : outcome.decidedBy;
       const decision = outcome.kind === 'decided' ? action.decision : outcome.decision;
+      // Clicked before Slack's answer to the post was saved: the click names the message.
+      const ts = outcome.prompt.messageTs ?? action.messageTs;
+      if (!ts) return;
       await client.chat.update({
         channel: outcome.prompt.channel,
-        ts: outcome.prompt.messageTs,
+        ts,
         ...decidedBlocks(outcome.prompt.summary, decision, decidedBy, outcome.decidedAt),
       });
     }

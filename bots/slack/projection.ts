@@ -41,6 +41,9 @@ export class ThreadProjection {
         await this.finishText();
       } else if (segment.kind === 'approval') {
         const summary = approvalSummary(segment.call);
+        const prompt = { responseId: this.job.responseId, callId: segment.call.call_id, channel: this.job.channel, summary };
+        // Recorded first: a click can come as soon as Slack shows the message, before its answer reaches us.
+        await this.save({ prompts: [{ ...prompt, messageTs: null }] });
         const posted = await this.call('chat.postMessage', () =>
           this.client.chat.postMessage({
             channel: this.job.channel,
@@ -49,9 +52,7 @@ export class ThreadProjection {
             blocks: approvalBlocks(this.job.responseId, segment.call, summary),
           }),
         );
-        await this.advance([
-          { responseId: this.job.responseId, callId: segment.call.call_id, channel: this.job.channel, messageTs: String(posted.ts), summary },
-        ]);
+        await this.advance([{ ...prompt, messageTs: String(posted.ts) }]);
       } else {
         await this.call('chat.postMessage', () =>
           this.client.chat.postMessage({ channel: this.job.channel, thread_ts: this.job.threadTs, markdown_text: segment.text }),

@@ -4,6 +4,9 @@
 // message. `rateLimitNext(method, seconds)` makes the next call of a method
 // answer 429 with Retry-After, once; `refuse(method, error)` makes every call
 // of a method answer `{ok: false, error}` (a server without streaming, say).
+// `hold(method, match)` applies matching calls at once (the message shows in
+// the thread) but keeps their answers until released: the window between
+// Slack showing a message and the poster learning its ts.
 // `messages` replays the calls into what a thread would show.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,6 +43,8 @@ export interface FakeSlackApi {
   refuse(method: string, error: string | null): void;
   /** Answers for methods the stand-in does not know (apps.connections.open, say). */
   answer(method: string, body: Record<string, unknown> | null): void;
+  /** Matching calls of a method take effect at once; their answers wait until the returned release is called. */
+  hold(method: string, match: (args: Record<string, unknown>) => boolean): { release(): void; held(): number };
   /** Every later call with this token is refused `invalid_auth`, whatever the method's answer: a revoked token stays revoked. */
   revokeToken(token: string): void;
   /** Messages of a channel (and thread), oldest first. */
@@ -69,6 +74,7 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
   const answers = new Map<string, Record<string, unknown>>();
   const revoked = new Set<string>();
   const views = new Map<string, SlackMessageView>();
+  const holds = new Map<string, { match: (args: Record<string, unknown>) => boolean; waiting: Array<() => void> }>();
   let ts = 1_700_000_000;
   const text = (args: Record<string, unknown>) => String(args.markdown_text ?? args.text ?? '');
   const apply = (method: string, args: Record<string, unknown>, created?: string): string | null => {
@@ -130,7 +136,10 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
       const error = apply(method, args, created);
       if (error) return reply(200, { ok: false, error });
       const answer = answers.get(method) ?? {};
-      reply(200, { ok: true, ...answer, ...(created ? { channel: args.channel, ts: created } : {}) }, created ? { ts: created } : {});
+      const send = () => reply(200, { ok: true, ...answer, ...(created ? { channel: args.channel, ts: created } : {}) }, created ? { ts: created } : {});
+      const hold = holds.get(method);
+      if (hold?.match(args)) hold.waiting.push(send);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -141,6 +150,17 @@ export async function startFakeSlackApi(): Promise<FakeSlackApi> {
     rateLimitNext: (method, seconds) => void limited.set(method, seconds),
     refuse: (method, error) => void (error ? refused.set(method, error) : refused.delete(method)),
     answer: (method, body) => void (body ? answers.set(method, body) : answers.delete(method)),
+    hold: (method, match) => {
+      const hold = { match, waiting: [] as Array<() => void> };
+      holds.set(method, hold);
+      return {
+        held: () => hold.waiting.length,
+        release: () => {
+          holds.delete(method);
+          for (const send of hold.waiting.splice(0)) send();
+        },
+      };
+    },
     revokeToken: (token) => void revoked.add(token),
     callsIn: (channel, threadTs) =>
       calls.filter(

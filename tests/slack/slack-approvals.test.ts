@@ -97,7 +97,7 @@ describeEachStore(
       assert.match(JSON.stringify(again.blocks), /Approved by <@U0BOSS>/, 'still the first decision');
     });
 
-    test('a denial resumes the run with the call denied', async () => {
+    test('a denial clicked before Slack has answered the post of its prompt resumes the run with the call denied', async () => {
       const bot = await freshBot(
         ctx,
         slack,
@@ -109,10 +109,19 @@ describeEachStore(
         { approvers: ['U0BOSS'] },
       );
       const event = mention({ text: 'clean up', channel: 'C0DENY' });
+      // The prompt shows in the thread, but the bot has not yet heard back from Slack when the approver clicks.
+      const held = slack.hold('chat.postMessage', (args) => args.channel === 'C0DENY' && Array.isArray(args.blocks));
       assert.equal((await postEvent(ctx, bot, event)).status, 200);
       const prompt = await eventually(() => slack.messages('C0DENY', event.event.ts).find((m) => m.blocks));
       const deny = (prompt.blocks as ButtonBlock[])[1].elements![1];
       assert.equal((await postInteraction(ctx, bot, click('U0BOSS', 'C0DENY', prompt, deny))).status, 200);
+      const { data } = await ctx().hub.api.responses.list(bot.projectId, {}, {});
+      const done = await ctx().hub.api.responses.waitUntilSettled(bot.projectId, data[0].id, 15_000);
+      assert.equal(done.status, 'completed');
+      assert.equal(held.held(), 1, "the prompt's post was still unanswered when the click decided");
+      const calls = slack.callsIn('C0DENY', event.event.ts);
+      assert.ok(!calls.some((c) => c.method === 'chat.postEphemeral'), 'the approver was not told the request is unknown');
+      held.release();
       await eventually(() => slack.messages('C0DENY', event.event.ts).find((m) => m.text === 'understood' && !m.streaming));
       const denied = await eventually(() => slack.messages('C0DENY', event.event.ts).find((m) => m.ts === prompt.ts && m.edits > 0));
       assert.match(JSON.stringify(denied.blocks), /Denied by <@U0BOSS>/);

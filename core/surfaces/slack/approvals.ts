@@ -10,7 +10,7 @@ interface PromptRow {
   response_id: string;
   call_id: string;
   channel: string;
-  message_ts: string;
+  message_ts: string | null;
   summary: string;
   decision: string | null;
   decided_by: string | null;

@@ -105,7 +105,7 @@ export interface SlackReplySave {
   finished?: boolean;
   /** Why the reply was given up (one short line, never a token). */
   error?: string;
-  /** Approval prompts this call posted. */
+  /** Approval prompts about to be posted (no messageTs yet) or posted. */
   prompts?: SlackPrompt[];
 }
 
@@ -114,7 +114,8 @@ export interface SlackPrompt {
   responseId: string;
   callId: string;
   channel: string;
-  messageTs: string;
+  /** The posted message; null while the post is on its way (the prompt is recorded before it is posted). */
+  messageTs: string | null;
   /** The prompt's text, kept to rewrite the message with the decision. */
   summary: string;
 }

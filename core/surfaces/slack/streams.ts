@@ -75,7 +75,8 @@ export async function saveSlackReply(db: Db, responseId: string, owner: string, 
 async function insertPrompt(tx: Queryable, projectId: string, botId: string, prompt: NonNullable<SlackReplySave['prompts']>[number]): Promise<void> {
   await tx.query(
     `INSERT INTO slack_prompts (response_id, call_id, project_id, bot_id, channel, message_ts, summary) VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (response_id, call_id) DO UPDATE SET channel = excluded.channel, message_ts = excluded.message_ts, summary = excluded.summary`,
+     ON CONFLICT (response_id, call_id) DO UPDATE SET channel = excluded.channel, summary = excluded.summary,
+       message_ts = coalesce(excluded.message_ts, slack_prompts.message_ts)`,
     [prompt.responseId, prompt.callId, projectId, botId, prompt.channel, prompt.messageTs, prompt.summary],
   );
 }
