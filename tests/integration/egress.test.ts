@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import dc from 'node:diagnostics_channel';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
@@ -126,6 +127,65 @@ describe('the guarded fetch', () => {
       assert.equal(res.headers.get('location'), `${v6.url}/start`);
     }
     assert.equal(v6.hits.length, 0, 'the redirect target was never called');
+  });
+
+  test('text, bytes and streamed bodies, a compressed answer asked for, a 204 and a canceled call answer as fetch does, on one reused connection', async () => {
+    let connections = 0;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (req.url === '/empty') return void res.writeHead(204).end();
+        if (req.url === '/slow') return void res.writeHead(200).write('partial');
+        if (req.url === '/gzip' && String(req.headers['accept-encoding']).includes('gzip'))
+          return void res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync('hello, compressed'));
+        res.writeHead(201, [
+          ['content-type', 'application/json'],
+          ['set-cookie', 'a=1'],
+          ['set-cookie', 'b=2'],
+        ]);
+        res.end(JSON.stringify({ method: req.method, body, type: req.headers['content-type'] ?? null }));
+      });
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const text = await allowing(`${base}/echo?x=1`, { method: 'post', body: 'plain', headers: new Headers({ 'content-type': 'text/plain' }) });
+      assert.equal(text.status, 201);
+      assert.equal(text.url, `${base}/echo?x=1`);
+      assert.deepEqual(text.headers.getSetCookie(), ['a=1', 'b=2']);
+      assert.deepEqual(await text.json(), { method: 'POST', body: 'plain', type: 'text/plain' });
+      const bytes = await allowing(`${base}/echo`, { method: 'PUT', body: new TextEncoder().encode('bytes') });
+      assert.deepEqual(await bytes.json(), { method: 'PUT', body: 'bytes', type: null });
+      const streamed = await allowing(`${base}/echo`, {
+        method: 'POST',
+        body: new Blob(['a stream']).stream(),
+        duplex: 'half',
+      } as RequestInit);
+      assert.deepEqual(await streamed.json(), { method: 'POST', body: 'a stream', type: null });
+      const compressed = await allowing(`${base}/gzip`, { headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(await compressed.text(), 'hello, compressed');
+      for (let i = 0; i < 3; i++) {
+        const empty = await allowing(`${base}/empty`, { method: 'POST', body: '{}' });
+        assert.equal(empty.status, 204);
+        assert.equal(empty.body, null);
+      }
+      const cancel = new AbortController();
+      const slow = await allowing(`${base}/slow`, { method: 'POST', body: '{}', signal: cancel.signal });
+      const reader = slow.body!.getReader();
+      assert.equal(new TextDecoder().decode((await reader.read()).value), 'partial');
+      const reason = new Error('no longer wanted');
+      cancel.abort(reason);
+      await assert.rejects(reader.read());
+      await assert.rejects(allowing(`${base}/echo`, { method: 'POST', body: '{}', signal: cancel.signal }), (e) => e === reason);
+      // The streamed body and the canceled call may each cost a connection; the plain calls share one.
+      assert.ok(connections <= 3, `${connections} connections for 8 calls`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   test('DNS rebinding: the name is resolved once per connection, and the connection goes to the address that was checked', async () => {
