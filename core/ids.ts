@@ -1,7 +1,7 @@
 // Ids are a prefix plus a time-ordered, Crockford base32 body (48-bit ms clock,
 // 80 random bits, counting up within a millisecond), so sorting by id is sorting
 // by creation: cursors are just ids.
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -27,30 +27,55 @@ export type IdPrefix =
   | 'nen'
   | 'ninv';
 
-function encode(value: bigint, length: number): string {
+/** Every pair of digits, by the 10 bits they encode: half the steps of one digit at a time. */
+const PAIRS = Array.from({ length: 1024 }, (_, bits) => ALPHABET[bits >> 5] + ALPHABET[bits & 31]);
+
+/** `value` (an integer below 2^53) as `length` base32 digits (an even count), most significant first. */
+function encode(value: number, length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) {
-    out = ALPHABET[Number(value & 31n)] + out;
-    value >>= 5n;
+  for (let i = 0; i < length; i += 2) {
+    out = PAIRS[value % 1024] + out;
+    value = Math.floor(value / 1024);
   }
   return out;
 }
 
-const RANDOM_MAX = (1n << 80n) - 1n;
+/** The 80 random bits, as two 40-bit halves: Numbers, which a BigInt costs several times over. */
+const RANDOM_BYTES = 10;
+const HALF = 2 ** 40;
 let lastMs = -1;
-let lastRandom = 0n;
+let lastHigh = 0;
+let lastLow = 0;
+
+/** Random bytes are drawn a few hundred ids at a time: one call into the generator per batch, not per id. */
+const pool = Buffer.alloc(RANDOM_BYTES * 256);
+let poolAt = pool.length;
+
+function drawRandom(): void {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  lastHigh = pool.readUIntBE(poolAt, 5);
+  lastLow = pool.readUIntBE(poolAt + 5, 5);
+  poolAt += RANDOM_BYTES;
+}
 
 /** The smallest id of `prefix` minted at `ms`: every id minted before sorts below it, every one from then on not. */
 export function idFloor(prefix: IdPrefix, ms: number): string {
-  return `${prefix}_${encode(BigInt(Math.max(0, Math.floor(ms))), 10)}${encode(0n, 16)}`;
+  return `${prefix}_${encode(Math.max(0, Math.floor(ms)), 10)}${encode(0, 16)}`;
 }
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   // Within one millisecond the random part counts up, so this process's ids still sort in minting order.
-  const random = now === lastMs && lastRandom < RANDOM_MAX ? lastRandom + 1n : BigInt('0x' + randomBytes(10).toString('hex'));
+  if (now !== lastMs || (lastHigh === HALF - 1 && lastLow === HALF - 1)) drawRandom();
+  else if (lastLow < HALF - 1) lastLow++;
+  else {
+    lastLow = 0;
+    lastHigh++;
+  }
   lastMs = now;
-  lastRandom = random;
-  return `${prefix}_${encode(BigInt(now), 10)}${encode(random, 16)}`;
+  return `${prefix}_${encode(now, 10)}${encode(lastHigh, 8)}${encode(lastLow, 8)}`;
 }
 
 const OUTPUT_ITEM_ID = /^(?:msg|fc)_([0-9a-hjkmnp-tv-z]{26})_([0-9a-hjkmnp-tv-z]{4})$/;
@@ -60,7 +85,7 @@ const OUTPUT_ITEM_ID = /^(?:msg|fc)_([0-9a-hjkmnp-tv-z]{26})_([0-9a-hjkmnp-tv-z]
  * in the output, so an item_reference to it leads to its response at once (core/responses/item-references.ts).
  */
 export function outputItemId(prefix: 'msg' | 'fc', responseId: string, outputIndex: number): string {
-  return `${prefix}_${responseId.slice(responseId.indexOf('_') + 1)}_${encode(BigInt(outputIndex), 4)}`;
+  return `${prefix}_${responseId.slice(responseId.indexOf('_') + 1)}_${encode(outputIndex, 4)}`;
 }
 
 /** The response an output item id names (outputItemId), or null for any other id. */

@@ -54,6 +54,8 @@ function finish(app: Express, api: KernelApi): Express {
 function baseApp(api: KernelApi): Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag on API answers: it hashes every body, and no client of this API sends If-None-Match (the A2A card sets its own).
+  app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(accessLog(api));
   return app;

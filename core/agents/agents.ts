@@ -9,6 +9,7 @@ import { resourceLookup } from '../resources/find-by-ref.js';
 import { isUniqueViolation, type Db, type Queryable } from '../store/db.js';
 import { checkAgentSpec } from './agent-spec.js';
 import { recordAnswer, reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
+import type { ConnectionRow } from '../models/connections.js';
 import { modelConnection, modelProblem, type ModelAccess } from '../models/resolve.js';
 
 export interface AgentRow {
@@ -30,9 +31,10 @@ export interface RevisionRow {
   created_at: Date;
 }
 
-const SELECT_AGENT = `SELECT a.id, a.project_id, a.name, a.current_revision, a.created_at, a.updated_at,
-  r.id AS revision_id, r.spec
-  FROM agents a JOIN agent_revisions r ON r.agent_id = a.id AND r.revision = a.current_revision`;
+const AGENT_COLUMNS = 'a.id, a.project_id, a.name, a.current_revision, a.created_at, a.updated_at, r.id AS revision_id, r.spec';
+const AGENT_TABLES = 'agents a JOIN agent_revisions r ON r.agent_id = a.id AND r.revision = a.current_revision';
+const SELECT_AGENT = `SELECT ${AGENT_COLUMNS} FROM ${AGENT_TABLES}`;
+const agentNotFound = (ref: string) => new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
 
 export function agentView(row: AgentRow): Agent {
   return {
@@ -73,10 +75,49 @@ async function writtenAgent(tx: Queryable, projectId: string, agentId: string, a
 }
 
 /** The agent named by id (`agt_…`) or name: `findAgent` answers null, `requireAgent` agent-not-found. */
-export const { find: findAgent, require: requireAgent } = resourceLookup<AgentRow>(
-  { table: 'a', idPrefix: 'agt_', select: SELECT_AGENT },
-  (ref) => new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`),
-);
+export const { find: findAgent, require: requireAgent } = resourceLookup<AgentRow>({ table: 'a', idPrefix: 'agt_', select: SELECT_AGENT }, agentNotFound);
+
+/**
+ * An agent as a run is admitted with it: with the model connection its spec
+ * names, read by the same statement (null when it names none, or one that does
+ * not exist), so the run's first model step needs no read of its own.
+ */
+export interface AgentForRun extends AgentRow {
+  connection: ConnectionRow | null;
+}
+
+/** The connection's columns, each read as connection_<column> beside the agent's. */
+const CONNECTION_COLUMNS = [
+  'id',
+  'project_id',
+  'name',
+  'provider',
+  'base_url',
+  'api_key_secret_id',
+  'api_key_last4',
+  'api_key_env',
+  'default_model',
+  'created_at',
+] as const;
+type ConnectionColumns = { [K in (typeof CONNECTION_COLUMNS)[number] as `connection_${K}`]: ConnectionRow[K] | null };
+
+// The spec's ref is an id when it has the id prefix, else a name (as find-by-ref.ts reads a ref); the OR lets each side use its index.
+const SPEC_CONNECTION = "r.spec->'model'->>'connection'";
+const SELECT_AGENT_FOR_RUN = `SELECT ${AGENT_COLUMNS}, ${CONNECTION_COLUMNS.map((column) => `c.${column} AS connection_${column}`).join(', ')}
+  FROM ${AGENT_TABLES} LEFT JOIN model_connections c ON c.project_id = a.project_id AND (
+    (starts_with(${SPEC_CONNECTION}, 'mconn_') AND c.id = ${SPEC_CONNECTION}) OR (NOT starts_with(${SPEC_CONNECTION}, 'mconn_') AND c.name = ${SPEC_CONNECTION}))`;
+
+const agentForRunLookup = resourceLookup<AgentRow & ConnectionColumns>({ table: 'a', idPrefix: 'agt_', select: SELECT_AGENT_FOR_RUN }, agentNotFound);
+
+/** The agent named by id or name with its model connection (AgentForRun), or agent-not-found. */
+export async function requireAgentForRun(db: Queryable, projectId: string, ref: string): Promise<AgentForRun> {
+  const row = await agentForRunLookup.require(db, projectId, ref);
+  const { id, project_id, name, current_revision, revision_id, spec, created_at, updated_at } = row;
+  const agent: AgentRow = { id, project_id, name, current_revision, revision_id, spec, created_at, updated_at };
+  if (row.connection_id === null) return { ...agent, connection: null };
+  const connection = Object.fromEntries(CONNECTION_COLUMNS.map((column) => [column, row[`connection_${column}`]]));
+  return { ...agent, connection: connection as unknown as ConnectionRow };
+}
 
 /** The project an agent id belongs to, across projects (null: no such agent). */
 export async function projectOfAgent(db: Queryable, agentId: string): Promise<string | null> {

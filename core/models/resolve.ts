@@ -30,14 +30,16 @@ let defaults: KeyPolicy | null = null;
 /** The operator policy of an unconfigured server (provider defaults, the two provider variables). */
 const defaultPolicy = (): KeyPolicy => (defaults ??= loadConfig({}));
 
+/** The provider, model and credentials a model block resolves to; `read` as for modelConnection. */
 export async function resolveModel(
   db: Queryable,
   secrets: SecretStore,
   projectId: string,
   spec: ModelSpec,
   policy: KeyPolicy = defaultPolicy(),
+  read?: ConnectionRow | null,
 ): Promise<ResolvedModel> {
-  const resolved = await resolveUnchecked(db, secrets, projectId, spec, policy);
+  const resolved = await resolveUnchecked(db, secrets, projectId, spec, policy, read);
   const { baseUrl } = resolved.credentials;
   if (baseUrl !== null && !isHttpUrl(baseUrl))
     throw new PalaiError('invalid-request', `The model's base_url ${shownUrl(baseUrl)} is not an http or https URL.`);
@@ -50,10 +52,12 @@ const isHttpUrl = (text: string): boolean => URL.canParse(text) && ['http:', 'ht
  * The connection a model block names (null when it names none), of the provider
  * the block names if it names one. Otherwise a PalaiError naming the field: an
  * agent is refused with it, and a run whose connection was deleted fails with it.
+ * `read` is the connection as a statement that read the agent found it (null:
+ * none), which is then not read again.
  */
-export async function modelConnection(db: Queryable, projectId: string, spec: ModelSpec): Promise<ConnectionRow | null> {
+export async function modelConnection(db: Queryable, projectId: string, spec: ModelSpec, read?: ConnectionRow | null): Promise<ConnectionRow | null> {
   if (!spec.connection) return null;
-  const connection = await findConnection(db, projectId, spec.connection);
+  const connection = read !== undefined ? read : await findConnection(db, projectId, spec.connection);
   if (!connection) {
     throw new PalaiError('invalid-request', `The agent's model connection ${JSON.stringify(spec.connection)} does not exist.`, {
       errors: [{ pointer: '/model/connection', detail: 'names no model connection of this project' }],
@@ -67,8 +71,15 @@ export async function modelConnection(db: Queryable, projectId: string, spec: Mo
   return connection;
 }
 
-async function resolveUnchecked(db: Queryable, secrets: SecretStore, projectId: string, spec: ModelSpec, policy: KeyPolicy): Promise<ResolvedModel> {
-  const connection = await modelConnection(db, projectId, spec);
+async function resolveUnchecked(
+  db: Queryable,
+  secrets: SecretStore,
+  projectId: string,
+  spec: ModelSpec,
+  policy: KeyPolicy,
+  read: ConnectionRow | null | undefined,
+): Promise<ResolvedModel> {
+  const connection = await modelConnection(db, projectId, spec, read);
   if (!connection) {
     const provider = spec.provider!;
     const baseUrl = spec.base_url ?? providerBaseUrl(provider, policy);

@@ -5,7 +5,8 @@
 // (protocols/admission.schema.json), checked before anything is read.
 import type { AdmissionOptions } from '../../generated/protocol-schemas.js';
 import type { AgentSpecFields, RequestFunctionTool, ResponseInputItem, Session } from '../../generated/schemas.js';
-import { requireAgent, type AgentRow } from '../agents/agents.js';
+import { requireAgentForRun, type AgentForRun, type AgentRow } from '../agents/agents.js';
+import type { ConnectionRow } from '../models/connections.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
@@ -71,8 +72,12 @@ export interface ClaimOnAdmission {
   leaseSeconds: number;
 }
 
-/** What an admission made: a new response (with its agent's spec), or the waiting response it answered. */
-export type Admitted = { kind: 'new'; row: ResponseRow; spec: AgentSpecFields } | { kind: 'answered'; row: ResponseRow };
+/**
+ * What an admission made: a new response, with its agent's spec and the model
+ * connection that spec names as admission read it (null: none), or the waiting
+ * response it answered.
+ */
+export type Admitted = { kind: 'new'; row: ResponseRow; spec: AgentSpecFields; connection: ConnectionRow | null } | { kind: 'answered'; row: ResponseRow };
 
 /**
  * Admission inside the caller's transaction, for kernel modules that commit
@@ -172,16 +177,16 @@ async function admit(
     (claim ? [{ ...inserted, status: 'queued' as const, lease_token: 0 }, inserted] : [inserted]).map((row) => statusEventOf(responseState(row))),
   );
   if (sessionId) await appendSessionItems(tx, projectId, sessionId, id, input);
-  return { kind: 'new', row: inserted, spec };
+  return { kind: 'new', row: inserted, spec, connection: agent.connection };
 }
 
 /**
- * The agent that runs (looked up once) and the session it runs in. An existing
+ * The agent that runs (looked up once, with its model connection) and the session it runs in. An existing
  * session is locked: its first response binds it, and a concurrent one must see
  * that. A new session, or the first for a key, is made here, so it commits (or
  * rolls back) with the response.
  */
-async function runContext(tx: Queryable, projectId: string, command: AdmissionCommand): Promise<{ agent: AgentRow; sessionId: string | null }> {
+async function runContext(tx: Queryable, projectId: string, command: AdmissionCommand): Promise<{ agent: AgentForRun; sessionId: string | null }> {
   const { session } = command;
   if (session?.kind === 'id') {
     const existing = await requireSession(tx, projectId, session.id, true);
@@ -191,7 +196,7 @@ async function runContext(tx: Queryable, projectId: string, command: AdmissionCo
         errors: [{ pointer: '/agent', detail: 'is required for the first response of this session' }],
       });
     }
-    const agent = await requireAgent(tx, projectId, agentRef);
+    const agent = await requireAgentForRun(tx, projectId, agentRef);
     await bindSession(tx, existing, agent);
     return { agent, sessionId: existing.id };
   }
@@ -200,7 +205,7 @@ async function runContext(tx: Queryable, projectId: string, command: AdmissionCo
       errors: [{ pointer: '/agent', detail: 'is required without a session bound to an agent' }],
     });
   }
-  const agent = await requireAgent(tx, projectId, command.agent);
+  const agent = await requireAgentForRun(tx, projectId, command.agent);
   switch (session?.kind) {
     case undefined:
       return { agent, sessionId: null };

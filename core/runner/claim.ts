@@ -10,6 +10,7 @@
 // start from (the rows, their agents' specs): no read follows a claim.
 import type { AgentSpecFields } from '../../generated/schemas.js';
 import { effectiveSpec } from '../agents/effective-spec.js';
+import type { ConnectionRow } from '../models/connections.js';
 import { claimRunnable, extendLease, handBackLease, type ClaimedRow, type RunRow } from '../responses/lease-writes.js';
 import { journalStatus } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
@@ -30,6 +31,12 @@ export interface ClaimedRun {
   row: RunRow;
   /** The spec of the agent revision the response pinned, under the limits its options narrow it to. */
   spec: AgentSpecFields;
+  /**
+   * The model connection the spec names, as the admission that claimed it read
+   * it a moment ago (null: none): the first model step uses it instead of reading
+   * it again. Absent for a claim from the queue, whose steps read it themselves.
+   */
+  connection?: ConnectionRow | null;
 }
 
 export { OPEN_CALLS, type RunRow } from '../responses/lease-writes.js';

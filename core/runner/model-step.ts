@@ -52,10 +52,12 @@ const MAX_RETRY_DELAY_MS = 30_000;
  */
 export async function modelStep(ctx: RunContext, first: ResponseRow): Promise<StepResult | null> {
   const { kernel, spec, writer } = ctx;
+  const read = ctx.admittedConnection;
+  ctx.admittedConnection = undefined;
   let resolved: ResolvedModel;
   let adapter: ModelAdapter;
   try {
-    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!, kernel.config);
+    resolved = await resolveModel(kernel.db, kernel.secrets, writer.projectId, spec.model!, kernel.config, read);
     adapter = kernel.models.get(resolved.provider);
   } catch (error) {
     if (!(error instanceof PalaiError || error instanceof ModelProviderError)) throw error;

@@ -4,6 +4,7 @@ import { problemTypeUri, type ProblemSlug } from '../errors/problem-types.js';
 import type { JournalWriter, KernelEvent } from '../journal/journal.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
+import type { ConnectionRow } from '../models/connections.js';
 import type { ModelEvent } from '../models/model-port.js';
 import type { ResponseRow } from '../responses/responses.js';
 import { finishAtOnce, type TerminalStatus } from '../responses/status-writer.js';
@@ -56,6 +57,8 @@ export interface RunContext {
   log: Logger;
   /** The row as the run left it when it ended or parked: what a caller waiting in this process answers with. */
   settled: ResponseRow | null;
+  /** ClaimedRun's `connection`, until the first model step takes it: later steps read the connection as it is then. */
+  admittedConnection?: ConnectionRow | null;
 }
 
 /** The model step a run ends with, whole or cut off: written by the statements that end the response. */

@@ -86,9 +86,9 @@ export class Worker implements LocalRuns {
       this.reserved--;
     }
     if (admitted.kind === 'new') {
-      const { row, spec } = admitted;
+      const { row, spec, connection } = admitted;
       const claim: Claim = { responseId: row.id, projectId, leaseToken: row.lease_token, previousStatus: 'queued', takeover: false };
-      this.launch({ claim, row: { ...row, open_calls: 0 }, spec });
+      this.launch({ claim, row: { ...row, open_calls: 0 }, spec, connection });
     }
     return admitted.row;
   }

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore, type TestHub } from '../support/hub.js';
 import { assertMatchesSpec, assertProblem } from '../support/spec.js';
+import { until } from '../support/until.js';
 import { OpenAIWireServer, type RecordedRequest } from '../support/wire/openai-server.js';
 import { createLogger } from '../../core/logger.js';
 import { resolveModel } from '../../core/models/resolve.js';
@@ -240,6 +241,25 @@ await describeEachStore(
       const sent = wire.requestsFor('scenario-text').slice(earlier);
       assert.equal(sent.length, 1);
       assert.equal(bearer(sent[0]), STORED_KEY);
+    });
+
+    test('an agent naming its connection by id reaches it, run at once or taken from the queue', async () => {
+      const local = await getConnection(ctx, 'local');
+      await createAgent(ctx, { name: 'via-local-id', model: { connection: local.body.id, name: 'scenario-local-text' } });
+      const earlier = wire.requestsFor('scenario-local-text').length;
+      const sync = await respond(ctx, { model: 'via-local-id', input: 'hi' });
+      assert.equal(sync.status, 'completed', JSON.stringify(sync.error));
+      const queued = await respond(ctx, { model: 'via-local-id', input: 'hi', background: true });
+      const { projectId, hub } = ctx();
+      const done = await until('the queued response completes', async () => {
+        const row = await hub.api.responses.get(projectId, queued.id);
+        return ['completed', 'failed'].includes(row.status) && row;
+      });
+      assert.equal(done.status, 'completed', JSON.stringify(done.error));
+      assert.ok(JSON.stringify(done.output).includes('Hello there'));
+      const sent = wire.requestsFor('scenario-local-text').slice(earlier);
+      assert.equal(sent.length, 2, 'both runs called the connection with that id');
+      assert.ok(sent.every((request) => bearer(request) === STORED_KEY));
     });
 
     test('a connection with api_key_env reads the key from that variable when the model is called', async () => {

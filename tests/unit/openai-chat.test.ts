@@ -3,12 +3,14 @@
 // compatible servers that differ from it (no usage, whole tool calls, errors in-stream).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
 import { OpenAIChatModel } from '../../adapters/models/openai-chat/openai-chat.js';
 import { ToolCallAssembler } from '../../adapters/models/openai-chat/tool-call-assembler.js';
 import type { ModelEvent } from '../../core/models/model-port.js';
 import type { Item } from '../../generated/schemas.js';
 import { drain, expectProviderError, FAKE_API_KEY, modelRequest, textOf, user, WEATHER_TOOL, withTimeout } from '../support/wire/openai-model-request.js';
 import { OpenAIWireServer } from '../support/wire/openai-server.js';
+import { testTransport } from '../support/wire/transport.js';
 
 let server: OpenAIWireServer;
 const adapter = new OpenAIChatModel();
@@ -147,6 +149,34 @@ describe('the request it sends', () => {
       temperature: 0.2,
     });
     assert.equal(sent.headers.authorization, `Bearer ${FAKE_API_KEY}`);
+  });
+
+  test('it goes to the path and with the headers the SDK itself sends (key, user agent, its platform headers), call after call', async () => {
+    // Through the same transport: what differs would be the adapter's doing, not fetch's.
+    const sdk = new OpenAI({
+      apiKey: FAKE_API_KEY,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+      timeout: 120_000,
+      organization: null,
+      project: null,
+      fetch: testTransport,
+    });
+    for await (const _ of await sdk.chat.completions.create({ model: 'scenario-text', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+    const bySdk = server.lastRequest();
+    for (let call = 0; call < 2; call++) {
+      const { error } = await drain(adapter, request('scenario-text'));
+      assert.equal(error, null);
+      const sent = server.lastRequest();
+      assert.equal(sent.path, bySdk.path);
+      const headers = (recorded: typeof sent) => {
+        const { 'content-length': _length, host: _host, connection: _connection, 'accept-encoding': _encoding, ...rest } = recorded.headers;
+        return rest;
+      };
+      assert.deepEqual(headers(sent), headers(bySdk));
+      assert.equal(sent.headers.authorization, `Bearer ${FAKE_API_KEY}`);
+      assert.match(String(sent.headers['user-agent']), /^OpenAI\/JS /);
+    }
   });
 
   test('without tools it sends no tool options', async () => {

@@ -6,7 +6,6 @@
 // fragments and are emitted whole when the stream finishes; usage comes from the
 // last chunk when the server honours `stream_options.include_usage` (else zero).
 // A stream that ends without a finish_reason broke; the kernel retries it.
-import type OpenAI from 'openai';
 import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionChunk,
@@ -93,7 +92,7 @@ export class OpenAIChatModel implements ModelAdapter {
   async *stream(request: ModelRequest): AsyncIterable<ModelEvent> {
     const chunks = guardedStream<ChatCompletionChunk>(
       { provider: this.provider, credentials: request.credentials, transport: request.transport, timeoutMs: this.timeoutMs, signal: request.signal },
-      (client: OpenAI, signal) => client.chat.completions.create(chatRequest(request), { signal }),
+      { path: '/chat/completions', body: chatRequest(request) },
     );
     const calls = new ToolCallAssembler();
     let finishReason: string | null = null;

@@ -6,7 +6,6 @@
 // Out come text deltas as they stream, each function call once its item is done,
 // then usage and the finish reason from the terminal event. A stream that ends
 // without one broke, and the kernel retries it as a fresh step.
-import type OpenAI from 'openai';
 import type {
   FunctionTool,
   Response,
@@ -90,7 +89,7 @@ export class OpenAIResponsesModel implements ModelAdapter {
     const clean = (text: string) => cleanCause(text, request.credentials.apiKey);
     const events = guardedStream<ResponseStreamEvent>(
       { provider: this.provider, credentials: request.credentials, transport: request.transport, timeoutMs: this.timeoutMs, signal: request.signal },
-      (client: OpenAI, signal) => client.responses.create(responsesRequest(request), { signal }),
+      { path: '/responses', body: responsesRequest(request) },
     );
     const emitted = new Set<string>();
     const toolCall = (item: ResponseFunctionToolCall): ModelEvent | null => {

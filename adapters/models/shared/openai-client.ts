@@ -2,10 +2,12 @@
 // built only from the broker's resolution (the kernel's egress-guarded fetch,
 // which follows no redirect), and the guard every streamed call runs through:
 // the kernel owns retries, the caller's signal cancels the HTTP request, and
-// silence from the provider times out. The SDK sends the request and turns a
-// refused one into its errors; the event stream it answers is read here
-// (sse-decoder.ts), as the SDK reads it but without its per-event layers.
-import OpenAI, { APIError } from 'openai';
+// silence from the provider times out. The SDK builds each endpoint's request
+// once per client (its URL and headers: they do not change between calls) and
+// its errors are the ones a refused call throws; the call itself, and the event
+// stream it answers (sse-decoder.ts), are sent and read here, as the SDK does
+// but without its per-request layers, which cost more CPU than the call.
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { ModelProviderError, transportRefusal, type ModelCredentials, type ModelRequest } from '../../../core/models/model-port.js';
 import { toProviderError } from './openai-errors.js';
 import { SseDecoder } from './sse-decoder.js';
@@ -32,11 +34,22 @@ export function openAIClient(credentials: ModelCredentials, transport: ModelRequ
   });
 }
 
+/** A client and the requests it built, by path: the URL and headers every call to that endpoint sends. */
+interface SharedClient {
+  sdk: OpenAI;
+  endpoints: Map<string, Promise<Endpoint>>;
+}
+
+interface Endpoint {
+  url: string;
+  headers: Record<string, string>;
+}
+
 /** The clients in use, by transport, then key, base URL and timeout: building one costs more than the call's own work. */
-const clients = new WeakMap<ModelRequest['transport'], Map<string, OpenAI>>();
+const clients = new WeakMap<ModelRequest['transport'], Map<string, SharedClient>>();
 const CLIENTS_PER_TRANSPORT = 64;
 
-function sharedClient(credentials: ModelCredentials, transport: ModelRequest['transport'], timeoutMs: number): OpenAI {
+function sharedClient(credentials: ModelCredentials, transport: ModelRequest['transport'], timeoutMs: number): SharedClient {
   let byKey = clients.get(transport);
   if (!byKey) clients.set(transport, (byKey = new Map()));
   const key = `${timeoutMs}\n${credentials.baseUrl ?? ''}\n${credentials.apiKey ?? ''}`;
@@ -45,7 +58,7 @@ function sharedClient(credentials: ModelCredentials, transport: ModelRequest['tr
     // Most recently used last, so the oldest is the first to go.
     byKey.delete(key);
   } else {
-    client = openAIClient(credentials, transport, timeoutMs);
+    client = { sdk: openAIClient(credentials, transport, timeoutMs), endpoints: new Map() };
     if (byKey.size >= CLIENTS_PER_TRANSPORT) byKey.delete(byKey.keys().next().value!);
   }
   byKey.set(key, client);
@@ -76,9 +89,52 @@ class SilenceTimer {
   }
 }
 
-/** What an SDK call that streams returns: its raw response, once the SDK accepted the status. */
-interface SdkCall {
-  asResponse(): Promise<Response>;
+/** The SDK's request to `path` (a streamed POST), as it would send it: built once per client and path. */
+function endpoint(client: SharedClient, path: string): Promise<Endpoint> {
+  let built = client.endpoints.get(path);
+  if (!built) {
+    built = client.sdk.buildRequest({ method: 'post', path, body: {}, stream: true }).then(({ req, url }) => ({
+      url,
+      headers: Object.fromEntries(new Headers(req.headers).entries()),
+    }));
+    // A request that could not be built is built again next time (and fails as the SDK's call would).
+    built.catch(() => client.endpoints.delete(path));
+    client.endpoints.set(path, built);
+  }
+  return built;
+}
+
+/** A streamed call: the API path under the base URL, and its JSON body. */
+export interface StreamedCall {
+  path: string;
+  body: object;
+}
+
+/**
+ * Sends the call as the SDK sends it, and answers its response once the status
+ * is a success. Otherwise throws what the SDK throws: APIError.generate's error
+ * for the status and body, APIConnectionTimeoutError or APIConnectionError
+ * (the transport's error as its cause) when no response came.
+ */
+async function send(client: SharedClient, transport: ModelRequest['transport'], call: StreamedCall, signal: AbortSignal): Promise<Response> {
+  const { url, headers } = await endpoint(client, call.path);
+  let response: Response;
+  try {
+    response = await transport(url, { method: 'POST', headers, body: JSON.stringify(call.body), signal });
+  } catch (error) {
+    const cause = error instanceof Error ? error : new Error(String(error));
+    if (/timed? ?out/i.test(`${String(cause)}${String(cause.cause ?? '')}`)) throw Object.assign(new APIConnectionTimeoutError(), { cause });
+    throw new APIConnectionError({ cause });
+  }
+  if (response.ok) return response;
+  const text = await response.text().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+  let json: object | undefined;
+  try {
+    json = JSON.parse(text) as object;
+  } catch {
+    json = undefined;
+  }
+  throw APIError.generate(response.status, json, json ? undefined : text, response.headers);
 }
 
 export interface GuardedCall {
@@ -101,11 +157,11 @@ const DONE_GRACE_MS = 50;
  * the provider or network did. A stream that merely ends is returned as ended:
  * the caller judges whether it was complete.
  */
-export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI, signal: AbortSignal) => SdkCall): AsyncGenerator<T> {
+export async function* guardedStream<T>(call: GuardedCall, streamed: StreamedCall): AsyncGenerator<T> {
   const silence = new SilenceTimer(call.timeoutMs);
   const signal = AbortSignal.any([call.signal, silence.signal]);
   const failure = (error: unknown): unknown => {
-    // The SDK reports an abort as APIUserAbortError; the body's reader as an AbortError.
+    // The transport and the body's reader report an abort as an AbortError.
     if (call.signal.aborted) return call.signal.reason;
     if (silence.fired) return new ModelProviderError(call.provider, `no answer for ${call.timeoutMs / 1000}s; the request timed out`);
     return transportRefusal(error) ?? toProviderError(call.provider, error, call.credentials.apiKey);
@@ -115,7 +171,7 @@ export async function* guardedStream<T>(call: GuardedCall, open: (client: OpenAI
   let ended = false;
   try {
     call.signal.throwIfAborted();
-    const response = await silence.wait(open(sharedClient(call.credentials, call.transport, call.timeoutMs), signal).asResponse());
+    const response = await silence.wait(send(sharedClient(call.credentials, call.transport, call.timeoutMs), call.transport, streamed, signal));
     if (!response.body) throw new Error('Attempted to iterate over a response with no body');
     reader = response.body.getReader();
     const text = new TextDecoder();
