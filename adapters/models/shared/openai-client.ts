@@ -66,8 +66,8 @@ function sharedClient(credentials: ModelCredentials, transport: ModelRequest['tr
 }
 
 /**
- * Aborts when a wait on the provider lasts longer than `ms`. The SDK's own timeout
- * ends once response headers arrive, so a stream that stalls afterwards needs this.
+ * Aborts when a wait on the provider lasts longer than `ms`: for the response's
+ * headers, then for each read of its body (a stream may stall after its headers).
  */
 class SilenceTimer {
   private readonly controller = new AbortController();
