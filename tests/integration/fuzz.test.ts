@@ -29,6 +29,7 @@ const BODY_LIMIT = 64 * 1024;
 /** Runs per operation: more where a body schema gives more to vary. */
 const runsFor = (op: OperationDescriptor): number => (op.bodySchema ? 120 : op.authenticated ? 60 : 15);
 const SCENARIO_RUNS = 30;
+const MAX_SCENARIO_STEPS = 8;
 const RAW_RUNS = 30;
 const SERVE_KEY = 'palai_sk_fuzz_bootstrap_key_0123456789';
 
@@ -95,7 +96,12 @@ await describeEachStore(
         'ModelSpec.base_url': fc.constant(OMIT),
         'CreateAgentRequest.name': fc.stringMatching(/^scenario-[a-z0-9]{10}$/),
       };
-      const specs = validValue(component('CreateAgentRequest'), { hints, component: 'CreateAgentRequest', depth: 0 });
+      // At most MAX_SCENARIO_STEPS steps a run: a script calling a tool at every step would otherwise run to
+      // max_steps (up to 1000, 100 when unset), still writing when the next case takes its snapshot.
+      const specs = validValue(component('CreateAgentRequest'), { hints, component: 'CreateAgentRequest', depth: 0 }).map((spec) => {
+        const { limits } = spec as { limits?: { max_steps?: number } };
+        return { ...(spec as object), limits: { ...limits, max_steps: Math.min(limits?.max_steps ?? MAX_SCENARIO_STEPS, MAX_SCENARIO_STEPS) } };
+      });
       const outcomes = new Map<string, number>();
       const tally = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
       await checkProperty(

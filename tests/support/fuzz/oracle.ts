@@ -87,11 +87,16 @@ export async function snapshot(db: Db, projectId: string): Promise<Record<string
 
 /** Waits until no response of the project is queued or running, so only the request under test can write. */
 export async function settle(db: Db, projectId: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  const deadline = Date.now() + SETTLE_MS;
+  for (;;) {
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM responses WHERE project_id = $1 AND status IN ('queued', 'in_progress')`, [
       projectId,
     ]);
     if (rows[0].n === 0) return;
+    // Said as it is, rather than a snapshot taken while they still write.
+    if (Date.now() > deadline) throw new Error(`${rows[0].n} responses still queued or in progress after ${SETTLE_MS / 1000}s`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+const SETTLE_MS = 60_000;
