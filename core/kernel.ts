@@ -3,6 +3,7 @@
 // store, the egress guard, the inbox, configuration, logging and metrics. Only
 // core and cli/ see this; surfaces get the KernelApi (core/api/) built on it.
 import type { AdmissionCommand } from '../generated/protocol-schemas.js';
+import type { RecalledKey } from './auth/recalled-keys.js';
 import type { PalaiConfig } from './config.js';
 import type { EgressFetch } from './egress/egress-port.js';
 import type { Inbox } from './idempotency/inbox-port.js';
@@ -54,7 +55,7 @@ export interface LocalRuns {
    * once; null (nothing written) when no slot is free or older work waits, and
    * the caller admits it the ordinary way.
    */
-  admitHere(projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow | null>;
+  admitHere(projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim, key?: RecalledKey): Promise<ResponseRow | null>;
   /** The end of a run of this process: the row it ended or parked with, or null when it stopped without either. Null when none runs here. */
   outcome(responseId: string): Promise<ResponseRow | null> | null;
 }

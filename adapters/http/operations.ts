@@ -5,8 +5,8 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { operations, type OperationDescriptor, type OperationId } from '../../generated/operations.js';
 import { PalaiError } from '../../core/errors/palai-error.js';
-import type { KernelApi, SurfaceOperations } from '../../core/api/index.js';
-import { requireApiKey } from './auth.js';
+import type { KernelApi, RecalledKey, SurfaceOperations } from '../../core/api/index.js';
+import { checkRecalledKeyOnError, requireApiKey } from './auth.js';
 import { assertStorablePathParams, validateBody, validateQuery } from './validation.js';
 import type { IdempotencyClaim, InboxIdentity, InboxRecord } from '../../core/idempotency/inbox-port.js';
 
@@ -19,7 +19,16 @@ export interface OperationContext {
   idempotency?: IdempotencyClaim;
   /** Set when this request repeats an earlier one: answer for that resource, change nothing. */
   replay?: { resourceId: string };
+  /** The caller's key as recalled, not yet checked (see RECALLING_KEY): pass it to the kernel's first statement. */
+  key?: RecalledKey;
 }
+
+/**
+ * The operations whose key the kernel checks in their first statement instead
+ * of one of its own: creating a response, the hot path, whose first statement
+ * reads the agent. Any other operation looks its key up first.
+ */
+const RECALLING_KEY: ReadonlySet<OperationId> = new Set(['createResponse']);
 
 export type OperationHandler = (req: Request, res: Response, ctx: OperationContext) => Promise<void> | void;
 export type OperationHandlers = Partial<Record<OperationId, OperationHandler>>;
@@ -93,6 +102,8 @@ async function handleIdempotently(
 export function bindOperations(api: KernelApi, handlers: OperationHandlers, include: (op: OperationDescriptor) => boolean = () => true): Router {
   const router = express.Router();
   const apiKey = requireApiKey(api);
+  const recallingKey = requireApiKey(api, { recall: true });
+  const checkKeyOnError = checkRecalledKeyOnError(api);
   const jsonBody = express.json({ limit: api.config.maxBodyBytes, strict: true, type: 'application/json' });
   const byPath = new Map<string, OperationDescriptor[]>();
   /** Each path without parameters, with a router of its own operations. */
@@ -107,7 +118,8 @@ export function bindOperations(api: KernelApi, handlers: OperationHandlers, incl
     const handler = handlers[op.operationId];
     if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
     const chain = [];
-    if (op.authenticated) chain.push(apiKey);
+    const recalls = op.authenticated && RECALLING_KEY.has(op.operationId);
+    if (op.authenticated) chain.push(recalls ? recallingKey : apiKey);
     if (op.bodySchema) chain.push((req: Request, _res: Response, next: () => void) => (requireJsonBody(req, !op.bodyRequired), next()), jsonBody);
     chain.push(async (req: Request, res: Response) => {
       assertStorablePathParams(req.params as Record<string, string>);
@@ -117,11 +129,15 @@ export function bindOperations(api: KernelApi, handlers: OperationHandlers, incl
         body: op.bodySchema && (op.bodyRequired || req.body !== undefined) ? validateBody(op.bodySchema, req.body) : undefined,
         query: op.querySchema ? validateQuery(op.querySchema, req.query as Record<string, unknown>) : {},
         params: req.params as Record<string, string>,
+        key: res.locals.key as RecalledKey | undefined,
       };
       const key = op.method === 'POST' && op.authenticated ? req.get('idempotency-key') : undefined;
       if (key === undefined) return handler(req, res, ctx);
+      // The inbox writes first: the key is checked before it.
+      if (ctx.key) await api.checkKey(ctx.key);
       await handleIdempotently(api, op, handler, req, res, ctx, key);
     });
+    if (recalls) chain.push(checkKeyOnError);
     const method = op.method.toLowerCase() as 'get' | 'post' | 'delete';
     router[method](op.expressPath, ...chain);
     if (!op.expressPath.includes(':')) ownRouter(op.expressPath)[method](op.expressPath, ...chain);

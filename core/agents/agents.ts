@@ -3,6 +3,7 @@
 import type { Agent, AgentRevision, AgentSpecFields, CreateAgentRequest, UpdateAgentRequest } from '../../generated/schemas.js';
 import { canonicalJson, unixSeconds } from '../json.js';
 import { newId } from '../ids.js';
+import { checkRecalledKey, liveKeySql, type RecalledKey } from '../auth/recalled-keys.js';
 import { notFound, PalaiError } from '../errors/palai-error.js';
 import { fetchSize, toPage, type Page, type PageRequest } from '../pagination.js';
 import { resourceLookup } from '../resources/find-by-ref.js';
@@ -109,14 +110,32 @@ const SELECT_AGENT_FOR_RUN = `SELECT ${AGENT_COLUMNS}, ${CONNECTION_COLUMNS.map(
 
 const agentForRunLookup = resourceLookup<AgentRow & ConnectionColumns>({ table: 'a', idPrefix: 'agt_', select: SELECT_AGENT_FOR_RUN }, agentNotFound);
 
-/** The agent named by id or name with its model connection (AgentForRun), or agent-not-found. */
-export async function requireAgentForRun(db: Queryable, projectId: string, ref: string): Promise<AgentForRun> {
-  const row = await agentForRunLookup.require(db, projectId, ref);
+/**
+ * The agent named by id or name with its model connection (AgentForRun), or
+ * agent-not-found. With a recalled key, the same statement checks it: unauthorized
+ * (before agent-not-found) unless it is live in the project.
+ */
+export async function requireAgentForRun(db: Queryable, projectId: string, ref: string, key?: RecalledKey): Promise<AgentForRun> {
+  const row = key && !key.checked ? await agentForRunCheckingKey(db, projectId, ref, key) : await agentForRunLookup.require(db, projectId, ref);
   const { id, project_id, name, current_revision, revision_id, spec, created_at, updated_at } = row;
   const agent: AgentRow = { id, project_id, name, current_revision, revision_id, spec, created_at, updated_at };
   if (row.connection_id === null) return { ...agent, connection: null };
   const connection = Object.fromEntries(CONNECTION_COLUMNS.map((column) => [column, row[`connection_${column}`]]));
   return { ...agent, connection: connection as unknown as ConnectionRow };
+}
+
+async function agentForRunCheckingKey(db: Queryable, projectId: string, ref: string, key: RecalledKey): Promise<AgentRow & ConnectionColumns> {
+  const column = ref.startsWith('agt_') ? 'id' : 'name';
+  const { rows } = await db.query<AgentRow & ConnectionColumns & { live_key_id: string | null }>(
+    `${SELECT_AGENT_FOR_RUN.replace('SELECT ', `SELECT ${liveKeySql('$3', '$1')} AS live_key_id, `)} WHERE a.project_id = $1 AND a.${column} = $2`,
+    [projectId, ref, key.hashToCheck()],
+  );
+  // No agent, so no row to carry the key's check: it is made alone, and only a live key hears agent-not-found.
+  if (rows.length === 0) await checkRecalledKey(db, key);
+  else key.settle(rows[0].live_key_id);
+  if (rows.length === 0) throw agentNotFound(ref);
+  const { live_key_id: _checked, ...row } = rows[0];
+  return row;
 }
 
 /** The project an agent id belongs to, across projects (null: no such agent). */

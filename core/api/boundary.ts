@@ -17,7 +17,7 @@ import { isTransientStoreError } from '../store/transient.js';
 const OPEN_MEMBERS: ReadonlySet<PropertyKey> = new Set(['config', 'logger', 'metrics', 'lifecycle', 'egress', 'egressSockets']);
 
 /** The few commands that answer at once rather than with a promise, and those that answer with a stream of events. */
-const SYNC_COMMANDS: ReadonlySet<PropertyKey> = new Set(['fingerprint', 'useClient']);
+const SYNC_COMMANDS: ReadonlySet<PropertyKey> = new Set(['fingerprint', 'useClient', 'recallKey']);
 const STREAM_COMMANDS: ReadonlySet<PropertyKey> = new Set(['follow']);
 
 const STORE_UNAVAILABLE =

@@ -3,6 +3,7 @@
 import { createProjectSecret, deleteProjectSecret, listProjectSecrets } from '../secrets/project-secrets.js';
 import { agentView, createAgent, listAgents, listRevisions, projectOfAgent, requireAgent, requireRevision, updateAgent } from '../agents/agents.js';
 import { authenticate } from '../auth/api-keys.js';
+import { checkRecalledKey, KeyMemory } from '../auth/recalled-keys.js';
 import { PalaiError } from '../errors/palai-error.js';
 import { followEvents, lastSequence, readEvents } from '../journal/journal.js';
 import { followProjectEvents, latestCursor } from '../journal/project-feed.js';
@@ -15,7 +16,7 @@ import { enqueueDelivery, getDelivery, listDeliveries, redeliver } from '../outb
 import { listSubscriptions, subscribe, unsubscribe } from '../outbox/subscriptions.js';
 import { connectionView, createConnection, deleteConnection, listConnections, requireConnection } from '../models/connections.js';
 import { cancelResponse, decideApproval, submitInput, submitToolOutputs } from '../responses/actions.js';
-import { admitResponse } from '../responses/admission.js';
+import { admitResponse, readsAgentFirst } from '../responses/admission.js';
 import { deleteResponse } from '../responses/deletion.js';
 import { countResponses, listResponses, requireResponse, responseState } from '../responses/responses.js';
 import { answerTarget } from '../responses/answer-target.js';
@@ -41,6 +42,7 @@ export function createKernelApi(kernel: Kernel): KernelApi {
 function bindKernelApi(kernel: Kernel): KernelApi {
   const { db, config } = kernel;
   /** A response of the project, or not-found: checked before reading its journal. */
+  const keys = new KeyMemory();
   const owned = async (projectId: string, responseId: string) => (await requireResponse(db, projectId, responseId)).id;
   return {
     config,
@@ -49,7 +51,13 @@ function bindKernelApi(kernel: Kernel): KernelApi {
     lifecycle: kernel.lifecycle,
     inbox: kernel.inbox,
 
-    authenticate: (apiKey) => authenticate(db, apiKey),
+    async authenticate(apiKey) {
+      const principal = await authenticate(db, apiKey);
+      if (principal) keys.remember(apiKey, principal.projectId, principal.keyId);
+      return principal;
+    },
+    recallKey: (apiKey) => keys.recall(apiKey),
+    checkKey: (key) => checkRecalledKey(db, key),
 
     agents: {
       create: (projectId, request, options) => createAgent(db, projectId, request, options?.idempotency, { secrets: kernel.secrets, policy: config }),
@@ -94,8 +102,8 @@ function bindKernelApi(kernel: Kernel): KernelApi {
 
     responses: {
       async admit(projectId, command, options) {
-        const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, command, options.idempotency) : null;
-        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency, kernel.tools)));
+        const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, command, options.idempotency, options.key) : null;
+        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency, kernel.tools, options?.key)));
       },
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
       async list(projectId, { agent, ...filter }, page) {
@@ -123,7 +131,8 @@ function bindKernelApi(kernel: Kernel): KernelApi {
       async *follow(projectId, responseId, options) {
         yield* followEvents(db, kernel.wakeups, await owned(projectId, responseId), options);
       },
-      async answering(projectId, command) {
+      async answering(projectId, command, key) {
+        if (key && !readsAgentFirst(command, undefined)) await checkRecalledKey(db, key);
         const target = await answerTarget(db, projectId, command, false);
         return target && responseState(target.row);
       },

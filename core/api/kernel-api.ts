@@ -25,6 +25,7 @@ import type {
   UpdateAgentRequest,
 } from '../../generated/schemas.js';
 import type { AdmissionCommand } from '../../generated/protocol-schemas.js';
+import type { RecalledKey } from '../auth/recalled-keys.js';
 import type { PalaiConfig } from '../config.js';
 import type { EgressFetch } from '../egress/egress-port.js';
 import type { SocketEgress } from '../egress/egress-port.js';
@@ -43,7 +44,7 @@ import type { Page, PageRequest } from '../pagination.js';
 import type { SecretRef } from '../secrets/secret-port.js';
 import type { ResponseStatus } from '../response-status.js';
 
-export type { AdmissionCommand, LeaseGrant, LeaseTenure, NewSession, ParkedCallAnswer, SecretRef };
+export type { AdmissionCommand, RecalledKey, LeaseGrant, LeaseTenure, NewSession, ParkedCallAnswer, SecretRef };
 export type { FeedCursor, FeedEntry, IdempotencyClaim, JournalEntry, Page, PageRequest, ResponseState };
 
 /** Who a valid API key speaks for. */
@@ -65,6 +66,12 @@ export interface AdmitOptions extends CommandOptions {
    * (it is then in_progress, not queued, when admit returns). Default false.
    */
   runHere?: boolean;
+  /**
+   * The caller's key as `recallKey` gave it, not yet checked: admission checks
+   * it in its first statement (unauthorized, with nothing written, unless it is
+   * still live) and marks it checked.
+   */
+  key?: RecalledKey;
 }
 
 /** Narrows a response list; an unknown agent is `agent-not-found`. */
@@ -98,6 +105,14 @@ export interface KernelApi {
   readonly inbox: Inbox;
 
   authenticate(apiKey: string): Promise<Principal | null>;
+  /**
+   * A key this process has authenticated before, at the project it was found
+   * under, still to be checked (by admission's first statement, given as
+   * `AdmitOptions.key`, or by `checkKey`); null: authenticate it. Answers at once.
+   */
+  recallKey(apiKey: string): RecalledKey | null;
+  /** Checks a recalled key against the live key table, unless done: unauthorized if it is revoked or gone. */
+  checkKey(key: RecalledKey): Promise<void>;
 
   agents: {
     create(projectId: string, request: CreateAgentRequest, options?: CommandOptions): Promise<Agent>;
@@ -192,8 +207,9 @@ export interface KernelApi {
      * null: the response `previous_response_id` names, one whose pending client calls the input's trailing
      * `function_call_output` items answer (same agent and session), or, for an empty input in a session, its
      * latest response once the session holds the outputs it waits for. Admission decides again, under its lock.
+     * A recalled `key` is checked before anything is read (a command that answers nothing reads nothing).
      */
-    answering(projectId: string, command: AdmissionCommand): Promise<ResponseState | null>;
+    answering(projectId: string, command: AdmissionCommand, key?: RecalledKey): Promise<ResponseState | null>;
     /** The sequence of the response's latest journaled event (-1 before its first). */
     lastSequence(projectId: string, responseId: string): Promise<number>;
     /** Journaled events after `after`, at most `limit`. */

@@ -5,6 +5,7 @@
 // (protocols/admission.schema.json), checked before anything is read.
 import type { AdmissionOptions } from '../../generated/protocol-schemas.js';
 import type { AgentSpecFields, RequestFunctionTool, ResponseInputItem, Session } from '../../generated/schemas.js';
+import { checkRecalledKey, type RecalledKey } from '../auth/recalled-keys.js';
 import { requireAgentForRun, type AgentForRun, type AgentRow } from '../agents/agents.js';
 import type { ConnectionRow } from '../models/connections.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
@@ -40,8 +41,9 @@ export async function admitResponse(
   command: AdmissionCommand,
   idem?: IdempotencyClaim,
   tools: ToolEntryCheck = BUILTIN_ENTRY_CHECK,
+  key?: RecalledKey,
 ): Promise<ResponseRow> {
-  return withinAdmission(db, command, idem, (q) => admitWithin(q, projectId, command, idem, tools));
+  return withinAdmission(db, command, idem, async (q) => (await admit(q, projectId, command, tools, idem, undefined, key)).row);
 }
 
 /**
@@ -108,8 +110,17 @@ export function admitClaimed(
   idem: IdempotencyClaim | undefined,
   claim: ClaimOnAdmission,
   tools: ToolEntryCheck,
+  key?: RecalledKey,
 ): Promise<Admitted> {
-  return admit(tx, projectId, command, tools, idem, claim);
+  return admit(tx, projectId, command, tools, idem, claim, key);
+}
+
+/**
+ * Whether the agent's read is the admission's first statement, so that it can
+ * check a recalled key too; else the key is checked alone before anything.
+ */
+export function readsAgentFirst(command: AdmissionCommand, idem: IdempotencyClaim | undefined): boolean {
+  return writesOnce(command, idem) && !(command.options?.tool_entries?.length ?? 0);
 }
 
 async function admit(
@@ -119,7 +130,9 @@ async function admit(
   tools: ToolEntryCheck,
   idem?: IdempotencyClaim,
   claim?: ClaimOnAdmission,
+  key?: RecalledKey,
 ): Promise<Admitted> {
+  if (key && !readsAgentFirst(command, idem)) await checkRecalledKey(tx, key);
   await assertAdmissionCommand(command, tools);
   // Locked: answering it and a concurrent cancel or answer must not both apply.
   const target = await answerTarget(tx, projectId, command, true);
@@ -127,7 +140,7 @@ async function admit(
   const id = newId('resp');
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
-  const { agent, sessionId } = await runContext(tx, projectId, command);
+  const { agent, sessionId } = await runContext(tx, projectId, command, key);
   const input = normalizeInput(await resolveItemReferences(tx, projectId, command.input));
   const options = runOptions(command.options ?? {}, agent.spec);
   // What the run starts from: the agent's spec under the limits the command narrows it to (its timeout sets the deadline).
@@ -186,7 +199,12 @@ async function admit(
  * that. A new session, or the first for a key, is made here, so it commits (or
  * rolls back) with the response.
  */
-async function runContext(tx: Queryable, projectId: string, command: AdmissionCommand): Promise<{ agent: AgentForRun; sessionId: string | null }> {
+async function runContext(
+  tx: Queryable,
+  projectId: string,
+  command: AdmissionCommand,
+  key?: RecalledKey,
+): Promise<{ agent: AgentForRun; sessionId: string | null }> {
   const { session } = command;
   if (session?.kind === 'id') {
     const existing = await requireSession(tx, projectId, session.id, true);
@@ -205,7 +223,7 @@ async function runContext(tx: Queryable, projectId: string, command: AdmissionCo
       errors: [{ pointer: '/agent', detail: 'is required without a session bound to an agent' }],
     });
   }
-  const agent = await requireAgentForRun(tx, projectId, command.agent);
+  const agent = await requireAgentForRun(tx, projectId, command.agent, key);
   switch (session?.kind) {
     case undefined:
       return { agent, sessionId: null };

@@ -19,6 +19,7 @@ import type { IdempotencyClaim } from '../idempotency/inbox-port.js';
 import { LeaseLostError } from '../journal/journal.js';
 import { anyWorkKey, CANCEL_CHANNEL } from '../journal/wakeups.js';
 import type { Kernel, LocalRuns } from '../kernel.js';
+import type { RecalledKey } from '../auth/recalled-keys.js';
 import { admitClaimed, withinAdmission, type AdmissionCommand, type Admitted } from '../responses/admission.js';
 import type { ResponseRow } from '../responses/responses.js';
 import { isTransientStoreError } from '../store/transient.js';
@@ -75,13 +76,13 @@ export class Worker implements LocalRuns {
     return this.kernel.config.workerConcurrency - this.running.size - this.reserved;
   }
 
-  async admitHere(projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim): Promise<ResponseRow | null> {
+  async admitHere(projectId: string, command: AdmissionCommand, idem?: IdempotencyClaim, key?: RecalledKey): Promise<ResponseRow | null> {
     if (this.freeSlots <= 0 || this.saturated || this.stopping.signal.aborted) return null;
     const claimHere = { workerId: this.id, leaseSeconds: this.kernel.config.leaseSeconds };
     this.reserved++;
     let admitted: Admitted;
     try {
-      admitted = await withinAdmission(this.kernel.db, command, idem, (q) => admitClaimed(q, projectId, command, idem, claimHere, this.kernel.tools));
+      admitted = await withinAdmission(this.kernel.db, command, idem, (q) => admitClaimed(q, projectId, command, idem, claimHere, this.kernel.tools, key));
     } finally {
       this.reserved--;
     }

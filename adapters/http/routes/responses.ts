@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { isWaiting, type AdmissionCommand, type KernelApi, type ResponseState } from '../../../core/api/index.js';
+import { isWaiting, type AdmissionCommand, type KernelApi, type RecalledKey, type ResponseState } from '../../../core/api/index.js';
 import { PalaiError } from '../../../core/errors/palai-error.js';
 import type { CreateResponseRequest, Item, ItemList } from '../../../generated/schemas.js';
 import { admissionCommand, admitRequest } from '../openai-request.js';
@@ -20,8 +20,13 @@ function requestedVocabulary(req: Request, query: { palai_events?: EventVocabula
 }
 
 /** The waiting response the command answers (see KernelApi responses.answering), with the sequence its stream resumes after. */
-async function waitingAnswered(api: KernelApi, projectId: string, command: AdmissionCommand): Promise<{ state: ResponseState; after: number } | null> {
-  const state = await api.responses.answering(projectId, command);
+async function waitingAnswered(
+  api: KernelApi,
+  projectId: string,
+  command: AdmissionCommand,
+  key: RecalledKey | undefined,
+): Promise<{ state: ResponseState; after: number } | null> {
+  const state = await api.responses.answering(projectId, command, key);
   return state && { state, after: await api.responses.lastSequence(projectId, state.id) };
 }
 
@@ -72,15 +77,17 @@ export function responseHandlers(api: KernelApi): OperationHandlers {
   const stream = (res: Response, projectId: string, responseId: string, after: number, vocabulary: EventVocabulary, owned = false) =>
     streamResponseEvents(api, res, projectId, responseId, after, { vocabulary, cancelOnDisconnect: owned });
   return {
-    createResponse: async (req, res, { projectId, body, idempotency, replay }) => {
+    createResponse: async (req, res, { projectId, body, idempotency, replay, key }) => {
       const request = body as CreateResponseRequest;
       const command = admissionCommand(request);
       const vocabulary = requestedVocabulary(req, {}, 'openai');
-      const waiting = replay ? null : await waitingAnswered(api, projectId, command);
+      const waiting = replay ? null : await waitingAnswered(api, projectId, command, key);
       // A caller that waits (sync or streamed) has its response run in this process when a worker slot is free;
       // a streamed one lasts as long as its caller's connection (see sse.ts).
       const runHere = request.background !== true;
-      const state = replay ? await responses.get(projectId, replay.resourceId) : await admitRequest(api, projectId, request, command, { idempotency, runHere });
+      const state = replay
+        ? await responses.get(projectId, replay.resourceId)
+        : await admitRequest(api, projectId, request, command, { idempotency, runHere, key });
       const answered = waiting !== null && state.id === waiting.state.id;
       if (request.stream && answered) {
         if (isWaiting(state.status)) return stillWaitingStream(api, res, projectId, state, vocabulary);
