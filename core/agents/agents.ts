@@ -35,6 +35,7 @@ export interface RevisionRow {
 const AGENT_COLUMNS = 'a.id, a.project_id, a.name, a.current_revision, a.created_at, a.updated_at, r.id AS revision_id, r.spec';
 const AGENT_TABLES = 'agents a JOIN agent_revisions r ON r.agent_id = a.id AND r.revision = a.current_revision';
 const SELECT_AGENT = `SELECT ${AGENT_COLUMNS} FROM ${AGENT_TABLES}`;
+const AGENT_ID_PREFIX = 'agt_';
 const agentNotFound = (ref: string) => new PalaiError('agent-not-found', `No agent with id or name ${JSON.stringify(ref)} in this project.`);
 
 export function agentView(row: AgentRow): Agent {
@@ -76,7 +77,10 @@ async function writtenAgent(tx: Queryable, projectId: string, agentId: string, a
 }
 
 /** The agent named by id (`agt_…`) or name: `findAgent` answers null, `requireAgent` agent-not-found. */
-export const { find: findAgent, require: requireAgent } = resourceLookup<AgentRow>({ table: 'a', idPrefix: 'agt_', select: SELECT_AGENT }, agentNotFound);
+export const { find: findAgent, require: requireAgent } = resourceLookup<AgentRow>(
+  { table: 'a', idPrefix: AGENT_ID_PREFIX, select: SELECT_AGENT },
+  agentNotFound,
+);
 
 /**
  * An agent as a run is admitted with it: with the model connection its spec
@@ -108,7 +112,7 @@ const SELECT_AGENT_FOR_RUN = `SELECT ${AGENT_COLUMNS}, ${CONNECTION_COLUMNS.map(
   FROM ${AGENT_TABLES} LEFT JOIN model_connections c ON c.project_id = a.project_id AND (
     (starts_with(${SPEC_CONNECTION}, 'mconn_') AND c.id = ${SPEC_CONNECTION}) OR (NOT starts_with(${SPEC_CONNECTION}, 'mconn_') AND c.name = ${SPEC_CONNECTION}))`;
 
-const agentForRunLookup = resourceLookup<AgentRow & ConnectionColumns>({ table: 'a', idPrefix: 'agt_', select: SELECT_AGENT_FOR_RUN }, agentNotFound);
+const agentForRunLookup = resourceLookup<AgentRow & ConnectionColumns>({ table: 'a', idPrefix: AGENT_ID_PREFIX, select: SELECT_AGENT_FOR_RUN }, agentNotFound);
 
 /**
  * The agent named by id or name with its model connection (AgentForRun), or
@@ -125,16 +129,18 @@ export async function requireAgentForRun(db: Queryable, projectId: string, ref: 
 }
 
 async function agentForRunCheckingKey(db: Queryable, projectId: string, ref: string, key: RecalledKey): Promise<AgentRow & ConnectionColumns> {
-  const column = ref.startsWith('agt_') ? 'id' : 'name';
+  const column = ref.startsWith(AGENT_ID_PREFIX) ? 'id' : 'name';
   const { rows } = await db.query<AgentRow & ConnectionColumns & { live_key_id: string | null }>(
     `${SELECT_AGENT_FOR_RUN.replace('SELECT ', `SELECT ${liveKeySql('$3', '$1')} AS live_key_id, `)} WHERE a.project_id = $1 AND a.${column} = $2`,
     [projectId, ref, key.hashToCheck()],
   );
-  // No agent, so no row to carry the key's check: it is made alone, and only a live key hears agent-not-found.
-  if (rows.length === 0) await checkRecalledKey(db, key);
-  else key.settle(rows[0].live_key_id);
-  if (rows.length === 0) throw agentNotFound(ref);
-  const { live_key_id: _checked, ...row } = rows[0];
+  if (rows.length === 0) {
+    // No agent, so no row to carry the key's check: it is made alone, and only a live key hears agent-not-found.
+    await checkRecalledKey(db, key);
+    throw agentNotFound(ref);
+  }
+  const { live_key_id, ...row } = rows[0];
+  key.settle(live_key_id);
   return row;
 }
 
