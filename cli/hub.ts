@@ -15,6 +15,7 @@ import { createEgressFetch } from '../core/egress/guarded-fetch.js';
 import { Wakeups } from '../core/journal/wakeups.js';
 import { Lifecycle } from '../core/lifecycle.js';
 import type { Kernel } from '../core/kernel.js';
+import { AgentMemory } from '../core/agents/recalled-agents.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { Metrics } from '../core/metrics.js';
 import { secretBoxFrom } from '../core/secrets/secret-box.js';
@@ -118,6 +119,7 @@ export async function startHub(options: HubOptions): Promise<Hub> {
       wakeups,
       models: options.models ?? defaultModels(config),
       tools: options.tools ?? defaultTools(),
+      agents: new AgentMemory(),
       config,
       logger,
       metrics,

@@ -19,6 +19,7 @@ import type { SecretMarkerRevealer } from './tools/secret-marker-port.js';
 import type { SessionNotices } from './outbox/session-notice-port.js';
 import type { Db } from './store/db.js';
 import type { ToolRegistry } from './tools/tool-registry.js';
+import type { AgentMemory } from './agents/recalled-agents.js';
 import type { CallGate } from './tools/call-gate-port.js';
 
 export interface Kernel {
@@ -27,6 +28,8 @@ export interface Kernel {
   models: ModelRegistry;
   /** Tool providers by kind (built-in, client function, and every remote kind a surface registers). */
   tools: ToolRegistry;
+  /** The agents this process admitted runs of, which an admission checks in its write instead of reading them first (absent: it reads them). */
+  agents?: AgentMemory;
   config: PalaiConfig;
   logger: Logger;
   metrics: Metrics;

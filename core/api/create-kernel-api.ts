@@ -103,7 +103,7 @@ function bindKernelApi(kernel: Kernel): KernelApi {
     responses: {
       async admit(projectId, command, options) {
         const here = options?.runHere ? await kernel.localRuns?.admitHere(projectId, command, options.idempotency, options.key) : null;
-        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency, kernel.tools, options?.key)));
+        return responseState(here ?? (await admitResponse(db, projectId, command, options?.idempotency, kernel.tools, options?.key, kernel.agents)));
       },
       get: async (projectId, responseId) => responseState(await requireResponse(db, projectId, responseId)),
       async list(projectId, { agent, ...filter }, page) {

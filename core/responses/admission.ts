@@ -4,9 +4,10 @@
 // same transaction wakes a worker. Every surface admits through one command
 // (protocols/admission.schema.json), checked before anything is read.
 import type { AdmissionOptions } from '../../generated/protocol-schemas.js';
-import type { AgentSpecFields, RequestFunctionTool, ResponseInputItem, Session } from '../../generated/schemas.js';
-import { checkRecalledKey, type RecalledKey } from '../auth/recalled-keys.js';
+import type { AgentSpecFields, Item, RequestFunctionTool, ResponseInputItem, Session } from '../../generated/schemas.js';
+import { checkRecalledKey, liveKeySql, type RecalledKey } from '../auth/recalled-keys.js';
 import { requireAgentForRun, type AgentForRun, type AgentRow } from '../agents/agents.js';
+import { rememberedAgentHolds, type AgentMemory } from '../agents/recalled-agents.js';
 import type { ConnectionRow } from '../models/connections.js';
 import { reserveKey, type IdempotencyClaim } from '../idempotency/idempotency.js';
 import { PalaiError } from '../errors/palai-error.js';
@@ -15,7 +16,7 @@ import { WORK_CHANNEL } from '../journal/wakeups.js';
 import { sessionForKey } from '../sessions/session-keys.js';
 import { appendSessionItems, bindSessionAgent, insertSession, removeSessionItems, requireSession } from '../sessions/sessions.js';
 import type { Db, Queryable } from '../store/db.js';
-import { resolveItemReferences } from './item-references.js';
+import { isItemReference, resolveItemReferences } from './item-references.js';
 import { openToolCalls, type ToolCallRow } from '../tools/tool-calls.js';
 import { answerWaiting, type WaitAnswer } from './actions.js';
 import { answerTarget, type AnswerTarget } from './answer-target.js';
@@ -34,6 +35,8 @@ export type { AdmissionCommand, ToolEntryCheck };
  * Admission in a transaction of its own. `tools` checks the tool entries the
  * command adds (`options.tool_entries`): the kernel's tool registry; without
  * it only built-ins are checked, the others when the run resolves them.
+ * `agents`: the agents this process remembers, which the insert checks
+ * instead of reading the agent first (agents/recalled-agents.ts).
  */
 export async function admitResponse(
   db: Db,
@@ -42,8 +45,9 @@ export async function admitResponse(
   idem?: IdempotencyClaim,
   tools: ToolEntryCheck = BUILTIN_ENTRY_CHECK,
   key?: RecalledKey,
+  agents?: AgentMemory,
 ): Promise<ResponseRow> {
-  return withinAdmission(db, command, idem, async (q) => (await admit(q, projectId, command, tools, idem, undefined, key)).row);
+  return withinAdmission(db, command, idem, async (q) => (await admit(q, projectId, command, tools, idem, undefined, key, agents)).row);
 }
 
 /**
@@ -111,8 +115,9 @@ export function admitClaimed(
   claim: ClaimOnAdmission,
   tools: ToolEntryCheck,
   key?: RecalledKey,
+  agents?: AgentMemory,
 ): Promise<Admitted> {
-  return admit(tx, projectId, command, tools, idem, claim, key);
+  return admit(tx, projectId, command, tools, idem, claim, key, agents);
 }
 
 /**
@@ -131,8 +136,10 @@ async function admit(
   idem?: IdempotencyClaim,
   claim?: ClaimOnAdmission,
   key?: RecalledKey,
+  agents?: AgentMemory,
 ): Promise<Admitted> {
-  if (key && !readsAgentFirst(command, idem)) await checkRecalledKey(tx, key);
+  const agentFirst = readsAgentFirst(command, idem);
+  if (key && !agentFirst) await checkRecalledKey(tx, key);
   await assertAdmissionCommand(command, tools);
   // Locked: answering it and a concurrent cancel or answer must not both apply.
   const target = await answerTarget(tx, projectId, command, true);
@@ -140,9 +147,48 @@ async function admit(
   const id = newId('resp');
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
+  // An agent remembered by its ref is checked by the insert itself (agents/recalled-agents.ts), when nothing is read before it.
+  const remembered = agentFirst && command.agent !== undefined && !referencesItems(command.input) ? agents?.recall(projectId, command.agent) : null;
+  if (remembered) {
+    const admitted = await insertAdmitted(tx, projectId, id, command, normalizeInput(command.input), remembered, null, claim, key, true);
+    if (admitted) return admitted;
+    agents!.forget(projectId, command.agent!);
+  }
   const { agent, sessionId } = await runContext(tx, projectId, command, key);
+  if (agentFirst) agents?.remember(projectId, command.agent!, agent);
   const input = normalizeInput(await resolveItemReferences(tx, projectId, command.input));
-  const options = runOptions(command.options ?? {}, agent.spec);
+  return (await insertAdmitted(tx, projectId, id, command, input, agent, sessionId, claim, key, false))!;
+}
+
+const referencesItems = (input: AdmissionCommand['input']): boolean => typeof input !== 'string' && input.some(isItemReference);
+
+/**
+ * Inserts the new response of `agent` and journals the states it starts in.
+ * `remembered`: the agent (and a recalled key not checked yet) is as this
+ * process last read it only if the insert finds it so; null when it does not,
+ * or when the command is not one the remembered spec admits, and nothing is
+ * written — the caller reads the agent and tries again.
+ */
+async function insertAdmitted(
+  tx: Queryable,
+  projectId: string,
+  id: string,
+  command: AdmissionCommand,
+  input: Item[],
+  agent: AgentForRun,
+  sessionId: string | null,
+  claim: ClaimOnAdmission | undefined,
+  key: RecalledKey | undefined,
+  remembered: boolean,
+): Promise<Admitted | null> {
+  let options: StoredRunOptions;
+  try {
+    options = runOptions(command.options ?? {}, agent.spec);
+  } catch (error) {
+    // Refused by the spec as remembered: whether the agent's current spec refuses it too, and the key, are for a fresh read to say.
+    if (remembered) return null;
+    throw error;
+  }
   // What the run starts from: the agent's spec under the limits the command narrows it to (its timeout sets the deadline).
   const spec = effectiveSpec(agent.spec, options);
   const timeout = spec.limits?.timeout_seconds ?? null;
@@ -168,12 +214,19 @@ async function admit(
     claim?.leaseSeconds ?? null,
   ])
     p.add(value);
+  const checksKey = remembered && key !== undefined && !key.checked;
+  const holds = remembered
+    ? `WHERE ${rememberedAgentHolds(p, '$2', agent)}${checksKey ? ` AND ${liveKeySql(p.add(key.hashToCheck(), 'text'), '$2')} = ${p.add(key.keyId, 'text')}` : ''}`
+    : '';
+  // A SELECT, not VALUES, so that a remembered agent's check can stop it; so each value is cast to its column's type.
   const take = (count: string) => `INSERT INTO responses AS r (id, project_id, agent_id, agent_revision_id, session_id, previous_response_id, status,
        input, instructions, metadata, options, background, deadline_at, lease_owner, lease_token, lease_expires_at, next_sequence)
-     VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $15::text IS NULL THEN 'queued' ELSE 'in_progress' END, $7, $8, $9, $10, $11,
+     SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, CASE WHEN $15::text IS NULL THEN 'queued' ELSE 'in_progress' END,
+       $7::jsonb, $8::text, $9::jsonb, $10::jsonb, $11::boolean,
        CASE WHEN $12::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $12::integer) END,
        $15::text, CASE WHEN $15::text IS NULL THEN 0 ELSE 1 END,
-       CASE WHEN $15::text IS NULL THEN NULL ELSE now() + make_interval(secs => $16::integer) END, ${count})
+       CASE WHEN $15::text IS NULL THEN NULL ELSE now() + make_interval(secs => $16::integer) END, ${count}
+     ${holds}
      RETURNING ${INSERTED_RESPONSE_COLUMNS('$13', '$14')}, r.next_sequence - ${count} AS first`;
   const statuses = claim ? (['queued', 'in_progress'] as const) : (['queued'] as const);
   const writer = { projectId, responseId: id, leaseToken: null };
@@ -184,6 +237,9 @@ async function admit(
     notify: claim ? [] : [[WORK_CHANNEL, id]],
   });
   const { rows } = await tx.query<ResponseRow & { first: number }>(`WITH ${ctes} SELECT ${responseColumnsOf('next')}, next.first${terms} FROM next`, p.values);
+  if (rows.length === 0) return null;
+  // The insert found the key live in the project (the condition above names this key's id).
+  if (checksKey) key.settle(key.keyId);
   const { first, ...inserted } = rows[0];
   // The states it passed through: queued, before the claim (same statement, so the same timestamps).
   await verifyAppend(tx, id, first, () =>

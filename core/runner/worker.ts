@@ -82,7 +82,9 @@ export class Worker implements LocalRuns {
     this.reserved++;
     let admitted: Admitted;
     try {
-      admitted = await withinAdmission(this.kernel.db, command, idem, (q) => admitClaimed(q, projectId, command, idem, claimHere, this.kernel.tools, key));
+      admitted = await withinAdmission(this.kernel.db, command, idem, (q) =>
+        admitClaimed(q, projectId, command, idem, claimHere, this.kernel.tools, key, this.kernel.agents),
+      );
     } finally {
       this.reserved--;
     }

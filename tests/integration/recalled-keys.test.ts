@@ -1,6 +1,6 @@
 // POST /v1/responses with a key this process has authenticated before: the key
-// is checked in the agent's read, the request's first statement, not in one of
-// its own; a key revoked meanwhile (by another process, as `palai keys revoke`
+// is checked in the request's first statement (the agent's read, or the insert
+// that checks a remembered agent), not in one of its own; a key revoked meanwhile (by another process, as `palai keys revoke`
 // does) still stops at once, whatever the request, with nothing written.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -30,23 +30,33 @@ await describeEachStore(
     test('a response made with a key this process knows has no statement of its own for the key: the agent read checks it', async () => {
       const { http, hub, projectId } = ctx();
       await createAgent(ctx, { name: 'recall-echo', model: { provider: 'fake' } });
+      await createAgent(ctx, { name: 'recall-other', model: { provider: 'fake' } });
       const key = await createApiKey(hub.kernel.db, projectId, 'recalled');
       const auth = { Authorization: `Bearer ${key.secret}` };
       // The first request looks the key up; the process remembers it.
       const first = await http.post('/v1/responses').set(auth).send({ model: 'recall-echo', input: 'first' });
       assert.equal(first.status, 200, first.text);
-      let res: Awaited<ReturnType<typeof http.post>> | undefined;
-      const statements = await store.during(async () => (res = await http.post('/v1/responses').set(auth).send({ model: 'recall-echo', input: 'again' })));
-      assertMatchesSpec(res!, 'createResponse');
-      assert.equal(res!.status, 200, res!.text);
-      assert.equal(res!.body.status, 'completed');
-      assert.deepEqual(
-        statements.filter((s) => readsOnlyKeys(s.sql)).map((s) => s.sql),
-        [],
-      );
-      const agentReads = statements.filter((s) => /^\s*SELECT\b[^]*\bFROM agents a\b/.test(s.sql));
-      assert.equal(agentReads.length, 1);
-      assert.match(agentReads[0].sql, /\bapi_keys\b/);
+      // An agent not read before is read, and the read checks the key; one read before is checked by the insert (remembered-agents.test.ts), which checks the key.
+      for (const [agent, checker] of [
+        ['recall-other', /^\s*SELECT\b/],
+        ['recall-echo', /\bINSERT INTO responses\b/],
+      ] as const) {
+        let res: Awaited<ReturnType<typeof http.post>> | undefined;
+        const statements = await store.during(async () => (res = await http.post('/v1/responses').set(auth).send({ model: agent, input: 'again' })));
+        assertMatchesSpec(res!, 'createResponse');
+        assert.equal(res!.status, 200, res!.text);
+        assert.equal(res!.body.status, 'completed');
+        assert.deepEqual(
+          statements.filter((s) => readsOnlyKeys(s.sql)).map((s) => s.sql),
+          [],
+          agent,
+        );
+        // The agent's read, or the insert's check of the remembered agent (the end's UPDATE reads `FROM agents a, …` for its name).
+        const agentChecks = statements.filter((s) => /\bFROM agents a (JOIN|WHERE)\b/.test(s.sql));
+        assert.equal(agentChecks.length, 1, agent);
+        assert.match(agentChecks[0].sql, checker, agent);
+        assert.match(agentChecks[0].sql, /\bapi_keys\b/, agent);
+      }
     });
 
     test('a recalled key revoked since stops at once, for every kind of request, with a 401 and nothing written', async () => {
