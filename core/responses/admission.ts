@@ -164,10 +164,10 @@ const referencesItems = (input: AdmissionCommand['input']): boolean => typeof in
 
 /**
  * Inserts the new response of `agent` and journals the states it starts in.
- * `remembered`: the agent (and a recalled key not checked yet) is as this
- * process last read it only if the insert finds it so; null when it does not,
- * or when the command is not one the remembered spec admits, and nothing is
- * written — the caller reads the agent and tries again.
+ * With `remembered`, `agent` is as this process last read it, and the insert
+ * checks it (and a recalled key not checked yet) in its own snapshot: null,
+ * with nothing written, when either changed or the remembered spec refuses the
+ * command; the caller then reads the agent and admits again.
  */
 async function insertAdmitted(
   tx: Queryable,
