@@ -40,6 +40,8 @@ interface Figures {
   cpuMs: number;
   backendsCpuMs: number;
   fakeCpuMs: number;
+  /** This process's: the load generator's. */
+  loadCpuMs: number;
   rssMb: number;
 }
 
@@ -61,7 +63,7 @@ async function startFake(): Promise<{ baseUrl: string; pid: number; stop: () => 
 async function measure(name: SystemName, deployment: Deployment, fake: { baseUrl: string; pid: number }): Promise<Figures> {
   const step = (what: string) => process.stderr.write(`${name}: ${what}\n`);
   step('starting');
-  const system = await deployment.start(fake.baseUrl);
+  const system = await deployment.start(fake.baseUrl, CLIENTS);
   const { database } = deployment;
   try {
     step('warming up');
@@ -71,6 +73,7 @@ async function measure(name: SystemName, deployment: Deployment, fake: { baseUrl
     const backendsBefore = await backendsCpu(database.name);
     const cpuBefore = cpuSeconds(system.pid);
     const fakeBefore = cpuSeconds(fake.pid);
+    const loadBefore = process.cpuUsage();
 
     step('measuring');
     const latencies = await sequential(system.respond, SEQUENTIAL, WORDS);
@@ -78,6 +81,7 @@ async function measure(name: SystemName, deployment: Deployment, fake: { baseUrl
 
     const cpu = cpuSeconds(system.pid) - cpuBefore;
     const fakeCpu = cpuSeconds(fake.pid) - fakeBefore;
+    const loadUsage = process.cpuUsage(loadBefore);
     const backends = backendsCpuSince(backendsBefore, await backendsCpu(database.name));
     const rss = rssMb(system.pid);
     // Stopped first, so that every backend of the system has published its counts.
@@ -99,6 +103,7 @@ async function measure(name: SystemName, deployment: Deployment, fake: { baseUrl
       cpuMs: (cpu * 1000) / responses,
       backendsCpuMs: (backends * 1000) / responses,
       fakeCpuMs: (fakeCpu * 1000) / responses,
+      loadCpuMs: (loadUsage.user + loadUsage.system) / 1000 / responses,
       rssMb: rss,
     };
   } finally {
@@ -123,6 +128,7 @@ function printRound(round: number, figures: Figures[], limit: Ceiling): void {
     `| PostgreSQL ceiling (${limit.tool}, one-row INSERT commits) | — | ${n(limit.one, 0)}/s (1 client), ${n(limit.sixteen, 0)}/s (16) | | | | | | | |`,
   );
   console.log(`\nThe fake OpenAI server's CPU per response: ${figures.map((f) => `${f.system} ${n(f.fakeCpuMs, 2)} ms`).join(', ')}.`);
+  console.log(`The load generator's (this process's) CPU per response: ${figures.map((f) => `${f.system} ${n(f.loadCpuMs, 2)} ms`).join(', ')}.`);
   if (palai)
     for (const f of figures)
       if (GOALS[f.system]) {

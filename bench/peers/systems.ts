@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { jsonPoster } from './client.ts';
 import { freshDatabase, type Database } from './postgres.ts';
 
 export const PALAI_ROOT = process.env.BENCH_PEERS_PALAI_ROOT ?? new URL('../..', import.meta.url).pathname;
@@ -20,14 +21,15 @@ export type SystemName = (typeof SYSTEMS)[number];
 export interface Running {
   /** The process whose CPU and RSS are the system's. */
   pid: number;
-  /** One response to `input`; its text. */
+  /** One response to `input`; its text (over keep-alive connections, as many as the clients). */
   respond(input: string): Promise<string>;
   stop(): Promise<void>;
 }
 
 export interface Deployment {
   database: Database;
-  start(chatBaseUrl: string): Promise<Running>;
+  /** Starts the process; `clients` callers will call `respond` at once at most. */
+  start(chatBaseUrl: string, clients: number): Promise<Running>;
 }
 
 /** The peers' processes and the fake server (each leading its own process group) not yet stopped: killed when the bench exits or is interrupted. */
@@ -49,13 +51,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-async function postJson(url: string, headers: Record<string, string>, body: object): Promise<unknown> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`POST ${url}: ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text);
 }
 
 /** `node <args>` in its own process group on a free port, until GET /healthz answers; SIGTERM stops it. */
@@ -119,24 +114,24 @@ async function deployPalai(): Promise<Deployment> {
   let configured = false;
   return {
     database,
-    start: async (chatBaseUrl) => {
+    start: async (chatBaseUrl, clients) => {
       const served = await startServer('palai serve', [join(PALAI_ROOT, 'bin/palai.mjs'), 'serve', '--role', 'all'], PALAI_ROOT, {
         PALAI_DATABASE_URL: database.url,
         PALAI_BOOTSTRAP_API_KEY: KEY,
         PALAI_LOG_LEVEL: 'warn',
         PALAI_EGRESS_ALLOW_HOSTS: '127.0.0.1',
       });
+      const post = jsonPoster(served.base, headers, clients);
       if (!configured) {
-        const connection = { name: 'fake-openai', provider: 'openai-chat', base_url: chatBaseUrl, default_model: 'bench' };
-        await postJson(`${served.base}/v1/model_connections`, headers, connection);
-        await postJson(`${served.base}/v1/agents`, headers, { name: AGENT, model: { connection: 'fake-openai' } });
+        await post('/v1/model_connections', { name: 'fake-openai', provider: 'openai-chat', base_url: chatBaseUrl, default_model: 'bench' });
+        await post('/v1/agents', { name: AGENT, model: { connection: 'fake-openai' } });
         configured = true;
       }
       return {
         pid: served.pid,
         stop: served.stop,
         respond: async (input) => {
-          const response = (await postJson(`${served.base}/v1/responses`, headers, { model: AGENT, input })) as PalaiResponse;
+          const response = (await post('/v1/responses', { model: AGENT, input })) as PalaiResponse;
           if (response.status !== 'completed') throw new Error(`Palai answered ${response.status}`);
           return response.output.flatMap((item) => (item.content ?? []).map((part) => part.text ?? '')).join('');
         },
@@ -150,12 +145,13 @@ async function deployPeer(name: 'DBOS' | 'LangGraph'): Promise<Deployment> {
   const file = new URL(name === 'DBOS' ? './dbos-server.ts' : './langgraph-server.ts', import.meta.url).pathname;
   return {
     database,
-    start: async (chatBaseUrl) => {
+    start: async (chatBaseUrl, clients) => {
       const served = await startServer(name, [file], new URL('.', import.meta.url).pathname, { DATABASE_URL: database.url, CHAT_BASE_URL: chatBaseUrl });
+      const post = jsonPoster(served.base, {}, clients);
       return {
         pid: served.pid,
         stop: served.stop,
-        respond: async (input) => ((await postJson(`${served.base}/respond`, {}, { input })) as { output_text: string }).output_text,
+        respond: async (input) => ((await post('/respond', { input })) as { output_text: string }).output_text,
       };
     },
   };

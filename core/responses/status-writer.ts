@@ -137,7 +137,8 @@ function changeWrite(change: StatusChange): { set: string; params: unknown[] } {
   if ('status' in change) {
     const counted = change.step?.usage !== undefined;
     return {
-      set: `status = $5, output = r.output || $6::jsonb, usage = COALESCE($7::jsonb, r.usage), error = $8, completed_at = now(),
+      // status_changed_at is set here, so its trigger is not called (migration 0035).
+      set: `status = $5, output = r.output || $6::jsonb, usage = COALESCE($7::jsonb, r.usage), error = $8, completed_at = now(), status_changed_at = now(),
          step_usage = r.step_usage || $9::jsonb, model_calls = r.model_calls + $10, model_attempts = r.model_attempts + $10,
          lease_owner = NULL, lease_expires_at = NULL, wake_at = NULL, lease_token = r.lease_token + 1`,
       params: [
