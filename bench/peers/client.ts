@@ -1,7 +1,7 @@
 // The load generator's HTTP client: node:http over keep-alive connections, one
 // pool per system. It runs in the bench's own process on the same two cores as
-// the systems, so it is kept light (fetch cost about 0.5 ms of CPU a request
-// here, a tenth of the machine at Palai's rate); every system is called the same way.
+// the systems, so it is kept light (fetch cost about 1 ms of CPU a request
+// here, this about 0.35 ms); every system is called the same way.
 import { Agent, request } from 'node:http';
 
 export type PostJson = (path: string, body: object) => Promise<unknown>;
