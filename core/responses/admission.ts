@@ -147,15 +147,17 @@ async function admit(
   const id = newId('resp');
   // First, so a concurrent duplicate waits here and then replays this response.
   await reserveKey(tx, projectId, idem, id);
-  // An agent remembered by its ref is checked by the insert itself (agents/recalled-agents.ts), when nothing is read before it.
-  const remembered = agentFirst && command.agent !== undefined && !referencesItems(command.input) ? agents?.recall(projectId, command.agent) : null;
-  if (remembered) {
+  // The ref an agent is remembered by: only where its read would be the first statement.
+  const ref = agentFirst ? command.agent : undefined;
+  // A remembered agent is checked by the insert itself (agents/recalled-agents.ts), when nothing is read before it.
+  const remembered = ref !== undefined && !referencesItems(command.input) ? agents?.recall(projectId, ref) : undefined;
+  if (remembered && agents && ref !== undefined) {
     const admitted = await insertAdmitted(tx, projectId, id, command, normalizeInput(command.input), remembered, null, claim, key, true);
     if (admitted) return admitted;
-    agents!.forget(projectId, command.agent!);
+    agents.forget(projectId, ref);
   }
   const { agent, sessionId } = await runContext(tx, projectId, command, key);
-  if (agentFirst) agents?.remember(projectId, command.agent!, agent);
+  if (ref !== undefined) agents?.remember(projectId, ref, agent);
   const input = normalizeInput(await resolveItemReferences(tx, projectId, command.input));
   return (await insertAdmitted(tx, projectId, id, command, input, agent, sessionId, claim, key, false))!;
 }
