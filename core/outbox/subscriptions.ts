@@ -46,8 +46,12 @@ export async function subscribe(q: Queryable, input: OutboxSubscriptionInput): P
   // Without this, a change whose announce ran just before the INSERT but that
   // commits after a caller's read of the status is announced to nobody.
   // Run it in a transaction, so the lock lasts until the INSERT commits.
+  // The row gets a new version (the same values), not just a lock: a worker's
+  // end in one statement that waited for it then sees the row changed since
+  // its snapshot and is made again by a statement that sees the subscription
+  // (finishWrite in status-writer.ts).
   if (input.responseId) {
-    await q.query('SELECT 1 FROM responses WHERE project_id = $1 AND id = $2 FOR SHARE', [input.projectId, input.responseId]);
+    await q.query('UPDATE responses SET lease_token = lease_token WHERE project_id = $1 AND id = $2', [input.projectId, input.responseId]);
   }
   await q.query(
     `INSERT INTO outbox_subscriptions (id, project_id, consumer, target, statuses, response_id, agent_id)

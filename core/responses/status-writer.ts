@@ -197,6 +197,12 @@ export async function changeStatus(tx: Queryable, writer: JournalWriter, change:
  * updated once per statement), and the CTEs over its RETURNING write the
  * events, the session's new items (cut-off ones stay out) and the outbox
  * deliveries. Null when the UPDATE does not hold (changeStatus says why).
+ *
+ * The UPDATE holds only on the row version the statement's snapshot saw
+ * (same xmin). A row changed while the statement waited for its lock, as a
+ * subscription to this response changes it (subscriptions.ts), was changed by
+ * a commit this snapshot cannot see, so neither can the announcement's read
+ * of the subscriptions: the write is then made again by a statement that can.
  */
 async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow | null> {
   const p = new SqlParams();
@@ -213,6 +219,7 @@ async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome
   const before = outcome.step?.events ?? [];
   const take = (count: string) => `UPDATE responses r SET ${write.set}, next_sequence = r.next_sequence + ${count} FROM agents a, agent_revisions rev
        WHERE r.project_id = $1 AND r.id = $2 AND ${RESPONSE_JOIN} AND r.status = ANY($4::text[]) AND ($3::integer IS NULL OR r.lease_token = $3)
+         AND r.xmin = (SELECT s.xmin FROM responses s WHERE s.project_id = $1 AND s.id = $2)
        RETURNING ${RESPONSE_COLUMNS}, r.next_sequence - ${count} AS first`;
   const { ctes, terms } = statusAppend(p, writer, [...before, terminalStatusEvent(outcome.status)], [outcome.status], { take });
   const sql = `WITH ${ctes},

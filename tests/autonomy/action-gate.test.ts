@@ -336,6 +336,8 @@ await describeEachStore(
         const unknown = await send(ctx, 'post', '/v1/objectives', { agent: watcher, description: 'Watch.', notify: { webhook_endpoints: ['wh_nope'] } });
         assert.equal(unknown.status, 400, unknown.text);
         const { id } = await objective(ctx, { agent: watcher, notify: { webhook_endpoints: [endpoint.id] } });
+        // However soon a pass runs, an objective born blocked until its first policy is approved announces nothing.
+        assert.equal(await withSlice(ctx().hub, 'autonomy').scheduler.announce(), 0);
         const policy = await approvedPolicy(ctx, id, { ...POLICY, consequence_classes: ['observe', 'destructive'] });
         await grant(ctx, id, { type: 'mcp', locator: 'fixture-stdio/*', access_mode: 'execute' });
         const state = await wakeAndSettle(ctx, id);

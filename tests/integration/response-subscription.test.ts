@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { subscribe } from '../../core/outbox/subscriptions.js';
-import { changeStatus } from '../../core/responses/status-writer.js';
+import { changeStatus, finishAtOnce } from '../../core/responses/status-writer.js';
 import { createAgent, respond } from '../support/api.js';
 import { describeEachStore } from '../support/hub.js';
 
@@ -93,5 +93,29 @@ await describeEachStore('a subscription to one response against its status chang
     await subscribing;
     assert.equal((await cancelling).status, 200);
     assert.deepEqual(await deliveries(subscriptionId), ['canceled'], 'the change is announced to the subscription');
+  });
+
+  test("a worker's end in one statement, tried while the subscription is being made, waits for it, then is announced to it", async () => {
+    const responseId = await waitingResponse();
+    const { db } = ctx().hub.kernel;
+    const held = gate();
+    const made = gate();
+    let subscriptionId = '';
+    const subscribing = db.transaction(async (tx) => {
+      subscriptionId = await subscribe(tx, input(responseId));
+      made.open();
+      await held.opened;
+    });
+    await made.opened;
+    // No transaction and no lock taken first: the statement's snapshot predates the subscription's commit.
+    const ending = finishAtOnce(db, { projectId: ctx().projectId, responseId, leaseToken: null }, { status: 'canceled', output: [], error: null });
+    try {
+      assert.ok(await pendingAfter(ending, 300), 'the end waits for the subscription being made');
+    } finally {
+      held.open();
+    }
+    await subscribing;
+    assert.equal((await ending).status, 'canceled');
+    assert.deepEqual(await deliveries(subscriptionId), ['canceled'], 'the end is announced to the subscription');
   });
 });

@@ -58,9 +58,9 @@ export async function createObjective(
     }
     const { rows } = await tx.query<{ id: string }>(
       `INSERT INTO objectives (id, project_id, agent_id, description, success_criteria, priority, review_at, session_id,
-         session_mode, overlap, status, blocked_reason, metadata, pace, notify)
+         session_mode, overlap, status, blocked_reason, notified_block, metadata, pace, notify)
        VALUES (palai_new_id('obj'), $1, $2, $3, $4, $5, CASE WHEN $6::bigint IS NULL THEN NULL ELSE to_timestamp($6::bigint) END,
-         $7, $8, $9, 'blocked', $10, $11, $12, $13) RETURNING id`,
+         $7, $8, $9, 'blocked', $10, $10, $11, $12, $13) RETURNING id`,
       [
         projectId,
         agent.id,
@@ -71,6 +71,7 @@ export async function createObjective(
         request.session ?? null,
         mode,
         request.overlap ?? 'skip',
+        // Born blocked until a policy is approved: that is no event to announce (notified_block), it never became blocked.
         NO_POLICY_YET,
         JSON.stringify(request.metadata ?? {}),
         JSON.stringify(checkPace(request.pace ?? {})),
