@@ -5,6 +5,7 @@
 import { PalaiError } from '../errors/palai-error.js';
 import { newId } from '../ids.js';
 import { TRANSITIONS, type ResponseStatus } from '../response-status.js';
+import { holdStatusChanges } from '../responses/status-writer.js';
 import type { Queryable } from '../store/db.js';
 import type { OutboxSubscription, OutboxSubscriptionInput } from './outbox-port.js';
 
@@ -46,13 +47,7 @@ export async function subscribe(q: Queryable, input: OutboxSubscriptionInput): P
   // Without this, a change whose announce ran just before the INSERT but that
   // commits after a caller's read of the status is announced to nobody.
   // Run it in a transaction, so the lock lasts until the INSERT commits.
-  // The row gets a new version (the same values), not just a lock: a worker's
-  // end in one statement that waited for it then sees the row changed since
-  // its snapshot and is made again by a statement that sees the subscription
-  // (finishWrite in status-writer.ts).
-  if (input.responseId) {
-    await q.query('UPDATE responses SET lease_token = lease_token WHERE project_id = $1 AND id = $2', [input.projectId, input.responseId]);
-  }
+  if (input.responseId) await holdStatusChanges(q, input.projectId, input.responseId);
   await q.query(
     `INSERT INTO outbox_subscriptions (id, project_id, consumer, target, statuses, response_id, agent_id)
      VALUES ($1, $2, $3, $4, $5::text[], $6, $7)`,

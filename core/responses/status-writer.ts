@@ -236,6 +236,17 @@ async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome
   return row;
 }
 
+/**
+ * Holds back the response's status changes until the caller's transaction
+ * ends, and waits for one in flight (a subscription to the response is made so).
+ * The row gets a new version with the same values, not just a lock: a worker's
+ * end that waited for it finds the row changed since its snapshot and is made
+ * again by a statement that sees what the caller wrote (finishWrite).
+ */
+export async function holdStatusChanges(tx: Queryable, projectId: string, responseId: string): Promise<void> {
+  await tx.query('UPDATE responses SET lease_token = lease_token WHERE project_id = $1 AND id = $2', [projectId, responseId]);
+}
+
 /** Commits the terminal state, the session's new items and the one terminal event together. */
 export async function finishResponse(tx: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow> {
   for (;;) {
