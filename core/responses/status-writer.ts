@@ -200,7 +200,7 @@ export async function changeStatus(tx: Queryable, writer: JournalWriter, change:
  *
  * The UPDATE holds only on the row version the statement's snapshot saw
  * (same xmin). A row changed while the statement waited for its lock, as a
- * subscription to this response changes it (subscriptions.ts), was changed by
+ * subscription to this response changes it (holdStatusChanges), was changed by
  * a commit this snapshot cannot see, so neither can the announcement's read
  * of the subscriptions: the write is then made again by a statement that can.
  */

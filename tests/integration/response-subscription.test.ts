@@ -69,53 +69,46 @@ await describeEachStore('a subscription to one response against its status chang
     assert.deepEqual(await deliveries(subscriptionId), [], 'the change, committed first, announced nothing to it');
   });
 
-  test('a change tried while the subscription is being made waits for it, then is announced to it', async () => {
-    const responseId = await waitingResponse();
-    const { db } = ctx().hub.kernel;
+  /** Holds a subscription to the response open while `change` is tried, asserts the change waits for it, then lets it commit. */
+  const changeWhileSubscribing = async <T>(responseId: string, change: () => Promise<T>): Promise<{ subscriptionId: string; changed: T }> => {
     const held = gate();
     const made = gate();
     let subscriptionId = '';
-    const subscribing = db.transaction(async (tx) => {
+    const subscribing = ctx().hub.kernel.db.transaction(async (tx) => {
       subscriptionId = await subscribe(tx, input(responseId));
       made.open();
       await held.opened;
     });
     await made.opened;
-    const cancelling = ctx()
-      .http.post(`/v1/responses/${responseId}/cancel`)
-      .set(ctx().auth)
-      .then((res) => res);
+    const changing = change();
     try {
-      assert.ok(await pendingAfter(cancelling, 300), 'the change waits for the subscription being made');
+      assert.ok(await pendingAfter(changing, 300), 'the change waits for the subscription being made');
     } finally {
       held.open();
     }
     await subscribing;
-    assert.equal((await cancelling).status, 200);
+    return { subscriptionId, changed: await changing };
+  };
+
+  test('a change tried while the subscription is being made waits for it, then is announced to it', async () => {
+    const responseId = await waitingResponse();
+    const { subscriptionId, changed } = await changeWhileSubscribing(responseId, () =>
+      ctx()
+        .http.post(`/v1/responses/${responseId}/cancel`)
+        .set(ctx().auth)
+        .then((res) => res),
+    );
+    assert.equal(changed.status, 200);
     assert.deepEqual(await deliveries(subscriptionId), ['canceled'], 'the change is announced to the subscription');
   });
 
   test("a worker's end in one statement, tried while the subscription is being made, waits for it, then is announced to it", async () => {
     const responseId = await waitingResponse();
-    const { db } = ctx().hub.kernel;
-    const held = gate();
-    const made = gate();
-    let subscriptionId = '';
-    const subscribing = db.transaction(async (tx) => {
-      subscriptionId = await subscribe(tx, input(responseId));
-      made.open();
-      await held.opened;
-    });
-    await made.opened;
     // No transaction and no lock taken first: the statement's snapshot predates the subscription's commit.
-    const ending = finishAtOnce(db, { projectId: ctx().projectId, responseId, leaseToken: null }, { status: 'canceled', output: [], error: null });
-    try {
-      assert.ok(await pendingAfter(ending, 300), 'the end waits for the subscription being made');
-    } finally {
-      held.open();
-    }
-    await subscribing;
-    assert.equal((await ending).status, 'canceled');
+    const { subscriptionId, changed } = await changeWhileSubscribing(responseId, () =>
+      finishAtOnce(ctx().hub.kernel.db, { projectId: ctx().projectId, responseId, leaseToken: null }, { status: 'canceled', output: [], error: null }),
+    );
+    assert.equal(changed.status, 'canceled');
     assert.deepEqual(await deliveries(subscriptionId), ['canceled'], 'the end is announced to the subscription');
   });
 });
