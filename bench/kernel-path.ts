@@ -2,7 +2,8 @@
 // synchronous one-step response on the fake model, measured in database
 // transactions per response (pg_stat_database's xact_commit, which counts a
 // statement outside BEGIN…COMMIT as a transaction of its own), statements per
-// response, sequential p50/p99 and 16-client throughput — beside PostgreSQL's
+// response, sequential p50/p99, 16-client throughput, and the WAL and
+// multixacts a response makes at 16 clients — beside PostgreSQL's
 // ceiling on this machine in the same run (pgbench, one-row INSERT commits from
 // 1 and 16 connections, the shape of a journal append). Each figure is printed
 // with its ratio to the goal and to ceiling ÷ transactions per response.
@@ -114,6 +115,29 @@ async function committed(database: string): Promise<number> {
       last = now;
       await new Promise((resolve) => setTimeout(resolve, 400));
     }
+  });
+}
+
+/**
+ * The server's WAL position and next multixact id. A multixact is made when a
+ * second live transaction locks a row another holds (the foreign-key checks'
+ * FOR KEY SHARE of a row every response names); the counter is read from the
+ * control file, so a checkpoint first. Server-wide: nothing else may run.
+ */
+async function walAndMultixacts(): Promise<{ lsn: string; multixact: number }> {
+  return withServer(async (client) => {
+    await client.query('CHECKPOINT');
+    const { rows } = await client.query<{ lsn: string; multixact: string }>(
+      'SELECT pg_current_wal_lsn()::text AS lsn, (SELECT next_multixact_id FROM pg_control_checkpoint())::text AS multixact',
+    );
+    return { lsn: rows[0].lsn, multixact: Number(rows[0].multixact) };
+  });
+}
+
+async function walBytesSince(lsn: string): Promise<number> {
+  return withServer(async (client) => {
+    const { rows } = await client.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS bytes', [lsn]);
+    return Number(rows[0].bytes);
   });
 }
 
@@ -311,6 +335,11 @@ export async function benchKernelPath(): Promise<void> {
     const idle = await phase(target, 0, 1);
     const sequential = await phase(target, SEQUENTIAL, 1);
     const concurrent = await phase(target, CONCURRENT, CLIENTS);
+    // A phase of its own, so the checkpoints it needs touch none of the timed ones.
+    const marked = await walAndMultixacts();
+    await phase(target, CONCURRENT, CLIENTS);
+    const walPerResponse = (await walBytesSince(marked.lsn)) / CONCURRENT;
+    const multixactsPerResponse = ((await walAndMultixacts()).multixact - marked.multixact) / CONCURRENT;
     const perResponse = (figures: PhaseFigures, requests: number) => (figures.transactions - idle.transactions) / requests;
     const txSequential = perResponse(sequential, SEQUENTIAL);
     const txConcurrent = perResponse(concurrent, CONCURRENT);
@@ -339,6 +368,9 @@ export async function benchKernelPath(): Promise<void> {
     console.log(
       `throughput (${CLIENTS} clients, ${CONCURRENT} responses): ${n(throughput)} responses/s, p50 ${n(percentile(concurrent.latencies, 50), 1)} ms, p99 ${n(percentile(concurrent.latencies, 99), 1)} ms — goal ≥ ${GOALS.throughput}/s: ${versus(throughput, GOALS.throughput, true)}; ` +
         `ceiling ${n(ceil.sixteen, 0)} ÷ ${n(txConcurrent, 2)} = ${n(throughputCeiling, 0)}/s: ${n((100 * throughput) / throughputCeiling)}% of it`,
+    );
+    console.log(
+      `with ${CLIENTS} clients (${CONCURRENT} more responses): ${n(walPerResponse, 0)} B of WAL and ${n(multixactsPerResponse, 2)} multixacts per response (the hub's start and stop included)`,
     );
     // The same figures, kept for bench/results.json.
     const quiet = { print: false };
@@ -380,6 +412,8 @@ export async function benchKernelPath(): Promise<void> {
       },
       quiet,
     );
+    record({ name: `WAL per one-step response, ${CLIENTS} clients`, value: walPerResponse, unit: 'B' }, quiet);
+    record({ name: `multixacts per one-step response, ${CLIENTS} clients`, value: multixactsPerResponse, unit: 'multixacts' }, quiet);
     record(
       {
         name: `PostgreSQL ceiling (${ceil.tool}), one-row commits, 1 / ${CLIENTS} clients`,
