@@ -20,7 +20,7 @@ describeEachStore('composite keys of responses and their journal', (ctx) => {
     await createAgent(ctx, { name: 'keyed', model: { provider: 'fake', script: [{ text: 'one two' }] } });
     await createAgent(ctx, { name: 'keyed-sibling', model: { provider: 'fake' } });
     source = (await respond(ctx, { model: 'keyed', input: 'go' })).id as string;
-    // An agent with a revision in another project, written as the agents module writes them.
+    // An agent with a revision in another project, its rows as the agents module writes them.
     const project = await createProject(db(), `keys-${Math.random().toString(36).slice(2)}`);
     other = { projectId: project.id, agentId: `agt_keys${Date.now()}`, revisionId: `rev_keys${Date.now()}` };
     await db().query('INSERT INTO agents (id, project_id, name, current_revision) VALUES ($1, $2, $3, 1)', [other.agentId, other.projectId, 'elsewhere']);
@@ -64,11 +64,7 @@ describeEachStore('composite keys of responses and their journal', (ctx) => {
     const sibling = await agentOf('keyed-sibling');
     await assert.rejects(copyResponse({ agent_revision_id: sibling.revision_id }), FOREIGN_KEY_VIOLATION, "the sibling's revision under this agent");
     await assert.rejects(copyResponse({ agent_id: other.agentId, agent_revision_id: other.revisionId }), FOREIGN_KEY_VIOLATION, "another project's agent");
-    await assert.rejects(
-      copyResponse({ project_id: other.projectId }),
-      FOREIGN_KEY_VIOLATION,
-      "this agent under another project (whose own key to projects is the agent's)",
-    );
+    await assert.rejects(copyResponse({ project_id: other.projectId }), FOREIGN_KEY_VIOLATION, 'this agent and its revision under another project');
   });
 
   test('a journal row naming its response under another project, or a response that does not exist, is refused', async () => {

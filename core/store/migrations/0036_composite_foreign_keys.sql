@@ -3,7 +3,7 @@
 -- every response of a project checked (the project's, its agent's and the
 -- agent's revision's) were locked by concurrent transactions at once, which
 -- made a multixact and a WAL record each time (2.3 multixacts a response at 16
--- clients). An admission made five checks and the end two; now one each.
+-- clients). An admission made five checks and the end two; now two and one.
 --
 -- Each key names its parent with the parent's own parents, so one check says
 -- what several did, and more: a journal row's response is one of the journal
