@@ -48,6 +48,12 @@ export interface Outcome {
     /** Set when the step reached its end: it counts as a model call with this usage (a cut-off step does not). */
     usage?: Usage;
   };
+  /**
+   * The response has no session, as its row said: a worker's end first tries
+   * the statement without the session's writes, which holds only on a row with
+   * no session (finishAtOnce).
+   */
+  sessionless?: boolean;
 }
 
 /** The change to make: back to the workers, a wait (or parked), or the end. */
@@ -204,7 +210,7 @@ export async function changeStatus(tx: Queryable, writer: JournalWriter, change:
  * a commit this snapshot cannot see, so neither can the announcement's read
  * of the subscriptions: the write is then made again by a statement that can.
  */
-async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow | null> {
+async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome, sessionless = false): Promise<ResponseRow | null> {
   const p = new SqlParams();
   const write = changeWrite(outcome);
   // $1–$4 and the change's $5 onwards, as changeWrite's SQL expects them.
@@ -219,15 +225,19 @@ async function finishWrite(q: Queryable, writer: JournalWriter, outcome: Outcome
   const before = outcome.step?.events ?? [];
   const take = (count: string) => `UPDATE responses r SET ${write.set}, next_sequence = r.next_sequence + ${count} FROM agents a, agent_revisions rev
        WHERE r.project_id = $1 AND r.id = $2 AND ${RESPONSE_JOIN} AND r.status = ANY($4::text[]) AND ($3::integer IS NULL OR r.lease_token = $3)
-         AND r.xmin = (SELECT s.xmin FROM responses s WHERE s.project_id = $1 AND s.id = $2)
+         AND r.xmin = (SELECT s.xmin FROM responses s WHERE s.project_id = $1 AND s.id = $2)${sessionless ? ' AND r.session_id IS NULL' : ''}
        RETURNING ${RESPONSE_COLUMNS}, r.next_sequence - ${count} AS first`;
   const { ctes, terms } = statusAppend(p, writer, [...before, terminalStatusEvent(outcome.status)], [outcome.status], { take });
-  const sql = `WITH ${ctes},
+  // PostgreSQL sets up every CTE's writes before it runs any: a response with no session is spared the session's two.
+  const session = sessionless
+    ? ''
+    : `,
      finished AS (
        SELECT e.item, row_number() OVER (ORDER BY e.ord) AS n
          FROM next, jsonb_array_elements(next.output) WITH ORDINALITY AS e(item, ord)
         WHERE next.session_id IS NOT NULL AND e.item->>'status' IS DISTINCT FROM 'incomplete'),
-     ${sessionAppendCtes('finished', { projectId: 'next.project_id', sessionId: 'next.session_id', responseId: 'next.id', from: 'next' })}
+     ${sessionAppendCtes('finished', { projectId: 'next.project_id', sessionId: 'next.session_id', responseId: 'next.id', from: 'next' })}`;
+  const sql = `WITH ${ctes}${session}
      SELECT ${responseColumnsOf('next')}, next.first${terms} FROM next`;
   const { rows } = await q.query<ResponseRow & { first: number }>(sql, p.values);
   if (rows.length === 0) return null;
@@ -260,10 +270,11 @@ export async function finishResponse(tx: Queryable, writer: JournalWriter, outco
 /**
  * The same outside any transaction, for a worker's end: one statement and no
  * BEGIN or COMMIT when it holds (nearly always); when it does not, the
- * transaction that says why.
+ * transaction that says why, with the whole statement (so a `sessionless` that
+ * was wrong costs a second statement, never a session's items).
  */
 export async function finishAtOnce(db: Db, writer: JournalWriter, outcome: Outcome): Promise<ResponseRow> {
-  return (await finishWrite(db, writer, outcome)) ?? db.transaction((tx) => finishResponse(tx, writer, outcome));
+  return (await finishWrite(db, writer, outcome, outcome.sessionless === true)) ?? db.transaction((tx) => finishResponse(tx, writer, outcome));
 }
 
 /** Why a change's UPDATE matched nothing, with the row locked: gone or a lost lease (lockUnderLease throws), already ended, or forbidden. */

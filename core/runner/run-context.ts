@@ -57,6 +57,8 @@ export interface RunContext {
   log: Logger;
   /** The row as the run left it when it ended or parked: what a caller waiting in this process answers with. */
   settled: ResponseRow | null;
+  /** The response has no session (its row said so; a response never gains one). */
+  sessionless: boolean;
   /** ClaimedRun's `connection`, until the first model step takes it: later steps read the connection as it is then. */
   admittedConnection?: ConnectionRow | null;
 }
@@ -77,7 +79,14 @@ export interface LastStep {
 /** Ends the response; `last` (the step it ends with) commits with it, its events just before the terminal one. */
 export async function end(ctx: RunContext, status: TerminalStatus, error: ResponseError | null, last?: LastStep): Promise<void> {
   const step = last && { events: last.events, usage: last.stepUsage };
-  ctx.settled = await finishAtOnce(ctx.kernel.db, ctx.writer, { status, error, output: last?.items ?? [], usage: last?.usage, step });
+  ctx.settled = await finishAtOnce(ctx.kernel.db, ctx.writer, {
+    status,
+    error,
+    output: last?.items ?? [],
+    usage: last?.usage,
+    step,
+    sessionless: ctx.sessionless,
+  });
   last?.committed?.();
   ctx.kernel.metrics.responsesFinished.inc({ status });
   // A completed response is the common case, counted in palai_responses_finished_total: a line each is noise at info.

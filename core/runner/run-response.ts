@@ -60,7 +60,17 @@ export async function runResponse(kernel: Kernel, run: ClaimedRun, signal: Abort
       firstRow = null;
     }
   }
-  const ctx: RunContext = { kernel, writer, spec, tools: new Map(), signal, log, settled: null, admittedConnection: run.connection };
+  const ctx: RunContext = {
+    kernel,
+    writer,
+    spec,
+    tools: new Map(),
+    signal,
+    log,
+    settled: null,
+    sessionless: first.session_id === null,
+    admittedConnection: run.connection,
+  };
   try {
     const resolved = await kernel.tools.resolveAll(runToolSpecs(spec, first.options), {
       projectId: claim.projectId,
